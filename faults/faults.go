@@ -1,0 +1,382 @@
+// Package faults is brokerlab's deterministic fault injector.
+//
+// Models and actors consult named fault Points ("consumer.crash_before_process",
+// "broker.unavailable", ...) through an Injector. A Plan's Rules decide, at each
+// consultation, whether a fault fires: by schedule window, by match on the
+// message key, consumer, group, message type or component, by count (at most
+// N firings, or only on the Nth matching opportunity) and by probability.
+// Every rule draws from its own random stream derived from (seed, rule name),
+// so adding a rule never changes the decisions of another one. Every firing
+// is a trace event of kind "fault" that names its rule.
+//
+// Rules are evaluated in plan order; the first rule that fires wins and the
+// rules after it are not consulted for that opportunity. A consultation costs
+// O(rules for that point).
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// Sentinel errors of package faults.
+var (
+	ErrInvalidRule  = errors.New("faults: invalid rule")
+	ErrUnknownPoint = errors.New("faults: unknown fault point")
+	ErrUnknownRule  = errors.New("faults: unknown rule")
+)
+
+// Point names a place where a fault can be injected.
+type Point string
+
+// The fault points. The model that consults each one is named in its
+// description (see Points).
+const (
+	ConsumerCrashBeforeProcess Point = "consumer.crash_before_process"
+	ConsumerCrashAfterEffect   Point = "consumer.crash_after_effect"
+	ConsumerCrashBeforeCommit  Point = "consumer.crash_before_commit"
+	HandlerTransient           Point = "handler.transient"
+	HandlerPermanent           Point = "handler.permanent"
+	HandlerPoison              Point = "handler.poison"
+	HandlerSlow                Point = "handler.slow"
+	BrokerUnavailable          Point = "broker.unavailable"
+	BrokerDuplicate            Point = "broker.duplicate"
+	BrokerDelay                Point = "broker.delay"
+	BrokerReorder              Point = "broker.reorder"
+	SubscriberOffline          Point = "subscriber.offline"
+	SubscriberSlow             Point = "subscriber.slow"
+	RelayCrashAfterPublish     Point = "relay.crash_after_publish"
+	WriterCrashAfterCommit     Point = "writer.crash_after_commit"
+	WriterCrashAfterPublish    Point = "writer.crash_after_publish"
+	MemberCrash                Point = "member.crash"
+	MemberLeave                Point = "member.leave"
+	MemberSessionTimeout       Point = "member.session_timeout"
+	PartitionsAdded            Point = "log.partitions_added"
+	RetentionOvertake          Point = "log.retention_overtake"
+)
+
+// PointInfo documents a fault point.
+type PointInfo struct {
+	Point Point
+	// Param says what Rule.Param means at this point ("" when unused).
+	Param string
+	// Doc says what firing does.
+	Doc string
+}
+
+// Points lists every fault point, sorted by name.
+var Points = sortedPoints([]PointInfo{
+	{ConsumerCrashBeforeProcess, "", "a queue consumer crashes after receiving, before its handler runs; the message is not acked"},
+	{ConsumerCrashAfterEffect, "", "a consumer crashes after its effect was applied, before the ack or commit"},
+	{ConsumerCrashBeforeCommit, "", "a log group member crashes after processing, before committing its offset"},
+	{HandlerTransient, "failing attempts before success (default 1)", "the handler fails with a transient error and succeeds on a later attempt"},
+	{HandlerPermanent, "", "the handler fails with a permanent error (retrying cannot help)"},
+	{HandlerPoison, "", "the message is poison: the handler fails on every attempt"},
+	{HandlerSlow, "extra ticks of processing (default 1)", "the handler takes longer, possibly past the visibility timeout"},
+	{BrokerUnavailable, "", "sends, receives and publishes fail with a connection error"},
+	{BrokerDuplicate, "", "the broker delivers the message twice"},
+	{BrokerDelay, "ticks of delay (default 1)", "the broker delays a delivery"},
+	{BrokerReorder, "", "the broker delivers a message after the one behind it"},
+	{SubscriberOffline, "", "a pub/sub subscriber is offline while the rule is active"},
+	{SubscriberSlow, "ticks per message (default 1)", "a pub/sub subscriber drains its buffer slowly"},
+	{RelayCrashAfterPublish, "", "an outbox relay crashes after publishing a row, before marking it sent"},
+	{WriterCrashAfterCommit, "", "a dual-write service crashes between its DB commit and its publish"},
+	{WriterCrashAfterPublish, "", "a dual-write service crashes after publishing, before its DB commit"},
+	{MemberCrash, "", "a consumer-group member crashes and rejoins"},
+	{MemberLeave, "", "a consumer-group member leaves the group"},
+	{MemberSessionTimeout, "", "a consumer-group member misses its session timeout"},
+	{PartitionsAdded, "partitions to add (default 1)", "a log topic gets more partitions, remapping keys"},
+	{RetentionOvertake, "", "retention deletes records a slow group has not read"},
+})
+
+func sortedPoints(p []PointInfo) []PointInfo {
+	sort.Slice(p, func(i, j int) bool { return p[i].Point < p[j].Point })
+	return p
+}
+
+// Known reports whether p is a declared fault point.
+func Known(p Point) bool {
+	i := sort.Search(len(Points), func(i int) bool { return Points[i].Point >= p })
+	return i < len(Points) && Points[i].Point == p
+}
+
+// Match restricts a rule to some opportunities. Empty fields match anything;
+// a field may be a glob in the syntax of path.Match ("kunde-*").
+type Match struct {
+	Key      string // message key
+	Consumer string // consumer, subscriber, relay or member name
+	Group    string // consumer group
+	Type     string // message type header
+	Where    string // component, e.g. "queue:orders"
+}
+
+// Rule is one line of a fault plan.
+type Rule struct {
+	// Name identifies the rule in the trace; unique within a plan.
+	Name string
+	// Point is where the rule applies.
+	Point Point
+	// Probability of firing at a matching opportunity, in [0, 1]; 0 means 1
+	// (always), so a rule that states no probability is deterministic.
+	Probability float64
+	// From and Until bound the active window [From, Until) in ticks; Until 0
+	// means no end.
+	From, Until sim.Tick
+	// Count caps the number of firings; 0 means no cap.
+	Count int
+	// Nth, when positive, fires only on the Nth matching opportunity in the
+	// window (1-based), e.g. "the broker fails on the 2nd row".
+	Nth int
+	// Match restricts the opportunities.
+	Match Match
+	// Param is point-specific (see PointInfo.Param).
+	Param int64
+	// Error is the error text a handler or broker reports when it fires.
+	Error string
+}
+
+// Validate reports whether the rule is well formed.
+func (r Rule) Validate() error {
+	switch {
+	case r.Name == "":
+		return fmt.Errorf("%w: a rule needs a name", ErrInvalidRule)
+	case !Known(r.Point):
+		return fmt.Errorf("%w: rule %q: %w %q", ErrInvalidRule, r.Name, ErrUnknownPoint, r.Point)
+	case math.IsNaN(r.Probability) || r.Probability < 0 || r.Probability > 1:
+		return fmt.Errorf("%w: rule %q: probability %v is outside [0, 1]", ErrInvalidRule, r.Name, r.Probability)
+	case r.From < 0 || r.Until < 0:
+		return fmt.Errorf("%w: rule %q: window ticks must not be negative", ErrInvalidRule, r.Name)
+	case r.Until != 0 && r.Until <= r.From:
+		return fmt.Errorf("%w: rule %q: window [%d, %d) is empty", ErrInvalidRule, r.Name, r.From, r.Until)
+	case r.Count < 0:
+		return fmt.Errorf("%w: rule %q: count %d is negative", ErrInvalidRule, r.Name, r.Count)
+	case r.Nth < 0:
+		return fmt.Errorf("%w: rule %q: nth %d is negative", ErrInvalidRule, r.Name, r.Nth)
+	case r.Param < 0:
+		return fmt.Errorf("%w: rule %q: param %d is negative", ErrInvalidRule, r.Name, r.Param)
+	}
+	for _, g := range []string{r.Match.Key, r.Match.Consumer, r.Match.Group, r.Match.Type, r.Match.Where} {
+		if _, err := path.Match(g, ""); err != nil {
+			return fmt.Errorf("%w: rule %q: bad pattern %q: %v", ErrInvalidRule, r.Name, g, err)
+		}
+	}
+	return nil
+}
+
+// Plan is an ordered list of rules.
+type Plan struct {
+	Rules []Rule
+}
+
+// Validate checks every rule and that names are unique; it reports every
+// problem at once.
+func (p Plan) Validate() error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, r := range p.Rules {
+		if err := r.Validate(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if seen[r.Name] {
+			errs = append(errs, fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name))
+		}
+		seen[r.Name] = true
+	}
+	return errors.Join(errs...)
+}
+
+// Context describes one opportunity for a fault.
+type Context struct {
+	Where    string // component consulting the point, e.g. "queue:orders"
+	Consumer string
+	Group    string
+	Key      string
+	Type     string
+	Msg      sim.ID
+}
+
+// Firing is a fault that fired.
+type Firing struct {
+	Rule  string
+	Point Point
+	Param int64
+	Error string
+}
+
+// Config configures an Injector.
+type Config struct {
+	Plan Plan
+	// Env provides the clock, the trace and the seed; nil means a private
+	// Env with seed 0.
+	Env *sim.Env
+}
+
+// Validate reports a configuration error.
+func (c Config) Validate() error { return c.Plan.Validate() }
+
+type ruleState struct {
+	Rule
+	stream        *sim.Stream
+	opportunities int
+	fired         int
+	disabled      bool
+}
+
+// Injector decides, deterministically, whether faults fire. A nil *Injector
+// never fires, so models can run without one. Not safe for concurrent use.
+type Injector struct {
+	env     *sim.Env
+	rules   []*ruleState
+	byPoint map[Point][]*ruleState
+}
+
+// New returns an Injector for the plan.
+func New(cfg Config) (*Injector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	env := cfg.Env
+	if env == nil {
+		env = sim.NewEnv(0)
+	}
+	in := &Injector{env: env, byPoint: map[Point][]*ruleState{}}
+	for _, r := range cfg.Plan.Rules {
+		in.add(r)
+	}
+	return in, nil
+}
+
+func (in *Injector) add(r Rule) {
+	rs := &ruleState{Rule: r, stream: in.env.Stream("fault/" + r.Name)}
+	in.rules = append(in.rules, rs)
+	in.byPoint[r.Point] = append(in.byPoint[r.Point], rs)
+}
+
+// Add appends a rule at run time (a fault injected by hand). The rule is
+// consulted after every earlier rule of its point.
+func (in *Injector) Add(r Rule) error {
+	if in == nil {
+		return fmt.Errorf("%w: no injector", ErrInvalidRule)
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	for _, x := range in.rules {
+		if x.Name == r.Name {
+			return fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name)
+		}
+	}
+	in.add(r)
+	return nil
+}
+
+// Disable switches a rule off for the rest of the run ("fix the bug").
+func (in *Injector) Disable(name string) error {
+	if in != nil {
+		for _, r := range in.rules {
+			if r.Name == name {
+				r.disabled = true
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%w: %q", ErrUnknownRule, name)
+}
+
+// Has reports whether any enabled rule targets point p; models use it to
+// skip building a Context on hot paths.
+func (in *Injector) Has(p Point) bool {
+	if in == nil {
+		return false
+	}
+	for _, r := range in.byPoint[p] {
+		if !r.disabled {
+			return true
+		}
+	}
+	return false
+}
+
+func glob(pattern, s string) bool {
+	if pattern == "" || pattern == s {
+		return true
+	}
+	ok, _ := path.Match(pattern, s)
+	return ok
+}
+
+func (r *ruleState) matches(c *Context, now sim.Tick) bool {
+	if r.disabled || now < r.From || (r.Until != 0 && now >= r.Until) {
+		return false
+	}
+	if r.Count > 0 && r.fired >= r.Count {
+		return false
+	}
+	m := &r.Match
+	return glob(m.Key, c.Key) && glob(m.Consumer, c.Consumer) && glob(m.Group, c.Group) &&
+		glob(m.Type, c.Type) && glob(m.Where, c.Where)
+}
+
+// Check consults point p for the opportunity c at the current tick. It
+// returns the firing and true when a rule fired, and traces it.
+func (in *Injector) Check(p Point, c Context) (Firing, bool) {
+	if in == nil {
+		return Firing{}, false
+	}
+	rules := in.byPoint[p]
+	if len(rules) == 0 {
+		return Firing{}, false
+	}
+	now := in.env.Clock.Now()
+	for _, r := range rules {
+		if !r.matches(&c, now) {
+			continue
+		}
+		r.opportunities++
+		if r.Nth > 0 && r.opportunities != r.Nth {
+			continue
+		}
+		p := r.Probability
+		if p == 0 {
+			p = 1
+		}
+		if !r.stream.Chance(p) {
+			continue
+		}
+		r.fired++
+		actor := c.Consumer
+		if actor == "" {
+			actor = c.Group
+		}
+		in.env.Emit(sim.Event{Kind: sim.KindFault, Where: c.Where, Actor: actor, Msg: c.Msg, Key: c.Key, Rule: r.Name, Detail: string(r.Point)})
+		return Firing{Rule: r.Name, Point: r.Point, Param: r.Param, Error: r.Error}, true
+	}
+	return Firing{}, false
+}
+
+// RuleStat is how often a rule was consulted and fired.
+type RuleStat struct {
+	Name          string
+	Point         Point
+	Opportunities int
+	Fired         int
+	Disabled      bool
+}
+
+// Stats returns one entry per rule, in plan order.
+func (in *Injector) Stats() []RuleStat {
+	if in == nil {
+		return nil
+	}
+	out := make([]RuleStat, len(in.rules))
+	for i, r := range in.rules {
+		out[i] = RuleStat{Name: r.Name, Point: r.Point, Opportunities: r.opportunities, Fired: r.fired, Disabled: r.disabled}
+	}
+	return out
+}

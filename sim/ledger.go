@@ -1,0 +1,479 @@
+package sim
+
+import "sort"
+
+// Cause explains why a message was lost. Every loss the ledger records has
+// one: a loss without a modelled cause is a bug in brokerlab.
+type Cause string
+
+// The modelled causes of loss.
+const (
+	CauseDualWrite           Cause = "dual write"               // crash between DB commit and publish
+	CauseAckBeforeProcess    Cause = "ack before processing"    // at-most-once consumer crashed after acking
+	CauseCommitBeforeProcess Cause = "commit before processing" // at-most-once group member crashed after committing
+	CauseRetention           Cause = "retention"                // retention deleted it before it was consumed
+	CauseOverflow            Cause = "overflow"                 // a bounded buffer dropped it
+	CausePurge               Cause = "purge"                    // a purge deleted it unprocessed
+	CauseBrokerUnavailable   Cause = "broker unavailable"       // a publish failed and nobody retried
+	CauseOffsetReset         Cause = "offset reset"             // auto.offset.reset=latest skipped it
+)
+
+// State is where a message stands at the broker, as the ledger last heard.
+type State uint8
+
+// The broker-level states of a message.
+const (
+	StateCreated      State = iota // created, never accepted by a broker
+	StatePending                   // held by a broker: visible, delayed, in flight or in a log
+	StateDone                      // acknowledged and deleted
+	StateDeadLettered              // in a dead-letter queue
+	StateExpired                   // deleted by retention
+	StatePurged                    // deleted by a purge
+	StateRedriven                  // moved out of a DLQ; a new message carries it on
+	StateLost                      // lost, with a cause
+	StateDelivered                 // handed to subscribers and kept nowhere (pub/sub)
+)
+
+var stateNames = [...]string{"created", "pending", "done", "dead-lettered", "expired", "purged", "redriven", "lost", "delivered"}
+
+// String returns the state's name.
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "unknown"
+}
+
+// Record is what the ledger knows about one message at the broker level.
+type Record struct {
+	ID       ID
+	Key      string
+	Type     string
+	Created  Tick
+	Sends    int   // how many times it was handed to a broker (re-publishes count)
+	State    State // the latest broker-level state
+	Changed  Tick  // when State last changed
+	Origin   ID    // for a redriven message, the dead letter it came from
+	Redriven ID    // for a redriven dead letter, the new message that carries it
+	Phantom  bool  // published for a business change that was never committed
+}
+
+// Delivery is what the ledger knows about one message and one logical
+// consumer (a queue's worker pool, a consumer group, a subscriber).
+type Delivery struct {
+	Expected     bool   // the message was routed to this consumer
+	Delivered    uint32 // deliveries, including redeliveries and duplicates
+	Applied      uint32 // times the consumer's effect was applied
+	Acked        bool
+	Missed       bool  // not delivered because the consumer was offline (by design)
+	Lost         Cause // set when this consumer lost the message
+	FirstApplied Tick
+	LastSeen     Tick
+}
+
+// Loss is one recorded loss.
+type Loss struct {
+	ID       ID
+	Consumer string // empty when the message was lost before any consumer
+	Cause    Cause
+	Tick     Tick
+}
+
+// ConsumerRef is a handle on a logical consumer in a Ledger, returned by
+// Ledger.Consumer. Using a handle avoids a name lookup on every call.
+type ConsumerRef int32
+
+// NoConsumer is the ConsumerRef of "no consumer".
+const NoConsumer ConsumerRef = -1
+
+type consumerBook struct {
+	name       string
+	entries    []Delivery // indexed by ID
+	order      []ID       // first applications, in order
+	effects    bool       // whether the consumer ever reported an applied effect
+	duplicates int
+}
+
+// Ledger is the ground truth about every message of a run: where it went,
+// how often each logical consumer got it and applied its effect, and whether
+// it was acknowledged, dead-lettered, expired, missed or lost, and why.
+//
+// Records are indexed by ID, so every call is O(1) amortised and the ledger
+// costs about 100 bytes per message plus 32 bytes per message and consumer.
+// IDs must come from one IDs allocator per ledger. A nil *Ledger ignores every
+// call, so models can run without one.
+type Ledger struct {
+	recs      []Record // indexed by ID; recs[0] unused
+	consumers []*consumerBook
+	byName    map[string]ConsumerRef
+	losses    []Loss
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger {
+	return &Ledger{recs: make([]Record, 1, 1024), byName: map[string]ConsumerRef{}}
+}
+
+// Consumer returns the handle of the logical consumer called name, creating
+// it on first use. Consumers are listed in the order they were first named.
+func (l *Ledger) Consumer(name string) ConsumerRef {
+	if l == nil {
+		return NoConsumer
+	}
+	if c, ok := l.byName[name]; ok {
+		return c
+	}
+	c := ConsumerRef(len(l.consumers))
+	l.consumers = append(l.consumers, &consumerBook{name: name})
+	l.byName[name] = c
+	return c
+}
+
+// Consumers returns the names of the logical consumers in first-use order.
+func (l *Ledger) Consumers() []string {
+	if l == nil {
+		return nil
+	}
+	out := make([]string, len(l.consumers))
+	for i, c := range l.consumers {
+		out[i] = c.name
+	}
+	return out
+}
+
+// ConsumerName returns the name behind a handle.
+func (l *Ledger) ConsumerName(c ConsumerRef) string {
+	if l == nil || c < 0 || int(c) >= len(l.consumers) {
+		return ""
+	}
+	return l.consumers[c].name
+}
+
+func (l *Ledger) rec(id ID) *Record {
+	if id == 0 {
+		return nil
+	}
+	for uint64(len(l.recs)) <= uint64(id) {
+		l.recs = append(l.recs, Record{})
+	}
+	return &l.recs[id]
+}
+
+func (l *Ledger) entry(id ID, c ConsumerRef) *Delivery {
+	if id == 0 || c < 0 || int(c) >= len(l.consumers) {
+		return nil
+	}
+	b := l.consumers[c]
+	for uint64(len(b.entries)) <= uint64(id) {
+		b.entries = append(b.entries, Delivery{})
+	}
+	return &b.entries[id]
+}
+
+// Register records that m exists. Registering an ID again is a no-op, so a
+// re-published event keeps its first record.
+func (l *Ledger) Register(m *Message) {
+	if l == nil {
+		return
+	}
+	r := l.rec(m.ID)
+	if r == nil || r.ID != 0 {
+		return
+	}
+	*r = Record{ID: m.ID, Key: m.Key, Type: m.Headers.Type, Created: m.Created, Changed: m.Created}
+}
+
+// Sent records that message id was handed to a broker at tick t; it becomes
+// pending again even if an earlier copy was already acknowledged.
+func (l *Ledger) Sent(id ID, t Tick) {
+	if l == nil {
+		return
+	}
+	if r := l.rec(id); r != nil {
+		r.Sends++
+		r.State, r.Changed = StatePending, t
+	}
+}
+
+// SetState records a new broker-level state for message id at tick t.
+func (l *Ledger) SetState(id ID, s State, t Tick) {
+	if l == nil {
+		return
+	}
+	if r := l.rec(id); r != nil {
+		r.State, r.Changed = s, t
+	}
+}
+
+// MarkPhantom records that message id announces a change that never
+// committed (publish-then-commit with a failed commit).
+func (l *Ledger) MarkPhantom(id ID) {
+	if l == nil {
+		return
+	}
+	if r := l.rec(id); r != nil {
+		r.Phantom = true
+	}
+}
+
+// Link records that dead letter orig was redriven as the new message next.
+func (l *Ledger) Link(orig, next ID, t Tick) {
+	if l == nil {
+		return
+	}
+	if r := l.rec(orig); r != nil {
+		r.Redriven, r.State, r.Changed = next, StateRedriven, t
+	}
+	if r := l.rec(next); r != nil {
+		r.Origin = orig
+	}
+}
+
+// Expect records that message id was routed to consumer c.
+func (l *Ledger) Expect(id ID, c ConsumerRef) {
+	if l == nil {
+		return
+	}
+	if e := l.entry(id, c); e != nil {
+		e.Expected = true
+	}
+}
+
+// Delivered records a delivery of message id to consumer c at tick t and
+// returns how many deliveries the consumer has had of it, this one included.
+// Every delivery after the first counts as a duplicate.
+func (l *Ledger) Delivered(id ID, c ConsumerRef, t Tick) int {
+	if l == nil {
+		return 0
+	}
+	e := l.entry(id, c)
+	if e == nil {
+		return 0
+	}
+	e.Expected = true
+	e.Delivered++
+	e.LastSeen = t
+	if e.Delivered > 1 {
+		l.consumers[c].duplicates++
+	}
+	return int(e.Delivered)
+}
+
+// Applied records that consumer c applied the effect of message id at tick t.
+func (l *Ledger) Applied(id ID, c ConsumerRef, t Tick) {
+	if l == nil {
+		return
+	}
+	e := l.entry(id, c)
+	if e == nil {
+		return
+	}
+	b := l.consumers[c]
+	b.effects = true
+	e.Applied++
+	if e.Applied == 1 {
+		e.FirstApplied = t
+		b.order = append(b.order, id)
+	}
+}
+
+// Acked records that consumer c acknowledged message id.
+func (l *Ledger) Acked(id ID, c ConsumerRef) {
+	if l == nil {
+		return
+	}
+	if e := l.entry(id, c); e != nil {
+		e.Acked = true
+	}
+}
+
+// Missed records that consumer c missed message id at tick t because it was
+// offline: by design for ephemeral pub/sub, and not a loss.
+func (l *Ledger) Missed(id ID, c ConsumerRef, t Tick) {
+	if l == nil {
+		return
+	}
+	if e := l.entry(id, c); e != nil {
+		e.Missed = true
+		e.LastSeen = t
+	}
+}
+
+// Lost records that message id was lost at tick t for consumer c (NoConsumer
+// when it was lost before reaching any consumer), with its cause.
+func (l *Ledger) Lost(id ID, c ConsumerRef, cause Cause, t Tick) {
+	if l == nil {
+		return
+	}
+	if e := l.entry(id, c); e != nil {
+		e.Expected = true
+		e.Lost = cause
+	} else if r := l.rec(id); r != nil {
+		r.State, r.Changed = StateLost, t
+	}
+	l.losses = append(l.losses, Loss{ID: id, Consumer: l.ConsumerName(c), Cause: cause, Tick: t})
+}
+
+// Record returns the broker-level record of message id.
+func (l *Ledger) Record(id ID) (Record, bool) {
+	if l == nil || id == 0 || uint64(id) >= uint64(len(l.recs)) || l.recs[id].ID == 0 {
+		return Record{}, false
+	}
+	return l.recs[id], true
+}
+
+// Delivery returns what consumer c knows of message id.
+func (l *Ledger) Delivery(id ID, c ConsumerRef) Delivery {
+	if l == nil || c < 0 || int(c) >= len(l.consumers) {
+		return Delivery{}
+	}
+	b := l.consumers[c]
+	if uint64(id) >= uint64(len(b.entries)) {
+		return Delivery{}
+	}
+	return b.entries[id]
+}
+
+// Records returns the broker-level records in ID order.
+func (l *Ledger) Records() []Record {
+	if l == nil {
+		return nil
+	}
+	out := make([]Record, 0, len(l.recs))
+	for _, r := range l.recs[1:] {
+		if r.ID != 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Losses returns every recorded loss in the order they happened.
+func (l *Ledger) Losses() []Loss {
+	if l == nil {
+		return nil
+	}
+	return l.losses
+}
+
+// ApplyOrder returns the IDs consumer c applied, in order of first
+// application.
+func (l *Ledger) ApplyOrder(c ConsumerRef) []ID {
+	if l == nil || c < 0 || int(c) >= len(l.consumers) {
+		return nil
+	}
+	return l.consumers[c].order
+}
+
+// Duplicates returns how many deliveries to the consumer called name were
+// repeats of a message it had already received; "" sums every consumer.
+func (l *Ledger) Duplicates(name string) int {
+	n := 0
+	l.eachConsumer(name, func(b *consumerBook) { n += b.duplicates })
+	return n
+}
+
+// DuplicateEffects returns how many times the consumer called name applied
+// an effect it had already applied; "" sums every consumer.
+func (l *Ledger) DuplicateEffects(name string) int {
+	n := 0
+	l.eachConsumer(name, func(b *consumerBook) {
+		for i := range b.entries {
+			if a := b.entries[i].Applied; a > 1 {
+				n += int(a) - 1
+			}
+		}
+	})
+	return n
+}
+
+func (l *Ledger) eachConsumer(name string, f func(b *consumerBook)) {
+	if l == nil {
+		return
+	}
+	for _, b := range l.consumers {
+		if name == "" || b.name == name {
+			f(b)
+		}
+	}
+}
+
+// CauseCount is the number of losses with one cause.
+type CauseCount struct {
+	Cause Cause
+	Count int
+}
+
+// Stats summarises the ledger.
+type Stats struct {
+	Messages         int // registered messages
+	Pending          int // still held by a broker
+	Done             int // acknowledged and deleted
+	DeadLettered     int
+	Expired          int
+	Purged           int
+	Redriven         int
+	Phantoms         int
+	Delivered        int // deliveries over all consumers
+	Duplicates       int // repeated deliveries over all consumers
+	Applied          int // effects applied over all consumers
+	DuplicateEffects int // repeated effects over all consumers
+	Missed           int // (message, consumer) pairs missed by design
+	Lost             int // recorded losses
+	LostBy           []CauseCount
+}
+
+// Stats computes the summary in O(messages x consumers).
+func (l *Ledger) Stats() Stats {
+	var s Stats
+	if l == nil {
+		return s
+	}
+	for _, r := range l.recs[1:] {
+		if r.ID == 0 {
+			continue
+		}
+		s.Messages++
+		switch r.State {
+		case StatePending:
+			s.Pending++
+		case StateDone:
+			s.Done++
+		case StateDeadLettered:
+			s.DeadLettered++
+		case StateExpired:
+			s.Expired++
+		case StatePurged:
+			s.Purged++
+		case StateRedriven:
+			s.Redriven++
+		}
+		if r.Phantom {
+			s.Phantoms++
+		}
+	}
+	for _, b := range l.consumers {
+		s.Duplicates += b.duplicates
+		for i := range b.entries {
+			e := &b.entries[i]
+			s.Delivered += int(e.Delivered)
+			s.Applied += int(e.Applied)
+			if e.Applied > 1 {
+				s.DuplicateEffects += int(e.Applied) - 1
+			}
+			if e.Missed {
+				s.Missed++
+			}
+		}
+	}
+	s.Lost = len(l.losses)
+	by := map[Cause]int{}
+	for _, x := range l.losses {
+		by[x.Cause]++
+	}
+	for c, n := range by {
+		s.LostBy = append(s.LostBy, CauseCount{c, n})
+	}
+	sort.Slice(s.LostBy, func(i, j int) bool { return s.LostBy[i].Cause < s.LostBy[j].Cause })
+	return s
+}

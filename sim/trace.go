@@ -1,0 +1,348 @@
+package sim
+
+import (
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Kind names what happened in a trace Event. Kinds are lower-case words
+// joined by underscores; their text is part of the stable trace format.
+type Kind string
+
+// The kinds the core and the models emit. Models may define further kinds;
+// the text form of a kind never changes once released.
+const (
+	KindSent              Kind = "sent"               // a producer handed a message to a broker
+	KindDelayed           Kind = "delayed"            // a message became visible only later
+	KindReceived          Kind = "received"           // a consumer received a message
+	KindAcked             Kind = "acked"              // a consumer acknowledged (deleted) a message
+	KindNacked            Kind = "nacked"             // a consumer returned a message with a delay
+	KindVisibility        Kind = "visibility_changed" // a consumer changed a visibility timeout
+	KindVisibilityExpired Kind = "visibility_expired" // an unacked message became visible again
+	KindRedelivered       Kind = "redelivered"        // a message was delivered again to the same logical consumer
+	KindDeadLettered      Kind = "dead_lettered"      // a message moved to a dead-letter queue
+	KindRedriven          Kind = "redriven"           // a dead letter went back to its source as a new message
+	KindExpired           Kind = "expired"            // retention deleted a message
+	KindPurged            Kind = "purged"             // a purge deleted a message
+	KindRejected          Kind = "rejected"           // a call was refused (stale receipt, broker down, old generation)
+	KindDeduplicated      Kind = "deduplicated"       // a send was dropped by a deduplication window
+	KindProcessed         Kind = "processed"          // a handler applied the effect of a message
+	KindFailed            Kind = "failed"             // a handler failed on a message
+	KindCrashed           Kind = "crashed"            // an actor crashed and restarted
+	KindProduced          Kind = "produced"           // a record was appended to a log partition
+	KindPolled            Kind = "polled"             // a group member read a record
+	KindCommitted         Kind = "committed"          // a group committed an offset
+	KindRebalanced        Kind = "rebalanced"         // a group's assignment changed
+	KindSeeked            Kind = "seeked"             // a group's position was moved
+	KindPublished         Kind = "published"          // a message was published to a topic
+	KindDelivered         Kind = "delivered"          // a pub/sub subscriber got a copy
+	KindMissed            Kind = "missed"             // an offline subscriber missed a publish (by design)
+	KindDropped           Kind = "dropped"            // a buffer overflow dropped a message
+	KindRelayed           Kind = "relayed"            // an outbox relay published a row
+	KindLost              Kind = "lost"               // the ledger recorded a loss with its cause
+	KindFault             Kind = "fault"              // a fault rule fired
+	KindAction            Kind = "action"             // a timeline action ran
+	KindNarration         Kind = "narration"          // a lesson narration step
+	KindChecked           Kind = "checked"            // an expectation was evaluated
+)
+
+// Event is one entry of the trace. Fields that do not apply are left at their
+// zero value and are omitted from the text and JSON forms; Partition and
+// Offset are printed only when HasPos is set.
+type Event struct {
+	Seq       uint64 // position in the trace, from 1
+	Tick      Tick   // when it happened
+	Kind      Kind   // what happened
+	Where     string // the component, e.g. "queue:orders", "log:orders", "topic:prices"
+	Actor     string // the consumer, producer, relay or group member involved
+	Msg       ID     // the message, if any
+	Key       string // the message key, if any
+	Corr      string // the correlation ID, if any
+	Attempt   int    // receive count, delivery count or attempt number (0 = none)
+	HasPos    bool   // whether Partition and Offset are meaningful
+	Partition int    // log partition
+	Offset    int64  // log offset
+	Rule      string // the fault rule that fired or caused this event
+	Detail    string // free text: an error, a reason, a count
+}
+
+// Sink receives trace events. Emit must not retain e after it returns.
+type Sink interface {
+	Emit(e *Event)
+}
+
+// Trace is the ordered record of a run. It numbers events and hands them to
+// its sinks in order. A nil *Trace and a Trace without sinks accept events
+// and discard them at the cost of a counter increment.
+type Trace struct {
+	seq   uint64
+	sinks []Sink
+}
+
+// NewTrace returns a trace that forwards to the given sinks in order.
+func NewTrace(sinks ...Sink) *Trace {
+	return &Trace{sinks: sinks}
+}
+
+// Attach adds a sink; it receives only events emitted after the call.
+func (t *Trace) Attach(s Sink) {
+	if t != nil && s != nil {
+		t.sinks = append(t.sinks, s)
+	}
+}
+
+// Enabled reports whether any sink listens. Models may skip building
+// expensive Detail strings when it returns false.
+func (t *Trace) Enabled() bool { return t != nil && len(t.sinks) > 0 }
+
+// Len returns the number of events emitted so far.
+func (t *Trace) Len() uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.seq
+}
+
+// Emit numbers e and hands it to every sink.
+func (t *Trace) Emit(e Event) {
+	if t == nil {
+		return
+	}
+	t.seq++
+	if len(t.sinks) == 0 {
+		return
+	}
+	e.Seq = t.seq
+	for _, s := range t.sinks {
+		s.Emit(&e)
+	}
+}
+
+// Recorder is a Sink that keeps events in memory, for tests and players.
+// When Max is positive it keeps only the newest Max events and counts the
+// ones it let go in Dropped.
+type Recorder struct {
+	Max     int
+	Dropped uint64
+	events  []Event
+}
+
+// Emit stores a copy of e.
+func (r *Recorder) Emit(e *Event) {
+	if r.Max > 0 && len(r.events) >= r.Max {
+		n := copy(r.events, r.events[len(r.events)-r.Max+1:])
+		r.Dropped += uint64(len(r.events) - n)
+		r.events = r.events[:n]
+	}
+	r.events = append(r.events, *e)
+}
+
+// Events returns the recorded events in order. The slice is the recorder's
+// own; callers must not modify it.
+func (r *Recorder) Events() []Event { return r.events }
+
+// Reset forgets every recorded event.
+func (r *Recorder) Reset() { r.events = r.events[:0]; r.Dropped = 0 }
+
+// SinkFunc adapts a function to a Sink.
+type SinkFunc func(e *Event)
+
+// Emit calls f(e).
+func (f SinkFunc) Emit(e *Event) { f(e) }
+
+// TextWriter is a Sink that writes the stable one-line text form of each
+// event to W. The first write error is kept in Err and stops further writes.
+type TextWriter struct {
+	W   io.Writer
+	Err error
+	buf []byte
+}
+
+// NewTextWriter returns a TextWriter writing to w.
+func NewTextWriter(w io.Writer) *TextWriter { return &TextWriter{W: w} }
+
+// Emit writes one line.
+func (tw *TextWriter) Emit(e *Event) {
+	if tw.Err != nil {
+		return
+	}
+	tw.buf = AppendText(tw.buf[:0], e)
+	tw.buf = append(tw.buf, '\n')
+	_, tw.Err = tw.W.Write(tw.buf)
+}
+
+// JSONWriter is a Sink that writes each event as one JSON object per line
+// (JSON Lines). The fields are documented on AppendJSON.
+type JSONWriter struct {
+	W   io.Writer
+	Err error
+	buf []byte
+}
+
+// NewJSONWriter returns a JSONWriter writing to w.
+func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{W: w} }
+
+// Emit writes one line.
+func (jw *JSONWriter) Emit(e *Event) {
+	if jw.Err != nil {
+		return
+	}
+	jw.buf = AppendJSON(jw.buf[:0], e)
+	jw.buf = append(jw.buf, '\n')
+	_, jw.Err = jw.W.Write(jw.buf)
+}
+
+// AppendText appends the stable one-line text form of e to b:
+//
+//	t=12 received queue:orders m7 key=kunde-A by=worker-1 try=2 p=0 off=3 corr=c1 rule=r1 "detail"
+//
+// Tick, kind and Where always appear; the message ID appears as "-" when
+// absent; every other field appears only when set, in this order. The form
+// never contains a newline, and it is part of the public API: golden files
+// depend on it.
+func AppendText(b []byte, e *Event) []byte {
+	b = append(b, "t="...)
+	b = strconv.AppendInt(b, int64(e.Tick), 10)
+	b = append(b, ' ')
+	b = append(b, e.Kind...)
+	b = append(b, ' ')
+	if e.Where == "" {
+		b = append(b, '-')
+	} else {
+		b = append(b, e.Where...)
+	}
+	b = append(b, ' ')
+	b = e.Msg.AppendTo(b)
+	if e.Key != "" {
+		b = append(b, " key="...)
+		b = appendToken(b, e.Key)
+	}
+	if e.Actor != "" {
+		b = append(b, " by="...)
+		b = appendToken(b, e.Actor)
+	}
+	if e.Attempt != 0 {
+		b = append(b, " try="...)
+		b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	}
+	if e.HasPos {
+		b = append(b, " p="...)
+		b = strconv.AppendInt(b, int64(e.Partition), 10)
+		b = append(b, " off="...)
+		b = strconv.AppendInt(b, e.Offset, 10)
+	}
+	if e.Corr != "" {
+		b = append(b, " corr="...)
+		b = appendToken(b, e.Corr)
+	}
+	if e.Rule != "" {
+		b = append(b, " rule="...)
+		b = appendToken(b, e.Rule)
+	}
+	if e.Detail != "" {
+		b = append(b, ' ')
+		b = strconv.AppendQuote(b, e.Detail)
+	}
+	return b
+}
+
+// appendToken appends s as is when it is a plain token and quoted otherwise,
+// so a space or quote inside a key cannot break the line's shape.
+func appendToken(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c == '"' || c == '=' || c >= 0x7f {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	return append(b, s...)
+}
+
+// AppendJSON appends e as a JSON object to b. Fields, in this order:
+// "seq" (number), "tick" (number), "kind" (string), "where" (string), and
+// when set "msg" (string, e.g. "m7"), "key", "actor", "corr" (strings),
+// "attempt" (number), "partition" and "offset" (numbers, only for log
+// events), "rule" and "detail" (strings).
+func AppendJSON(b []byte, e *Event) []byte {
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	b = append(b, `,"tick":`...)
+	b = strconv.AppendInt(b, int64(e.Tick), 10)
+	b = append(b, `,"kind":`...)
+	b = appendJSONString(b, string(e.Kind))
+	b = append(b, `,"where":`...)
+	b = appendJSONString(b, e.Where)
+	if e.Msg != 0 {
+		b = append(b, `,"msg":"`...)
+		b = e.Msg.AppendTo(b)
+		b = append(b, '"')
+	}
+	if e.Key != "" {
+		b = append(b, `,"key":`...)
+		b = appendJSONString(b, e.Key)
+	}
+	if e.Actor != "" {
+		b = append(b, `,"actor":`...)
+		b = appendJSONString(b, e.Actor)
+	}
+	if e.Corr != "" {
+		b = append(b, `,"corr":`...)
+		b = appendJSONString(b, e.Corr)
+	}
+	if e.Attempt != 0 {
+		b = append(b, `,"attempt":`...)
+		b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	}
+	if e.HasPos {
+		b = append(b, `,"partition":`...)
+		b = strconv.AppendInt(b, int64(e.Partition), 10)
+		b = append(b, `,"offset":`...)
+		b = strconv.AppendInt(b, e.Offset, 10)
+	}
+	if e.Rule != "" {
+		b = append(b, `,"rule":`...)
+		b = appendJSONString(b, e.Rule)
+	}
+	if e.Detail != "" {
+		b = append(b, `,"detail":`...)
+		b = appendJSONString(b, e.Detail)
+	}
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string literal. Control characters
+// are escaped and invalid UTF-8 becomes U+FFFD, so the output always parses.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size - 1
+			continue
+		}
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}

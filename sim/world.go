@@ -1,0 +1,238 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Sentinel errors of package sim.
+var (
+	ErrInvalidConfig = errors.New("sim: invalid config")
+	ErrDuplicateName = errors.New("sim: duplicate component name")
+	ErrTickCap       = errors.New("sim: tick cap reached")
+)
+
+// Env is what every model and actor of one run shares: the clock, the
+// trace, the ledger, the ID allocator and the seed. Models take an *Env in
+// their Config; a nil Env there means a private one (handy in unit tests).
+type Env struct {
+	Clock  Clock
+	Trace  *Trace
+	Ledger *Ledger
+	IDs    IDs
+	Seed   uint64
+}
+
+// NewEnv returns an Env with the given seed, an empty ledger and a trace
+// without sinks.
+func NewEnv(seed uint64) *Env {
+	return &Env{Seed: seed, Trace: NewTrace(), Ledger: NewLedger()}
+}
+
+// Now returns the current tick.
+func (e *Env) Now() Tick { return e.Clock.Now() }
+
+// Stream returns the random stream of the component called name.
+func (e *Env) Stream(name string) *Stream { return NewStream(e.Seed, name) }
+
+// Emit stamps ev with the current tick and adds it to the trace.
+func (e *Env) Emit(ev Event) {
+	ev.Tick = e.Clock.Now()
+	e.Trace.Emit(ev)
+}
+
+// NewMessage creates a message with a fresh ID, created now, and registers
+// it in the ledger.
+func (e *Env) NewMessage(key string, body []byte, h Headers) Message {
+	m := Message{ID: e.IDs.Next(), Key: key, Body: body, Headers: h, Created: e.Clock.Now()}
+	e.Ledger.Register(&m)
+	return m
+}
+
+// Phase orders the components of a World within one tick.
+type Phase int
+
+// The phases, in the order they run within a tick.
+const (
+	PhaseBroker   Phase = iota // brokers: timers, visibility expiry, retention, delayed deliveries
+	PhaseProducer              // producers and writers
+	PhaseRelay                 // outbox relays
+	PhaseConsumer              // consumers, group members, subscribers
+	PhaseObserver              // metrics and samplers
+)
+
+var phaseNames = [...]string{"broker", "producer", "relay", "consumer", "observer"}
+
+// String returns the phase's name.
+func (p Phase) String() string {
+	if p >= 0 && int(p) < len(phaseNames) {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("phase(%d)", int(p))
+}
+
+// Actor is a component the World steps once per tick.
+type Actor interface {
+	Step(now Tick)
+}
+
+// ActorFunc adapts a function to an Actor.
+type ActorFunc func(now Tick)
+
+// Step calls f(now).
+func (f ActorFunc) Step(now Tick) { f(now) }
+
+type member struct {
+	phase Phase
+	name  string
+	actor Actor
+}
+
+type action struct {
+	at   Tick
+	seq  int
+	name string
+	run  func()
+}
+
+// Config configures a World.
+type Config struct {
+	// Seed makes the run reproducible.
+	Seed uint64
+	// MaxTicks caps Run and RunUntil; 0 means DefaultMaxTicks.
+	MaxTicks Tick
+}
+
+// DefaultMaxTicks is the tick cap when Config.MaxTicks is 0.
+const DefaultMaxTicks Tick = 1_000_000
+
+// Validate reports a configuration error.
+func (c Config) Validate() error {
+	if c.MaxTicks < 0 {
+		return fmt.Errorf("%w: MaxTicks %d is negative", ErrInvalidConfig, c.MaxTicks)
+	}
+	return nil
+}
+
+// World runs a simulation: it owns the Env and steps every registered
+// component once per tick in a fixed order. Within a tick, first the
+// timeline actions due at that tick run (in the order they were scheduled),
+// then the components by phase (broker, producer, relay, consumer,
+// observer) and, within a phase, in registration order. A World is driven by
+// one goroutine.
+type World struct {
+	env      *Env
+	members  []member
+	names    map[string]bool
+	timeline []action
+	seq      int
+	maxTicks Tick
+}
+
+// New returns a World at tick 0.
+func New(cfg Config) (*World, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	max := cfg.MaxTicks
+	if max == 0 {
+		max = DefaultMaxTicks
+	}
+	return &World{env: NewEnv(cfg.Seed), names: map[string]bool{}, maxTicks: max}, nil
+}
+
+// Env returns the world's shared environment.
+func (w *World) Env() *Env { return w.env }
+
+// Now returns the current tick.
+func (w *World) Now() Tick { return w.env.Clock.Now() }
+
+// Add registers a component under a unique name in a phase.
+func (w *World) Add(phase Phase, name string, a Actor) error {
+	if a == nil {
+		return fmt.Errorf("%w: component %q is nil", ErrInvalidConfig, name)
+	}
+	if phase < PhaseBroker || phase > PhaseObserver {
+		return fmt.Errorf("%w: unknown phase %d for %q", ErrInvalidConfig, int(phase), name)
+	}
+	if w.names[name] {
+		return fmt.Errorf("%w: %q", ErrDuplicateName, name)
+	}
+	w.names[name] = true
+	w.members = append(w.members, member{phase: phase, name: name, actor: a})
+	sort.SliceStable(w.members, func(i, j int) bool { return w.members[i].phase < w.members[j].phase })
+	return nil
+}
+
+// Components returns the registered component names in step order.
+func (w *World) Components() []string {
+	out := make([]string, len(w.members))
+	for i, m := range w.members {
+		out[i] = m.name
+	}
+	return out
+}
+
+// At schedules a timeline action to run at the start of tick t, before every
+// component. Actions scheduled for a tick already past run at the next tick.
+// Each action is traced as an "action" event naming it.
+func (w *World) At(t Tick, name string, run func()) {
+	w.seq++
+	a := action{at: t, seq: w.seq, name: name, run: run}
+	i := sort.Search(len(w.timeline), func(i int) bool {
+		x := w.timeline[i]
+		return x.at > t || x.at == t && x.seq > a.seq
+	})
+	w.timeline = append(w.timeline, action{})
+	copy(w.timeline[i+1:], w.timeline[i:])
+	w.timeline[i] = a
+}
+
+// Pending returns how many timeline actions have not run yet.
+func (w *World) Pending() int { return len(w.timeline) }
+
+// Tick advances the clock by one tick and runs it. It returns the new tick.
+func (w *World) Tick() Tick {
+	now := w.env.Clock.Advance()
+	for len(w.timeline) > 0 && w.timeline[0].at <= now {
+		a := w.timeline[0]
+		w.timeline = w.timeline[1:]
+		w.env.Emit(Event{Kind: KindAction, Where: "timeline", Detail: a.name})
+		if a.run != nil {
+			a.run()
+		}
+	}
+	for _, m := range w.members {
+		m.actor.Step(now)
+	}
+	return now
+}
+
+// Run runs n ticks, or up to the tick cap; it returns ErrTickCap when the
+// cap stopped it.
+func (w *World) Run(n Tick) error {
+	for i := Tick(0); i < n; i++ {
+		if w.Now() >= w.maxTicks {
+			return fmt.Errorf("%w: %d ticks", ErrTickCap, w.maxTicks)
+		}
+		w.Tick()
+	}
+	return nil
+}
+
+// RunUntil runs ticks until done returns true (checked before each tick) or
+// max ticks have run; it reports whether done became true. It also stops at
+// the world's tick cap.
+func (w *World) RunUntil(done func() bool, max Tick) (bool, error) {
+	for i := Tick(0); i < max; i++ {
+		if done() {
+			return true, nil
+		}
+		if w.Now() >= w.maxTicks {
+			return false, fmt.Errorf("%w: %d ticks", ErrTickCap, w.maxTicks)
+		}
+		w.Tick()
+	}
+	return done(), nil
+}

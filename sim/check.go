@@ -83,11 +83,12 @@ type checkFunc struct {
 func (c checkFunc) Name() string                     { return c.name }
 func (c checkFunc) Violations(l *Ledger) []Violation { return c.f(l) }
 
-// NoLoss holds when no message was lost: the ledger recorded no loss, and no
+// NoLoss holds when no message was lost: the ledger recorded no loss; no
 // consumer that reports effects acknowledged a message whose effect it never
-// applied (that is a loss whose cause nobody modelled, which is also
-// reported). Messages still pending, dead-lettered or missed by design are
-// not losses.
+// applied; and no message routed to a consumer left the broker (done,
+// expired, purged, or fanned out) without reaching it. The last two are
+// losses whose cause nobody modelled and are reported as such. Messages
+// still pending, dead-lettered or missed by design are not losses.
 func NoLoss() Checker {
 	return checkFunc{"no-loss", func(l *Ledger) []Violation {
 		if l == nil {
@@ -109,6 +110,20 @@ func NoLoss() Checker {
 					r := l.recs[i]
 					out = append(out, Violation{Check: "no-loss", Msg: ID(i), Key: r.Key, Consumer: b.name, Tick: e.LastSeen,
 						Detail: "acknowledged but its effect was never applied, and no cause was recorded"})
+				}
+			}
+		}
+		for _, b := range l.consumers {
+			for i := range b.entries {
+				e := &b.entries[i]
+				if !e.Expected || e.Delivered > 0 || e.Missed || e.Lost != "" {
+					continue
+				}
+				r := &l.recs[i]
+				switch r.State {
+				case StateDone, StateExpired, StatePurged, StateDelivered:
+					out = append(out, Violation{Check: "no-loss", Msg: ID(i), Key: r.Key, Consumer: b.name, Tick: r.Changed,
+						Detail: "left the broker (" + r.State.String() + ") without reaching this consumer, and no cause was recorded"})
 				}
 			}
 		}
@@ -160,7 +175,7 @@ func perConsumer(check, name string, f func(l *Ledger, b *consumerBook, id ID, e
 					continue
 				}
 				if bad, why := f(l, b, ID(i), e); bad {
-					out = append(out, Violation{Check: check, Msg: ID(i), Key: l.recs[i].Key, Consumer: b.name, Tick: e.LastSeen, Detail: why})
+					out = append(out, Violation{Check: check, Msg: ID(i), Key: l.recs[i].Key, Consumer: b.name, Tick: evidenceTick(&l.recs[i], e), Detail: why})
 				}
 			}
 		}
@@ -169,6 +184,15 @@ func perConsumer(check, name string, f func(l *Ledger, b *consumerBook, id ID, e
 		}
 		return out
 	}}
+}
+
+// evidenceTick is the tick a violation points at: the consumer's last
+// contact with the message, or the broker's last state change.
+func evidenceTick(r *Record, e *Delivery) Tick {
+	if e.LastSeen != 0 {
+		return e.LastSeen
+	}
+	return r.Changed
 }
 
 func count(e *Delivery, effects bool) uint32 {

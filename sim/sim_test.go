@@ -300,3 +300,32 @@ func TestIDsAndHeaders(t *testing.T) {
 		t.Fatal("With modified its receiver")
 	}
 }
+
+func TestMermaidGolden(t *testing.T) {
+	events := append(sampleEvents(),
+		Event{Tick: 6, Kind: KindMissed, Where: "topic:prices", Actor: "ui", Msg: 3},
+		Event{Tick: 7, Kind: KindAcked, Where: "queue:orders", Actor: "worker-1", Msg: 1},
+	)
+	var buf bytes.Buffer
+	if err := WriteMermaid(&buf, events, 0); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "trace.mermaid.golden", buf.Bytes())
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if lines[0] != "sequenceDiagram" {
+		t.Fatal("must start with sequenceDiagram")
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, "    participant p") && !strings.HasPrefix(l, "    Note over p") && !strings.HasPrefix(l, "    p") {
+			t.Errorf("unexpected line shape: %q", l)
+		}
+		if strings.ContainsAny(l, ";#") {
+			t.Errorf("unescaped character in %q", l)
+		}
+	}
+	buf.Reset()
+	_ = WriteMermaid(&buf, events, 2)
+	if !strings.Contains(buf.String(), "5 more events not shown") {
+		t.Fatalf("cap note missing:\n%s", buf.String())
+	}
+}

@@ -104,28 +104,26 @@ func NoLoss() Checker {
 			if !b.effects {
 				continue
 			}
-			for i := range b.entries {
-				e := &b.entries[i]
+			b.eachEntry(func(id ID, e *Delivery) {
 				if e.Acked && e.Applied == 0 && e.Lost == "" {
-					r := l.recs[i]
-					out = append(out, Violation{Check: "no-loss", Msg: ID(i), Key: r.Key, Consumer: b.name, Tick: e.LastSeen,
+					r := l.record(id)
+					out = append(out, Violation{Check: "no-loss", Msg: id, Key: r.Key, Consumer: b.name, Tick: e.LastSeen,
 						Detail: "acknowledged but its effect was never applied, and no cause was recorded"})
 				}
-			}
+			})
 		}
 		for _, b := range l.consumers {
-			for i := range b.entries {
-				e := &b.entries[i]
+			b.eachEntry(func(id ID, e *Delivery) {
 				if !e.Expected || e.Delivered > 0 || e.Missed || e.Lost != "" {
-					continue
+					return
 				}
-				r := &l.recs[i]
+				r := l.record(id)
 				switch r.State {
 				case StateDone, StateExpired, StatePurged, StateDelivered:
-					out = append(out, Violation{Check: "no-loss", Msg: ID(i), Key: r.Key, Consumer: b.name, Tick: r.Changed,
+					out = append(out, Violation{Check: "no-loss", Msg: id, Key: r.Key, Consumer: b.name, Tick: r.Changed,
 						Detail: "left the broker (" + r.State.String() + ") without reaching this consumer, and no cause was recorded"})
 				}
-			}
+			})
 		}
 		return out
 	}}
@@ -169,15 +167,15 @@ func perConsumer(check, name string, f func(l *Ledger, b *consumerBook, id ID, e
 				continue
 			}
 			found = true
-			for i := range b.entries {
-				e := &b.entries[i]
+			b.eachEntry(func(id ID, e *Delivery) {
 				if !e.Expected {
-					continue
+					return
 				}
-				if bad, why := f(l, b, ID(i), e); bad {
-					out = append(out, Violation{Check: check, Msg: ID(i), Key: l.recs[i].Key, Consumer: b.name, Tick: evidenceTick(&l.recs[i], e), Detail: why})
+				if bad, why := f(l, b, id, e); bad {
+					r := l.record(id)
+					out = append(out, Violation{Check: check, Msg: id, Key: r.Key, Consumer: b.name, Tick: evidenceTick(r, e), Detail: why})
 				}
-			}
+			})
 		}
 		if !found && name != "" {
 			out = append(out, Violation{Check: check, Consumer: name, Detail: "no such consumer in the ledger"})
@@ -211,7 +209,7 @@ func AtLeastOnce(name string) Checker {
 		if count(e, b.effects) > 0 {
 			return false, ""
 		}
-		ok, why := accounted(&l.recs[id], e)
+		ok, why := accounted(l.record(id), e)
 		return !ok, why
 	})
 }
@@ -244,7 +242,7 @@ func ExactlyOnce(name string) Checker {
 		case n > 1:
 			return true, "effect applied " + strconv.Itoa(int(n)) + " times"
 		}
-		ok, why := accounted(&l.recs[id], e)
+		ok, why := accounted(l.record(id), e)
 		return !ok, why
 	})
 }
@@ -265,12 +263,12 @@ func OrderedPerKey(name string) Checker {
 			}
 			last := map[string]ID{}
 			for _, id := range b.order {
-				r := &l.recs[id]
+				r := l.record(id)
 				if r.Key == "" {
 					continue
 				}
 				if prev, ok := last[r.Key]; ok && prev > id {
-					out = append(out, Violation{Check: check, Msg: id, Key: r.Key, Consumer: b.name, Tick: b.entries[id].FirstApplied,
+					out = append(out, Violation{Check: check, Msg: id, Key: r.Key, Consumer: b.name, Tick: b.entries.get(uint64(id)).FirstApplied,
 						Detail: "applied after " + prev.String() + ", which was created later"})
 					continue
 				}

@@ -88,9 +88,9 @@ const NoConsumer ConsumerRef = -1
 
 type consumerBook struct {
 	name       string
-	entries    []Delivery // indexed by ID
-	order      []ID       // first applications, in order
-	effects    bool       // whether the consumer ever reported an applied effect
+	entries    table[Delivery] // indexed by ID
+	order      []ID            // first applications, in order
+	effects    bool            // whether the consumer ever reported an applied effect
 	duplicates int
 }
 
@@ -103,7 +103,7 @@ type consumerBook struct {
 // IDs must come from one IDs allocator per ledger. A nil *Ledger ignores every
 // call, so models can run without one.
 type Ledger struct {
-	recs      []Record // indexed by ID; recs[0] unused
+	recs      table[Record] // indexed by ID; index 0 unused
 	consumers []*consumerBook
 	byName    map[string]ConsumerRef
 	losses    []Loss
@@ -111,7 +111,7 @@ type Ledger struct {
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{recs: make([]Record, 1, 1024), byName: map[string]ConsumerRef{}}
+	return &Ledger{byName: map[string]ConsumerRef{}}
 }
 
 // Consumer returns the handle of the logical consumer called name, creating
@@ -153,21 +153,14 @@ func (l *Ledger) rec(id ID) *Record {
 	if id == 0 {
 		return nil
 	}
-	for uint64(len(l.recs)) <= uint64(id) {
-		l.recs = append(l.recs, Record{})
-	}
-	return &l.recs[id]
+	return l.recs.at(uint64(id))
 }
 
 func (l *Ledger) entry(id ID, c ConsumerRef) *Delivery {
 	if id == 0 || c < 0 || int(c) >= len(l.consumers) {
 		return nil
 	}
-	b := l.consumers[c]
-	for uint64(len(b.entries)) <= uint64(id) {
-		b.entries = append(b.entries, Delivery{})
-	}
-	return &b.entries[id]
+	return l.consumers[c].entries.at(uint64(id))
 }
 
 // Register records that m exists. Registering an ID again is a no-op, so a
@@ -316,10 +309,14 @@ func (l *Ledger) Lost(id ID, c ConsumerRef, cause Cause, t Tick) {
 
 // Record returns the broker-level record of message id.
 func (l *Ledger) Record(id ID) (Record, bool) {
-	if l == nil || id == 0 || uint64(id) >= uint64(len(l.recs)) || l.recs[id].ID == 0 {
+	if l == nil || id == 0 {
 		return Record{}, false
 	}
-	return l.recs[id], true
+	r := l.recs.get(uint64(id))
+	if r == nil || r.ID == 0 {
+		return Record{}, false
+	}
+	return *r, true
 }
 
 // Delivery returns what consumer c knows of message id.
@@ -327,11 +324,10 @@ func (l *Ledger) Delivery(id ID, c ConsumerRef) Delivery {
 	if l == nil || c < 0 || int(c) >= len(l.consumers) {
 		return Delivery{}
 	}
-	b := l.consumers[c]
-	if uint64(id) >= uint64(len(b.entries)) {
-		return Delivery{}
+	if e := l.consumers[c].entries.get(uint64(id)); e != nil {
+		return *e
 	}
-	return b.entries[id]
+	return Delivery{}
 }
 
 // Records returns the broker-level records in ID order.
@@ -339,12 +335,8 @@ func (l *Ledger) Records() []Record {
 	if l == nil {
 		return nil
 	}
-	out := make([]Record, 0, len(l.recs))
-	for _, r := range l.recs[1:] {
-		if r.ID != 0 {
-			out = append(out, r)
-		}
-	}
+	var out []Record
+	l.eachRecord(func(r *Record) { out = append(out, *r) })
 	return out
 }
 
@@ -378,11 +370,11 @@ func (l *Ledger) Duplicates(name string) int {
 func (l *Ledger) DuplicateEffects(name string) int {
 	n := 0
 	l.eachConsumer(name, func(b *consumerBook) {
-		for i := range b.entries {
-			if a := b.entries[i].Applied; a > 1 {
-				n += int(a) - 1
+		b.eachEntry(func(_ ID, e *Delivery) {
+			if e.Applied > 1 {
+				n += int(e.Applied) - 1
 			}
-		}
+		})
 	})
 	return n
 }
@@ -429,10 +421,7 @@ func (l *Ledger) Stats() Stats {
 	if l == nil {
 		return s
 	}
-	for _, r := range l.recs[1:] {
-		if r.ID == 0 {
-			continue
-		}
+	l.eachRecord(func(r *Record) {
 		s.Messages++
 		switch r.State {
 		case StatePending:
@@ -451,11 +440,10 @@ func (l *Ledger) Stats() Stats {
 		if r.Phantom {
 			s.Phantoms++
 		}
-	}
+	})
 	for _, b := range l.consumers {
 		s.Duplicates += b.duplicates
-		for i := range b.entries {
-			e := &b.entries[i]
+		b.eachEntry(func(_ ID, e *Delivery) {
 			s.Delivered += int(e.Delivered)
 			s.Applied += int(e.Applied)
 			if e.Applied > 1 {
@@ -464,7 +452,7 @@ func (l *Ledger) Stats() Stats {
 			if e.Missed {
 				s.Missed++
 			}
-		}
+		})
 	}
 	s.Lost = len(l.losses)
 	by := map[Cause]int{}
@@ -476,4 +464,31 @@ func (l *Ledger) Stats() Stats {
 	}
 	sort.Slice(s.LostBy, func(i, j int) bool { return s.LostBy[i].Cause < s.LostBy[j].Cause })
 	return s
+}
+
+// eachRecord calls f for every registered record in ID order.
+func (l *Ledger) eachRecord(f func(r *Record)) {
+	for i := uint64(1); i < l.recs.len(); i++ {
+		if r := l.recs.get(i); r != nil && r.ID != 0 {
+			f(r)
+		}
+	}
+}
+
+// record returns the record of id without growing the table; an unknown
+// ID yields a zero record.
+func (l *Ledger) record(id ID) *Record {
+	if r := l.recs.get(uint64(id)); r != nil {
+		return r
+	}
+	return &Record{}
+}
+
+// eachEntry calls f for every entry of the consumer in ID order.
+func (b *consumerBook) eachEntry(f func(id ID, e *Delivery)) {
+	for i := uint64(1); i < b.entries.len(); i++ {
+		if e := b.entries.get(i); e != nil {
+			f(ID(i), e)
+		}
+	}
 }

@@ -329,3 +329,27 @@ func TestMermaidGolden(t *testing.T) {
 		t.Fatalf("cap note missing:\n%s", buf.String())
 	}
 }
+
+func TestLedgerSparseConsumerAndLargeIDs(t *testing.T) {
+	l := NewLedger()
+	c := l.Consumer("late")
+	for _, id := range []ID{5000, 5001, 1} {
+		m := Message{ID: id, Key: "k"}
+		l.Register(&m)
+		l.Sent(id, 1)
+		l.Delivered(id, c, 2)
+		l.Applied(id, c, 2)
+	}
+	if l.consumers[c].entries.get(2000) != nil {
+		t.Fatal("an untouched chunk was allocated")
+	}
+	if got := len(l.Records()); got != 3 {
+		t.Fatalf("%d records", got)
+	}
+	if err := Check(l, OrderedPerKey("late")); err == nil || !strings.Contains(err.Error(), "m1 key=k") {
+		t.Fatalf("want m1 out of order, got %v", err)
+	}
+	if d := l.Delivery(9999, c); d.Delivered != 0 {
+		t.Fatal("phantom delivery")
+	}
+}

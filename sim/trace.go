@@ -78,6 +78,8 @@ type Sink interface {
 type Trace struct {
 	seq   uint64
 	sinks []Sink
+	cur   Event // the event being handed to the sinks, reused to avoid an allocation per event
+	busy  bool  // a sink is running; a nested Emit must not reuse cur
 }
 
 // NewTrace returns a trace that forwards to the given sinks in order.
@@ -104,7 +106,9 @@ func (t *Trace) Len() uint64 {
 	return t.seq
 }
 
-// Emit numbers e and hands it to every sink.
+// Emit numbers e and hands it to every sink. It does not allocate: the
+// sinks get a pointer to a buffer the trace reuses, which is why they must
+// not retain it.
 func (t *Trace) Emit(e Event) {
 	if t == nil {
 		return
@@ -113,6 +117,32 @@ func (t *Trace) Emit(e Event) {
 	if len(t.sinks) == 0 {
 		return
 	}
+	if t.busy {
+		t.emitNested(e)
+		return
+	}
+	t.busy = true
+	t.cur = e
+	t.cur.Seq = t.seq
+	for _, s := range t.sinks {
+		s.Emit(&t.cur)
+	}
+	t.busy = false
+}
+
+// Skip advances the event counter exactly as Emit does when no sink
+// listens. A model on a hot path may call it instead of building an event
+// when Enabled is false, so event numbering does not depend on whether it
+// built the event.
+func (t *Trace) Skip() {
+	if t != nil {
+		t.seq++
+	}
+}
+
+// emitNested hands e to the sinks when a sink emits while it runs; only
+// then does an event cost an allocation.
+func (t *Trace) emitNested(e Event) {
 	e.Seq = t.seq
 	for _, s := range t.sinks {
 		s.Emit(&e)

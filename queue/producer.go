@@ -1,0 +1,141 @@
+package queue
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// ProducerConfig configures a Producer.
+type ProducerConfig struct {
+	// Name is the producer's name; it becomes the messages' Source header.
+	Name string
+	// Env creates the messages; nil means the target queue's Env when
+	// Target is a *Queue.
+	Env *sim.Env
+	// Target receives the messages: a queue, a topic, a log, any publisher.
+	Target sim.Publisher
+	// Count is how many messages to produce; > 0.
+	Count int
+	// Rate is how many messages to produce per tick; 0 means 1.
+	Rate int
+	// Start is the first tick to produce at.
+	Start sim.Tick
+	// KeyPattern makes message keys: each "%d" is replaced by i mod Keys,
+	// e.g. "kunde-%d". "" produces messages without keys.
+	KeyPattern string
+	// Keys is the number of distinct keys; 0 means every message its own
+	// (i is used as is).
+	Keys int
+	// Type is the messages' type header.
+	Type string
+	// Body makes the body of message i (from 0); nil means "msg-<i>".
+	Body func(i int) []byte
+}
+
+// Validate reports a configuration error, wrapping ErrInvalidConfig.
+func (c ProducerConfig) Validate() error {
+	switch {
+	case c.Name == "":
+		return fmt.Errorf("%w: a producer needs a name", ErrInvalidConfig)
+	case c.Target == nil:
+		return fmt.Errorf("%w: producer %q needs a target", ErrInvalidConfig, c.Name)
+	case c.Count <= 0:
+		return fmt.Errorf("%w: producer %q: count %d must be positive", ErrInvalidConfig, c.Name, c.Count)
+	case c.Rate < 0:
+		return fmt.Errorf("%w: producer %q: rate %d is negative", ErrInvalidConfig, c.Name, c.Rate)
+	case c.Keys < 0:
+		return fmt.Errorf("%w: producer %q: keys %d is negative", ErrInvalidConfig, c.Name, c.Keys)
+	case c.Start < 0:
+		return fmt.Errorf("%w: producer %q: start %d is negative", ErrInvalidConfig, c.Name, c.Start)
+	}
+	if c.Env == nil {
+		if q, ok := c.Target.(*Queue); !ok || q.env == nil {
+			return fmt.Errorf("%w: producer %q needs an Env (its target is not a *Queue)", ErrInvalidConfig, c.Name)
+		}
+	}
+	return nil
+}
+
+// Producer is a sim.Actor for the producer phase that creates Count
+// messages, Rate per tick from tick Start, with keys from KeyPattern, and
+// publishes them to Target. A publish the target refuses (broker
+// unavailable) is kept and retried first on the next tick, in order, so the
+// producer never loses a message; its ledger record stays "created" until a
+// publish succeeds. Memory is O(messages refused and not yet retried).
+type Producer struct {
+	cfg     ProducerConfig
+	env     *sim.Env
+	made    int
+	pending []sim.Message
+	failed  int
+}
+
+// NewProducer returns a producer.
+func NewProducer(cfg ProducerConfig) (*Producer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Rate == 0 {
+		cfg.Rate = 1
+	}
+	env := cfg.Env
+	if env == nil {
+		env = cfg.Target.(*Queue).env
+	}
+	return &Producer{cfg: cfg, env: env}, nil
+}
+
+// Key returns the key of message i.
+func (p *Producer) Key(i int) string {
+	if p.cfg.KeyPattern == "" {
+		return ""
+	}
+	n := i
+	if p.cfg.Keys > 0 {
+		n = i % p.cfg.Keys
+	}
+	return strings.ReplaceAll(p.cfg.KeyPattern, "%d", strconv.Itoa(n))
+}
+
+// Step publishes the refused messages again, then up to Rate new ones; it
+// stops for this tick at the first refusal.
+func (p *Producer) Step(now sim.Tick) {
+	if p == nil || p.env == nil || now < p.cfg.Start {
+		return
+	}
+	for len(p.pending) > 0 {
+		if p.cfg.Target.Publish(p.pending[0]) != nil {
+			p.failed++
+			return
+		}
+		p.pending[0] = sim.Message{}
+		p.pending = p.pending[1:]
+	}
+	for i := 0; i < p.cfg.Rate && p.made < p.cfg.Count; i++ {
+		var body []byte
+		if p.cfg.Body != nil {
+			body = p.cfg.Body(p.made)
+		} else {
+			body = []byte("msg-" + strconv.Itoa(p.made))
+		}
+		m := p.env.NewMessage(p.Key(p.made), body, sim.Headers{Type: p.cfg.Type, Source: p.cfg.Name})
+		p.made++
+		if p.cfg.Target.Publish(m) != nil {
+			p.failed++
+			p.pending = append(p.pending, m)
+			return
+		}
+	}
+}
+
+// Done reports whether every message was produced and accepted.
+func (p *Producer) Done() bool { return p.made == p.cfg.Count && len(p.pending) == 0 }
+
+// Produced returns how many messages were created so far.
+func (p *Producer) Produced() int { return p.made }
+
+// Refused returns how many publishes the target refused.
+func (p *Producer) Refused() int { return p.failed }

@@ -1,0 +1,1116 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// Sentinel errors of package queue. Errors returned by the package wrap one
+// of them with %w, so callers test with errors.Is.
+var (
+	// ErrInvalidConfig reports a Config, ConsumerConfig, ProducerConfig or
+	// RetryPolicy that cannot work.
+	ErrInvalidConfig = errors.New("queue: invalid config")
+	// ErrInvalidArgument reports a bad argument to a queue operation
+	// (negative duration, non-positive batch size).
+	ErrInvalidArgument = errors.New("queue: invalid argument")
+	// ErrUnavailable reports that the broker is down (fault point
+	// broker.unavailable). The error also wraps ErrConnection.
+	ErrUnavailable = errors.New("queue: broker unavailable")
+	// ErrConnection is the connection error an unavailable broker reports.
+	ErrConnection = errors.New("queue: connection refused")
+	// ErrUnknownReceipt reports a receipt this queue never issued (the zero
+	// receipt, one from another queue, or a forged one).
+	ErrUnknownReceipt = errors.New("queue: unknown receipt")
+	// ErrStaleReceipt reports a receipt that this queue issued but that no
+	// longer names the delivery: the message was received again since (a
+	// redelivery), or it was deleted (acked, dead-lettered, expired,
+	// purged). A second ack with the same receipt gets this error.
+	ErrStaleReceipt = errors.New("queue: stale receipt")
+	// ErrNotInFlight reports a Nack or ChangeVisibility on a message whose
+	// visibility timeout already expired (it is visible or delayed now).
+	ErrNotInFlight = errors.New("queue: message not in flight")
+	// ErrNoDeadLetter reports a dead-letter request on a queue without a
+	// dead-letter queue.
+	ErrNoDeadLetter = errors.New("queue: no dead-letter queue")
+	// ErrNotMade reports a call on a nil or zero Queue, one not made by New.
+	ErrNotMade = errors.New("queue: queue not made with New")
+)
+
+// MaxDuration caps every duration the package accepts (delays, timeouts,
+// retention, windows), so tick arithmetic can never overflow.
+const MaxDuration sim.Tick = 1 << 40
+
+// DefaultVisibilityTimeout is the visibility timeout when
+// Config.VisibilityTimeout is 0.
+const DefaultVisibilityTimeout sim.Tick = 30
+
+// DedupHeader is the extra header whose value is a FIFO message's
+// deduplication ID. Without it the message ID is the deduplication ID, so
+// re-publishing the same message (an outbox relay retry) is absorbed.
+const DedupHeader = "dedup-id"
+
+// Config configures a Queue.
+type Config struct {
+	// Name is required, e.g. "orders"; the trace names the queue "queue:"+Name.
+	Name string
+	// Env is the shared environment; nil means the dead-letter queue's Env
+	// when DeadLetter is set, else a private one.
+	Env *sim.Env
+	// Faults is consulted at broker.unavailable, broker.duplicate,
+	// broker.delay and broker.reorder; nil means no faults.
+	Faults *faults.Injector
+	// VisibilityTimeout is how long a received message stays invisible;
+	// 0 means DefaultVisibilityTimeout.
+	VisibilityTimeout sim.Tick
+	// Retention deletes messages this many ticks after they entered the
+	// queue, in any state; 0 keeps them forever.
+	Retention sim.Tick
+	// DeadLetter is the optional dead-letter queue. It must share the Env.
+	DeadLetter *Queue
+	// MaxReceiveCount, with DeadLetter, is the redrive policy: a receive that
+	// would make a message's receive count exceed it moves the message to
+	// the dead-letter queue instead. 0 disables the policy.
+	MaxReceiveCount int
+	// FIFO makes the queue deliver per message group (Message.Key) in send
+	// order, with at most one message of a group in flight.
+	FIFO bool
+	// DedupWindow (FIFO only) drops a send whose deduplication ID was sent
+	// within the window; 0 disables deduplication.
+	DedupWindow sim.Tick
+	// Consumer is the logical consumer the ledger books deliveries under;
+	// "" means Name.
+	Consumer string
+}
+
+// Validate reports a configuration error, wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: queue %q: %s", ErrInvalidConfig, c.Name, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case c.Name == "":
+		return fmt.Errorf("%w: a queue needs a name", ErrInvalidConfig)
+	case c.VisibilityTimeout < 0 || c.VisibilityTimeout > MaxDuration:
+		return bad("visibility timeout %d is outside [0, %d]", c.VisibilityTimeout, MaxDuration)
+	case c.Retention < 0 || c.Retention > MaxDuration:
+		return bad("retention %d is outside [0, %d]", c.Retention, MaxDuration)
+	case c.DedupWindow < 0 || c.DedupWindow > MaxDuration:
+		return bad("dedup window %d is outside [0, %d]", c.DedupWindow, MaxDuration)
+	case c.DedupWindow > 0 && !c.FIFO:
+		return bad("a dedup window needs a FIFO queue")
+	case c.MaxReceiveCount < 0:
+		return bad("max receive count %d is negative", c.MaxReceiveCount)
+	case c.MaxReceiveCount > 0 && c.DeadLetter == nil:
+		return bad("max receive count needs a dead-letter queue")
+	case c.DeadLetter != nil && c.DeadLetter.name == "":
+		return bad("dead-letter queue was not made with New")
+	case c.DeadLetter != nil && c.Env != nil && c.DeadLetter.env != c.Env:
+		return bad("dead-letter queue %q uses another Env", c.DeadLetter.name)
+	}
+	return nil
+}
+
+// Delivery is one received message: the message, the receipt that acks it,
+// and how many times this copy has been received (1 on the first receive).
+type Delivery struct {
+	Message      sim.Message
+	Receipt      Receipt
+	ReceiveCount int
+}
+
+// Receipt names one delivery of one message copy. It encodes the queue, the
+// copy's slot and the receive generation, so a receipt issued before a
+// redelivery is recognised as stale. The zero Receipt is never valid.
+type Receipt struct {
+	q    *Queue
+	id   sim.ID
+	slot uint32
+	gen  uint32
+}
+
+// Msg returns the ID of the message the receipt was issued for.
+func (r Receipt) Msg() sim.ID { return r.id }
+
+// IsZero reports whether r is the zero Receipt.
+func (r Receipt) IsZero() bool { return r.q == nil }
+
+// String formats the receipt as "m7#3.2": message, slot, generation.
+func (r Receipt) String() string {
+	if r.q == nil {
+		return "-"
+	}
+	return r.id.String() + "#" + strconv.FormatUint(uint64(r.slot), 10) + "." + strconv.FormatUint(uint64(r.gen), 10)
+}
+
+// Metrics is a snapshot of a queue's gauges and counters.
+type Metrics struct {
+	Visible   int      // messages that a receive could return now
+	InFlight  int      // received, not yet acked, visibility timeout running
+	Delayed   int      // not yet visible (delayed send, nack with delay)
+	DLQDepth  int      // messages resident in the dead-letter queue
+	OldestAge sim.Tick // age of the oldest resident message, 0 when empty
+
+	Sent              int // messages accepted (broker copies excluded)
+	Receives          int // deliveries, redeliveries included
+	Acks              int
+	Nacks             int
+	Redeliveries      int // deliveries with receive count > 1
+	VisibilityExpired int // visibility timeouts that ran out
+	DeadLettered      int // moved to the dead-letter queue
+	Expired           int // deleted by retention
+	Purged            int
+	Redriven          int // moved out of this queue (as a DLQ) as new messages
+	Deduplicated      int // sends dropped by the FIFO dedup window
+	Duplicated        int // broker copies made by the broker.duplicate fault
+	Rejected          int // refused calls: broker down, stale or unknown receipts
+}
+
+// group is one FIFO message group: its resident messages in send order.
+// The front is the group's head; while the head is in flight or held, the
+// group is blocked.
+type group struct {
+	key     string
+	refs    ring[ref]
+	blocked bool // the head is in flight or held
+	queued  bool // the group is in Queue.readyGroups
+}
+
+type dedupRec struct {
+	id  string
+	exp sim.Tick
+}
+
+// Queue is an SQS-like work queue for competing consumers. It is a state
+// machine driven by explicit calls (Send, Receive, Ack, Nack,
+// ChangeVisibility, DeadLetter, Purge, Redrive) and by Step, which the World
+// calls once per tick in the broker phase to run delays, visibility expiry
+// and retention.
+//
+// Invariants: every resident copy is in exactly one of visible, in flight
+// or delayed, and Len equals their sum. Every operation costs O(log n) in
+// the resident messages n (heaps with index fields for the delayed and
+// in-flight sets, rings for visible messages and groups, receipts that
+// address the slot directly), except Purge, which deletes everything, and
+// amortised compaction of lazily deleted ring entries. A resident message
+// costs about 210 bytes beyond its body.
+//
+// A Queue is not safe for concurrent use.
+type Queue struct {
+	cfg    Config
+	name   string
+	where  string
+	vt     sim.Tick
+	env    *sim.Env
+	faults *faults.Injector
+	cref   sim.ConsumerRef
+
+	s      slab
+	all    ring[ref] // every resident copy, in the order it entered
+	ready  ring[ref] // standard queues: visible copies in delivery order
+	delay  theap
+	flight theap
+
+	groups      map[string]*group
+	readyGroups ring[*group]
+	dedup       map[string]sim.Tick
+	dedupOrder  ring[dedupRec]
+
+	live, nVisible, nInFlight, nDelayed int
+
+	actors   []string
+	actorIdx map[string]int32
+	sources  []*Queue
+
+	m Metrics
+}
+
+// New returns an empty queue.
+func New(cfg Config) (*Queue, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	env := cfg.Env
+	if env == nil {
+		if cfg.DeadLetter != nil {
+			env = cfg.DeadLetter.env
+		} else {
+			env = sim.NewEnv(0)
+		}
+	}
+	if cfg.Consumer == "" {
+		cfg.Consumer = cfg.Name
+	}
+	vt := cfg.VisibilityTimeout
+	if vt == 0 {
+		vt = DefaultVisibilityTimeout
+	}
+	q := &Queue{cfg: cfg, name: cfg.Name, where: "queue:" + cfg.Name, vt: vt, env: env, faults: cfg.Faults,
+		cref: env.Ledger.Consumer(cfg.Consumer), actorIdx: map[string]int32{}}
+	q.delay.s, q.flight.s = &q.s, &q.s
+	if cfg.FIFO {
+		q.groups = map[string]*group{}
+		q.dedup = map[string]sim.Tick{}
+	}
+	if d := cfg.DeadLetter; d != nil && len(d.sources) < 1<<16-1 {
+		d.sources = append(d.sources, q)
+	}
+	return q, nil
+}
+
+// Name returns the queue's name.
+func (q *Queue) Name() string { return q.name }
+
+// Where returns the queue's name in the trace, "queue:"+Name.
+func (q *Queue) Where() string { return q.where }
+
+// Env returns the queue's environment.
+func (q *Queue) Env() *sim.Env { return q.env }
+
+// Config returns the queue's configuration with defaults filled in.
+func (q *Queue) Config() Config {
+	c := q.cfg
+	c.VisibilityTimeout = q.vt
+	c.Env = q.env
+	return c
+}
+
+// ConsumerRef returns the ledger handle of the queue's logical consumer.
+func (q *Queue) ConsumerRef() sim.ConsumerRef { return q.cref }
+
+// Len returns the number of resident message copies (visible, in flight
+// and delayed).
+func (q *Queue) Len() int {
+	if q == nil {
+		return 0
+	}
+	return q.live
+}
+
+// Metrics returns a snapshot of the gauges and counters. It is O(1)
+// amortised.
+func (q *Queue) Metrics() Metrics {
+	if q.made() != nil {
+		return Metrics{}
+	}
+	m := q.m
+	m.Visible, m.InFlight, m.Delayed = q.nVisible, q.nInFlight, q.nDelayed
+	if q.cfg.DeadLetter != nil {
+		m.DLQDepth = q.cfg.DeadLetter.live
+	}
+	q.trimAll()
+	if q.all.len() > 0 {
+		m.OldestAge = q.env.Now() - q.s.at(q.all.front().slot()).sentAt
+		if m.OldestAge < 0 {
+			m.OldestAge = 0
+		}
+	}
+	return m
+}
+
+// Step runs the queue's timers at tick now: delayed and held messages whose
+// delay ran out become visible, in-flight messages whose visibility timeout
+// ran out become visible again (traced as visibility_expired; their next
+// receive counts one more), retention deletes old messages, and the FIFO
+// deduplication window forgets old IDs. It is the queue's sim.Actor method
+// for the broker phase; its cost is O(log n) per message it moves.
+func (q *Queue) Step(now sim.Tick) {
+	if q.made() != nil {
+		return
+	}
+	for q.delay.len() > 0 && q.s.at(q.delay.peek()).due <= now {
+		slot := q.delay.remove(0)
+		e := q.s.at(slot)
+		q.nDelayed--
+		if e.state == stHeld {
+			q.returnReady(slot)
+		} else {
+			q.enqueueNew(slot)
+		}
+	}
+	for q.flight.len() > 0 && q.s.at(q.flight.peek()).due <= now {
+		slot := q.flight.remove(0)
+		e := q.s.at(slot)
+		q.nInFlight--
+		q.m.VisibilityExpired++
+		q.emit(sim.KindVisibilityExpired, e, q.actorName(e), "")
+		q.returnReady(slot)
+	}
+	if q.cfg.Retention > 0 {
+		for {
+			q.trimAll()
+			if q.all.len() == 0 {
+				break
+			}
+			slot := q.all.front().slot()
+			e := q.s.at(slot)
+			if e.sentAt+q.cfg.Retention > now {
+				break
+			}
+			q.m.Expired++
+			q.emit(sim.KindExpired, e, "", q.detail("retention ", int64(q.cfg.Retention)))
+			q.terminal(e, sim.StateExpired, sim.CauseRetention)
+			q.remove(slot)
+		}
+	}
+	for q.dedupOrder.len() > 0 && q.dedupOrder.front().exp <= now {
+		d := q.dedupOrder.popFront()
+		if q.dedup[d.id] == d.exp {
+			delete(q.dedup, d.id)
+		}
+	}
+}
+
+// Publish sends m with no delay; it makes a Queue a sim.Publisher.
+func (q *Queue) Publish(m sim.Message) error { return q.Send(m, 0) }
+
+// Send accepts m; it becomes visible after delay ticks (0: now). A message
+// without an ID gets a fresh one. The ledger records the send and expects
+// the message at the queue's logical consumer. On a FIFO queue with a dedup
+// window, a send whose deduplication ID (DedupHeader, else the message ID)
+// was accepted within the window is dropped, traced as deduplicated, and
+// reported as success. While the broker is unavailable Send returns an
+// error wrapping ErrUnavailable and ErrConnection, and the message was not
+// accepted.
+func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
+	if err := q.made(); err != nil {
+		return err
+	}
+	if delay < 0 || delay > MaxDuration {
+		return fmt.Errorf("%w: %s: delay %d is outside [0, %d]", ErrInvalidArgument, q.where, delay, MaxDuration)
+	}
+	now := q.env.Now()
+	if err := q.down(m.ID, m.Key, m.Headers.Type, ""); err != nil {
+		return err
+	}
+	if m.ID == 0 {
+		m.ID = q.env.IDs.Next()
+		if m.Created == 0 {
+			m.Created = now
+		}
+	}
+	q.env.Ledger.Register(&m)
+	if q.cfg.FIFO && q.cfg.DedupWindow > 0 {
+		id, ok := m.Headers.Get(DedupHeader)
+		if !ok {
+			id = m.ID.String()
+		}
+		if exp, seen := q.dedup[id]; seen && exp > now {
+			q.m.Deduplicated++
+			q.env.Emit(sim.Event{Kind: sim.KindDeduplicated, Where: q.where, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, Detail: "dedup id " + id})
+			return nil
+		}
+		exp := now + q.cfg.DedupWindow
+		q.dedup[id] = exp
+		q.dedupOrder.pushBack(dedupRec{id, exp})
+	}
+	if q.faults.Has(faults.BrokerDelay) {
+		if f, ok := q.faults.Check(faults.BrokerDelay, faults.Context{Where: q.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); ok {
+			extra := sim.Tick(f.Param)
+			if extra <= 0 {
+				extra = 1
+			}
+			delay = min(delay+extra, MaxDuration)
+		}
+	}
+	q.accept(m, delay)
+	return nil
+}
+
+// accept enqueues m after the checks of Send; redrives use it directly.
+func (q *Queue) accept(m sim.Message, delay sim.Tick) {
+	now := q.env.Now()
+	q.env.Ledger.Sent(m.ID, now)
+	q.env.Ledger.Expect(m.ID, q.cref)
+	q.m.Sent++
+	slot := q.add(m, now)
+	e := q.s.at(slot)
+	q.emit(sim.KindSent, e, "", "")
+	if delay > 0 {
+		e.state = stDelayed
+		e.due = now + delay
+		q.delay.push(slot)
+		q.nDelayed++
+		q.emit(sim.KindDelayed, e, "", q.detail("until t=", int64(e.due)))
+		return
+	}
+	q.enqueueNew(slot)
+}
+
+// add takes a slot for a new resident copy of m, entered at tick now.
+func (q *Queue) add(m sim.Message, now sim.Tick) uint32 {
+	slot := q.s.alloc()
+	e := q.s.at(slot)
+	e.msg = m
+	e.sentAt = now
+	q.live++
+	q.all.pushBack(mkref(slot, e.life))
+	if q.all.len() > 2*q.live+64 {
+		q.all.filter(q.isLive)
+	}
+	return slot
+}
+
+func (q *Queue) isLive(r ref) bool {
+	if r.slot() >= q.s.n {
+		return false
+	}
+	e := q.s.at(r.slot())
+	return e.life == r.life() && e.state != stFree
+}
+
+func (q *Queue) isReady(r ref) bool {
+	if r.slot() >= q.s.n {
+		return false
+	}
+	e := q.s.at(r.slot())
+	return e.life == r.life() && e.state == stReady
+}
+
+// trimAll drops deleted copies from the front of the all ring.
+func (q *Queue) trimAll() {
+	for q.all.len() > 0 && !q.isLive(q.all.front()) {
+		q.all.popFront()
+	}
+}
+
+// enqueueNew makes a copy that was never visible visible: at the back of
+// the ready ring, or at the back of its FIFO group.
+func (q *Queue) enqueueNew(slot uint32) {
+	e := q.s.at(slot)
+	e.state = stReady
+	q.nVisible++
+	r := mkref(slot, e.life)
+	if !q.cfg.FIFO {
+		q.ready.pushBack(r)
+		if q.ready.len() > 2*q.nVisible+64 {
+			q.ready.filter(q.isReady)
+		}
+		return
+	}
+	g := q.groups[e.msg.Key]
+	if g == nil {
+		g = &group{key: e.msg.Key}
+		q.groups[e.msg.Key] = g
+	}
+	g.refs.pushBack(r)
+	if g.refs.len() > 2*q.nVisible+64 {
+		g.refs.filter(q.isLive)
+	}
+	q.settle(g)
+}
+
+// returnReady makes an in-flight or held copy visible again. On a standard
+// queue it goes to the back of the ready ring; on a FIFO queue it stays the
+// head of its group, which is unblocked.
+func (q *Queue) returnReady(slot uint32) {
+	e := q.s.at(slot)
+	e.state = stReady
+	q.nVisible++
+	if !q.cfg.FIFO {
+		q.ready.pushBack(mkref(slot, e.life))
+		if q.ready.len() > 2*q.nVisible+64 {
+			q.ready.filter(q.isReady)
+		}
+		return
+	}
+	if g := q.groups[e.msg.Key]; g != nil {
+		g.blocked = false
+		q.settle(g)
+	}
+}
+
+// settle drops deleted refs from the front of g, forgets g when it is
+// empty, and queues it for receiving when its head is visible.
+func (q *Queue) settle(g *group) {
+	for g.refs.len() > 0 && !q.isLive(g.refs.front()) {
+		g.refs.popFront()
+	}
+	if g.refs.len() == 0 {
+		if q.groups[g.key] == g {
+			delete(q.groups, g.key)
+		}
+		g.blocked = false
+		return
+	}
+	if !g.blocked && !g.queued && q.s.at(g.refs.front().slot()).state == stReady {
+		g.queued = true
+		q.readyGroups.pushBack(g)
+	}
+}
+
+// nextReady takes the next visible copy off the ready structures. On a FIFO
+// queue the copy is the head of a group that was taken off readyGroups; the
+// caller must block the group, remove the head, or call settle.
+func (q *Queue) nextReady() (uint32, bool) {
+	if !q.cfg.FIFO {
+		for q.ready.len() > 0 {
+			r := q.ready.popFront()
+			if q.isReady(r) {
+				return r.slot(), true
+			}
+		}
+		return 0, false
+	}
+	for q.readyGroups.len() > 0 {
+		g := q.readyGroups.popFront()
+		g.queued = false
+		if q.groups[g.key] != g || g.blocked {
+			continue
+		}
+		for g.refs.len() > 0 && !q.isLive(g.refs.front()) {
+			g.refs.popFront()
+		}
+		if g.refs.len() == 0 {
+			delete(q.groups, g.key)
+			continue
+		}
+		slot := g.refs.front().slot()
+		if q.s.at(slot).state != stReady {
+			continue
+		}
+		return slot, true
+	}
+	return 0, false
+}
+
+// putBack undoes nextReady for a copy that stays visible.
+func (q *Queue) putBack(slot uint32, front bool) {
+	e := q.s.at(slot)
+	if !q.cfg.FIFO {
+		if front {
+			q.ready.pushFront(mkref(slot, e.life))
+		} else {
+			q.ready.pushBack(mkref(slot, e.life))
+		}
+		return
+	}
+	if g := q.groups[e.msg.Key]; g != nil {
+		q.settle(g)
+	}
+}
+
+// remove deletes a resident copy from every structure and frees its slot.
+func (q *Queue) remove(slot uint32) {
+	e := q.s.at(slot)
+	switch e.state {
+	case stReady:
+		q.nVisible-- // the ready ring keeps a stale ref until it is popped
+	case stInFlight:
+		q.flight.remove(int(e.hidx))
+		q.nInFlight--
+	case stDelayed, stHeld:
+		q.delay.remove(int(e.hidx))
+		q.nDelayed--
+	}
+	var g *group
+	if q.cfg.FIFO && e.state != stDelayed {
+		g = q.groups[e.msg.Key]
+		if g != nil && g.refs.len() > 0 && g.refs.front() == mkref(slot, e.life) {
+			g.refs.popFront()
+			g.blocked = false
+		} else {
+			g = nil
+		}
+	}
+	q.s.release(slot)
+	q.live--
+	if g != nil {
+		q.settle(g)
+	}
+	q.trimAll()
+}
+
+// Receive returns up to max visible messages for the worker called
+// consumer (the actor in the trace), each with a fresh receipt; they stay
+// invisible for the visibility timeout. A copy whose receive count would
+// exceed MaxReceiveCount moves to the dead-letter queue instead. See
+// AppendReceive.
+func (q *Queue) Receive(consumer string, max int) ([]Delivery, error) {
+	return q.AppendReceive(nil, consumer, max)
+}
+
+// AppendReceive is Receive appending to dst, so a caller can reuse one
+// slice and receive without allocating. Each delivery is traced as
+// received (first receive) or redelivered (receive count > 1) and booked in
+// the ledger as Delivered. Faults: broker.unavailable fails the call with
+// ErrUnavailable; broker.reorder (standard queues) hands out the message
+// behind one first; broker.duplicate leaves a second copy of a delivered
+// message visible, which another receive returns with its own receipt.
+func (q *Queue) AppendReceive(dst []Delivery, consumer string, max int) ([]Delivery, error) {
+	if err := q.made(); err != nil {
+		return dst, err
+	}
+	if max <= 0 {
+		return dst, fmt.Errorf("%w: %s: receive batch %d must be positive", ErrInvalidArgument, q.where, max)
+	}
+	if err := q.down(0, "", "", consumer); err != nil {
+		return dst, err
+	}
+	now := q.env.Now()
+	ai := q.actor(consumer)
+	reorder := !q.cfg.FIFO && q.faults.Has(faults.BrokerReorder)
+	dup := q.faults.Has(faults.BrokerDuplicate)
+	for n := 0; n < max; {
+		slot, ok := q.nextReady()
+		if !ok {
+			break
+		}
+		e := q.s.at(slot)
+		if reorder && q.ready.len() > 0 {
+			if _, fired := q.faults.Check(faults.BrokerReorder, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
+				if next, ok := q.nextReady(); ok {
+					q.putBack(slot, true)
+					slot = next
+					e = q.s.at(slot)
+				}
+			}
+		}
+		if q.cfg.DeadLetter != nil && q.cfg.MaxReceiveCount > 0 && int(e.receives) >= q.cfg.MaxReceiveCount {
+			q.deadLetter(slot, consumer, "receive count would exceed "+strconv.Itoa(q.cfg.MaxReceiveCount))
+			continue
+		}
+		e.receives++
+		e.gen++
+		e.state = stInFlight
+		e.due = now + q.vt
+		e.actor = ai
+		q.nVisible--
+		q.nInFlight++
+		q.flight.push(slot)
+		if q.cfg.FIFO {
+			if g := q.groups[e.msg.Key]; g != nil {
+				g.blocked = true
+			}
+		}
+		q.m.Receives++
+		kind := sim.KindReceived
+		if e.receives > 1 {
+			kind = sim.KindRedelivered
+			q.m.Redeliveries++
+		}
+		q.env.Ledger.Delivered(e.msg.ID, q.cref, now)
+		q.emit(kind, e, consumer, "")
+		dst = append(dst, Delivery{Message: e.msg, Receipt: Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}, ReceiveCount: int(e.receives)})
+		n++
+		if dup {
+			if _, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
+				c := q.add(e.msg, now)
+				q.m.Duplicated++
+				q.enqueueNew(c)
+			}
+		}
+	}
+	return dst, nil
+}
+
+// deadLetter moves the copy in slot (which must be in flight, or taken
+// off the ready structures and accounted as in flight) to the DLQ.
+func (q *Queue) deadLetter(slot uint32, actor, reason string) {
+	e := q.s.at(slot)
+	d := q.cfg.DeadLetter
+	q.m.DeadLettered++
+	detail := ""
+	if q.env.Trace.Enabled() {
+		detail = "to " + d.where + ": " + reason
+	}
+	q.emit(sim.KindDeadLettered, e, actor, detail)
+	q.terminal(e, sim.StateDeadLettered, "")
+	now := q.env.Now()
+	c := d.add(e.msg, now)
+	ce := d.s.at(c)
+	ce.receives = 0
+	for i, s := range d.sources {
+		if s == q {
+			ce.src = uint16(i + 1)
+			break
+		}
+	}
+	d.enqueueNew(c)
+	q.remove(slot)
+}
+
+// terminal books in the ledger that copy e left the queue for state s
+// (expired, purged, dead-lettered). When the logical consumer already
+// acked the message (another copy of it), the ledger keeps "done". A loss
+// cause is recorded when the message's effect was never applied.
+func (q *Queue) terminal(e *entry, s sim.State, cause sim.Cause) {
+	l := q.env.Ledger
+	if l == nil {
+		return
+	}
+	c := q.cref
+	if e.src > 0 {
+		c = q.sources[e.src-1].cref
+	}
+	d := l.Delivery(e.msg.ID, c)
+	if d.Acked {
+		return
+	}
+	l.SetState(e.msg.ID, s, q.env.Now())
+	if cause != "" && d.Applied == 0 && d.Lost == "" {
+		l.Lost(e.msg.ID, c, cause, q.env.Now())
+		q.env.Emit(sim.Event{Kind: sim.KindLost, Where: q.where, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.msg.Headers.CorrelationID, Detail: string(cause)})
+	}
+}
+
+// lookup resolves a receipt for op, tracing and returning an error when it
+// is unknown or stale.
+func (q *Queue) lookup(r Receipt, op string) (uint32, *entry, error) {
+	var err error
+	var e *entry
+	switch {
+	case r.q != q || r.gen == 0 || r.slot >= q.s.n:
+		err = fmt.Errorf("%w: %s: %s with %s", ErrUnknownReceipt, q.where, op, r)
+	default:
+		e = q.s.at(r.slot)
+		switch {
+		case r.gen > e.gen:
+			err = fmt.Errorf("%w: %s: %s with %s", ErrUnknownReceipt, q.where, op, r)
+		case r.gen < e.gen || e.state == stFree:
+			why := "message deleted since"
+			if e.state != stFree && e.msg.ID == r.id {
+				why = "message received again since (receive count " + strconv.Itoa(int(e.receives)) + ")"
+			}
+			err = fmt.Errorf("%w: %s: %s with %s: %s", ErrStaleReceipt, q.where, op, r, why)
+		default:
+			return r.slot, e, nil
+		}
+	}
+	q.reject(r.id, "", err)
+	return 0, nil, err
+}
+
+func (q *Queue) reject(id sim.ID, actor string, err error) {
+	q.m.Rejected++
+	q.env.Emit(sim.Event{Kind: sim.KindRejected, Where: q.where, Msg: id, Actor: actor, Detail: err.Error()})
+}
+
+// Ack deletes the message copy named by r. It succeeds while the copy has
+// not been received again since r was issued, even when its visibility
+// timeout ran out meanwhile (as in SQS); otherwise it returns an error
+// wrapping ErrStaleReceipt (or ErrUnknownReceipt) and traces the rejection.
+// The ledger books the ack and marks the message done.
+func (q *Queue) Ack(r Receipt) error {
+	if err := q.made(); err != nil {
+		return err
+	}
+	slot, e, err := q.lookup(r, "ack")
+	if err != nil {
+		return err
+	}
+	q.m.Acks++
+	q.env.Ledger.Acked(e.msg.ID, q.cref)
+	q.env.Ledger.SetState(e.msg.ID, sim.StateDone, q.env.Now())
+	q.emit(sim.KindAcked, e, q.actorName(e), "")
+	q.remove(slot)
+	return nil
+}
+
+// Nack returns the in-flight copy named by r: visible after delay ticks
+// (0: now). On a FIFO queue the copy stays the head of its group and the
+// group stays blocked during the delay. The next receive counts one more.
+func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
+	if err := q.made(); err != nil {
+		return err
+	}
+	if delay < 0 || delay > MaxDuration {
+		return fmt.Errorf("%w: %s: nack delay %d is outside [0, %d]", ErrInvalidArgument, q.where, delay, MaxDuration)
+	}
+	slot, e, err := q.inFlight(r, "nack")
+	if err != nil {
+		return err
+	}
+	q.m.Nacks++
+	q.flight.remove(int(e.hidx))
+	q.nInFlight--
+	q.emit(sim.KindNacked, e, q.actorName(e), q.detail("delay ", int64(delay)))
+	if delay == 0 {
+		q.returnReady(slot)
+		return nil
+	}
+	e.state = stDelayed
+	if q.cfg.FIFO {
+		e.state = stHeld
+	}
+	e.due = q.env.Now() + delay
+	q.delay.push(slot)
+	q.nDelayed++
+	return nil
+}
+
+func (q *Queue) inFlight(r Receipt, op string) (uint32, *entry, error) {
+	slot, e, err := q.lookup(r, op)
+	if err != nil {
+		return 0, nil, err
+	}
+	if e.state != stInFlight {
+		err = fmt.Errorf("%w: %s: %s with %s: visibility timeout already ran out", ErrNotInFlight, q.where, op, r)
+		q.reject(r.id, "", err)
+		return 0, nil, err
+	}
+	return slot, e, nil
+}
+
+// ChangeVisibility sets the visibility timeout of the in-flight copy named
+// by r to timeout ticks counted from now (0: visible now). The change
+// applies to this delivery only; the next receive uses the queue's
+// timeout again.
+func (q *Queue) ChangeVisibility(r Receipt, timeout sim.Tick) error {
+	if err := q.made(); err != nil {
+		return err
+	}
+	if timeout < 0 || timeout > MaxDuration {
+		return fmt.Errorf("%w: %s: visibility timeout %d is outside [0, %d]", ErrInvalidArgument, q.where, timeout, MaxDuration)
+	}
+	slot, e, err := q.inFlight(r, "change visibility")
+	if err != nil {
+		return err
+	}
+	q.emit(sim.KindVisibility, e, q.actorName(e), q.detail("timeout ", int64(timeout)))
+	if timeout == 0 {
+		q.flight.remove(int(e.hidx))
+		q.nInFlight--
+		q.returnReady(slot)
+		return nil
+	}
+	e.due = q.env.Now() + timeout
+	q.flight.fix(int(e.hidx))
+	return nil
+}
+
+// DeadLetter moves the copy named by r to the dead-letter queue at once,
+// with a reason: consumers use it for permanent and poison failures
+// (classification) or when their own attempt limit is reached. The ledger
+// marks the message dead-lettered; it is not acked. Without a dead-letter
+// queue it returns ErrNoDeadLetter and the message stays where it is.
+func (q *Queue) DeadLetter(r Receipt, reason string) error {
+	if err := q.made(); err != nil {
+		return err
+	}
+	slot, e, err := q.lookup(r, "dead-letter")
+	if err != nil {
+		return err
+	}
+	if q.cfg.DeadLetter == nil {
+		return fmt.Errorf("%w: %s", ErrNoDeadLetter, q.where)
+	}
+	q.deadLetter(slot, q.actorName(e), reason)
+	return nil
+}
+
+// Purge deletes every resident copy, in any state, and returns how many it
+// deleted. Each is traced as purged; a message whose effect was never
+// applied is recorded as lost with sim.CausePurge. It costs O(resident).
+func (q *Queue) Purge() int {
+	if q.made() != nil {
+		return 0
+	}
+	n := 0
+	for q.all.len() > 0 {
+		r := q.all.popFront()
+		if !q.isLive(r) {
+			continue
+		}
+		e := q.s.at(r.slot())
+		q.m.Purged++
+		q.emit(sim.KindPurged, e, "", "")
+		q.terminal(e, sim.StatePurged, sim.CausePurge)
+		q.s.release(r.slot())
+		n++
+	}
+	q.all.reset()
+	q.ready.reset()
+	q.delay.reset()
+	q.flight.reset()
+	q.readyGroups.reset()
+	if q.cfg.FIFO {
+		q.groups = map[string]*group{}
+	}
+	q.live, q.nVisible, q.nInFlight, q.nDelayed = 0, 0, 0, 0
+	return n
+}
+
+// Redrive moves up to max visible messages of this queue, used as a
+// dead-letter queue, back to the queues they were dead-lettered from, and
+// returns how many it moved. Each goes back as a new message: a new ID, no
+// receive count, a "redriven-from" header naming the original; the ledger
+// links the original to it (Ledger.Link) and the trace shows redriven. A
+// message sent to this queue directly has no source and stays. Redrives
+// bypass broker faults: they are an operator's action.
+func (q *Queue) Redrive(max int) (int, error) { return q.redrive(nil, max) }
+
+// RedriveTo is Redrive with every message going to dst.
+func (q *Queue) RedriveTo(dst *Queue, max int) (int, error) {
+	if err := dst.made(); err != nil {
+		return 0, fmt.Errorf("%w: redrive target: %w", ErrInvalidArgument, err)
+	}
+	return q.redrive(dst, max)
+}
+
+func (q *Queue) redrive(dst *Queue, max int) (int, error) {
+	if err := q.made(); err != nil {
+		return 0, err
+	}
+	if max <= 0 {
+		return 0, fmt.Errorf("%w: %s: redrive count %d must be positive", ErrInvalidArgument, q.where, max)
+	}
+	if dst != nil && dst.env != q.env {
+		return 0, fmt.Errorf("%w: %s: redrive target %s uses another Env", ErrInvalidArgument, q.where, dst.where)
+	}
+	var skipped []uint32
+	n := 0
+	for n < max {
+		slot, ok := q.nextReady()
+		if !ok {
+			break
+		}
+		e := q.s.at(slot)
+		target := dst
+		if target == nil {
+			if e.src == 0 {
+				skipped = append(skipped, slot)
+				if q.cfg.FIFO {
+					break // the group's head stays; FIFO order forbids skipping it
+				}
+				continue
+			}
+			target = q.sources[e.src-1]
+		}
+		orig := e.msg
+		nm := q.env.NewMessage(orig.Key, orig.Body, orig.Headers.With("redriven-from", orig.ID.String()))
+		now := q.env.Now()
+		q.env.Ledger.Link(orig.ID, nm.ID, now)
+		q.m.Redriven++
+		q.emit(sim.KindRedriven, e, "", "as "+nm.ID.String()+" to "+target.where)
+		q.remove(slot)
+		target.accept(nm, 0)
+		n++
+	}
+	for _, s := range skipped {
+		q.putBack(s, false)
+	}
+	return n, nil
+}
+
+// down consults broker.unavailable and returns the error to report.
+func (q *Queue) down(id sim.ID, key, typ, consumer string) error {
+	if !q.faults.Has(faults.BrokerUnavailable) {
+		return nil
+	}
+	f, ok := q.faults.Check(faults.BrokerUnavailable, faults.Context{Where: q.where, Consumer: consumer, Key: key, Type: typ, Msg: id})
+	if !ok {
+		return nil
+	}
+	why := f.Error
+	if why == "" {
+		why = "rule " + f.Rule
+	}
+	err := fmt.Errorf("%w: %s (%s): %w", ErrUnavailable, q.where, why, ErrConnection)
+	q.reject(id, consumer, err)
+	return err
+}
+
+func (q *Queue) actor(name string) int32 {
+	if name == "" {
+		return -1
+	}
+	if n := len(q.actors); n > 0 && q.actors[n-1] == name {
+		return int32(n - 1)
+	}
+	if i, ok := q.actorIdx[name]; ok {
+		return i
+	}
+	i := int32(len(q.actors))
+	q.actors = append(q.actors, name)
+	q.actorIdx[name] = i
+	return i
+}
+
+func (q *Queue) actorName(e *entry) string {
+	if e.actor < 0 {
+		return ""
+	}
+	return q.actors[e.actor]
+}
+
+func (q *Queue) emit(k sim.Kind, e *entry, actor, detail string) {
+	q.env.Emit(sim.Event{Kind: k, Where: q.where, Actor: actor, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.msg.Headers.CorrelationID, Attempt: int(e.receives), Detail: detail})
+}
+
+// made reports a nil or zero Queue as an error instead of a panic.
+func (q *Queue) made() error {
+	if q == nil || q.env == nil {
+		return ErrNotMade
+	}
+	return nil
+}
+
+// detail formats prefix+n only when the trace listens.
+func (q *Queue) detail(prefix string, n int64) string {
+	if !q.env.Trace.Enabled() {
+		return ""
+	}
+	return prefix + strconv.FormatInt(n, 10)
+}
+
+// Status is where a resident message copy stands.
+type Status uint8
+
+// The statuses of a resident copy.
+const (
+	StatusVisible  Status = iota // a receive could return it now
+	StatusInFlight               // received, visibility timeout running
+	StatusDelayed                // not yet visible (delayed send, nack with delay, FIFO hold)
+)
+
+var statusNames = [...]string{"visible", "in-flight", "delayed"}
+
+// String returns "visible", "in-flight" or "delayed".
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "unknown"
+}
+
+// Resident describes one resident message copy, for players and panels.
+type Resident struct {
+	Msg          sim.ID
+	Key          string
+	Status       Status
+	ReceiveCount int
+	Entered      sim.Tick // when the copy entered the queue
+	Due          sim.Tick // in flight: visibility deadline; delayed: visible at; else 0
+	Consumer     string   // the last receiver, if any
+}
+
+// AppendResidents appends up to max resident copies to dst, oldest first,
+// and returns the extended slice. It costs O(max) plus any deleted entries
+// it skips, so a panel can show the head of a long backlog cheaply.
+func (q *Queue) AppendResidents(dst []Resident, max int) []Resident {
+	if q.made() != nil {
+		return dst
+	}
+	for i := 0; i < q.all.len() && max > 0; i++ {
+		r := q.all.buf[(q.all.head+i)&(len(q.all.buf)-1)]
+		if !q.isLive(r) {
+			continue
+		}
+		e := q.s.at(r.slot())
+		x := Resident{Msg: e.msg.ID, Key: e.msg.Key, ReceiveCount: int(e.receives), Entered: e.sentAt, Consumer: q.actorName(e)}
+		switch e.state {
+		case stInFlight:
+			x.Status, x.Due = StatusInFlight, e.due
+		case stDelayed, stHeld:
+			x.Status, x.Due = StatusDelayed, e.due
+		}
+		dst = append(dst, x)
+		max--
+	}
+	return dst
+}

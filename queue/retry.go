@@ -1,0 +1,144 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// Errors a handler returns to classify a failure. Wrap them (%w) to add
+// detail; Classify finds them with errors.Is.
+var (
+	// ErrTransient marks a failure that a later attempt may not repeat
+	// (a timeout, a busy dependency). It is retried by the retry policy.
+	ErrTransient = errors.New("queue: transient failure")
+	// ErrPermanent marks a failure that retrying cannot fix (a validation
+	// error). The message goes to the dead-letter queue at once.
+	ErrPermanent = errors.New("queue: permanent failure")
+	// ErrPoison marks a message that makes the handler fail on every
+	// attempt (a malformed body). The message goes to the dead-letter queue
+	// at once.
+	ErrPoison = errors.New("queue: poison message")
+)
+
+// Class is the dead-letter classification of a handler failure.
+type Class uint8
+
+// The classes. An error that wraps none of the sentinels is transient.
+const (
+	ClassTransient Class = iota
+	ClassPermanent
+	ClassPoison
+)
+
+var classNames = [...]string{"transient", "permanent", "poison"}
+
+// String returns the class's name.
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "unknown"
+}
+
+// Classify returns the class of a handler error: ClassPoison when it wraps
+// ErrPoison, ClassPermanent when it wraps ErrPermanent, else
+// ClassTransient.
+func Classify(err error) Class {
+	switch {
+	case errors.Is(err, ErrPoison):
+		return ClassPoison
+	case errors.Is(err, ErrPermanent):
+		return ClassPermanent
+	}
+	return ClassTransient
+}
+
+// RetryKind selects a retry policy.
+type RetryKind uint8
+
+// The retry policies.
+const (
+	// RetryNone leaves a failed message unacked: it comes back when its
+	// visibility timeout runs out (the broker retries).
+	RetryNone RetryKind = iota
+	// RetryFixed nacks with the same delay every time.
+	RetryFixed
+	// RetryExponential nacks with Delay * 2^(failures-1), capped at Cap,
+	// minus a jitter drawn from the consumer's seeded stream.
+	RetryExponential
+)
+
+// RetryPolicy decides how a consumer retries a transient failure. The
+// zero value is RetryNone.
+type RetryPolicy struct {
+	Kind RetryKind
+	// Delay is the fixed delay, or the exponential base; > 0 unless RetryNone.
+	Delay sim.Tick
+	// Cap bounds the exponential delay; 0 means MaxDuration.
+	Cap sim.Tick
+	// Jitter in [0, 1] is the largest fraction of the exponential delay
+	// that a random draw subtracts ("equal jitter" at 0.5, "full jitter" at 1).
+	Jitter float64
+}
+
+// NoRetry returns the RetryNone policy.
+func NoRetry() RetryPolicy { return RetryPolicy{} }
+
+// FixedRetry returns a policy that nacks with delay d every time.
+func FixedRetry(d sim.Tick) RetryPolicy { return RetryPolicy{Kind: RetryFixed, Delay: d} }
+
+// ExponentialRetry returns an exponential policy with a base, a cap and a
+// jitter fraction.
+func ExponentialRetry(base, cap sim.Tick, jitter float64) RetryPolicy {
+	return RetryPolicy{Kind: RetryExponential, Delay: base, Cap: cap, Jitter: jitter}
+}
+
+// Validate reports a policy that cannot work, wrapping ErrInvalidConfig.
+func (p RetryPolicy) Validate() error {
+	switch {
+	case p.Kind > RetryExponential:
+		return fmt.Errorf("%w: unknown retry kind %d", ErrInvalidConfig, p.Kind)
+	case p.Kind == RetryNone:
+		return nil
+	case p.Delay <= 0 || p.Delay > MaxDuration:
+		return fmt.Errorf("%w: retry delay %d is outside [1, %d]", ErrInvalidConfig, p.Delay, MaxDuration)
+	case p.Cap < 0 || p.Cap > MaxDuration:
+		return fmt.Errorf("%w: retry cap %d is outside [0, %d]", ErrInvalidConfig, p.Cap, MaxDuration)
+	case p.Cap > 0 && p.Cap < p.Delay:
+		return fmt.Errorf("%w: retry cap %d is below the base delay %d", ErrInvalidConfig, p.Cap, p.Delay)
+	case math.IsNaN(p.Jitter) || p.Jitter < 0 || p.Jitter > 1:
+		return fmt.Errorf("%w: retry jitter %v is outside [0, 1]", ErrInvalidConfig, p.Jitter)
+	}
+	return nil
+}
+
+// Backoff returns the nack delay after the given number of failed attempts
+// (1 after the first failure) and whether to nack at all (false for
+// RetryNone). Jitter draws from s only when the policy has jitter, so a
+// policy without it never shifts the stream.
+func (p RetryPolicy) Backoff(failures int, s *sim.Stream) (sim.Tick, bool) {
+	switch p.Kind {
+	case RetryFixed:
+		return p.Delay, true
+	case RetryExponential:
+		limit := p.Cap
+		if limit == 0 {
+			limit = MaxDuration
+		}
+		d := p.Delay
+		for i := 1; i < failures && d < limit; i++ {
+			d *= 2
+		}
+		d = min(d, limit)
+		if p.Jitter > 0 && s != nil {
+			if span := int(float64(d) * p.Jitter); span > 0 {
+				d -= sim.Tick(s.IntN(span + 1))
+			}
+		}
+		return d, true
+	}
+	return 0, false
+}

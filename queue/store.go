@@ -1,0 +1,246 @@
+package queue
+
+import "github.com/brokerlab/brokerlab/sim"
+
+// state is where one entry of a queue stands.
+type state uint8
+
+const (
+	stFree     state = iota // the slot is unused
+	stDelayed               // in the delay heap, not yet visible (a delayed send or a nack with delay)
+	stReady                 // visible: in the ready ring (standard) or in its group (FIFO)
+	stInFlight              // received and not yet acked: in the in-flight heap
+	stHeld                  // FIFO only: nacked with a delay; still the head of its group, in the delay heap
+)
+
+// entry is one resident copy of a message. A broker duplicate or a second
+// send of the same message ID is a separate entry. Entries live in a slab of
+// fixed-size chunks, so their addresses are stable and the slab never copies
+// them when it grows.
+type entry struct {
+	msg      sim.Message
+	sentAt   sim.Tick // when this copy entered the queue (retention and age count from here)
+	due      sim.Tick // delayed or held: visible at; in flight: visibility deadline
+	gen      uint32   // receipt generation: bumped when the slot is taken and on every receive
+	life     uint32   // bumped when the slot is taken; refs in rings carry it
+	receives int32    // receive count of this copy
+	hidx     int32    // index in the delay or in-flight heap, -1 when in neither
+	actor    int32    // index into Queue.actors of the last receiver, -1 for none
+	state    state
+	src      uint16 // in a DLQ: 1 + index into Queue.sources of the queue it came from; 0 for none
+}
+
+const (
+	chunkBits = 8
+	chunkSize = 1 << chunkBits
+	chunkMask = chunkSize - 1
+)
+
+// slab holds entries by slot number. Freed slots are reused last-in
+// first-out, which is deterministic.
+type slab struct {
+	chunks []*[chunkSize]entry
+	n      uint32   // slots handed out so far
+	free   []uint32 // freed slots
+}
+
+func (s *slab) at(i uint32) *entry { return &s.chunks[i>>chunkBits][i&chunkMask] }
+
+func (s *slab) alloc() uint32 {
+	var i uint32
+	if k := len(s.free); k > 0 {
+		i = s.free[k-1]
+		s.free = s.free[:k-1]
+	} else {
+		if int(s.n) == len(s.chunks)*chunkSize {
+			s.chunks = append(s.chunks, new([chunkSize]entry))
+		}
+		i = s.n
+		s.n++
+	}
+	e := s.at(i)
+	e.life++
+	e.gen++
+	e.receives = 0
+	e.hidx = -1
+	e.actor = -1
+	e.src = 0
+	return i
+}
+
+func (s *slab) release(i uint32) {
+	e := s.at(i)
+	e.msg = sim.Message{} // drop references to key, body and headers
+	e.state = stFree
+	e.hidx = -1
+	s.free = append(s.free, i)
+}
+
+// ref names one life of a slot: a ring may keep a ref after the entry left
+// it (lazy deletion); the life number tells stale refs apart.
+type ref uint64
+
+func mkref(slot, life uint32) ref { return ref(uint64(slot)<<32 | uint64(life)) }
+func (r ref) slot() uint32        { return uint32(r >> 32) }
+func (r ref) life() uint32        { return uint32(r) }
+
+// ring is a double-ended queue on a power-of-two circular buffer. Push and
+// pop at either end are O(1) amortised.
+type ring[T any] struct {
+	buf  []T
+	head int
+	n    int
+}
+
+func (r *ring[T]) len() int { return r.n }
+
+func (r *ring[T]) grow() {
+	c := len(r.buf) * 2
+	if c == 0 {
+		c = 16
+	}
+	nb := make([]T, c)
+	for i := 0; i < r.n; i++ {
+		nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+	}
+	r.buf, r.head = nb, 0
+}
+
+func (r *ring[T]) pushBack(v T) {
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+	r.n++
+}
+
+func (r *ring[T]) pushFront(v T) {
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	r.head = (r.head - 1) & (len(r.buf) - 1)
+	r.buf[r.head] = v
+	r.n++
+}
+
+func (r *ring[T]) front() T { return r.buf[r.head] }
+
+func (r *ring[T]) popFront() T {
+	var zero T
+	v := r.buf[r.head]
+	r.buf[r.head] = zero
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	return v
+}
+
+// filter keeps the elements for which keep returns true, in order. It is
+// O(len) and used only for amortised compaction of lazily deleted refs.
+func (r *ring[T]) filter(keep func(T) bool) {
+	var zero T
+	w := 0
+	for i := 0; i < r.n; i++ {
+		v := r.buf[(r.head+i)&(len(r.buf)-1)]
+		if keep(v) {
+			r.buf[(r.head+w)&(len(r.buf)-1)] = v
+			w++
+		}
+	}
+	for i := w; i < r.n; i++ {
+		r.buf[(r.head+i)&(len(r.buf)-1)] = zero
+	}
+	r.n = w
+}
+
+// reset empties the ring and lets go of its buffer.
+func (r *ring[T]) reset() { *r = ring[T]{} }
+
+// theap is a binary min-heap of slots ordered by (due, message ID, slot).
+// Each entry records its index (hidx), so removal and re-keying are
+// O(log n).
+type theap struct {
+	s *slab
+	a []uint32
+}
+
+func (h *theap) len() int { return len(h.a) }
+
+func (h *theap) less(i, j int) bool {
+	x, y := h.s.at(h.a[i]), h.s.at(h.a[j])
+	if x.due != y.due {
+		return x.due < y.due
+	}
+	if x.msg.ID != y.msg.ID {
+		return x.msg.ID < y.msg.ID
+	}
+	return h.a[i] < h.a[j]
+}
+
+func (h *theap) swap(i, j int) {
+	h.a[i], h.a[j] = h.a[j], h.a[i]
+	h.s.at(h.a[i]).hidx = int32(i)
+	h.s.at(h.a[j]).hidx = int32(j)
+}
+
+func (h *theap) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		j = i
+	}
+}
+
+func (h *theap) down(i int) bool {
+	i0 := i
+	n := len(h.a)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		j := l
+		if r := l + 1; r < n && h.less(r, l) {
+			j = r
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		i = j
+	}
+	return i > i0
+}
+
+func (h *theap) push(slot uint32) {
+	h.a = append(h.a, slot)
+	j := len(h.a) - 1
+	h.s.at(slot).hidx = int32(j)
+	h.up(j)
+}
+
+func (h *theap) peek() uint32 { return h.a[0] }
+
+func (h *theap) remove(i int) uint32 {
+	n := len(h.a) - 1
+	if n != i {
+		h.swap(i, n)
+	}
+	slot := h.a[n]
+	h.a = h.a[:n]
+	h.s.at(slot).hidx = -1
+	if n != i {
+		h.fix(i)
+	}
+	return slot
+}
+
+func (h *theap) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+func (h *theap) reset() { h.a = nil }

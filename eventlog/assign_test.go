@@ -1,0 +1,151 @@
+package eventlog_test
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/eventlog"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+func fmtAssign(a []eventlog.Assignment) string { return fmt.Sprint(a) }
+
+func TestAssignRange(t *testing.T) {
+	cases := []struct {
+		members []string
+		parts   int
+		want    string
+	}{
+		// Kafka's documented example: two consumers, three partitions.
+		{[]string{"C1", "C0"}, 3, "[C0=[0 1] C1=[2]]"},
+		{[]string{"a", "b", "c"}, 7, "[a=[0 1 2] b=[3 4] c=[5 6]]"},
+		{[]string{"a", "b", "c"}, 2, "[a=[0] b=[1] c=[]]"},
+		{[]string{"b", "a", "b"}, 4, "[a=[0 1] b=[2 3]]"},
+		{nil, 3, "[]"},
+	}
+	for _, c := range cases {
+		if got := fmtAssign(eventlog.Assign(eventlog.Range, c.members, c.parts, nil)); got != c.want {
+			t.Errorf("range %v/%d = %s, want %s", c.members, c.parts, got, c.want)
+		}
+	}
+}
+
+func TestAssignRoundRobin(t *testing.T) {
+	got := fmtAssign(eventlog.Assign(eventlog.RoundRobin, []string{"c", "a", "b"}, 7, nil))
+	if want := "[a=[0 3 6] b=[1 4] c=[2 5]]"; got != want {
+		t.Errorf("roundrobin = %s, want %s", got, want)
+	}
+}
+
+func TestAssignSticky(t *testing.T) {
+	first := eventlog.Assign(eventlog.Sticky, []string{"a", "b", "c"}, 6, nil)
+	if got, want := fmtAssign(first), "[a=[0 1] b=[2 3] c=[4 5]]"; got != want {
+		t.Fatalf("initial sticky = %s, want %s", got, want)
+	}
+	// b leaves: a and c keep what they had and split b's partitions.
+	second := eventlog.Assign(eventlog.Sticky, []string{"a", "c"}, 6, first)
+	if got, want := fmtAssign(second), "[a=[0 1 2] c=[3 4 5]]"; got != want {
+		t.Errorf("after leave = %s, want %s", got, want)
+	}
+	// d joins: it takes one partition from each of the two; nobody else moves.
+	third := eventlog.Assign(eventlog.Sticky, []string{"a", "c", "d"}, 6, second)
+	if got, want := fmtAssign(third), "[a=[0 1] c=[3 4] d=[2 5]]"; got != want {
+		t.Errorf("after join = %s, want %s", got, want)
+	}
+	if got := moved(second, third); got != 2 {
+		t.Errorf("sticky moved %d partitions on join, want 2", got)
+	}
+	if got := moved(second, eventlog.Assign(eventlog.Range, []string{"a", "c", "d"}, 6, nil)); got <= 2 {
+		t.Errorf("range moved only %d partitions on join", got)
+	}
+}
+
+// moved counts partitions whose owner changed.
+func moved(a, b []eventlog.Assignment) int {
+	owner := map[int]string{}
+	for _, x := range a {
+		for _, p := range x.Partitions {
+			owner[p] = x.Member
+		}
+	}
+	n := 0
+	for _, x := range b {
+		for _, p := range x.Partitions {
+			if owner[p] != x.Member {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Every strategy assigns each partition exactly once and balances counts
+// within one, for random memberships, across a chain of rebalances.
+func TestAssignBalanced(t *testing.T) {
+	s := sim.NewStream(1, "assign")
+	for _, strat := range []eventlog.Strategy{eventlog.Range, eventlog.RoundRobin, eventlog.Sticky} {
+		var prev []eventlog.Assignment
+		for round := 0; round < 300; round++ {
+			var members []string
+			for i, n := 0, 1+s.IntN(6); i < n; i++ {
+				members = append(members, "m"+strconv.Itoa(s.IntN(9)))
+			}
+			parts := s.IntN(13)
+			got := eventlog.Assign(strat, members, parts, prev)
+			seen := make([]int, parts)
+			lo, hi := parts+1, -1
+			for _, a := range got {
+				lo, hi = min(lo, len(a.Partitions)), max(hi, len(a.Partitions))
+				for i, p := range a.Partitions {
+					seen[p]++
+					if i > 0 && a.Partitions[i-1] >= p {
+						t.Fatalf("%s: partitions not sorted: %v", strat, got)
+					}
+				}
+			}
+			for p, n := range seen {
+				if n != 1 {
+					t.Fatalf("%s %v/%d: partition %d assigned %d times: %v", strat, members, parts, p, n, got)
+				}
+			}
+			if hi-lo > 1 {
+				t.Fatalf("%s %v/%d: unbalanced %v", strat, members, parts, got)
+			}
+			prev = got
+		}
+	}
+}
+
+// In a running group, stickiness keeps the survivors' partitions across a
+// rebalance caused by a crash.
+func TestStickyAcrossRebalance(t *testing.T) {
+	r := newRig(t, 1, eventlog.Config{Partitions: 6})
+	g := r.group(eventlog.GroupConfig{Name: "g", Strategy: eventlog.Sticky})
+	a := r.member(g, eventlog.MemberConfig{Name: "a"})
+	b := r.member(g, eventlog.MemberConfig{Name: "b"})
+	c := r.member(g, eventlog.MemberConfig{Name: "c", RestartAfter: 5})
+	before := fmtAssign(g.Assignment())
+	// Each join kept what the others had: c got one partition from each.
+	if before != "[a=[0 1] b=[3 4] c=[2 5]]" {
+		t.Fatalf("assignment %s", before)
+	}
+	gen := g.Generation()
+	c.Crash("")
+	if g.Generation() != gen+1 {
+		t.Errorf("generation %d, want %d", g.Generation(), gen+1)
+	}
+	if got := fmtAssign(g.Assignment()); got != "[a=[0 1 2] b=[3 4 5]]" {
+		t.Errorf("after crash %s", got)
+	}
+	_ = r.w.Run(6) // c restarts and rejoins
+	if got := fmtAssign(g.Assignment()); got != before {
+		t.Errorf("after rejoin %s", got)
+	}
+	if a.Generation() != g.Generation() || b.Generation() != g.Generation() || c.Crashes() != 1 {
+		t.Errorf("generations a=%d b=%d group=%d", a.Generation(), b.Generation(), g.Generation())
+	}
+	if ev := r.events(sim.KindRebalanced); len(ev) != 5 {
+		t.Errorf("%d rebalances traced, want 5", len(ev))
+	}
+}

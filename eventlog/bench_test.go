@@ -1,0 +1,137 @@
+package eventlog_test
+
+import (
+	"hash/crc32"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/eventlog"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+const (
+	benchPartitions = 4
+	benchBatch      = 64   // records produced between two polls
+	benchKeep       = 4096 // records kept per partition (retention by size)
+)
+
+var (
+	benchKeys = []string{"kunde-A", "kunde-B", "kunde-C", "kunde-D", "kunde-E", "kunde-F", "kunde-G", "kunde-H"}
+	benchBody = []byte("payload")
+)
+
+// benchMessages creates the messages a producer would hand over, before
+// the timer starts: creating and registering a message is the producer's
+// work, not the log's.
+func benchMessages(env *sim.Env, n int) []sim.Message {
+	msgs := make([]sim.Message, n)
+	for i := range msgs {
+		msgs[i] = env.NewMessage(benchKeys[i%len(benchKeys)], benchBody, sim.Headers{})
+	}
+	return msgs
+}
+
+// BenchmarkLogProducePollCommit measures one record through the model:
+// produce (crc32 partitioning, trace counter, ledger), and, every
+// benchBatch records, one broker Step (retention by size keeps
+// benchKeep records per partition) and one member Step that polls, runs
+// the handler, records the applications and commits after processing.
+// "ledger" runs with the ground-truth ledger, as every simulation does;
+// "no-ledger" isolates the log itself.
+func BenchmarkLogProducePollCommit(b *testing.B) {
+	for _, withLedger := range []bool{true, false} {
+		name := "ledger"
+		if !withLedger {
+			name = "no-ledger"
+		}
+		b.Run(name, func(b *testing.B) {
+			env := sim.NewEnv(1)
+			if !withLedger {
+				env.Ledger = nil
+			}
+			t, err := eventlog.New(eventlog.Config{Name: "bench", Env: env, Partitions: benchPartitions, RetentionRecords: benchKeep})
+			if err != nil {
+				b.Fatal(err)
+			}
+			g, _ := t.NewGroup(eventlog.GroupConfig{Name: "g"})
+			var sum int
+			m, _ := g.Join(eventlog.MemberConfig{Name: "a", Batch: benchBatch * benchPartitions, Handler: func(r eventlog.Record) error {
+				sum += len(r.Message.Body)
+				return nil
+			}})
+			msgs := benchMessages(env, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := t.Produce(msgs[i]); err != nil {
+					b.Fatal(err)
+				}
+				if i%benchBatch == benchBatch-1 {
+					now := env.Clock.Advance()
+					t.Step(now)
+					m.Step(now)
+				}
+			}
+			m.Step(env.Clock.Advance())
+			if g.Metrics().Lag != 0 || sum != b.N*len(benchBody) {
+				b.Fatalf("lag %d, sum %d", g.Metrics().Lag, sum)
+			}
+		})
+	}
+}
+
+// BenchmarkSliceLogBaseline does the same work on a bare slice per
+// partition: crc32 partitioning, append, read the new records in batches
+// through the same handler, store the committed offset, and trim each
+// slice to the same retention.
+func BenchmarkSliceLogBaseline(b *testing.B) {
+	type rec struct {
+		off  int64
+		tick sim.Tick
+		msg  sim.Message
+	}
+	parts := make([][]rec, benchPartitions)
+	committed := make([]int64, benchPartitions) // next offset to read
+	var sum int
+	handler := func(r eventlog.Record) error {
+		sum += len(r.Message.Body)
+		return nil
+	}
+	poll := func() {
+		for p := range parts {
+			recs := parts[p]
+			if len(recs) > 2*benchKeep {
+				n := copy(recs, recs[len(recs)-benchKeep:])
+				clear(recs[n:])
+				recs = recs[:n]
+				parts[p] = recs
+			}
+			start := 0
+			if len(recs) > 0 {
+				start = int(committed[p] - recs[0].off)
+			}
+			for _, r := range recs[start:] {
+				if err := handler(eventlog.Record{Partition: p, Offset: r.off, Tick: r.tick, Message: r.msg}); err != nil {
+					b.Fatal(err)
+				}
+				committed[p] = r.off + 1
+			}
+		}
+	}
+	next := make([]int64, benchPartitions)
+	msgs := benchMessages(sim.NewEnv(1), b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		msg := &msgs[i]
+		p := crc32.ChecksumIEEE([]byte(msg.Key)) % benchPartitions
+		parts[p] = append(parts[p], rec{off: next[p], msg: *msg})
+		next[p]++
+		if i%benchBatch == benchBatch-1 {
+			poll()
+		}
+	}
+	poll()
+	if sum != b.N*len(benchBody) {
+		b.Fatalf("sum %d", sum)
+	}
+}

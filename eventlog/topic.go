@@ -1,0 +1,553 @@
+package eventlog
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sort"
+	"strconv"
+
+	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// Sentinel errors of package eventlog. Errors returned by the package wrap
+// one of them.
+var (
+	ErrInvalidConfig    = errors.New("eventlog: invalid config")
+	ErrUnavailable      = errors.New("eventlog: broker unavailable")
+	ErrNoPartition      = errors.New("eventlog: no such partition")
+	ErrOffsetOutOfRange = errors.New("eventlog: offset out of range")
+	ErrStaleGeneration  = errors.New("eventlog: commit from an old generation")
+	ErrNotAssigned      = errors.New("eventlog: partition not assigned to the member")
+	ErrUnknownMember    = errors.New("eventlog: unknown member")
+	ErrDuplicateMember  = errors.New("eventlog: member already in the group")
+	ErrDuplicateGroup   = errors.New("eventlog: group already exists")
+	ErrNotActive        = errors.New("eventlog: member is not in the group")
+)
+
+// The models implement the sim interfaces.
+var (
+	_ sim.Publisher = (*Topic)(nil)
+	_ sim.Actor     = (*Topic)(nil)
+	_ sim.Actor     = (*Member)(nil)
+)
+
+// DefaultCompactEvery is the compaction interval in ticks when
+// Config.CompactEvery is 0.
+const DefaultCompactEvery sim.Tick = 10
+
+// Config configures a Topic.
+type Config struct {
+	// Name is required, e.g. "orders"; the trace names the topic "log:"+Name.
+	Name string
+	// Env provides clock, trace, ledger and IDs; nil means a private Env.
+	Env *sim.Env
+	// Faults is consulted at the log's fault points; nil means no faults.
+	Faults *faults.Injector
+	// Partitions is the initial partition count; 0 means 1.
+	Partitions int
+	// RetentionTicks deletes records whose age (now - produced tick) is at
+	// least this many ticks; 0 keeps records forever.
+	RetentionTicks sim.Tick
+	// RetentionRecords caps the records kept per partition; 0 = no cap.
+	RetentionRecords int
+	// RetentionBytes caps the key and body bytes kept per partition; 0 = no cap.
+	RetentionBytes int64
+	// Compact keeps only the latest record per key (a compacted topic). A
+	// record with a key and a nil Body is a tombstone: it deletes the key.
+	Compact bool
+	// CompactEvery is the compaction interval in ticks; 0 means
+	// DefaultCompactEvery.
+	CompactEvery sim.Tick
+	// TombstoneRetention is how many ticks a tombstone survives compaction
+	// before it is removed too.
+	TombstoneRetention sim.Tick
+	// History records every send and poll for CheckHistory. It costs about
+	// 40 bytes per send and per read.
+	History bool
+}
+
+// Validate reports a configuration error.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Name == "" {
+		errs = append(errs, fmt.Errorf("%w: a topic needs a name", ErrInvalidConfig))
+	}
+	if c.Partitions < 0 {
+		errs = append(errs, fmt.Errorf("%w: partitions %d is negative", ErrInvalidConfig, c.Partitions))
+	}
+	if c.RetentionTicks < 0 || c.RetentionRecords < 0 || c.RetentionBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: retention must not be negative", ErrInvalidConfig))
+	}
+	if c.CompactEvery < 0 || c.TombstoneRetention < 0 {
+		errs = append(errs, fmt.Errorf("%w: compaction intervals must not be negative", ErrInvalidConfig))
+	}
+	return errors.Join(errs...)
+}
+
+// Position is where a record sits in a topic.
+type Position struct {
+	Partition int
+	Offset    int64
+}
+
+// Record is a record of a partition as a consumer sees it.
+type Record struct {
+	Partition int
+	Offset    int64
+	// Tick is when the record was appended.
+	Tick sim.Tick
+	// Message is the produced message (ID, key, body, headers, created).
+	Message sim.Message
+}
+
+// Tombstone reports whether the record deletes its key on a compacted topic
+// (a keyed record with a nil body).
+func (r Record) Tombstone() bool { return r.Message.Key != "" && r.Message.Body == nil }
+
+type entry struct {
+	off  int64
+	tick sim.Tick
+	msg  sim.Message
+}
+
+// partition is one append-only sequence. recs[head:] are the live records
+// in offset order; start is the log start offset and end the next offset.
+type partition struct {
+	recs  []entry
+	head  int
+	start int64
+	end   int64
+	bytes int64
+}
+
+func (p *partition) live() []entry { return p.recs[p.head:] }
+
+// search returns the index in recs of the first live record with an offset
+// at or after off, or len(recs). O(1) when no compaction left gaps, else
+// O(log n).
+func (p *partition) search(off int64) int {
+	l := p.live()
+	if len(l) == 0 {
+		return len(p.recs)
+	}
+	if i := off - l[0].off; i >= 0 && i < int64(len(l)) && l[i].off == off {
+		return p.head + int(i)
+	}
+	return p.head + sort.Search(len(l), func(i int) bool { return l[i].off >= off })
+}
+
+// dropHead forgets the first live record and occasionally reclaims the slice.
+func (p *partition) dropHead() {
+	e := &p.recs[p.head]
+	p.bytes -= int64(len(e.msg.Key) + len(e.msg.Body))
+	*e = entry{}
+	p.head++
+	if p.head == len(p.recs) {
+		p.recs, p.head = p.recs[:0], 0
+	} else if p.head >= 256 && p.head*2 >= len(p.recs) {
+		n := copy(p.recs, p.recs[p.head:])
+		clear(p.recs[n:])
+		p.recs, p.head = p.recs[:n], 0
+	}
+	if p.head < len(p.recs) {
+		p.start = p.recs[p.head].off
+	} else {
+		p.start = p.end
+	}
+}
+
+// Topic is a partitioned append-only log. It implements sim.Publisher and
+// sim.Actor (step it in sim.PhaseBroker: retention, compaction, session
+// timeouts and the log's fault points). Not safe for concurrent use.
+type Topic struct {
+	cfg     Config
+	env     *sim.Env
+	where   string
+	parts   []*partition
+	rr      int
+	groups  []*Group
+	history *History
+
+	lastCompact           sim.Tick
+	produced, expired     int64
+	compacted, rejections int64
+}
+
+// New returns an empty topic.
+func New(cfg Config) (*Topic, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Partitions == 0 {
+		cfg.Partitions = 1
+	}
+	if cfg.CompactEvery == 0 {
+		cfg.CompactEvery = DefaultCompactEvery
+	}
+	env := cfg.Env
+	if env == nil {
+		env = sim.NewEnv(0)
+	}
+	t := &Topic{cfg: cfg, env: env, where: "log:" + cfg.Name}
+	for i := 0; i < cfg.Partitions; i++ {
+		t.parts = append(t.parts, &partition{})
+	}
+	if cfg.History {
+		t.history = &History{}
+	}
+	return t, nil
+}
+
+// Name returns the topic's name.
+func (t *Topic) Name() string { return t.cfg.Name }
+
+// Env returns the environment the topic records into.
+func (t *Topic) Env() *sim.Env { return t.env }
+
+// Partitions returns the current partition count.
+func (t *Topic) Partitions() int { return len(t.parts) }
+
+// History returns the recorded history, or nil when Config.History is off.
+func (t *Topic) History() *History { return t.history }
+
+// PartitionFor returns the partition of key among n partitions:
+// crc32.ChecksumIEEE(key) % n. It returns -1 when n <= 0.
+func PartitionFor(key string, n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return int(checksumIEEE(key) % uint32(n))
+}
+
+// checksumIEEE equals crc32.ChecksumIEEE([]byte(key)) without converting
+// the key to a byte slice (which allocates); keys are short, so the plain
+// table algorithm is as fast as the sliced one.
+func checksumIEEE(key string) uint32 {
+	tab := crc32.IEEETable
+	crc := ^uint32(0)
+	for i := 0; i < len(key); i++ {
+		crc = tab[byte(crc)^key[i]] ^ (crc >> 8)
+	}
+	return ^crc
+}
+
+// Produce appends m to the partition of its key (round robin when the key
+// is empty) and returns where it landed. It registers the message in the
+// ledger, marks it sent and expected by every group of the topic, and
+// traces a "produced" event. Amortised O(groups).
+func (t *Topic) Produce(m sim.Message) (Position, error) {
+	var p int
+	if m.Key == "" {
+		p = t.rr % len(t.parts)
+		t.rr++
+	} else {
+		p = PartitionFor(m.Key, len(t.parts))
+	}
+	return t.ProduceTo(p, m)
+}
+
+// ProduceTo appends m to partition p; see Produce.
+func (t *Topic) ProduceTo(p int, m sim.Message) (Position, error) {
+	if p < 0 || p >= len(t.parts) {
+		return Position{}, fmt.Errorf("%w: %d (topic %s has %d)", ErrNoPartition, p, t.cfg.Name, len(t.parts))
+	}
+	if in := t.cfg.Faults; in.Has(faults.BrokerUnavailable) {
+		if f, ok := in.Check(faults.BrokerUnavailable, faults.Context{Where: t.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); ok {
+			t.rejections++
+			t.env.Emit(sim.Event{Kind: sim.KindRejected, Where: t.where, Msg: m.ID, Key: m.Key, Rule: f.Rule, Detail: "produce: broker unavailable"})
+			return Position{}, fmt.Errorf("%w: produce to %s: %s", ErrUnavailable, t.cfg.Name, f.Error)
+		}
+	}
+	now := t.env.Now()
+	part := t.parts[p]
+	off := part.end
+	part.recs = append(part.recs, entry{off: off, tick: now, msg: m})
+	part.end++
+	part.bytes += int64(len(m.Key) + len(m.Body))
+	t.produced++
+	if l := t.env.Ledger; l != nil {
+		l.Register(&m)
+		l.Sent(m.ID, now)
+		for _, g := range t.groups {
+			l.Expect(m.ID, g.ref)
+		}
+	}
+	t.env.Emit(sim.Event{Kind: sim.KindProduced, Where: t.where, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, HasPos: true, Partition: p, Offset: off})
+	if t.history != nil {
+		proc := m.Headers.Source
+		if proc == "" {
+			proc = "producer"
+		}
+		t.history.Send(now, proc, p, off, m.ID)
+	}
+	return Position{Partition: p, Offset: off}, nil
+}
+
+// Publish implements sim.Publisher: it produces m keyed by m.Key.
+func (t *Topic) Publish(m sim.Message) error {
+	_, err := t.Produce(m)
+	return err
+}
+
+// Start returns the log start offset of partition p (the first offset still
+// readable), or -1 for an unknown partition.
+func (t *Topic) Start(p int) int64 {
+	if p < 0 || p >= len(t.parts) {
+		return -1
+	}
+	return t.parts[p].start
+}
+
+// End returns the log end offset of partition p (the offset the next record
+// will get), or -1 for an unknown partition.
+func (t *Topic) End(p int) int64 {
+	if p < 0 || p >= len(t.parts) {
+		return -1
+	}
+	return t.parts[p].end
+}
+
+// Fetch appends to dst up to max records of partition p at or after offset
+// off and returns the extended slice. It is a read outside any group: it
+// touches neither ledger nor trace. An offset below the log start or past
+// the end is ErrOffsetOutOfRange. O(log n + max).
+func (t *Topic) Fetch(p int, off int64, max int, dst []Record) ([]Record, error) {
+	if p < 0 || p >= len(t.parts) {
+		return dst, fmt.Errorf("%w: %d", ErrNoPartition, p)
+	}
+	part := t.parts[p]
+	if off < part.start || off > part.end {
+		return dst, fmt.Errorf("%w: offset %d, partition %d holds [%d, %d)", ErrOffsetOutOfRange, off, p, part.start, part.end)
+	}
+	for i := part.search(off); i < len(part.recs) && max > 0; i++ {
+		e := &part.recs[i]
+		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg})
+		max--
+	}
+	return dst, nil
+}
+
+// OffsetForTick returns the offset of the first record of partition p
+// appended at or after tick at, or the end offset when there is none.
+// O(log n).
+func (t *Topic) OffsetForTick(p int, at sim.Tick) (int64, error) {
+	if p < 0 || p >= len(t.parts) {
+		return 0, fmt.Errorf("%w: %d", ErrNoPartition, p)
+	}
+	part := t.parts[p]
+	l := part.live()
+	i := sort.Search(len(l), func(i int) bool { return l[i].tick >= at })
+	if i == len(l) {
+		return part.end, nil
+	}
+	return l[i].off, nil
+}
+
+// AddPartitions adds n empty partitions. Keys are remapped from now on, so a
+// key's later records may land in another partition than its earlier ones:
+// per-key order is no longer guaranteed across the change. Every group
+// rebalances. It returns an error when n < 1.
+func (t *Topic) AddPartitions(n int) error {
+	if n < 1 {
+		return fmt.Errorf("%w: add %d partitions", ErrInvalidConfig, n)
+	}
+	old := len(t.parts)
+	for i := 0; i < n; i++ {
+		t.parts = append(t.parts, &partition{})
+	}
+	t.env.Emit(sim.Event{Kind: sim.KindAction, Where: t.where, Detail: "partitions " + strconv.Itoa(old) + " -> " + strconv.Itoa(len(t.parts)) + ": keys remapped"})
+	for _, g := range t.groups {
+		g.addPartitions(n)
+	}
+	return nil
+}
+
+// Step runs the topic's periodic work at tick now: the log's fault points
+// (partitions added, retention overtaking a group), retention, compaction
+// and the groups' session timeouts. O(partitions + groups x members +
+// records deleted), plus O(records) when compaction runs.
+func (t *Topic) Step(now sim.Tick) {
+	if in := t.cfg.Faults; in.Has(faults.PartitionsAdded) {
+		if f, ok := in.Check(faults.PartitionsAdded, faults.Context{Where: t.where}); ok {
+			n := int(f.Param)
+			if n < 1 {
+				n = 1
+			}
+			_ = t.AddPartitions(n)
+		}
+	}
+	if in := t.cfg.Faults; in.Has(faults.RetentionOvertake) {
+		for _, g := range t.groups {
+			if f, ok := in.Check(faults.RetentionOvertake, faults.Context{Where: t.where, Group: g.name}); ok {
+				t.overtake(g, f)
+			}
+		}
+	}
+	t.retain(now)
+	if t.cfg.Compact && now-t.lastCompact >= t.cfg.CompactEvery {
+		t.Compact()
+	}
+	for _, g := range t.groups {
+		g.expireSessions(now)
+	}
+}
+
+// overtake deletes, in every partition, records group g has not read yet:
+// up to Param (default 1) records past its position.
+func (t *Topic) overtake(g *Group, f faults.Firing) {
+	n := f.Param
+	if n < 1 {
+		n = 1
+	}
+	for p, part := range t.parts {
+		pos := g.readFrom(p)
+		target := min(part.end, max(pos, part.start)+n)
+		for part.start < target && part.head < len(part.recs) {
+			t.expire(p, part, "retention overtook group "+g.name, f.Rule)
+		}
+	}
+}
+
+// retain applies retention by age and size.
+func (t *Topic) retain(now sim.Tick) {
+	c := &t.cfg
+	if c.RetentionTicks == 0 && c.RetentionRecords == 0 && c.RetentionBytes == 0 {
+		return
+	}
+	for p, part := range t.parts {
+		for part.head < len(part.recs) {
+			e := &part.recs[part.head]
+			n := len(part.recs) - part.head
+			switch {
+			case c.RetentionTicks > 0 && now-e.tick >= c.RetentionTicks:
+				t.expire(p, part, "retention: age", "")
+			case c.RetentionRecords > 0 && n > c.RetentionRecords:
+				t.expire(p, part, "retention: size", "")
+			case c.RetentionBytes > 0 && part.bytes > c.RetentionBytes:
+				t.expire(p, part, "retention: bytes", "")
+			default:
+				n = -1
+			}
+			if n < 0 {
+				break
+			}
+		}
+	}
+}
+
+// expire deletes the first live record of partition p and records a
+// retention loss for every group that expected it, never applied it and
+// had not moved past it.
+func (t *Topic) expire(p int, part *partition, why, rule string) {
+	e := part.recs[part.head]
+	now := t.env.Now()
+	t.expired++
+	t.env.Emit(sim.Event{Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, HasPos: true, Partition: p, Offset: e.off, Rule: rule, Detail: why})
+	if l := t.env.Ledger; l != nil {
+		l.SetState(e.msg.ID, sim.StateExpired, now)
+		for _, g := range t.groups {
+			d := l.Delivery(e.msg.ID, g.ref)
+			if d.Expected && d.Applied == 0 && d.Lost == "" && e.off >= g.readFrom(p) {
+				l.Lost(e.msg.ID, g.ref, sim.CauseRetention, now)
+				t.env.Emit(sim.Event{Kind: sim.KindLost, Where: t.where, Actor: g.name, Msg: e.msg.ID, Key: e.msg.Key, HasPos: true, Partition: p, Offset: e.off, Rule: rule, Detail: string(sim.CauseRetention)})
+			}
+		}
+	}
+	part.dropHead()
+}
+
+// Compact keeps, in every partition, only the latest record of each key;
+// keyless records stay, and a tombstone stays until it is older than
+// Config.TombstoneRetention. A removed value that a group had not read is
+// recorded as missed by that group (superseded by design, not lost).
+// O(records). It does nothing on a topic without Config.Compact.
+func (t *Topic) Compact() {
+	if !t.cfg.Compact {
+		return
+	}
+	now := t.env.Now()
+	t.lastCompact = now
+	l := t.env.Ledger
+	for p, part := range t.parts {
+		live := part.live()
+		latest := make(map[string]int64, len(live))
+		for i := range live {
+			if live[i].msg.Key != "" {
+				latest[live[i].msg.Key] = live[i].off
+			}
+		}
+		w := part.head
+		for i := part.head; i < len(part.recs); i++ {
+			e := part.recs[i]
+			keep := e.msg.Key == "" || latest[e.msg.Key] == e.off && (e.msg.Body != nil || now-e.tick < t.cfg.TombstoneRetention)
+			if keep {
+				part.recs[w] = e
+				w++
+				continue
+			}
+			t.compacted++
+			part.bytes -= int64(len(e.msg.Key) + len(e.msg.Body))
+			t.env.Emit(sim.Event{Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, HasPos: true, Partition: p, Offset: e.off, Detail: "compacted"})
+			if l != nil {
+				l.SetState(e.msg.ID, sim.StateExpired, now)
+				for _, g := range t.groups {
+					d := l.Delivery(e.msg.ID, g.ref)
+					if d.Expected && d.Applied == 0 && d.Lost == "" && e.off >= g.readFrom(p) {
+						l.Missed(e.msg.ID, g.ref, now)
+					}
+				}
+			}
+		}
+		clear(part.recs[w:])
+		part.recs = part.recs[:w]
+		if part.head == len(part.recs) {
+			part.recs, part.head = part.recs[:0], 0
+		}
+	}
+}
+
+// PartitionMetrics describes one partition.
+type PartitionMetrics struct {
+	Partition int
+	LogStart  int64 // first readable offset
+	End       int64 // next offset to be assigned
+	Records   int   // live records (fewer than End-LogStart after compaction)
+	Bytes     int64 // key and body bytes of the live records
+}
+
+// Metrics summarises a topic and its groups.
+type Metrics struct {
+	Partitions []PartitionMetrics
+	Produced   int64 // records appended
+	Expired    int64 // records deleted by retention
+	Compacted  int64 // records removed by compaction
+	Rejected   int64 // produces refused while the broker was unavailable
+	Groups     []GroupMetrics
+}
+
+// Metrics returns the topic's metrics. O(partitions x groups).
+func (t *Topic) Metrics() Metrics {
+	m := Metrics{Produced: t.produced, Expired: t.expired, Compacted: t.compacted, Rejected: t.rejections}
+	for i, p := range t.parts {
+		m.Partitions = append(m.Partitions, PartitionMetrics{Partition: i, LogStart: p.start, End: p.end, Records: len(p.recs) - p.head, Bytes: p.bytes})
+	}
+	for _, g := range t.groups {
+		m.Groups = append(m.Groups, g.Metrics())
+	}
+	return m
+}
+
+// Group returns the group called name, or nil.
+func (t *Topic) Group(name string) *Group {
+	for _, g := range t.groups {
+		if g.name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// Groups returns the topic's groups in creation order.
+func (t *Topic) Groups() []*Group { return t.groups }

@@ -1,0 +1,89 @@
+package pubsub
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// goldenRun plays a small scenario touching every feature: wildcards, an
+// offline window, a full drop-oldest buffer, a cascade muted halfway by the
+// supervisor, a sync loop with source tracking, and seeded probabilistic
+// faults. Its trace must be byte-identical on every run.
+func goldenRun(t *testing.T) []byte {
+	var out bytes.Buffer
+	r := newRig(t, 42, 3,
+		faults.Rule{Name: "flaky-net", Point: faults.BrokerDuplicate, Probability: 0.3, Match: faults.Match{Consumer: "audit"}},
+		faults.Rule{Name: "lag", Point: faults.BrokerDelay, Probability: 0.5, Param: 2, Match: faults.Match{Consumer: "billing"}},
+		faults.Rule{Name: "nap", Point: faults.SubscriberOffline, From: 4, Until: 6, Match: faults.Match{Consumer: "audit"}},
+	)
+	r.env.Trace.Attach(sim.NewTextWriter(&out))
+	r.sub(SubscriberConfig{Name: "audit", Pattern: ">"})
+	r.sub(SubscriberConfig{Name: "billing", Pattern: "orders.*", Handler: func(ctx *Context, m sim.Message) error {
+		if ctx.Depth() > 0 {
+			return nil
+		}
+		_, err := ctx.Publish("invoices.created", m.Key, nil)
+		return err
+	}})
+	r.sub(SubscriberConfig{Name: "ledger", Pattern: "invoices.>", Buffer: 2, Policy: DropOldest, Rate: 1, Handler: func(ctx *Context, m sim.Message) error {
+		return ctx.Muted(func() error {
+			_, err := ctx.Publish("orders.updated", m.Key, nil)
+			return err
+		})
+	}})
+	if _, err := NewSync(r.b, SyncConfig{Subject: "customer", Systems: [2]string{"crm", "shop"}, SourceTracking: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.w.Add(sim.PhaseProducer, "producer", sim.ActorFunc(func(now sim.Tick) {
+		if now > 6 {
+			return
+		}
+		r.mustPublish("orders.placed", "order-"+string(rune('0'+now)))
+		if now == 2 {
+			for range 3 {
+				r.mustPublish("invoices.manual", "adhoc")
+			}
+		}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	r.w.At(3, "crm edits a customer", func() {
+		m := r.env.NewMessage("customer-1", nil, sim.Headers{Type: "customer.crm", Source: "crm"})
+		if err := r.b.Publish(m); err != nil {
+			t.Error(err)
+		}
+	})
+	r.run(12)
+	return out.Bytes()
+}
+
+func TestGoldenTrace(t *testing.T) {
+	got := goldenRun(t)
+	if again := goldenRun(t); !bytes.Equal(got, again) {
+		t.Fatal("two runs with the same seed produced different traces")
+	}
+	path := filepath.Join("testdata", "trace.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("trace differs from %s (run with -update after checking the diff):\n%s", path, got)
+	}
+}

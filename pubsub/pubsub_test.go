@@ -1,0 +1,484 @@
+package pubsub
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+func TestConfigValidate(t *testing.T) {
+	if _, err := New(Config{}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("New without name: %v", err)
+	}
+	if _, err := New(Config{Name: "x", MaxDepth: -1}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("New with negative depth: %v", err)
+	}
+	b, err := New(Config{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []SubscriberConfig{
+		{Pattern: "a"},
+		{Name: "s", Pattern: "a..b"},
+		{Name: "s", Pattern: "a", Buffer: -1},
+		{Name: "s", Pattern: "a", Rate: -1},
+		{Name: "s", Pattern: "a", Policy: Policy(7)},
+	}
+	for _, c := range bad {
+		if _, err := b.Subscribe(c); err == nil {
+			t.Errorf("Subscribe(%+v) accepted", c)
+		}
+	}
+	if _, err := b.Subscribe(SubscriberConfig{Name: "s", Pattern: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Subscribe(SubscriberConfig{Name: "s", Pattern: "b"}); !errors.Is(err, ErrDuplicateName) {
+		t.Errorf("duplicate name: %v", err)
+	}
+	if err := b.PublishTo("a.*", sim.Message{ID: 1}); !errors.Is(err, ErrInvalidSubject) {
+		t.Errorf("publish to a wildcard: %v", err)
+	}
+	if err := b.PublishTo("a", sim.Message{}); !errors.Is(err, ErrInvalidMessage) {
+		t.Errorf("publish without ID: %v", err)
+	}
+	for _, p := range []Policy{DropNewest, DropOldest, Block} {
+		if q, err := ParsePolicy(p.String()); err != nil || q != p {
+			t.Errorf("ParsePolicy(%q) = %v, %v", p, q, err)
+		}
+	}
+	if _, err := ParsePolicy("drop-all"); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("ParsePolicy(drop-all): %v", err)
+	}
+}
+
+// TestOfflineWindow publishes one message per tick and takes subscribers
+// offline for ticks [5, 10): by hand, and by a subscriber.offline rule. Each
+// misses exactly the publishes inside the window and gets every other one.
+func TestOfflineWindow(t *testing.T) {
+	r := newRig(t, 1, 0, faults.Rule{Name: "outage", Point: faults.SubscriberOffline, From: 5, Until: 10, Match: faults.Match{Consumer: "faulty"}})
+	var steady, flaky, faulty recorder
+	r.sub(SubscriberConfig{Name: "steady", Pattern: "orders.>", Handler: steady.handle})
+	fl := r.sub(SubscriberConfig{Name: "flaky", Pattern: "orders.*", Handler: flaky.handle})
+	r.sub(SubscriberConfig{Name: "faulty", Pattern: "orders.created", Handler: faulty.handle})
+	r.w.At(5, "flaky disconnects", fl.Disconnect)
+	r.w.At(10, "flaky reconnects", func() {
+		if err := fl.Connect(); err != nil {
+			t.Error(err)
+		}
+	})
+	byTick := map[sim.Tick]sim.ID{}
+	if err := r.w.Add(sim.PhaseProducer, "producer", sim.ActorFunc(func(now sim.Tick) {
+		if now <= 15 {
+			byTick[now] = r.mustPublish("orders.created", "k").ID
+		}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	r.run(16)
+
+	var inside, outside []sim.ID
+	for tick := sim.Tick(1); tick <= 15; tick++ {
+		if tick >= 5 && tick < 10 {
+			inside = append(inside, byTick[tick])
+		} else {
+			outside = append(outside, byTick[tick])
+		}
+	}
+	all := append(append([]sim.ID(nil), outside...), inside...)
+	slices.Sort(all)
+	if !slices.Equal(steady.got, all) {
+		t.Errorf("steady got %v, want all %v", steady.got, all)
+	}
+	led := r.env.Ledger
+	for _, name := range []string{"flaky", "faulty"} {
+		if got := ids(r.events(sim.KindMissed, name)); !slices.Equal(got, inside) {
+			t.Errorf("%s missed %v, want exactly %v", name, got, inside)
+		}
+		c := led.Consumer(name)
+		for _, id := range inside {
+			if d := led.Delivery(id, c); !d.Missed || d.Delivered != 0 || d.Applied != 0 {
+				t.Errorf("%s: ledger for %v = %+v, want missed only", name, id, d)
+			}
+		}
+		for _, id := range outside {
+			if d := led.Delivery(id, c); d.Missed || d.Delivered != 1 || d.Applied != 1 {
+				t.Errorf("%s: ledger for %v = %+v, want delivered and applied once", name, id, d)
+			}
+		}
+	}
+	if !slices.Equal(flaky.got, outside) || !slices.Equal(faulty.got, outside) {
+		t.Errorf("flaky got %v, faulty got %v, want %v", flaky.got, faulty.got, outside)
+	}
+	// Missed by design is not a loss: every delivery checker holds.
+	if err := sim.Check(led, sim.NoLoss(), sim.ExactlyOnce("")); err != nil {
+		t.Error(err)
+	}
+	if st := led.Stats(); st.Missed != 2*len(inside) || st.Lost != 0 {
+		t.Errorf("stats: missed %d lost %d, want %d and 0", st.Missed, st.Lost, 2*len(inside))
+	}
+	if m := r.b.Metrics(); m.Missed != 2*len(inside) || m.Published != 15 || m.Handled != 3*15-2*len(inside) {
+		t.Errorf("metrics %+v", m)
+	}
+}
+
+// TestDisconnectDiscardsBuffer shows that copies still buffered when a
+// subscriber disconnects are missed, not handled later.
+func TestDisconnectDiscardsBuffer(t *testing.T) {
+	r := newRig(t, 1, 0)
+	var h recorder
+	s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Rate: 1, Handler: h.handle})
+	var sent []sim.ID
+	r.w.At(1, "burst", func() {
+		for range 4 {
+			sent = append(sent, r.mustPublish("x", "k").ID)
+		}
+	})
+	r.w.At(3, "disconnect", s.Disconnect)
+	r.run(5)
+	if !slices.Equal(h.got, sent[:2]) {
+		t.Fatalf("handled %v, want %v", h.got, sent[:2])
+	}
+	if got := ids(r.events(sim.KindMissed, "s")); !slices.Equal(got, sent[2:]) {
+		t.Errorf("missed %v, want %v", got, sent[2:])
+	}
+	if err := sim.Check(r.env.Ledger, sim.AtLeastOnce("s"), sim.NoLoss()); err != nil {
+		t.Error(err)
+	}
+	if m := r.b.Metrics(); m.Discarded != 2 || m.Buffered != 0 {
+		t.Errorf("metrics %+v", m)
+	}
+}
+
+// TestOverflowPolicies bursts six publishes into a buffer of three.
+func TestOverflowPolicies(t *testing.T) {
+	for _, p := range []Policy{DropNewest, DropOldest, Block} {
+		t.Run(p.String(), func(t *testing.T) {
+			r := newRig(t, 1, 0)
+			var h recorder
+			s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Buffer: 3, Rate: 1, Policy: p, Handler: h.handle})
+			var sent []sim.ID
+			var errs []error
+			r.w.At(1, "burst", func() {
+				for range 6 {
+					m, err := r.publish("x", "k")
+					sent = append(sent, m.ID)
+					errs = append(errs, err)
+				}
+			})
+			r.run(8)
+			led := r.env.Ledger
+			var wantHandled, wantDropped []sim.ID
+			switch p {
+			case DropNewest:
+				wantHandled, wantDropped = sent[:3], sent[3:]
+			case DropOldest:
+				wantHandled, wantDropped = sent[3:], sent[:3]
+			case Block:
+				wantHandled = sent[:3]
+				for i, err := range errs {
+					if want := i >= 3; errors.Is(err, ErrBackpressure) != want {
+						t.Errorf("publish %d: err %v, back-pressure expected %v", i, err, want)
+					}
+				}
+				if got := len(r.events(sim.KindRejected, "s")); got != 3 {
+					t.Errorf("rejected events %d, want 3", got)
+				}
+			}
+			if p != Block {
+				for _, err := range errs {
+					if err != nil {
+						t.Errorf("publish: %v", err)
+					}
+				}
+			}
+			if !slices.Equal(h.got, wantHandled) {
+				t.Errorf("handled %v, want %v", h.got, wantHandled)
+			}
+			if got := ids(r.events(sim.KindDropped, "s")); !slices.Equal(got, wantDropped) {
+				t.Errorf("dropped %v, want %v", got, wantDropped)
+			}
+			var lost []sim.ID
+			for _, l := range led.Losses() {
+				if l.Cause != sim.CauseOverflow || l.Consumer != "s" {
+					t.Errorf("unexpected loss %+v", l)
+				}
+				lost = append(lost, l.ID)
+			}
+			if !slices.Equal(lost, wantDropped) {
+				t.Errorf("ledger lost %v, want %v", lost, wantDropped)
+			}
+			m := r.b.Metrics()
+			if m.Dropped != len(wantDropped) || s.Metrics().Dropped != len(wantDropped) || led.Stats().Lost != len(wantDropped) {
+				t.Errorf("dropped: broker %d, subscriber %d, ledger %d, want %d", m.Dropped, s.Metrics().Dropped, led.Stats().Lost, len(wantDropped))
+			}
+			if p == Block && (m.Backpressure != 3 || m.Published != 3) {
+				t.Errorf("block metrics %+v", m)
+			}
+			if len(wantDropped) > 0 {
+				err := sim.Check(led, sim.NoLoss())
+				var ce *sim.CheckError
+				if !errors.As(err, &ce) || len(ce.Violations) != len(wantDropped) {
+					t.Errorf("NoLoss should report each drop: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestBlockRetry shows the publisher waiting out back-pressure: it retries
+// the refused message every tick until the slow subscriber made room.
+func TestBlockRetry(t *testing.T) {
+	r := newRig(t, 1, 0)
+	var h recorder
+	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Buffer: 1, Rate: 1, Policy: Block, Handler: h.handle})
+	var pending []sim.Message
+	var sent []sim.ID
+	refusals := 0
+	if err := r.w.Add(sim.PhaseProducer, "producer", sim.ActorFunc(func(now sim.Tick) {
+		if now <= 3 {
+			for range 2 {
+				m := r.env.NewMessage("k", nil, sim.Headers{Type: "x"})
+				pending = append(pending, m)
+				sent = append(sent, m.ID)
+			}
+		}
+		for len(pending) > 0 {
+			if err := r.b.Publish(pending[0]); err != nil {
+				refusals++
+				return
+			}
+			pending = pending[1:]
+		}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	r.run(10)
+	if !slices.Equal(h.got, sent) {
+		t.Errorf("handled %v, want every message in order %v", h.got, sent)
+	}
+	if refusals == 0 || r.b.Metrics().Dropped != 0 {
+		t.Errorf("refusals %d, metrics %+v", refusals, r.b.Metrics())
+	}
+	if err := sim.Check(r.env.Ledger, sim.NoLoss(), sim.ExactlyOnce("s"), sim.OrderedPerKey("s")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestFaultDuplicate(t *testing.T) {
+	r := newRig(t, 1, 0, faults.Rule{Name: "dup", Point: faults.BrokerDuplicate, Nth: 2, Match: faults.Match{Consumer: "a"}})
+	var a, b recorder
+	r.sub(SubscriberConfig{Name: "a", Pattern: "x", Handler: a.handle})
+	r.sub(SubscriberConfig{Name: "b", Pattern: "x", Handler: b.handle})
+	var sent []sim.ID
+	r.w.At(1, "publish", func() {
+		for range 3 {
+			sent = append(sent, r.mustPublish("x", "k").ID)
+		}
+	})
+	r.run(2)
+	if want := []sim.ID{sent[0], sent[1], sent[1], sent[2]}; !slices.Equal(a.got, want) {
+		t.Errorf("a got %v, want %v", a.got, want)
+	}
+	if !slices.Equal(b.got, sent) {
+		t.Errorf("b got %v, want %v", b.got, sent)
+	}
+	led := r.env.Ledger
+	if led.Duplicates("a") != 1 || led.Duplicates("b") != 0 {
+		t.Errorf("duplicates a=%d b=%d", led.Duplicates("a"), led.Duplicates("b"))
+	}
+	if err := sim.Check(led, sim.AtMostOnce("a")); err == nil {
+		t.Error("at-most-once should fail for a")
+	}
+}
+
+func TestFaultDelayAndReorder(t *testing.T) {
+	r := newRig(t, 1, 0,
+		faults.Rule{Name: "late", Point: faults.BrokerDelay, Nth: 1, Param: 3, Match: faults.Match{Consumer: "delayed"}},
+		faults.Rule{Name: "swap", Point: faults.BrokerReorder, Nth: 1, Match: faults.Match{Consumer: "swapped"}},
+		// "last" is first consulted at m3: "swap" wins at m1, and no copy is
+		// consulted for reordering while another one is held.
+		faults.Rule{Name: "last", Point: faults.BrokerReorder, Nth: 1, Match: faults.Match{Consumer: "swapped"}},
+	)
+	var d, s recorder
+	r.sub(SubscriberConfig{Name: "delayed", Pattern: "x", Handler: d.handle})
+	r.sub(SubscriberConfig{Name: "swapped", Pattern: "x", Handler: s.handle})
+	var sent []sim.ID
+	r.w.At(1, "publish", func() {
+		for range 3 {
+			sent = append(sent, r.mustPublish("x", "k").ID)
+		}
+	})
+	r.run(6)
+	if want := []sim.ID{sent[1], sent[2], sent[0]}; !slices.Equal(d.got, want) {
+		t.Errorf("delayed got %v, want %v", d.got, want)
+	}
+	// m1 is held behind m2; m3 is held and, with nothing behind it,
+	// released on the next tick.
+	if want := []sim.ID{sent[1], sent[0], sent[2]}; !slices.Equal(s.got, want) {
+		t.Errorf("swapped got %v, want %v", s.got, want)
+	}
+	if got := len(r.events(sim.KindDelayed, "")); got != 3 {
+		t.Errorf("delayed events %d, want 3", got)
+	}
+	led := r.env.Ledger
+	if err := sim.Check(led, sim.ExactlyOnce(""), sim.NoLoss()); err != nil {
+		t.Error(err)
+	}
+	if err := sim.Check(led, sim.OrderedPerKey("swapped")); err == nil {
+		t.Error("ordered-per-key should fail for the reordered subscriber")
+	}
+	if m := r.b.Metrics(); m.InFlight != 0 || m.Buffered != 0 {
+		t.Errorf("metrics %+v", m)
+	}
+}
+
+func TestFaultUnavailable(t *testing.T) {
+	r := newRig(t, 1, 0, faults.Rule{Name: "down", Point: faults.BrokerUnavailable, From: 3, Until: 5})
+	var h recorder
+	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: h.handle})
+	var ok []sim.ID
+	failed := 0
+	if err := r.w.Add(sim.PhaseProducer, "producer", sim.ActorFunc(func(now sim.Tick) {
+		m, err := r.publish("x", "k")
+		switch {
+		case err == nil:
+			ok = append(ok, m.ID)
+		case errors.Is(err, ErrUnavailable):
+			failed++
+		default:
+			t.Error(err)
+		}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	r.run(6)
+	if failed != 2 || len(ok) != 4 || !slices.Equal(h.got, ok) {
+		t.Errorf("failed %d, ok %v, handled %v", failed, ok, h.got)
+	}
+	if got := len(r.events(sim.KindRejected, "")); got != 2 {
+		t.Errorf("rejected events %d", got)
+	}
+}
+
+func TestFaultSlow(t *testing.T) {
+	r := newRig(t, 1, 0, faults.Rule{Name: "slow", Point: faults.SubscriberSlow, Param: 2, Match: faults.Match{Consumer: "slow"}})
+	var fast, slow recorder
+	r.sub(SubscriberConfig{Name: "fast", Pattern: "x", Handler: fast.handle})
+	r.sub(SubscriberConfig{Name: "slow", Pattern: "x", Handler: slow.handle})
+	r.w.At(1, "publish", func() {
+		for range 4 {
+			r.mustPublish("x", "k")
+		}
+	})
+	var slowAt []sim.Tick
+	r.run(10)
+	for _, e := range r.events(sim.KindProcessed, "slow") {
+		slowAt = append(slowAt, e.Tick)
+	}
+	if len(fast.got) != 4 || !slices.Equal(slowAt, []sim.Tick{1, 3, 5, 7}) {
+		t.Errorf("fast handled %d; slow handled at %v, want t=1,3,5,7", len(fast.got), slowAt)
+	}
+}
+
+func TestRateLimitsHandling(t *testing.T) {
+	r := newRig(t, 1, 0)
+	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Rate: 2})
+	r.w.At(1, "publish", func() {
+		for range 5 {
+			r.mustPublish("x", "k")
+		}
+	})
+	var at []sim.Tick
+	r.run(4)
+	for _, e := range r.events(sim.KindProcessed, "s") {
+		at = append(at, e.Tick)
+	}
+	if !slices.Equal(at, []sim.Tick{1, 1, 2, 2, 3}) {
+		t.Errorf("handled at %v", at)
+	}
+}
+
+func TestCloseAndConnect(t *testing.T) {
+	r := newRig(t, 1, 0)
+	var h recorder
+	s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Offline: true, Handler: h.handle})
+	r.w.At(1, "first", func() { r.mustPublish("x", "k") })
+	r.w.At(2, "connect", func() {
+		if err := s.Connect(); err != nil {
+			t.Error(err)
+		}
+	})
+	r.w.At(2, "second", func() { r.mustPublish("x", "k") })
+	r.w.At(3, "close", s.Close)
+	r.w.At(3, "third", func() { r.mustPublish("x", "k") })
+	r.run(4)
+	if len(h.got) != 1 || h.got[0] != 2 {
+		t.Errorf("handled %v, want [m2]", h.got)
+	}
+	if err := s.Connect(); !errors.Is(err, ErrClosed) {
+		t.Errorf("connect after close: %v", err)
+	}
+	if _, ok := r.b.Subscriber("s"); ok {
+		t.Error("closed subscriber still listed")
+	}
+	if m := r.b.Metrics(); m.Missed != 1 || m.Published != 3 {
+		t.Errorf("metrics %+v", m)
+	}
+}
+
+func TestContextOutsideHandler(t *testing.T) {
+	r := newRig(t, 1, 0)
+	var kept *Context
+	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: func(ctx *Context, m sim.Message) error {
+		kept = ctx
+		if ctx.Subscriber() != "s" || ctx.Subject() != "x" || ctx.Depth() != 0 || ctx.Root() != m.ID || ctx.Corr() != "m1" || ctx.Now() != 1 {
+			t.Errorf("context: %s %s %d %v %s %v", ctx.Subscriber(), ctx.Subject(), ctx.Depth(), ctx.Root(), ctx.Corr(), ctx.Now())
+		}
+		if _, err := ctx.Publish("bad.*", "", nil); !errors.Is(err, ErrInvalidSubject) {
+			t.Errorf("child to a wildcard: %v", err)
+		}
+		return nil
+	}})
+	r.w.At(1, "publish", func() { r.mustPublish("x", "k") })
+	r.run(1)
+	if _, err := kept.Publish("y", "", nil); !errors.Is(err, ErrInvalidMessage) {
+		t.Errorf("publish through a kept context: %v", err)
+	}
+	if _, ok := r.b.Cascade(99); ok {
+		t.Error("cascade for an unknown root")
+	}
+	if r.b.Muted() {
+		t.Error("muted")
+	}
+	r.b.Mute()
+	r.b.Mute()
+	r.b.Unmute()
+	if !r.b.Muted() {
+		t.Error("nested mute lost")
+	}
+	r.b.Unmute()
+	r.b.Unmute()
+	if r.b.Muted() {
+		t.Error("still muted")
+	}
+}
+
+func TestHandlerFailure(t *testing.T) {
+	r := newRig(t, 1, 0)
+	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: func(*Context, sim.Message) error { return errors.New("boom") }})
+	r.w.At(1, "publish", func() { r.mustPublish("x", "k") })
+	r.run(2)
+	if f := r.events(sim.KindFailed, "s"); len(f) != 1 || f[0].Detail != "boom" {
+		t.Errorf("failed events %+v", f)
+	}
+	d := r.env.Ledger.Delivery(1, r.env.Ledger.Consumer("s"))
+	if d.Delivered != 1 || d.Applied != 0 {
+		t.Errorf("ledger %+v", d)
+	}
+	if m := r.b.Metrics(); m.Failed != 1 || m.Handled != 0 {
+		t.Errorf("metrics %+v", m)
+	}
+}

@@ -3,15 +3,18 @@ module github.com/brokerlab/brokerlab
 go 1.26
 
 require (
+	github.com/gdamore/tcell/v2 v2.13.10
+	github.com/goccy/go-yaml v1.19.2
+	github.com/hashicorp/go-memdb v1.3.5
+	github.com/rivo/tview v0.42.0
+	github.com/rivo/uniseg v0.4.7
+)
+
+require (
 	github.com/gdamore/encoding v1.0.1 // indirect
-	github.com/gdamore/tcell/v2 v2.13.10 // indirect
-	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
-	github.com/hashicorp/go-memdb v1.3.5 // indirect
 	github.com/hashicorp/golang-lru v0.5.4 // indirect
 	github.com/lucasb-eyer/go-colorful v1.3.0 // indirect
-	github.com/rivo/tview v0.42.0 // indirect
-	github.com/rivo/uniseg v0.4.7 // indirect
 	golang.org/x/sys v0.38.0 // indirect
 	golang.org/x/term v0.37.0 // indirect
 	golang.org/x/text v0.31.0 // indirect

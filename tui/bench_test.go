@@ -1,0 +1,52 @@
+package tui
+
+import (
+	"testing"
+
+	"github.com/gdamore/tcell/v2"
+)
+
+// BenchmarkRenderPlayer draws a full player frame of a system holding
+// 100,000 messages (a snapshot capped the way runners build it) onto a
+// simulation screen, including the screen's Show. Target: under 16 ms.
+func BenchmarkRenderPlayer(b *testing.B) {
+	for _, sz := range sizes {
+		b.Run(sz.name, func(b *testing.B) {
+			s := newScreen(b, sz.w, sz.h)
+			defer s.Fini()
+			p := NewPlayer(NewTheme(false), nil)
+			p.SetSnapshot(bigSnapshot(100000))
+			p.SetRect(0, 0, sz.w, sz.h)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p.Draw(s)
+				s.Show()
+			}
+		})
+	}
+}
+
+// BenchmarkRenderBaseline is the floor for BenchmarkRenderPlayer: it
+// writes every cell of the same screen once with a fixed rune and shows it,
+// the least work any full frame can do.
+func BenchmarkRenderBaseline(b *testing.B) {
+	for _, sz := range sizes {
+		b.Run(sz.name, func(b *testing.B) {
+			s := newScreen(b, sz.w, sz.h)
+			defer s.Fini()
+			st := tcell.StyleDefault
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c := rune('a' + i%26) // a different frame each time, like a running player
+				for y := 0; y < sz.h; y++ {
+					for x := 0; x < sz.w; x++ {
+						s.SetContent(x, y, c, nil, st)
+					}
+				}
+				s.Show()
+			}
+		})
+	}
+}

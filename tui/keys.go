@@ -1,0 +1,193 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/gdamore/tcell/v2"
+)
+
+// KeySpec is one key: a special key, or KeyRune with a rune.
+type KeySpec struct {
+	Key  tcell.Key
+	Rune rune
+}
+
+// matches reports whether ev is this key.
+func (k KeySpec) matches(ev *tcell.EventKey) bool {
+	if k.Key == tcell.KeyRune {
+		return ev.Key() == tcell.KeyRune && ev.Rune() == k.Rune
+	}
+	return ev.Key() == k.Key
+}
+
+// Binding is one row of the key table. A binding either sends a Command to
+// the goroutine that owns the simulation, or changes view-local state
+// (focus, scrolling, filter, help) through View. The hints bar shows the
+// bindings with a Hint rank, in table order; the help overlay shows them
+// all.
+type Binding struct {
+	Keys  []KeySpec
+	Label string // how the keys are written, e.g. "space" or "+ -"
+	Name  string // a short name for the hints bar
+	Help  string // one sentence for the help overlay
+	// Hint ranks the binding for the hints bar: 0 hidden, 1 always shown,
+	// 2 shown when there is room.
+	Hint    int
+	Command Command
+	View    func(p *Player)
+	// When, if set, reports whether the binding applies to p (e.g. "back to
+	// the menu" only when the player was opened from the menu).
+	When func(p *Player) bool
+}
+
+// r is shorthand for a rune key.
+func r(c rune) KeySpec { return KeySpec{Key: tcell.KeyRune, Rune: c} }
+
+// k is shorthand for a special key.
+func k(key tcell.Key) KeySpec { return KeySpec{Key: key} }
+
+// Bindings returns the player's key table. It is the single source of the
+// keys: Player dispatches from it, and the hints bar and the help overlay are
+// generated from it.
+func Bindings() []Binding {
+	return []Binding{
+		{Keys: []KeySpec{r(' '), r('p')}, Label: "space", Name: "play/pause", Hint: 1,
+			Help: "Play or pause the simulation.", Command: Command{Kind: CmdTogglePlay}},
+		{Keys: []KeySpec{r('s'), r('.')}, Label: "s", Name: "step", Hint: 1,
+			Help: "Pause and advance exactly one tick.", Command: Command{Kind: CmdStep}},
+		{Keys: []KeySpec{r('n')}, Label: "n", Name: "next", Hint: 2,
+			Help: "Pause and advance to the next narration point.", Command: Command{Kind: CmdStepNarration}},
+		{Keys: []KeySpec{r('+'), r('=')}, Label: "+", Name: "faster", Hint: 2,
+			Help: "Play faster (more ticks per second).", Command: Command{Kind: CmdFaster}},
+		{Keys: []KeySpec{r('-'), r('_')}, Label: "-", Name: "slower", Hint: 2,
+			Help: "Play slower (fewer ticks per second).", Command: Command{Kind: CmdSlower}},
+		{Keys: []KeySpec{r('r')}, Label: "r", Name: "restart", Hint: 2,
+			Help: "Restart the scenario with the same seed (the run repeats exactly).", Command: Command{Kind: CmdRestart}},
+		{Keys: []KeySpec{r('R')}, Label: "R", Name: "new seed",
+			Help: "Restart the scenario with a new seed.", Command: Command{Kind: CmdReseed}},
+		{Keys: []KeySpec{r('e')}, Label: "e", Name: "replay",
+			Help:    "Replay: seek the consumer groups to the earliest offset.",
+			Command: Command{Kind: CmdAction, Action: Action{Kind: ActionSeekEarliest}}},
+		{Keys: []KeySpec{r('d')}, Label: "d", Name: "redrive",
+			Help:    "Redrive the dead-letter queue back to its source.",
+			Command: Command{Kind: CmdAction, Action: Action{Kind: ActionRedriveDLQ}}},
+		{Keys: []KeySpec{r('c')}, Label: "c", Name: "crash",
+			Help:    "Fault by hand: crash a consumer.",
+			Command: Command{Kind: CmdAction, Action: Action{Kind: ActionCrashConsumer}}},
+		{Keys: []KeySpec{r('b')}, Label: "b", Name: "broker down",
+			Help:    "Fault by hand: take the broker down for a while.",
+			Command: Command{Kind: CmdAction, Action: Action{Kind: ActionBrokerDown}}},
+		{Keys: []KeySpec{k(tcell.KeyTab)}, Label: "tab", Name: "focus", Hint: 2,
+			Help: "Focus the next panel (in small terminals: show the next model tab).", View: (*Player).focusNext},
+		{Keys: []KeySpec{k(tcell.KeyBacktab)}, Label: "S-tab", Name: "back",
+			Help: "Focus the previous panel.", View: (*Player).focusPrev},
+		{Keys: []KeySpec{k(tcell.KeyUp), r('k')}, Label: "↑ k", Name: "up",
+			Help: "Scroll the focused panel up (the trace: to older events).", View: func(p *Player) { p.scrollBy(-1) }},
+		{Keys: []KeySpec{k(tcell.KeyDown), r('j')}, Label: "↓ j", Name: "down",
+			Help: "Scroll the focused panel down (the trace: to newer events).", View: func(p *Player) { p.scrollBy(1) }},
+		{Keys: []KeySpec{k(tcell.KeyPgUp)}, Label: "pgup", Name: "page up",
+			Help: "Scroll the focused panel up by a page.", View: func(p *Player) { p.scrollBy(-p.page()) }},
+		{Keys: []KeySpec{k(tcell.KeyPgDn)}, Label: "pgdn", Name: "page down",
+			Help: "Scroll the focused panel down by a page.", View: func(p *Player) { p.scrollBy(p.page()) }},
+		{Keys: []KeySpec{k(tcell.KeyEnd), r('G')}, Label: "end", Name: "follow",
+			Help: "Scroll to the end; the trace follows new events again.", View: (*Player).scrollEnd},
+		{Keys: []KeySpec{r('/')}, Label: "/", Name: "filter", Hint: 1,
+			Help: "Filter the trace by message ID (m12), key or correlation ID; enter keeps it, esc clears it.",
+			View: (*Player).startFilter},
+		{Keys: []KeySpec{k(tcell.KeyEscape)}, Label: "esc", Name: "clear",
+			Help: "Clear the trace filter, or close this help.", View: (*Player).escape},
+		{Keys: []KeySpec{r('?'), k(tcell.KeyF1)}, Label: "?", Name: "help", Hint: 1,
+			Help: "Show or hide this help.", View: (*Player).toggleHelp},
+		{Keys: []KeySpec{r('m'), k(tcell.KeyBackspace2)}, Label: "m", Name: "menu",
+			Help: "Back to the lesson menu.", View: (*Player).back,
+			When: func(p *Player) bool { return p.onBack != nil }},
+		{Keys: []KeySpec{r('q'), k(tcell.KeyCtrlC)}, Label: "q", Name: "quit", Hint: 1,
+			Help: "Quit: stop the simulation, then the program.", View: (*Player).quit},
+	}
+}
+
+// lookup returns the binding for ev, or nil.
+func lookup(bs []Binding, p *Player, ev *tcell.EventKey) *Binding {
+	for i := range bs {
+		b := &bs[i]
+		if b.When != nil && !b.When(p) {
+			continue
+		}
+		for _, ks := range b.Keys {
+			if ks.matches(ev) {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+// hintsLine builds the hints bar from the table: "label name" pairs in
+// table order. Bindings ranked 1 always appear (as far as w allows); those
+// ranked 2 fill the room that is left.
+func hintsLine(bs []Binding, p *Player, th *Theme, w int) line {
+	shown := func(b *Binding) bool { return b.When == nil || b.When(p) }
+	cost := func(b *Binding) int { return width(b.Label) + 1 + width(b.Name) + 2 }
+	room := w
+	for i := range bs {
+		if bs[i].Hint == 1 && shown(&bs[i]) {
+			room -= cost(&bs[i])
+		}
+	}
+	var out line
+	x := 0
+	for i := range bs {
+		b := &bs[i]
+		if b.Hint == 0 || !shown(b) {
+			continue
+		}
+		if b.Hint == 2 {
+			if cost(b) > room {
+				continue
+			}
+			room -= cost(b)
+		}
+		cw := cost(b) - 2
+		if x > 0 {
+			cw += 2
+		}
+		if x+cw > w {
+			break
+		}
+		if x > 0 {
+			out = append(out, seg{"  ", th.Normal})
+		}
+		out = append(out, seg{b.Label, th.Key}, seg{" " + b.Name, th.Dim})
+		x += cw
+	}
+	return out
+}
+
+// helpLines builds the help overlay from the table.
+func helpLines(bs []Binding, p *Player, th *Theme, w int) []line {
+	labelW := 0
+	for i := range bs {
+		if k := width(bs[i].Label); k > labelW {
+			labelW = k
+		}
+	}
+	var out []line
+	for i := range bs {
+		b := &bs[i]
+		if b.When != nil && !b.When(p) {
+			continue
+		}
+		text := wrap(b.Help, w-labelW-2)
+		for j, t := range text {
+			lbl := ""
+			if j == 0 {
+				lbl = b.Label
+			}
+			out = append(out, line{{padRight(lbl, labelW), th.Key}, {"  " + t, th.Normal}})
+		}
+	}
+	out = append(out, line{}, line{{"Symbols: " + strings.Join([]string{
+		SymLoss + " lost", SymFault + " fault", SymDuplicate + " duplicate", SymDLQ + " dead letter",
+		SymMissed + " missed", SymNarration + " narration"}, "  "), th.Dim}})
+	return out
+}

@@ -1,0 +1,197 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+)
+
+// ErrNotTerminal is returned by Run, RunMenu and CheckTerminal when
+// standard output is not a terminal. Callers should print a clear message
+// that points to the headless alternative (`brokerlab run FILE|LESSON`) and
+// exit with code 2.
+var ErrNotTerminal = errors.New("tui: stdout is not a terminal")
+
+// NotTerminalMessage is what the binary prints, before exiting with code 2,
+// when Run or RunMenu returns ErrNotTerminal: the reason and the headless
+// alternative.
+func NotTerminalMessage(prog string) string {
+	return prog + ": the player needs a terminal, and standard output is not one.\n" +
+		"Run lessons and scenarios headless instead:\n" +
+		"  " + prog + " run FILE|LESSON   (prints a report; exit 0 when every expectation holds)\n" +
+		"  " + prog + " list              (lists the built-in lessons)\n"
+}
+
+// CheckTerminal returns nil when f is a character device (a terminal) and
+// an error wrapping ErrNotTerminal otherwise.
+func CheckTerminal(f *os.File) error {
+	if f == nil {
+		return ErrNotTerminal
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNotTerminal, err)
+	}
+	if fi.Mode()&os.ModeCharDevice == 0 {
+		return ErrNotTerminal
+	}
+	return nil
+}
+
+// Options configure Run and RunMenu. The zero value plays on the terminal
+// behind os.Stdout with colours unless NO_COLOR is set.
+type Options struct {
+	// Screen to draw on; nil means the terminal, and then Stdout must be one.
+	Screen tcell.Screen
+	// Stdout is checked with CheckTerminal when Screen is nil; nil means
+	// os.Stdout.
+	Stdout *os.File
+	// NoColor selects plain styles; the NO_COLOR environment variable does
+	// too.
+	NoColor bool
+	// Mouse enables mouse support in tview (optional; keys do everything).
+	Mouse bool
+	// Ticker replaces the wall-clock ticker (tests).
+	Ticker TickerFunc
+
+	// afterDraw, when set, is called after every frame (tests).
+	afterDraw func()
+}
+
+// newApp prepares the application and the theme from the options.
+func newApp(opt Options) (*tview.Application, Theme, error) {
+	if opt.Screen == nil {
+		out := opt.Stdout
+		if out == nil {
+			out = os.Stdout
+		}
+		if err := CheckTerminal(out); err != nil {
+			return nil, Theme{}, err
+		}
+	}
+	app := tview.NewApplication().EnableMouse(opt.Mouse)
+	if opt.Screen != nil {
+		app.SetScreen(opt.Screen)
+	}
+	if opt.afterDraw != nil {
+		app.SetAfterDrawFunc(func(tcell.Screen) { opt.afterDraw() })
+	}
+	return app, NewTheme(opt.NoColor || NoColorEnv()), nil
+}
+
+// session is one scenario being played: the loop goroutine that owns the
+// driver and the player view it posts to.
+type session struct {
+	app    *tview.Application
+	loop   *Loop
+	player *Player
+}
+
+// newSession starts the driver goroutine and builds the player view.
+func newSession(app *tview.Application, d Driver, th Theme, ticker TickerFunc) *session {
+	s := &session{app: app}
+	c := NewController(d)
+	s.player = NewPlayer(th, func(cmd Command) { _ = s.loop.Send(cmd) })
+	s.player.SetSnapshot(c.Snapshot())
+	s.loop = StartLoop(c, s.post, ticker)
+	return s
+}
+
+// post hands a snapshot to the UI goroutine and waits until it is shown.
+func (s *session) post(snap Snapshot) {
+	s.app.QueueUpdateDraw(func() { s.player.SetSnapshot(snap) })
+}
+
+// quitApp is the quit action on the UI goroutine: it halts the driver
+// goroutines and, once they have ended, stops the application. The waiting
+// happens on another goroutine because a driver goroutine may itself be
+// waiting for the UI goroutine to take its last snapshot.
+func quitApp(app *tview.Application, loops ...*Loop) {
+	for _, l := range loops {
+		l.Halt()
+	}
+	go func() {
+		for _, l := range loops {
+			<-l.Done()
+		}
+		app.Stop()
+	}()
+}
+
+// Run plays one scenario: it opens the player on the terminal (or
+// opt.Screen) and returns when the user quits. Quitting stops the goroutine
+// that owns d, and waits for it, before the application stops. Without a
+// terminal it returns ErrNotTerminal at once.
+func Run(d Driver, opt Options) error {
+	app, th, err := newApp(opt)
+	if err != nil {
+		return err
+	}
+	s := newSession(app, d, th, opt.Ticker)
+	quit := func() { quitApp(app, s.loop) }
+	s.player.SetQuitFunc(quit)
+	app.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
+		if ev.Key() == tcell.KeyCtrlC {
+			quit()
+			return nil
+		}
+		return ev
+	})
+	app.SetRoot(s.player, true)
+	err = app.Run()
+	// Normally the loop has ended already. If the application stopped on
+	// its own (a terminal error), the loop may be blocked on a snapshot the
+	// UI will never take: halt it without waiting.
+	s.loop.Halt()
+	return err
+}
+
+// RunMenu opens the lesson menu; enter plays the selected lesson with the
+// Driver that open returns, "m" in the player goes back to the menu, and q
+// quits from either. An error from open is shown in the menu.
+func RunMenu(lessons []Lesson, open func(Lesson) (Driver, error), opt Options) error {
+	app, th, err := newApp(opt)
+	if err != nil {
+		return err
+	}
+	menu := NewMenu(th, lessons)
+	var (
+		cur   *session
+		loops []*Loop // every session's loop, so quitting waits for all
+		quit  = func() { quitApp(app, loops...) }
+	)
+	menu.SetQuitFunc(quit)
+	menu.SetSelectFunc(func(l Lesson) {
+		d, err := open(l)
+		if err != nil {
+			menu.SetNotice(SymFault + " " + l.Name + ": " + err.Error())
+			return
+		}
+		menu.SetNotice("")
+		cur = newSession(app, d, th, opt.Ticker)
+		loops = append(loops, cur.loop)
+		cur.player.SetQuitFunc(quit)
+		cur.player.SetBackFunc(func() {
+			cur.loop.Halt() // it ends on its own; its last post only updates a hidden player
+			cur = nil
+			app.SetRoot(menu, true)
+		})
+		app.SetRoot(cur.player, true)
+	})
+	app.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
+		if ev.Key() == tcell.KeyCtrlC {
+			quit()
+			return nil
+		}
+		return ev
+	})
+	app.SetRoot(menu, true)
+	err = app.Run()
+	for _, l := range loops {
+		l.Halt()
+	}
+	return err
+}

@@ -1,0 +1,192 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	yaml "github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// Load parses and validates the scenario in data; name is the file name
+// used in error positions. On failure it returns an *Errors listing every
+// problem found (up to MaxErrors), each as "name:line:col: message", and
+// the error wraps ErrInvalid. Load never panics; its cost is linear in the
+// size of data, which is capped at MaxFileSize.
+func Load(name string, data []byte) (*Scenario, error) {
+	c := &collector{file: name}
+	s := &Scenario{File: name}
+	if len(data) > MaxFileSize {
+		c.add(Pos{1, 1}, fmt.Sprintf("the file is %d bytes long; scenario files are capped at %d bytes", len(data), MaxFileSize))
+		return nil, c.result()
+	}
+	body, ok := parse(c, data)
+	if !ok {
+		return nil, c.result()
+	}
+	d := &dec{c: c}
+	if body == nil {
+		c.add(Pos{1, 1}, "the file is empty; a scenario needs at least title, run and topology")
+		return nil, c.result()
+	}
+	if body = d.plain(body); body != nil {
+		if d.scenario(body, s) {
+			(&val{d: d, s: s}).validate()
+		}
+	}
+	if err := c.result(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// LoadFile reads the file at path and loads it; positions use the path as
+// given. A file that cannot be read is reported as an *Errors too, at 1:1.
+func LoadFile(path string) (*Scenario, error) {
+	fi, err := os.Stat(path)
+	if err == nil && fi.Size() > MaxFileSize {
+		c := &collector{file: path}
+		c.add(Pos{1, 1}, fmt.Sprintf("the file is %d bytes long; scenario files are capped at %d bytes", fi.Size(), MaxFileSize))
+		return nil, c.result()
+	}
+	data, err := os.ReadFile(filepath.Clean(path))
+	if err != nil {
+		c := &collector{file: path}
+		c.add(Pos{1, 1}, "cannot read the file: "+err.Error())
+		return nil, c.result()
+	}
+	return Load(path, data)
+}
+
+// parse turns data into the body of its single YAML document (nil for an
+// empty file). Syntax errors are reported with the parser's position; a
+// panic inside the parser is reported as an error, never propagated.
+func parse(c *collector, data []byte) (body ast.Node, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.add(Pos{1, 1}, "the YAML parser failed on this file; check its syntax")
+			body, ok = nil, false
+		}
+	}()
+	tokens := lexer.Tokenize(string(data))
+	if !prescan(c, tokens) {
+		return nil, false
+	}
+	f, err := parser.Parse(tokens, 0)
+	if err != nil {
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			c.add(tokPos(ye.GetToken()), "YAML syntax: "+ye.GetMessage())
+		} else {
+			c.add(Pos{1, 1}, "YAML syntax: "+err.Error())
+		}
+		return nil, false
+	}
+	var docs []*ast.DocumentNode
+	for _, doc := range f.Docs {
+		if doc != nil && doc.Body != nil {
+			docs = append(docs, doc)
+		}
+	}
+	if len(docs) == 0 {
+		return nil, true
+	}
+	if len(docs) > 1 {
+		c.add(posOf(docs[1].Body), "a scenario file holds one YAML document; remove the second one (after ---)")
+		return nil, false
+	}
+	return docs[0].Body, true
+}
+
+// Structural limits checked on the token stream before parsing. The YAML
+// parser recurses once per key of a block mapping and per level of flow
+// nesting, with cost quadratic in either, so a file far beyond any real
+// scenario (the deepest is about 6 levels, the widest mapping has 15 keys)
+// is refused before it is parsed. The lexer is linear in the input.
+const (
+	maxDepth = 64  // nesting of flow collections, and of block mappings
+	maxKeys  = 512 // keys of one block mapping
+)
+
+// prescan reports a token stream that exceeds maxDepth or maxKeys. It
+// tracks the open block collections by column: a key or a "-" closes every
+// collection opened at a greater column.
+func prescan(c *collector, tokens token.Tokens) bool {
+	type level struct {
+		col, keys int
+		seq       bool
+	}
+	var stack []level
+	flow := 0
+	push := func(l level, tk *token.Token) bool {
+		if stack = append(stack, l); len(stack) > maxDepth {
+			c.add(tokPos(tk), fmt.Sprintf("collections are nested more than %d deep", maxDepth))
+			return false
+		}
+		return true
+	}
+	pop := func(col int, seqToo bool) {
+		for n := len(stack); n > 0 && (stack[n-1].col > col || seqToo && stack[n-1].seq && stack[n-1].col == col); n-- {
+			stack = stack[:n-1]
+		}
+	}
+	for i, tk := range tokens {
+		if tk == nil || tk.Position == nil {
+			continue
+		}
+		switch tk.Type {
+		case token.DocumentHeaderType:
+			stack, flow = stack[:0], 0
+		case token.MappingStartType, token.SequenceStartType:
+			if flow++; flow > maxDepth {
+				c.add(tokPos(tk), fmt.Sprintf("collections are nested more than %d deep", maxDepth))
+				return false
+			}
+		case token.MappingEndType, token.SequenceEndType:
+			if flow > 0 {
+				flow--
+			}
+		case token.SequenceEntryType:
+			if flow > 0 {
+				continue
+			}
+			col := tk.Position.Column
+			pop(col, false)
+			if n := len(stack); n > 0 && stack[n-1].seq && stack[n-1].col == col {
+				continue
+			}
+			if !push(level{col: col, seq: true}, tk) {
+				return false
+			}
+		case token.MappingValueType:
+			if flow > 0 {
+				continue
+			}
+			j := i - 1
+			for j >= 0 && tokens[j] != nil && tokens[j].Type == token.CommentType {
+				j--
+			}
+			if j < 0 || tokens[j] == nil || tokens[j].Position == nil {
+				continue
+			}
+			col := tokens[j].Position.Column
+			pop(col, true)
+			if n := len(stack); n > 0 && !stack[n-1].seq && stack[n-1].col == col {
+				if stack[n-1].keys++; stack[n-1].keys > maxKeys {
+					c.add(tokPos(tokens[j]), fmt.Sprintf("a mapping has more than %d keys", maxKeys))
+					return false
+				}
+				continue
+			}
+			if !push(level{col: col, keys: 1}, tokens[j]) {
+				return false
+			}
+		}
+	}
+	return true
+}

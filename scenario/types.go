@@ -1,0 +1,599 @@
+package scenario
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// The resource caps. A scenario that exceeds one is refused at load time,
+// before anything is allocated for it, so a runaway file cannot exhaust
+// memory or run forever.
+const (
+	MaxFileSize     = 1 << 20   // bytes of YAML
+	MaxTicks        = 1_000_000 // run length and every tick value
+	MaxMessages     = 1_000_000 // messages over all producers
+	MaxRate         = 10_000    // messages per tick of one producer
+	MaxPartitions   = 1024      // partitions of one log, also after add_partitions
+	MaxEntities     = 256       // queues, topics, logs, groups or services of each kind
+	MaxActors       = 1024      // producers, consumers, members, relays or subscribers of each kind
+	MaxInstances    = 64        // instances of one consumer
+	MaxBatch        = 10_000    // receive, poll and relay batch sizes
+	MaxBuffer       = 100_000   // pub/sub subscriber buffer
+	MaxKeys         = 1_000_000 // distinct keys of one producer (key_count)
+	MaxKeyList      = 10_000    // keys written out as a list
+	MaxReceiveCount = 1000      // dead_letter.max_receive_count
+	MaxAttempts     = 1000      // outbox relay attempts before a row is dead
+	MaxCascade      = 1000      // topic cascade_limit
+	MaxEmits        = 100       // messages a subscriber emits per message it handles
+	MaxFaults       = 1024      // fault rules
+	MaxTimeline     = 10_000    // timeline actions
+	MaxNarration    = 10_000    // narration steps
+	MaxExpect       = 1000      // expectations
+	MaxFailures     = 1000      // handler failures before a transient handler succeeds
+	MaxNameLen      = 64        // bytes of a name
+)
+
+// Scenario is a loaded, validated scenario file. Every reference in it
+// (a consumer's queue, a group's log, a fault's point) names something
+// that exists, every value is within its range and cap, and defaults are
+// filled in. The runner builds a World from it; the TUI plays it as a
+// lesson (Title, Summary, Description, Narration).
+type Scenario struct {
+	Node
+	// File is the name the scenario was loaded under, used in positions.
+	File string
+	// Version is the format version; only 1 exists.
+	Version int
+	// Title names the scenario in menus and reports.
+	Title string
+	// Summary is one line for menus ("" when not given).
+	Summary string
+	// Description is the lesson's introduction (may span lines).
+	Description string
+	// Seed makes the run reproducible; default 1.
+	Seed uint64
+	// Run says how long to run.
+	Run Run
+	// Topology is the brokers and services.
+	Topology Topology
+	// Actors are the producers, consumers, group members and relays.
+	Actors Actors
+	// Faults is the fault plan, in file order.
+	Faults []Fault
+	// Timeline is the actions at ticks, in file order; actions due at the
+	// same tick run in file order.
+	Timeline []Action
+	// Narration is the lesson's steps, in file order.
+	Narration []Step
+	// Expect is what must hold at the end of the run.
+	Expect []Expectation
+}
+
+// UntilDrained is the only Run.Until condition: every producer is done, no
+// queue holds a visible, delayed or in-flight message (dead-letter queues
+// may keep theirs), every group has zero lag and no outbox row is pending.
+const UntilDrained = "drained"
+
+// Run is the run length: a fixed number of ticks, or until a condition
+// holds, always with a hard cap.
+type Run struct {
+	Node
+	// Ticks is the fixed run length; 0 when Until is set.
+	Ticks sim.Tick
+	// Until is "" or UntilDrained.
+	Until string
+	// MaxTicks caps a run with Until; default 10,000.
+	MaxTicks sim.Tick
+}
+
+// Cap returns the last tick the run may reach.
+func (r Run) Cap() sim.Tick {
+	if r.Until == "" {
+		return r.Ticks
+	}
+	return r.MaxTicks
+}
+
+// Topology is the simulated brokers and services.
+type Topology struct {
+	Node
+	Queues   []Queue
+	Topics   []Topic
+	Logs     []Log
+	Groups   []Group
+	Services []Service
+}
+
+// Queue is a work queue (see package queue).
+type Queue struct {
+	Node
+	Name string
+	// VisibilityTimeout is how long a received message stays invisible;
+	// default 30.
+	VisibilityTimeout sim.Tick
+	// Retention deletes messages older than this; 0 keeps them forever.
+	Retention sim.Tick
+	// DeadLetter is the redrive policy; nil means none.
+	DeadLetter *DeadLetter
+	// FIFO turns on message groups (by key) and deduplication.
+	FIFO bool
+	// DedupWindow is the FIFO deduplication window; FIFO only.
+	DedupWindow sim.Tick
+}
+
+// DeadLetter moves a message to Queue when its receive count would exceed
+// MaxReceiveCount.
+type DeadLetter struct {
+	Node
+	Queue string
+	// MaxReceiveCount defaults to 3.
+	MaxReceiveCount int
+}
+
+// Topic is an ephemeral pub/sub topic.
+type Topic struct {
+	Node
+	Name        string
+	Subscribers []Subscriber
+	// FanOutToQueues are durable queues that get a copy of every publish.
+	FanOutToQueues []string
+	fanOutPos      []Pos
+	// CascadeLimit caps how deep events caused by events may go; 0 means
+	// no limit.
+	CascadeLimit int
+}
+
+// The overflow policies of a subscriber buffer.
+const (
+	DropNewest = "drop_newest"
+	DropOldest = "drop_oldest"
+	Block      = "block"
+)
+
+// Subscriber is a pub/sub subscriber of one topic.
+type Subscriber struct {
+	Node
+	Name string
+	// Buffer is the bounded buffer size; default 16.
+	Buffer int
+	// Overflow is DropNewest (default), DropOldest or Block.
+	Overflow string
+	// Offline subscribers start disconnected.
+	Offline bool
+	// Emits are the messages published for every message handled.
+	Emits []Emit
+	// SourceCheck ignores messages whose source header is this subscriber,
+	// which breaks sync loops.
+	SourceCheck bool
+}
+
+// Emit is a message a subscriber publishes for each message it handles.
+type Emit struct {
+	Node
+	Topic string
+	// Count defaults to 1.
+	Count int
+	// Type is the message type header; "" keeps the incoming type.
+	Type string
+}
+
+// Log is a partitioned event log topic.
+type Log struct {
+	Node
+	Name string
+	// Partitions defaults to 1.
+	Partitions int
+	// Retention is nil to keep every record.
+	Retention  *Retention
+	Compaction bool
+}
+
+// Retention deletes log records older than Ticks or beyond Records per
+// partition; 0 means no limit of that kind, and at least one is set.
+type Retention struct {
+	Node
+	Ticks   sim.Tick
+	Records int
+}
+
+// Group is a consumer group of a log.
+type Group struct {
+	Node
+	Name string
+	Log  string
+	// Assignment is "range" (default), "round_robin" or "sticky".
+	Assignment string
+	// AutoOffsetReset is "earliest" (default), "latest" or "none".
+	AutoOffsetReset string
+	// SessionTimeout defaults to 10 ticks.
+	SessionTimeout sim.Tick
+	// AutoCommitInterval is used by members with commit "auto"; default 5.
+	AutoCommitInterval sim.Tick
+}
+
+// The writer modes of a service.
+const (
+	WriterOutbox            = "outbox"
+	WriterCommitThenPublish = "commit_then_publish"
+	WriterPublishThenCommit = "publish_then_commit"
+)
+
+// Service is a simulated service with its own database that turns each
+// command it receives into a business row and an event.
+type Service struct {
+	Node
+	Name string
+	// Writer is WriterOutbox (default), WriterCommitThenPublish or
+	// WriterPublishThenCommit.
+	Writer string
+	// PublishTo is where events go (a queue, topic or log).
+	PublishTo Target
+	// MaxAttempts is the relay attempts before a row is a dead letter;
+	// default 5.
+	MaxAttempts int
+	// Cleanup deletes processed outbox rows after this many ticks; 0
+	// keeps them.
+	Cleanup sim.Tick
+}
+
+// The kinds of Target.
+const (
+	TargetQueue   = "queue"
+	TargetTopic   = "topic"
+	TargetLog     = "log"
+	TargetService = "service"
+)
+
+// Target names where messages go: written as {queue: name}, {topic: name},
+// {log: name} or, for producers, {service: name}.
+type Target struct {
+	Node
+	Kind string
+	Name string
+}
+
+// String formats t as `queue "orders"`.
+func (t Target) String() string { return t.Kind + " " + strconv.Quote(t.Name) }
+
+// Actors are the active parts of a scenario.
+type Actors struct {
+	Node
+	Producers []Producer
+	Consumers []Consumer
+	Members   []Member
+	Relays    []Relay
+}
+
+// Producer sends Count messages, Rate per tick from tick Start, to a
+// target.
+type Producer struct {
+	Node
+	Name string
+	To   Target
+	// Count is the number of messages (at least 1).
+	Count int
+	// Rate is messages per tick; default 1.
+	Rate int
+	// Start is the first tick that produces; default 0.
+	Start sim.Tick
+	// Keys lists the keys when they were written as a list.
+	Keys []string
+	// KeyPattern is the keys pattern ("kunde-%d") when keys were written
+	// as one string; "%d" stands for 1..KeyCount.
+	KeyPattern string
+	// KeyCount is the number of distinct keys of KeyPattern (default 1).
+	KeyCount int
+	// KeyOrder is "round_robin" (default) or "random".
+	KeyOrder string
+	// Type is the message type header.
+	Type string
+	// Source is the source header; default the producer's name.
+	Source string
+}
+
+// NumKeys returns the number of distinct keys the producer uses; 0 means
+// its messages have no key.
+func (p *Producer) NumKeys() int {
+	if p.Keys != nil {
+		return len(p.Keys)
+	}
+	if p.KeyPattern == "" {
+		return 0
+	}
+	return p.KeyCount
+}
+
+// Key returns key number k (0-based, k < NumKeys()): Keys[k], or the
+// pattern with "%d" replaced by k+1. The runner picks k as i % NumKeys()
+// for message i in round_robin order, or draws it from the producer's
+// stream in random order. It costs one small allocation for a pattern.
+func (p *Producer) Key(k int) string {
+	if p.Keys != nil {
+		return p.Keys[k]
+	}
+	before, after, ok := strings.Cut(p.KeyPattern, "%d")
+	if !ok {
+		return p.KeyPattern
+	}
+	return before + strconv.Itoa(k+1) + after
+}
+
+// Handler kinds.
+const (
+	HandlerSucceed   = "succeed"
+	HandlerTransient = "transient"
+	HandlerPermanent = "permanent"
+	HandlerPoison    = "poison"
+	HandlerSlow      = "slow"
+)
+
+// Handler is how a consumer or member handles a message.
+type Handler struct {
+	Node
+	// Kind is one of the Handler* constants; default HandlerSucceed.
+	Kind string
+	// Keys restricts the behaviour to messages whose key matches this glob
+	// (path.Match syntax); others succeed. "" means every message.
+	Keys string
+	// Failures is how many attempts a transient handler fails first;
+	// default 1.
+	Failures int
+	// Ticks is the processing time; slow handlers need at least 1.
+	Ticks sim.Tick
+	// Error is the error text of failures.
+	Error string
+}
+
+// Retry is how a failing queue consumer delays the next attempt.
+type Retry struct {
+	Node
+	// Policy is "none" (default: the visibility timeout brings the
+	// message back), "fixed" or "exponential".
+	Policy string
+	// Base is the fixed delay or the first exponential delay.
+	Base sim.Tick
+	// Cap bounds exponential delays; default 64 * Base, capped at MaxTicks.
+	Cap sim.Tick
+	// Jitter draws exponential delays from the consumer's stream.
+	Jitter bool
+}
+
+// Consumer is a queue consumer, run as Instances competing instances.
+type Consumer struct {
+	Node
+	Name  string
+	Queue string
+	// Instances defaults to 1.
+	Instances int
+	// Batch is the receive batch size; default 1.
+	Batch   int
+	Handler Handler
+	// Ack is "after" processing (default, at-least-once) or "before"
+	// (at-most-once).
+	Ack   string
+	Retry Retry
+	// Idempotency is "none" (default), "message_id" or "business_key".
+	Idempotency string
+	// Start is the first tick the consumer runs.
+	Start sim.Tick
+}
+
+// Member is a consumer-group member of a log.
+type Member struct {
+	Node
+	Name  string
+	Group string
+	// Commit is "after" processing (default), "before", "auto" (on the
+	// group's interval) or "off_by_one" (a bug: commits the last offset
+	// read instead of the next one).
+	Commit  string
+	Handler Handler
+	// Batch is the poll size; default 10.
+	Batch       int
+	Idempotency string
+	Start       sim.Tick
+}
+
+// Relay is an outbox relay of one service.
+type Relay struct {
+	Node
+	Name    string
+	Service string
+	// Mode is "poll" (default) or "cdc".
+	Mode string
+	// Batch is the rows per poll; default 10.
+	Batch int
+	// Interval is the ticks between polls; default 1.
+	Interval sim.Tick
+	// Lease is how long a claimed row stays claimed; default 5.
+	Lease sim.Tick
+	// Backoff is the retry-after of a failed row; default 2.
+	Backoff sim.Tick
+	// Order is "global" (default) or "per_aggregate".
+	Order string
+	Start sim.Tick
+}
+
+// Fault is one rule of the fault plan; see faults.Rule.
+type Fault struct {
+	Node
+	// Name defaults to "fault-N" (N is the 1-based position in the plan).
+	Name        string
+	Point       faults.Point
+	Match       faults.Match
+	Probability float64
+	From, Until sim.Tick
+	Count, Nth  int
+	Param       int64
+	Error       string
+	// matchNode keeps the positions of the match fields.
+	matchNode Node
+}
+
+// Rule converts f to a faults.Rule.
+func (f Fault) Rule() faults.Rule {
+	return faults.Rule{Name: f.Name, Point: f.Point, Probability: f.Probability, From: f.From, Until: f.Until,
+		Count: f.Count, Nth: f.Nth, Match: f.Match, Param: f.Param, Error: f.Error}
+}
+
+// FaultPlan returns the fault plan in file order. It passes
+// faults.Plan.Validate, since Load checked every rule.
+func (s *Scenario) FaultPlan() faults.Plan {
+	p := faults.Plan{Rules: make([]faults.Rule, len(s.Faults))}
+	for i, f := range s.Faults {
+		p.Rules[i] = f.Rule()
+	}
+	return p
+}
+
+// The timeline actions.
+const (
+	ActionConnect       = "connect"
+	ActionDisconnect    = "disconnect"
+	ActionMute          = "mute"
+	ActionUnmute        = "unmute"
+	ActionSeek          = "seek"
+	ActionRedrive       = "redrive"
+	ActionPurge         = "purge"
+	ActionAddPartitions = "add_partitions"
+	ActionFixHandler    = "fix_handler"
+	ActionCrash         = "crash"
+	ActionKillRelay     = "kill_relay"
+	ActionStartRelay    = "start_relay"
+	ActionDisableFault  = "disable_fault"
+)
+
+// Action is one timeline entry. Which fields are set depends on Action;
+// see the format reference.
+type Action struct {
+	Node
+	At     sim.Tick
+	Action string
+	// The subject: exactly the ones the action takes are set.
+	Queue, Log, Group, Consumer, Member, Subscriber, Relay, Fault string
+	// To is the seek target: "earliest", "latest", "offset" or "tick".
+	To string
+	// Offset is the seek offset (To "offset").
+	Offset int64
+	// Tick is the seek tick (To "tick").
+	Tick sim.Tick
+	// Partition is the partition a seek applies to; -1 means all.
+	Partition int
+	// Count is the partitions to add, or the most messages to redrive (0:
+	// all).
+	Count int
+}
+
+// Step is a narration step shown from tick At.
+type Step struct {
+	Node
+	At   sim.Tick
+	Text string
+	// Pause asks a player to pause when the step is shown.
+	Pause bool
+}
+
+// The check names of expectations.
+const (
+	CheckNoLoss        = "no_loss"
+	CheckAtLeastOnce   = "at_least_once"
+	CheckAtMostOnce    = "at_most_once"
+	CheckExactlyOnce   = "exactly_once"
+	CheckOrderedPerKey = "ordered_per_key"
+	CheckMaxDuplicates = "max_duplicates"
+)
+
+// Expectation is a ledger check (Check set) or a metric comparison
+// (Metric set).
+type Expectation struct {
+	Node
+	Check string
+	// Consumer is the logical consumer a check is about; "" means all.
+	Consumer string
+	// Max is the max_duplicates bound.
+	Max int
+	// Metric, Op and Value state "Metric Op Value".
+	Metric Metric
+	Op     string
+	Value  float64
+}
+
+// String formats e as written, e.g. "exactly_once(billing)" or
+// "queue.orders-dlq.depth == 0".
+func (e Expectation) String() string {
+	if e.Check == "" {
+		return e.Metric.String() + " " + e.Op + " " + strconv.FormatFloat(e.Value, 'g', -1, 64)
+	}
+	var b strings.Builder
+	b.WriteString(e.Check)
+	if e.Consumer != "" || e.Check == CheckMaxDuplicates {
+		b.WriteByte('(')
+		b.WriteString(e.Consumer)
+		if e.Check == CheckMaxDuplicates {
+			if e.Consumer != "" {
+				b.WriteString(", ")
+			}
+			b.WriteString("max=")
+			b.WriteString(strconv.Itoa(e.Max))
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// Holds reports whether the metric value v satisfies the comparison.
+func (e Expectation) Holds(v float64) bool {
+	switch e.Op {
+	case "==":
+		return v == e.Value
+	case "!=":
+		return v != e.Value
+	case "<":
+		return v < e.Value
+	case "<=":
+		return v <= e.Value
+	case ">":
+		return v > e.Value
+	case ">=":
+		return v >= e.Value
+	}
+	return false
+}
+
+// Checker returns the sim checker of a check expectation, or nil for a
+// metric expectation. A consumer name is mapped to its ledger name: a
+// queue consumer's logical consumer is its queue (competing consumers
+// share one), groups and subscribers are their own logical consumers.
+func (s *Scenario) Checker(e Expectation) sim.Checker {
+	name := s.LedgerConsumer(e.Consumer)
+	switch e.Check {
+	case CheckNoLoss:
+		return sim.NoLoss()
+	case CheckAtLeastOnce:
+		return sim.AtLeastOnce(name)
+	case CheckAtMostOnce:
+		return sim.AtMostOnce(name)
+	case CheckExactlyOnce:
+		return sim.ExactlyOnce(name)
+	case CheckOrderedPerKey:
+		return sim.OrderedPerKey(name)
+	case CheckMaxDuplicates:
+		return sim.MaxDuplicates(name, e.Max)
+	}
+	return nil
+}
+
+// LedgerConsumer maps a name an expectation may use (a queue consumer, a
+// queue, a group or a subscriber) to the logical consumer name the ledger
+// keeps: the queue's name for a queue consumer, the name itself otherwise.
+func (s *Scenario) LedgerConsumer(name string) string {
+	for _, c := range s.Actors.Consumers {
+		if c.Name == name {
+			return c.Queue
+		}
+	}
+	return name
+}

@@ -1,0 +1,442 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// namespace is a set of declared names of one kind, kept in file order.
+type namespace struct {
+	kind, plural string
+	list         []string
+	pos          map[string]Pos
+}
+
+func newNamespace(kind, plural string) *namespace {
+	return &namespace{kind: kind, plural: plural, pos: map[string]Pos{}}
+}
+
+func (ns *namespace) has(name string) bool { _, ok := ns.pos[name]; return ok }
+
+// val checks what decoding a single mapping cannot: uniqueness, references
+// between parts of the scenario, and totals against the caps.
+type val struct {
+	d  *dec
+	s  *Scenario
+	ns map[string]*namespace
+}
+
+func (v *val) errf(p Pos, format string, args ...any) { v.d.errf(p, format, args...) }
+
+// declare adds name to ns, reporting a second declaration.
+func (v *val) declare(ns *namespace, name string, p Pos) {
+	if name == "" {
+		return
+	}
+	if first, ok := ns.pos[name]; ok {
+		v.errf(p, "%s %q is defined twice (first at line %d)", ns.kind, name, first.Line)
+		return
+	}
+	ns.pos[name] = p
+	ns.list = append(ns.list, name)
+}
+
+// ref reports name when ns does not declare it: "<prefix> queue "x",
+// which is not defined; queues: a, b".
+func (v *val) ref(p Pos, prefix string, ns *namespace, name string) bool {
+	if name == "" || ns.has(name) {
+		return name != ""
+	}
+	msg := fmt.Sprintf("%s %s %q, which is not defined", prefix, ns.kind, name)
+	if s := suggestName(name, ns.list); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	if len(ns.list) == 0 {
+		msg += "; no " + ns.plural + " are defined"
+	} else {
+		msg += "; " + ns.plural + ": " + listNames(ns.list)
+	}
+	v.errf(p, "%s", msg)
+	return false
+}
+
+func (v *val) validate() {
+	s := v.s
+	v.ns = map[string]*namespace{}
+	for _, k := range [][2]string{{"queue", "queues"}, {"topic", "topics"}, {"log", "logs"}, {"group", "groups"},
+		{"service", "services"}, {"subscriber", "subscribers"}, {"producer", "producers"}, {"consumer", "consumers"},
+		{"member", "members"}, {"relay", "relays"}, {"fault", "faults"}} {
+		v.ns[k[0]] = newNamespace(k[0], k[1])
+	}
+	d := v.d
+	d.require(&s.Node, "a scenario", "title", "run", "topology")
+	t := &s.Topology
+	if s.Has("topology") && len(t.Queues)+len(t.Topics)+len(t.Logs)+len(t.Services) == 0 {
+		v.errf(s.FieldPos("topology"), "topology defines no queues, topics, logs or services")
+	}
+
+	// Declarations.
+	for i := range t.Queues {
+		v.declare(v.ns["queue"], t.Queues[i].Name, t.Queues[i].FieldPos("name"))
+	}
+	for i := range t.Topics {
+		v.declare(v.ns["topic"], t.Topics[i].Name, t.Topics[i].FieldPos("name"))
+		for j := range t.Topics[i].Subscribers {
+			sub := &t.Topics[i].Subscribers[j]
+			v.declare(v.ns["subscriber"], sub.Name, sub.FieldPos("name"))
+		}
+	}
+	for i := range t.Logs {
+		v.declare(v.ns["log"], t.Logs[i].Name, t.Logs[i].FieldPos("name"))
+	}
+	for i := range t.Groups {
+		v.declare(v.ns["group"], t.Groups[i].Name, t.Groups[i].FieldPos("name"))
+	}
+	for i := range t.Services {
+		v.declare(v.ns["service"], t.Services[i].Name, t.Services[i].FieldPos("name"))
+	}
+	a := &s.Actors
+	for i := range a.Producers {
+		v.declare(v.ns["producer"], a.Producers[i].Name, a.Producers[i].FieldPos("name"))
+	}
+	for i := range a.Consumers {
+		v.declare(v.ns["consumer"], a.Consumers[i].Name, a.Consumers[i].FieldPos("name"))
+	}
+	for i := range a.Members {
+		v.declare(v.ns["member"], a.Members[i].Name, a.Members[i].FieldPos("name"))
+	}
+	for i := range a.Relays {
+		v.declare(v.ns["relay"], a.Relays[i].Name, a.Relays[i].FieldPos("name"))
+	}
+	for i := range s.Faults {
+		f := &s.Faults[i]
+		if f.Name == "" && !f.Has("name") {
+			f.Name = fmt.Sprintf("fault-%d", i+1)
+		}
+		v.declare(v.ns["fault"], f.Name, f.FieldPos("name"))
+	}
+	v.distinctActors()
+	v.distinctLedgerNames()
+
+	v.topologyRefs()
+	v.actorRefs()
+	v.faultRefs()
+	v.timelineRefs()
+	v.expectRefs()
+}
+
+// distinctActors keeps consumer, member, relay and subscriber names apart:
+// fault rules match them by name.
+func (v *val) distinctActors() {
+	seen := map[string]string{}
+	for _, k := range []string{"subscriber", "consumer", "member", "relay"} {
+		ns := v.ns[k]
+		for _, name := range ns.list {
+			if other, ok := seen[name]; ok {
+				v.errf(ns.pos[name], "%s %q has the name of a %s; consumers, members, relays and subscribers need distinct names (fault rules match them by name)", k, name, other)
+				continue
+			}
+			seen[name] = k
+		}
+	}
+}
+
+// distinctLedgerNames keeps the ledger's logical consumers apart: every
+// queue, group and subscriber is one.
+func (v *val) distinctLedgerNames() {
+	seen := map[string]string{}
+	for _, k := range []string{"queue", "group", "subscriber"} {
+		ns := v.ns[k]
+		for _, name := range ns.list {
+			if other, ok := seen[name]; ok {
+				v.errf(ns.pos[name], "%s %q has the name of a %s; queues, groups and subscribers need distinct names (each is a consumer in the ledger)", k, name, other)
+				continue
+			}
+			seen[name] = k
+		}
+	}
+	for _, c := range v.s.Actors.Consumers {
+		if other, ok := seen[c.Name]; ok && c.Name != c.Queue && other != "subscriber" {
+			v.errf(c.FieldPos("name"), "consumer %q has the name of a %s; expectations could not tell them apart", c.Name, other)
+		}
+	}
+}
+
+func (v *val) target(t *Target, prefix string) {
+	if t.Kind == "" {
+		return
+	}
+	v.ref(t.FieldPos(t.Kind), prefix, v.ns[t.Kind], t.Name)
+}
+
+func (v *val) topologyRefs() {
+	t := &v.s.Topology
+	dlq := map[string]string{}
+	for i := range t.Queues {
+		q := &t.Queues[i]
+		if q.DeadLetter == nil || q.DeadLetter.Queue == "" {
+			continue
+		}
+		p := q.DeadLetter.FieldPos("queue")
+		if q.DeadLetter.Queue == q.Name {
+			v.errf(p, "queue %q cannot be its own dead-letter queue", q.Name)
+			continue
+		}
+		if v.ref(p, fmt.Sprintf("queue %q dead-letters to", q.Name), v.ns["queue"], q.DeadLetter.Queue) {
+			dlq[q.Name] = q.DeadLetter.Queue
+		}
+	}
+	// A dead-letter chain must end: follow it at most len(queues) steps.
+	for i := range t.Queues {
+		q := &t.Queues[i]
+		cur, steps := q.Name, 0
+		for {
+			next, ok := dlq[cur]
+			if !ok {
+				break
+			}
+			if cur = next; cur == q.Name || steps > len(t.Queues) {
+				v.errf(q.DeadLetter.FieldPos("queue"), "dead-letter queues of %q form a cycle", q.Name)
+				break
+			}
+			steps++
+		}
+	}
+	for i := range t.Topics {
+		tp := &t.Topics[i]
+		seen := map[string]bool{}
+		for j, q := range tp.FanOutToQueues {
+			p := tp.fanOutPos[j]
+			if v.ref(p, fmt.Sprintf("topic %q fans out to", tp.Name), v.ns["queue"], q) && seen[q] {
+				v.errf(p, "topic %q fans out to queue %q twice", tp.Name, q)
+			}
+			seen[q] = true
+		}
+		for j := range tp.Subscribers {
+			sub := &tp.Subscribers[j]
+			for k := range sub.Emits {
+				e := &sub.Emits[k]
+				v.ref(e.FieldPos("topic"), fmt.Sprintf("subscriber %q emits to", sub.Name), v.ns["topic"], e.Topic)
+			}
+		}
+	}
+	for i := range t.Groups {
+		g := &t.Groups[i]
+		v.ref(g.FieldPos("log"), fmt.Sprintf("group %q reads", g.Name), v.ns["log"], g.Log)
+	}
+	for i := range t.Services {
+		sv := &t.Services[i]
+		v.target(&sv.PublishTo, fmt.Sprintf("service %q publishes to", sv.Name))
+	}
+}
+
+func (v *val) actorRefs() {
+	s := v.s
+	a := &s.Actors
+	total := 0
+	for i := range a.Producers {
+		p := &a.Producers[i]
+		v.target(&p.To, fmt.Sprintf("producer %q sends to", p.Name))
+		total += p.Count
+	}
+	if total > MaxMessages {
+		v.errf(a.FieldPos("producers"), "producers send %d messages in total; at most %d are allowed", total, MaxMessages)
+	}
+	for i := range a.Consumers {
+		c := &a.Consumers[i]
+		v.ref(c.FieldPos("queue"), fmt.Sprintf("consumer %q reads", c.Name), v.ns["queue"], c.Queue)
+	}
+	for i := range a.Members {
+		m := &a.Members[i]
+		v.ref(m.FieldPos("group"), fmt.Sprintf("member %q joins", m.Name), v.ns["group"], m.Group)
+	}
+	for i := range a.Relays {
+		r := &a.Relays[i]
+		if v.ref(r.FieldPos("service"), fmt.Sprintf("relay %q serves", r.Name), v.ns["service"], r.Service) {
+			if sv := v.service(r.Service); sv != nil && sv.Writer != WriterOutbox {
+				v.errf(r.FieldPos("service"), "relay %q serves service %q, whose writer is %s; relays need writer: outbox", r.Name, sv.Name, sv.Writer)
+			}
+		}
+	}
+}
+
+func (v *val) service(name string) *Service {
+	for i := range v.s.Topology.Services {
+		if v.s.Topology.Services[i].Name == name {
+			return &v.s.Topology.Services[i]
+		}
+	}
+	return nil
+}
+
+func (v *val) log(name string) *Log {
+	for i := range v.s.Topology.Logs {
+		if v.s.Topology.Logs[i].Name == name {
+			return &v.s.Topology.Logs[i]
+		}
+	}
+	return nil
+}
+
+func (v *val) group(name string) *Group {
+	for i := range v.s.Topology.Groups {
+		if v.s.Topology.Groups[i].Name == name {
+			return &v.s.Topology.Groups[i]
+		}
+	}
+	return nil
+}
+
+func literal(s string) bool { return s != "" && !strings.ContainsAny(s, "*?[\\") }
+
+// whereKinds are the component prefixes a fault's match.where may name.
+var whereKinds = []string{"queue", "topic", "log", "group", "service", "relay"}
+
+func (v *val) faultRefs() {
+	actors := newNamespace("consumer, member, relay or subscriber", "consumers, members, relays and subscribers")
+	for _, k := range []string{"consumer", "member", "relay", "subscriber"} {
+		for _, n := range v.ns[k].list {
+			if !actors.has(n) {
+				actors.pos[n] = v.ns[k].pos[n]
+				actors.list = append(actors.list, n)
+			}
+		}
+	}
+	sort.Strings(actors.list)
+	for i := range v.s.Faults {
+		f := &v.s.Faults[i]
+		m := &f.matchNode
+		if literal(f.Match.Consumer) {
+			v.ref(m.FieldPos("consumer"), fmt.Sprintf("fault %q matches", f.Name), actors, f.Match.Consumer)
+		}
+		if literal(f.Match.Group) {
+			v.ref(m.FieldPos("group"), fmt.Sprintf("fault %q matches", f.Name), v.ns["group"], f.Match.Group)
+		}
+		if literal(f.Match.Where) {
+			kind, name, ok := strings.Cut(f.Match.Where, ":")
+			if !ok || !contains(whereKinds, kind) {
+				v.errf(m.FieldPos("where"), "match where %q must be <kind>:<name> with kind one of %s, e.g. queue:orders",
+					clip(f.Match.Where), strings.Join(whereKinds, ", "))
+			} else {
+				v.ref(m.FieldPos("where"), fmt.Sprintf("fault %q matches", f.Name), v.ns[kind], name)
+			}
+		}
+	}
+}
+
+func (v *val) atInRun(n *Node, at sim.Tick, what string) {
+	r := &v.s.Run
+	if c := r.Cap(); c > 0 && at > c {
+		v.errf(n.FieldPos("at"), "%s at tick %d comes after the end of the run (tick %d)", what, at, c)
+	}
+}
+
+func (v *val) timelineRefs() {
+	s := v.s
+	added := map[string]int{}
+	dlqs := map[string]bool{}
+	for _, q := range s.Topology.Queues {
+		if q.DeadLetter != nil {
+			dlqs[q.DeadLetter.Queue] = true
+		}
+	}
+	// Partition counts grow with add_partitions in tick order.
+	order := make([]int, len(s.Timeline))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return s.Timeline[order[i]].At < s.Timeline[order[j]].At })
+	for _, i := range order {
+		a := &s.Timeline[i]
+		v.atInRun(&a.Node, a.At, "action "+a.Action)
+		prefix := "action " + a.Action + " names"
+		for _, x := range []struct{ kind, name string }{
+			{"queue", a.Queue}, {"log", a.Log}, {"group", a.Group}, {"consumer", a.Consumer}, {"member", a.Member},
+			{"subscriber", a.Subscriber}, {"relay", a.Relay}, {"fault", a.Fault},
+		} {
+			if x.name != "" {
+				v.ref(a.FieldPos(x.kind), prefix, v.ns[x.kind], x.name)
+			}
+		}
+		switch a.Action {
+		case ActionRedrive:
+			if v.ns["queue"].has(a.Queue) && !dlqs[a.Queue] {
+				v.errf(a.FieldPos("queue"), "redrive needs a dead-letter queue; %q is no queue's dead_letter", a.Queue)
+			}
+		case ActionAddPartitions:
+			if l := v.log(a.Log); l != nil && l.Partitions > 0 {
+				added[a.Log] += a.Count
+				if n := l.Partitions + added[a.Log]; n > MaxPartitions {
+					v.errf(a.FieldPos("count"), "log %q would have %d partitions; partitions are capped at %d", a.Log, n, MaxPartitions)
+				}
+			}
+		case ActionSeek:
+			if g := v.group(a.Group); g != nil && a.Partition >= 0 {
+				if l := v.log(g.Log); l != nil && l.Partitions > 0 && a.Partition >= l.Partitions+added[l.Name] {
+					v.errf(a.FieldPos("partition"), "log %q has partitions 0 to %d at tick %d, not %d", l.Name, l.Partitions+added[l.Name]-1, a.At, a.Partition)
+				}
+			}
+			if a.To == "tick" && a.Tick > a.At {
+				v.errf(a.FieldPos("tick"), "seek at tick %d cannot go to the future tick %d", a.At, a.Tick)
+			}
+		}
+	}
+	for i := range s.Narration {
+		v.atInRun(&s.Narration[i].Node, s.Narration[i].At, "narration step")
+	}
+}
+
+func (v *val) expectRefs() {
+	ledger := newNamespace("queue, group, subscriber or consumer", "queues, groups, subscribers and consumers")
+	for _, k := range []string{"queue", "group", "subscriber", "consumer"} {
+		for _, n := range v.ns[k].list {
+			if !ledger.has(n) {
+				ledger.pos[n] = v.ns[k].pos[n]
+				ledger.list = append(ledger.list, n)
+			}
+		}
+	}
+	sort.Strings(ledger.list)
+	for i := range v.s.Expect {
+		e := &v.s.Expect[i]
+		if e.Consumer != "" {
+			v.ref(e.FieldPos("consumer"), fmt.Sprintf("check %s names", e.Check), ledger, e.Consumer)
+		}
+		m := e.Metric
+		if m.Kind == "" || m.Kind == "ledger" {
+			continue
+		}
+		kind := m.Kind
+		if kind == "outbox" {
+			kind = "service"
+		}
+		p := e.FieldPos("metric")
+		if !v.ref(p, fmt.Sprintf("metric %s names", m), v.ns[kind], m.Name) {
+			continue
+		}
+		switch {
+		case m.Kind == "queue" && m.Field == "dlq":
+			for _, q := range v.s.Topology.Queues {
+				if q.Name == m.Name && q.DeadLetter == nil {
+					v.errf(p, "metric %s: queue %q has no dead_letter", m, m.Name)
+				}
+			}
+		case m.Kind == "outbox":
+			if sv := v.service(m.Name); sv != nil && sv.Writer != WriterOutbox {
+				v.errf(p, "metric %s: service %q has writer %s and no outbox", m, m.Name, sv.Writer)
+			}
+		}
+	}
+}
+
+// listNames joins names for a message, at most 20 of them.
+func listNames(names []string) string {
+	const max = 20
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+}

@@ -57,6 +57,11 @@ func ParseCommitMode(s string) (CommitMode, error) {
 // waits behind it).
 type Handler func(r Record) error
 
+// ErrAlreadyApplied is what an idempotent handler returns (wrapped or not)
+// for a record whose effect it applied before: the member moves past the
+// record, traced as deduplicated, without recording the effect again.
+var ErrAlreadyApplied = errors.New("eventlog: effect already applied")
+
 // The defaults of MemberConfig.
 const (
 	DefaultBatch           = 10
@@ -353,7 +358,10 @@ func (m *Member) Step(now sim.Tick) {
 			return
 		}
 		if h := m.cfg.Handler; h != nil {
-			if err := h(*r); err != nil {
+			if err := h(*r); errors.Is(err, ErrAlreadyApplied) {
+				g.env.Emit(sim.Event{Kind: sim.KindDeduplicated, Where: g.t.where, Actor: m.cfg.Name, Msg: r.Message.ID, Key: r.Message.Key, HasPos: true, Partition: r.Partition, Offset: r.Offset, Detail: "effect already applied"})
+				continue
+			} else if err != nil {
 				g.env.Emit(sim.Event{Kind: sim.KindFailed, Where: g.t.where, Actor: m.cfg.Name, Msg: r.Message.ID, Key: r.Message.Key, HasPos: true, Partition: r.Partition, Offset: r.Offset, Detail: err.Error()})
 				m.rewind(batch[i:])
 				batch = batch[:i]

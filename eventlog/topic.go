@@ -274,7 +274,11 @@ func (t *Topic) ProduceTo(p int, m sim.Message) (Position, error) {
 			l.Expect(m.ID, g.ref)
 		}
 	}
-	t.env.Emit(sim.Event{Kind: sim.KindProduced, Where: t.where, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, HasPos: true, Partition: p, Offset: off})
+	if tr := t.env.Trace; tr.Enabled() {
+		t.env.Emit(sim.Event{Kind: sim.KindProduced, Where: t.where, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, HasPos: true, Partition: p, Offset: off})
+	} else {
+		tr.Skip() // numbers the event as Emit would, without building it
+	}
 	if t.history != nil {
 		proc := m.Headers.Source
 		if proc == "" {
@@ -441,10 +445,14 @@ func (t *Topic) retain(now sim.Tick) {
 // retention loss for every group that expected it, never applied it and
 // had not moved past it.
 func (t *Topic) expire(p int, part *partition, why, rule string) {
-	e := part.recs[part.head]
+	e := &part.recs[part.head] // valid until dropHead below
 	now := t.env.Now()
 	t.expired++
-	t.env.Emit(sim.Event{Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, HasPos: true, Partition: p, Offset: e.off, Rule: rule, Detail: why})
+	if tr := t.env.Trace; tr.Enabled() {
+		t.env.Emit(sim.Event{Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, HasPos: true, Partition: p, Offset: e.off, Rule: rule, Detail: why})
+	} else {
+		tr.Skip() // numbers the event as Emit would, without building it
+	}
 	if l := t.env.Ledger; l != nil {
 		l.SetState(e.msg.ID, sim.StateExpired, now)
 		for _, g := range t.groups {

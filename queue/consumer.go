@@ -176,6 +176,13 @@ type ConsumerConfig struct {
 	Faults *faults.Injector
 	// RestartDelay is how many ticks a crashed consumer stays down; 0 means 1.
 	RestartDelay sim.Tick
+	// Dedup, when set, makes the consumer idempotent: it is called when a
+	// successful handling would apply the effect and reports whether the
+	// message's effect was applied before (looked up in the consumer's
+	// processed table, which it records in the same step when it reports
+	// false). A duplicate is acked without applying the effect again and
+	// traced as deduplicated. nil applies every success.
+	Dedup func(m sim.Message) bool
 }
 
 // Validate reports a configuration error, wrapping ErrInvalidConfig.
@@ -215,6 +222,7 @@ type ConsumerStats struct {
 	Crashes      int
 	StaleAcks    int // acks (or nacks) the queue rejected as stale
 	Lost         int // messages lost by acking before processing
+	Deduplicated int // successes whose effect Dedup reported as already applied
 }
 
 type work struct {
@@ -425,6 +433,18 @@ func faultErr(class error, f faults.Firing) error {
 func (c *Consumer) finish(w *work, now sim.Tick, rest []work) bool {
 	m := &w.d.Message
 	ev := sim.Event{Where: c.q.where, Actor: c.cfg.Name, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount}
+	if w.err == nil && c.cfg.Dedup != nil && c.cfg.Dedup(*m) {
+		c.stats.Deduplicated++
+		ev.Kind = sim.KindDeduplicated
+		ev.Detail = "effect already applied"
+		c.env.Emit(ev)
+		if !w.acked {
+			if err := c.q.Ack(w.d.Receipt); err != nil {
+				c.stats.StaleAcks++
+			}
+		}
+		return false
+	}
 	if w.err == nil {
 		c.stats.Processed++
 		c.env.Ledger.Applied(m.ID, c.q.cref, now)
@@ -474,6 +494,25 @@ func (c *Consumer) finish(w *work, now sim.Tick, rest []work) bool {
 		c.stats.StaleAcks++
 	}
 	return false
+}
+
+// Crash makes the consumer crash now, as a timeline action or an operator
+// would: everything it holds is dropped without an ack (unacked messages come
+// back after their visibility timeout; ones it acked before processing are
+// lost) and it stays down for RestartDelay ticks. It costs O(held messages).
+func (c *Consumer) Crash(reason string) {
+	if c == nil || c.q == nil {
+		return
+	}
+	now := c.env.Now()
+	c.stats.Crashes++
+	c.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: c.cfg.Name, Detail: reason})
+	for i := range c.held {
+		c.lose(&c.held[i], now)
+	}
+	clear(c.held)
+	c.held = c.held[:0]
+	c.downUntil = now + c.cfg.RestartDelay
 }
 
 // lose records that w was acked before processing and will never be

@@ -64,14 +64,20 @@ func (c ProducerConfig) Validate() error {
 // publishes them to Target. A publish the target refuses (broker
 // unavailable) is kept and retried first on the next tick, in order, so the
 // producer never loses a message; its ledger record stays "created" until a
-// publish succeeds. Memory is O(messages refused and not yet retried).
+// publish succeeds. Memory is O(messages refused and not yet retried), plus
+// the distinct keys it made when Keys is at most 65536 (they are reused).
 type Producer struct {
 	cfg     ProducerConfig
 	env     *sim.Env
 	made    int
 	pending []sim.Message
 	failed  int
+	keys    []string // keys made so far, by i mod Keys, when Keys is small
 }
+
+// maxKeyMemo is the largest Keys for which a producer remembers the keys it
+// made, so producing a message does not build its key string again.
+const maxKeyMemo = 1 << 16
 
 // NewProducer returns a producer.
 func NewProducer(cfg ProducerConfig) (*Producer, error) {
@@ -96,6 +102,16 @@ func (p *Producer) Key(i int) string {
 	n := i
 	if p.cfg.Keys > 0 {
 		n = i % p.cfg.Keys
+	}
+	if p.cfg.Keys > 0 && p.cfg.Keys <= maxKeyMemo && i >= 0 {
+		if p.keys == nil {
+			p.keys = make([]string, p.cfg.Keys)
+		}
+		if k := p.keys[n]; k != "" {
+			return k
+		}
+		p.keys[n] = strings.ReplaceAll(p.cfg.KeyPattern, "%d", strconv.Itoa(n))
+		return p.keys[n]
 	}
 	return strings.ReplaceAll(p.cfg.KeyPattern, "%d", strconv.Itoa(n))
 }

@@ -1039,6 +1039,10 @@ func (q *Queue) actorName(e *entry) string {
 }
 
 func (q *Queue) emit(k sim.Kind, e *entry, actor, detail string) {
+	if tr := q.env.Trace; !tr.Enabled() {
+		tr.Skip() // numbers the event as Emit would, without building it
+		return
+	}
 	q.env.Emit(sim.Event{Kind: k, Where: q.where, Actor: actor, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.msg.Headers.CorrelationID, Attempt: int(e.receives), Detail: detail})
 }
 

@@ -21,4 +21,18 @@
 // mapping and of every field that was written, so a runner can report its
 // own problems at the right place. FaultPlan converts the fault rules to a
 // faults.Plan and Checker maps check expectations to the sim checkers.
+//
+// Running. Scenario.NewRun builds a sim.World from a loaded scenario: one
+// queue.Queue per queue (dead-letter queues first), one pubsub.Broker whose
+// subjects are the topics, one eventlog.Topic per log with its groups, one
+// outbox.Service with its Writer per service, and the actors (producers,
+// queue consumers with their instances, group members, polling and CDC
+// relays), all sharing one faults.Injector built from FaultPlan. Timeline
+// actions go on the World's timeline; narration steps are traced as
+// "narration" events at their tick. Run.Step runs one tick, Run.Finish runs
+// to the end and evaluates the expectations (each traced as a "checked"
+// event) into a Report, whose WriteText is the human report. Execute does
+// both. Actions that fail at run time are reported as *Errors positioned at
+// the action, never as panics. A run is deterministic: the same scenario and
+// seed give a byte-identical trace; no map order reaches it.
 package scenario

@@ -157,7 +157,7 @@ func (d *dec) require(n *Node, what string, names ...string) {
 	}
 }
 
-func (d *dec) run(n ast.Node, r *Run) {
+func (d *dec) run(n ast.Node, r *Length) {
 	if !d.object(n, "run", &r.Node,
 		field{"ticks", func(v ast.Node) { r.Ticks = d.tick(v, "ticks", runRange) }},
 		field{"until", func(v ast.Node) { r.Until, _ = d.enum(v, "until", UntilDrained) }},
@@ -389,7 +389,7 @@ func (d *dec) actors(n ast.Node, a *Actors) {
 }
 
 func (d *dec) producer(n ast.Node, p *Producer) {
-	p.Rate, p.KeyOrder = 1, "round_robin"
+	p.Rate, p.KeyOrder, p.OnRefused = 1, "round_robin", OnRefusedRetry
 	d.object(n, "producer", &p.Node,
 		field{"name", func(v ast.Node) { p.Name = d.name(v, "producer name") }},
 		field{"to", func(v ast.Node) { d.target(v, "to", &p.To, TargetQueue, TargetTopic, TargetLog, TargetService) }},
@@ -411,6 +411,7 @@ func (d *dec) producer(n ast.Node, p *Producer) {
 		field{"key_order", func(v ast.Node) { p.KeyOrder, _ = d.enum(v, "key_order", "round_robin", "random") }},
 		field{"type", func(v ast.Node) { p.Type, _ = d.line(v, "type") }},
 		field{"source", func(v ast.Node) { p.Source, _ = d.line(v, "source") }},
+		field{"on_refused", func(v ast.Node) { p.OnRefused, _ = d.enum(v, "on_refused", OnRefusedRetry, OnRefusedDrop) }},
 	)
 	d.require(&p.Node, "producer", "name", "to", "count")
 	if p.Source == "" {

@@ -56,7 +56,7 @@ type Scenario struct {
 	// Seed makes the run reproducible; default 1.
 	Seed uint64
 	// Run says how long to run.
-	Run Run
+	Run Length
 	// Topology is the brokers and services.
 	Topology Topology
 	// Actors are the producers, consumers, group members and relays.
@@ -72,14 +72,14 @@ type Scenario struct {
 	Expect []Expectation
 }
 
-// UntilDrained is the only Run.Until condition: every producer is done, no
+// UntilDrained is the only Length.Until condition: every producer is done, no
 // queue holds a visible, delayed or in-flight message (dead-letter queues
 // may keep theirs), every group has zero lag and no outbox row is pending.
 const UntilDrained = "drained"
 
-// Run is the run length: a fixed number of ticks, or until a condition
+// Length is the run length: a fixed number of ticks, or until a condition
 // holds, always with a hard cap.
-type Run struct {
+type Length struct {
 	Node
 	// Ticks is the fixed run length; 0 when Until is set.
 	Ticks sim.Tick
@@ -90,7 +90,7 @@ type Run struct {
 }
 
 // Cap returns the last tick the run may reach.
-func (r Run) Cap() sim.Tick {
+func (r Length) Cap() sim.Tick {
 	if r.Until == "" {
 		return r.Ticks
 	}
@@ -292,7 +292,18 @@ type Producer struct {
 	Type string
 	// Source is the source header; default the producer's name.
 	Source string
+	// OnRefused is what the producer does with a message the broker
+	// refuses (broker.unavailable, a full blocking subscriber):
+	// OnRefusedRetry (default) sends it again first on the next tick;
+	// OnRefusedDrop gives it up, a loss with cause "broker unavailable".
+	OnRefused string
 }
+
+// The values of Producer.OnRefused.
+const (
+	OnRefusedRetry = "retry"
+	OnRefusedDrop  = "drop"
+)
 
 // NumKeys returns the number of distinct keys the producer uses; 0 means
 // its messages have no key.

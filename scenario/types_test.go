@@ -92,7 +92,7 @@ func TestExpectations(t *testing.T) {
 	if got := s.LedgerConsumer("billing"); got != "billing-in" {
 		t.Errorf("LedgerConsumer(billing) = %q", got)
 	}
-	if got := s.Expect[1].String(); got != "max_duplicates(billing-in, max=5)" {
+	if got := s.Expect[1].String(); got != "max_duplicates(billing-in, max=25)" {
 		t.Errorf("String() = %q", got)
 	}
 	e := s.Expect[3] // ledger.lost <= 1

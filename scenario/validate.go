@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -386,6 +387,39 @@ func (v *val) timelineRefs() {
 	}
 	for i := range s.Narration {
 		v.atInRun(&s.Narration[i].Node, s.Narration[i].At, "narration step")
+	}
+	v.partitionFaults(added)
+}
+
+// partitionFaults keeps log.partitions_added rules within the partition
+// cap: a rule must fire a bounded number of times (nth, or count), and the
+// partitions it can add, on top of the log's own and those add_partitions
+// adds, must stay within MaxPartitions.
+func (v *val) partitionFaults(added map[string]int) {
+	for i := range v.s.Faults {
+		f := &v.s.Faults[i]
+		if f.Point != faults.PartitionsAdded {
+			continue
+		}
+		firings := f.Count
+		if f.Nth > 0 {
+			firings = 1
+		}
+		if firings == 0 {
+			v.errf(f.FieldPos("point"), "fault %q: a %s rule needs count or nth, so it fires a bounded number of times (partitions are capped at %d)",
+				f.Name, f.Point, MaxPartitions)
+			continue
+		}
+		most := 0
+		for _, l := range v.s.Topology.Logs {
+			if kind, name, _ := strings.Cut(f.Match.Where, ":"); literal(f.Match.Where) && kind == "log" && name != l.Name {
+				continue
+			}
+			most = max(most, l.Partitions+added[l.Name])
+		}
+		if n := int64(most) + int64(firings)*max(f.Param, 1); most > 0 && n > MaxPartitions {
+			v.errf(f.FieldPos("point"), "fault %q could grow a log to %d partitions; partitions are capped at %d", f.Name, n, MaxPartitions)
+		}
 	}
 }
 

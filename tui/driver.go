@@ -149,7 +149,8 @@ func (c *Controller) set(s Snapshot, notice string) Snapshot {
 }
 
 // Tick advances one tick if playing; it reports whether anything changed.
-// At the end of the run it pauses.
+// At the end of the run, and when a narration step that asks for a pause
+// comes up, it pauses.
 func (c *Controller) Tick() (Snapshot, bool) {
 	if !c.playing {
 		return c.snap, false
@@ -158,7 +159,12 @@ func (c *Controller) Tick() (Snapshot, bool) {
 		c.playing = false
 		return c.set(c.snap, ""), true
 	}
-	return c.set(c.d.Step(), ""), true
+	prev := c.snap.Narration.Index
+	s := c.d.Step()
+	if s.Narration.Pause && s.Narration.Index != prev {
+		c.playing = false
+	}
+	return c.set(s, ""), true
 }
 
 // same returns the current snapshot without the previous notice, for

@@ -241,6 +241,8 @@ type Narration struct {
 	Index int // 1-based step number, 0 before the first step
 	Total int
 	Text  string
+	// Pause asks the player to pause when the step is first shown.
+	Pause bool
 }
 
 // LedgerSummary is the ground truth in numbers.

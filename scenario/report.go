@@ -1,0 +1,154 @@
+package scenario
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// MaxReportViolations is the most violations WriteText prints per
+// expectation; Outcome.Violations keeps them all.
+const MaxReportViolations = 10
+
+// Report is the result of a run: one outcome per expectation, in file
+// order, the ledger summary and the runtime errors.
+type Report struct {
+	Title, File string
+	Seed        uint64
+	// Ticks is the tick the run ended at.
+	Ticks sim.Tick
+	// Drained is set when a run until drained stopped because it drained.
+	Drained  bool
+	Outcomes []Outcome
+	Stats    sim.Stats
+	// Errors are the runtime errors of the file (failed actions), each at
+	// the position of its action.
+	Errors []Error
+	// Pass is set when every expectation holds and no action failed.
+	Pass bool
+}
+
+// Outcome is one evaluated expectation.
+type Outcome struct {
+	// Text is the expectation as written, e.g. "queue.orders-dlq.depth == 0".
+	Text      string
+	Line, Col int
+	Pass      bool
+	// Measured is the metric's value, "N violations" for a check, or
+	// "N duplicates" for max_duplicates.
+	Measured   string
+	Violations []sim.Violation
+}
+
+// evaluate evaluates every expectation on the ledger and the models, tracing
+// each as a "checked" event.
+func (r *Run) evaluate() *Report {
+	rep := &Report{Title: r.s.Title, File: r.s.File, Seed: r.seed, Ticks: r.w.Now(), Drained: r.drained,
+		Stats: r.env.Ledger.Stats()}
+	for i := range r.s.Expect {
+		e := &r.s.Expect[i]
+		o := Outcome{Text: e.String(), Line: e.Pos.Line, Col: e.Pos.Col}
+		if c := r.s.Checker(*e); c != nil {
+			o.Violations = c.Violations(r.env.Ledger)
+			o.Pass = len(o.Violations) == 0
+			o.Measured = strconv.Itoa(len(o.Violations)) + " violations"
+			if len(o.Violations) == 1 {
+				o.Measured = "1 violation"
+			}
+			if e.Check == CheckMaxDuplicates {
+				o.Measured = strconv.Itoa(r.env.Ledger.Duplicates(r.s.LedgerConsumer(e.Consumer))) + " duplicates"
+			}
+		} else {
+			v, err := r.Measure(e.Metric)
+			if err != nil {
+				o.Measured = err.Error()
+			} else {
+				o.Measured = strconv.FormatFloat(v, 'g', -1, 64)
+				o.Pass = e.Holds(v)
+			}
+		}
+		verdict := "FAIL"
+		if o.Pass {
+			verdict = "PASS"
+		}
+		r.env.Emit(sim.Event{Kind: sim.KindChecked, Where: "expect", Detail: verdict + " " + o.Text + " (measured " + o.Measured + ") at " +
+			Pos{o.Line, o.Col}.String()})
+		rep.Outcomes = append(rep.Outcomes, o)
+	}
+	rep.Errors = append([]Error(nil), r.errs...)
+	rep.Pass = len(rep.Errors) == 0
+	for _, o := range rep.Outcomes {
+		rep.Pass = rep.Pass && o.Pass
+	}
+	return rep
+}
+
+// Failed returns how many expectations failed.
+func (rep *Report) Failed() int {
+	n := 0
+	for _, o := range rep.Outcomes {
+		if !o.Pass {
+			n++
+		}
+	}
+	return n
+}
+
+// WriteText writes the human report: a header line, one line per
+// expectation (PASS or FAIL, file:line:col, the expectation and the
+// measured value, then up to MaxReportViolations violations), the runtime
+// errors, a ledger summary and the verdict.
+func (rep *Report) WriteText(w io.Writer) error {
+	b := bufio.NewWriter(w)
+	b.WriteString(rep.Title)
+	b.WriteString("\n")
+	b.WriteString(rep.File + ": seed " + strconv.FormatUint(rep.Seed, 10) + ", " + strconv.FormatInt(int64(rep.Ticks), 10) + " ticks")
+	if rep.Drained {
+		b.WriteString(", drained")
+	}
+	b.WriteString("\n\n")
+	for _, o := range rep.Outcomes {
+		v := "FAIL"
+		if o.Pass {
+			v = "PASS"
+		}
+		b.WriteString(v + "  " + rep.File + ":" + strconv.Itoa(o.Line) + ":" + strconv.Itoa(o.Col) + "  " + o.Text + "  (measured " + o.Measured + ")\n")
+		for i, x := range o.Violations {
+			if i == MaxReportViolations {
+				b.WriteString("        ... and " + strconv.Itoa(len(o.Violations)-i) + " more\n")
+				break
+			}
+			b.WriteString("        " + x.String() + "\n")
+		}
+	}
+	for _, e := range rep.Errors {
+		b.WriteString("ERROR " + e.Error() + "\n")
+	}
+	s := rep.Stats
+	b.WriteString("\nledger: " + strconv.Itoa(s.Messages) + " messages, " + strconv.Itoa(s.Delivered) + " delivered, " +
+		strconv.Itoa(s.Duplicates) + " duplicates, " + strconv.Itoa(s.DuplicateEffects) + " duplicate effects, " +
+		strconv.Itoa(s.DeadLettered) + " dead-lettered, " + strconv.Itoa(s.Missed) + " missed, " +
+		strconv.Itoa(s.Lost) + " lost, " + strconv.Itoa(s.Phantoms) + " phantoms\n")
+	if len(s.LostBy) > 0 {
+		b.WriteString("lost by cause:")
+		for i, c := range s.LostBy {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(" " + string(c.Cause) + " " + strconv.Itoa(c.Count))
+		}
+		b.WriteString("\n")
+	}
+	verdict := "PASS"
+	if !rep.Pass {
+		verdict = "FAIL"
+	}
+	b.WriteString(verdict + ": " + strconv.Itoa(len(rep.Outcomes)-rep.Failed()) + " of " + strconv.Itoa(len(rep.Outcomes)) + " expectations hold")
+	if n := len(rep.Errors); n > 0 {
+		b.WriteString(", " + strconv.Itoa(n) + " runtime error(s)")
+	}
+	b.WriteString("\n")
+	return b.Flush()
+}

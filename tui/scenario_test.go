@@ -1,0 +1,231 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/scenario"
+)
+
+const driverScenario = `
+title: Driver test
+seed: 5
+run: {ticks: 40}
+topology:
+  queues:
+    - {name: orders, visibility_timeout: 3, dead_letter: {queue: orders-dlq, max_receive_count: 2}}
+    - {name: orders-dlq}
+  topics:
+    - name: prices
+      subscribers: [{name: ui}, {name: mobile, offline: true}]
+  logs: [{name: events, partitions: 2}]
+  groups: [{name: billing, log: events}]
+  services: [{name: shop, publish_to: {queue: orders}}]
+actors:
+  producers:
+    - {name: p, to: {queue: orders}, count: 10, keys: [a, b]}
+    - {name: t, to: {topic: prices}, count: 5}
+    - {name: l, to: {log: events}, count: 8, keys: [x, y, z]}
+    - {name: s, to: {service: shop}, count: 4}
+  consumers: [{name: worker, queue: orders, handler: {kind: poison, keys: b}}]
+  members: [{name: b1, group: billing}]
+  relays: [{name: r1, service: shop, lease: 3}]
+narration:
+  - {at: 0, text: "Start."}
+  - {at: 10, text: "Later.", pause: true}
+`
+
+func newTestDriver(t *testing.T) *ScenarioDriver {
+	t.Helper()
+	s, err := scenario.Load("driver.yaml", []byte(driverScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewScenarioDriver(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestScenarioDriverSnapshot(t *testing.T) {
+	d := newTestDriver(t)
+	var _ Driver = d
+	var _ NarrationStepper = d
+	s0 := d.Snapshot()
+	if s0.Header.Title != "Driver test" || s0.Header.Seed != 5 || s0.Header.Tick != 0 || s0.Narration.Index != 1 || s0.Narration.Total != 2 {
+		t.Fatalf("initial snapshot header %+v narration %+v", s0.Header, s0.Narration)
+	}
+	for i := 0; i < 8; i++ {
+		d.Step()
+	}
+	s := d.Snapshot()
+	if s.Header.Tick != 8 {
+		t.Fatalf("tick %d", s.Header.Tick)
+	}
+	if len(s.Queues) != 1 || s.Queues[0].Name != "orders" || s.Queues[0].DLQName != "orders-dlq" {
+		t.Fatalf("queues %+v", s.Queues)
+	}
+	q := s.Queues[0]
+	if q.DLQDepth == 0 || len(q.Chips) == 0 {
+		t.Errorf("queue view %+v", q)
+	}
+	if len(s.Topics) != 1 || len(s.Topics[0].Subscribers) != 2 || s.Topics[0].Published == 0 || s.Topics[0].Subscribers[1].Missed == 0 {
+		t.Errorf("topics %+v", s.Topics)
+	}
+	if len(s.Logs) != 1 || len(s.Logs[0].Partitions) != 2 || len(s.Logs[0].Groups) != 1 || len(s.Logs[0].Groups[0].Lag) != 2 {
+		t.Errorf("logs %+v", s.Logs)
+	}
+	if len(s.Outboxes) != 1 || len(s.Outboxes[0].Relays) != 1 {
+		t.Errorf("outboxes %+v", s.Outboxes)
+	}
+	names := map[string]int{}
+	for _, x := range s.Series {
+		names[x.Name()] = len(x.Values)
+	}
+	for _, n := range []string{"publish/t", "lag billing", "DLQ depth", "duplicates", "lost"} {
+		if names[n] != 9 {
+			t.Errorf("series %q has %d samples, want 9 (%v)", n, names[n], names)
+		}
+	}
+	if len(s.Trace) == 0 || len(s.Trace) > MaxTrace || s.Ledger.Messages == 0 {
+		t.Errorf("trace %d events, ledger %+v", len(s.Trace), s.Ledger)
+	}
+	// Snapshots are immutable: stepping on leaves s as it was.
+	trace0, series0 := s.Trace[len(s.Trace)-1], s.Series[0].Values[len(s.Series[0].Values)-1]
+	chips0 := append([]Chip(nil), q.Chips...)
+	for i := 0; i < 5; i++ {
+		d.Step()
+	}
+	if s.Trace[len(s.Trace)-1] != trace0 || s.Series[0].Values[len(s.Series[0].Values)-1] != series0 {
+		t.Error("a later step changed an earlier snapshot")
+	}
+	for i := range chips0 {
+		if s.Queues[0].Chips[i] != chips0[i] {
+			t.Fatal("a later step changed an earlier snapshot's chips")
+		}
+	}
+}
+
+func TestScenarioDriverActions(t *testing.T) {
+	d := newTestDriver(t)
+	n := d.NextNarration()
+	if n.Header.Tick != 10 || n.Narration.Index != 2 || n.Narration.Text != "Later." || !n.Narration.Pause {
+		t.Fatalf("next narration: tick %d narration %+v", n.Header.Tick, n.Narration)
+	}
+	if _, err := d.Do(Action{Kind: ActionRedriveDLQ}); err != nil {
+		t.Errorf("redrive: %v", err)
+	}
+	if _, err := d.Do(Action{Kind: ActionSeekEarliest}); err != nil {
+		t.Errorf("seek: %v", err)
+	}
+	if _, err := d.Do(Action{Kind: ActionCrashConsumer}); err != nil {
+		t.Errorf("crash: %v", err)
+	}
+	if _, err := d.Do(Action{Kind: ActionCrashConsumer, Target: "nobody"}); err == nil {
+		t.Error("crash of an unknown consumer succeeded")
+	}
+	if _, err := d.Do(Action{Kind: ActionBrokerDown}); err != nil {
+		t.Errorf("broker down: %v", err)
+	}
+	s := d.Step()
+	rejected := false
+	for _, e := range s.Trace {
+		rejected = rejected || e.Tick == 11 && e.Kind == "rejected"
+	}
+	if !rejected {
+		t.Error("broker down rejected nothing")
+	}
+	for !d.Done() {
+		s = d.Step()
+	}
+	if s.Header.Tick != 40 {
+		t.Errorf("ended at %d", s.Header.Tick)
+	}
+	r := d.Restart(9)
+	if r.Header.Tick != 0 || r.Header.Seed != 9 || d.Done() || len(r.Series[0].Values) != 1 {
+		t.Errorf("restart: %+v", r.Header)
+	}
+}
+
+func TestScenarioDriverDeterministic(t *testing.T) {
+	a, b := newTestDriver(t), newTestDriver(t)
+	for i := 0; i < 40; i++ {
+		sa, sb := a.Step(), b.Step()
+		if len(sa.Trace) != len(sb.Trace) || sa.Ledger != sb.Ledger {
+			t.Fatalf("tick %d differs", i)
+		}
+	}
+}
+
+func TestScenarioDriverRender(t *testing.T) {
+	s, err := scenario.LoadFile("../scenario/testdata/valid/poison-dlq.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewScenarioDriver(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 12; i++ {
+		d.Step()
+	}
+	p := NewPlayer(NewTheme(false), nil)
+	p.SetSnapshot(d.Snapshot())
+	scr := newScreen(t, 160, 48)
+	draw(scr, p)
+	text := screenText(scr)
+	if testing.Verbose() {
+		t.Log(text)
+	}
+	for _, want := range []string{"t=12", "queue orders", "Poison message"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("screen lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestScenarioDriverPausesAtNarration(t *testing.T) {
+	c := NewController(newTestDriver(t))
+	c.Handle(Command{Kind: CmdTogglePlay})
+	for i := 0; i < 20 && c.Playing(); i++ {
+		c.Tick()
+	}
+	if s := c.Snapshot(); c.Playing() || s.Header.Tick != 10 || s.Narration.Index != 2 {
+		t.Errorf("playing %v at tick %d, step %d", c.Playing(), s.Header.Tick, s.Narration.Index)
+	}
+	c.Handle(Command{Kind: CmdTogglePlay})
+	c.Tick()
+	if !c.Playing() || c.Snapshot().Header.Tick != 11 {
+		t.Error("the player did not resume after the pause")
+	}
+}
+
+func TestScenarioDriverCapsChips(t *testing.T) {
+	s, err := scenario.Load("big.yaml", []byte(`
+title: big
+run: {ticks: 5}
+topology:
+  queues: [{name: q}]
+actors:
+  producers: [{name: p, to: {queue: q}, count: 5000, rate: 2000}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewScenarioDriver(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap Snapshot
+	for !d.Done() {
+		snap = d.Step()
+	}
+	q := snap.Queues[0]
+	if q.Visible != 5000 || len(q.Chips) != MaxChips || len(snap.Trace) != MaxTrace {
+		t.Errorf("visible %d, %d chips, %d trace events", q.Visible, len(q.Chips), len(snap.Trace))
+	}
+	if v := snap.Series[0].Values; len(v) != 6 || v[1] != 2000 || v[3] != 1000 {
+		t.Errorf("publish rate %v", v)
+	}
+}

@@ -1,28 +1,21 @@
 // Command brokerlab simulates message brokers in memory, deterministically,
-// under injected faults.
+// under injected faults, and plays the results as lessons.
+//
+//	brokerlab                         lesson menu (in a terminal)
+//	brokerlab play FILE|LESSON        play one scenario in the terminal
+//	brokerlab run FILE|LESSON...      run headless, print a report
+//	brokerlab trace FILE|LESSON       print the trace (text, json, mermaid)
+//	brokerlab check FILE...           validate scenario files
+//	brokerlab list                    list the built-in lessons
+//
+// Exit codes: 0 success (every expectation holds), 1 an expectation failed,
+// 2 bad input (usage, unreadable or invalid scenario, no terminal to play in).
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
 )
 
-// version is the brokerlab release; overridden with -ldflags at release time.
-var version = "0.1.0-dev"
-
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && (args[0] == "version" || args[0] == "--version") {
-		fmt.Fprintln(stdout, "brokerlab", version)
-		return 0
-	}
-	fmt.Fprintf(stdout, "brokerlab %s: deterministic message-broker simulator\n\n", version)
-	fmt.Fprintln(stdout, "Available now as a Go library: sim (clock, trace, ledger, checkers) and faults.")
-	fmt.Fprintln(stdout, "Coming next: the queue, pub/sub, event log and outbox models, scenario files,")
-	fmt.Fprintln(stdout, "the run/trace/check/list commands and the lesson player.")
-	return 0
+	os.Exit(newCLI(os.Stdout, os.Stderr).main(os.Args[1:]))
 }

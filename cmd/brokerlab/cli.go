@@ -1,0 +1,442 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/brokerlab/brokerlab/scenario"
+	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/tui"
+)
+
+// version is the brokerlab release; overridden with -ldflags at release time.
+var version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitBadInput = 2
+)
+
+// cli holds the streams and the hooks the commands use, so tests can run
+// them in process.
+type cli struct {
+	stdout, stderr io.Writer
+	// terminal reports whether the player can take over the terminal.
+	terminal func() bool
+	// play runs the TUI; replaced in tests.
+	play     func(d tui.Driver) error
+	playMenu func(lessons []tui.Lesson, open func(tui.Lesson) (tui.Driver, error)) error
+}
+
+func newCLI(stdout, stderr io.Writer) *cli {
+	return &cli{
+		stdout:   stdout,
+		stderr:   stderr,
+		terminal: func() bool { return tui.CheckTerminal(os.Stdout) == nil },
+		play:     func(d tui.Driver) error { return tui.Run(d, tui.Options{}) },
+		playMenu: func(ls []tui.Lesson, open func(tui.Lesson) (tui.Driver, error)) error {
+			return tui.RunMenu(ls, open, tui.Options{})
+		},
+	}
+}
+
+type command struct {
+	name, args, summary string
+	run                 func(c *cli, args []string) int
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"play", "[--seed N] FILE|LESSON", "play a lesson or scenario file in the terminal", (*cli).cmdPlay},
+		{"run", "[--seed N] [--quiet] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
+		{"trace", "[--seed N] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
+		{"check", "FILE...", "validate scenario files without running them", (*cli).cmdCheck},
+		{"list", "", "list the built-in lessons", (*cli).cmdList},
+		{"version", "", "print the version", (*cli).cmdVersion},
+		{"help", "[COMMAND]", "show help for a command", (*cli).cmdHelp},
+	}
+}
+
+func (c *cli) main(args []string) int {
+	if len(args) == 0 {
+		return c.menu()
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		c.usage(c.stdout)
+		return exitOK
+	case "--version", "-version":
+		return c.cmdVersion(nil)
+	}
+	for _, cmd := range commands {
+		if cmd.name == name {
+			return cmd.run(c, args[1:])
+		}
+	}
+	fmt.Fprintf(c.stderr, "brokerlab: unknown command %q; commands: %s\n", name, commandNames())
+	fmt.Fprintln(c.stderr, "Run 'brokerlab help' for usage.")
+	return exitBadInput
+}
+
+func commandNames() string {
+	var names []string
+	for _, cmd := range commands {
+		names = append(names, cmd.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (c *cli) usage(w io.Writer) {
+	fmt.Fprintf(w, "brokerlab %s: message brokers simulated in memory, deterministically, under injected faults.\n\n", version)
+	fmt.Fprintln(w, "Usage:")
+	fmt.Fprintln(w, "  brokerlab                 open the lesson menu (needs a terminal)")
+	for _, cmd := range commands {
+		line := "  brokerlab " + cmd.name
+		if cmd.args != "" {
+			line += " " + cmd.args
+		}
+		fmt.Fprintf(w, "%-66s %s\n", line, cmd.summary)
+	}
+	fmt.Fprintln(w, "\nFILE is a scenario file (docs/scenario-format.md); LESSON is a built-in lesson name.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 an expectation failed, 2 bad input or no terminal to play in.")
+}
+
+// menu opens the lesson menu, or headless prints the usage and the lessons.
+func (c *cli) menu() int {
+	if !c.terminal() {
+		c.usage(c.stdout)
+		fmt.Fprintln(c.stdout)
+		c.printLessons(c.stdout)
+		fmt.Fprintln(c.stdout, "\nStandard output is not a terminal, so the lesson player did not open.")
+		fmt.Fprintln(c.stdout, "Try: brokerlab run poison-dlq")
+		return exitOK
+	}
+	var ls []tui.Lesson
+	for _, l := range scenario.Lessons() {
+		ls = append(ls, tui.Lesson{Name: l.Name, Title: l.Title, Summary: l.Summary})
+	}
+	err := c.playMenu(ls, func(l tui.Lesson) (tui.Driver, error) {
+		s, err := scenario.LoadLesson(l.Name)
+		if err != nil {
+			return nil, err
+		}
+		return tui.NewScenarioDriver(s, nil)
+	})
+	return c.playResult(err)
+}
+
+func (c *cli) playResult(err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, tui.ErrNotTerminal):
+		fmt.Fprint(c.stderr, tui.NotTerminalMessage("brokerlab"))
+		return exitBadInput
+	default:
+		fmt.Fprintln(c.stderr, "brokerlab:", err)
+		return exitBadInput
+	}
+}
+
+// seedFlag is a --seed value that remembers whether it was given.
+type seedFlag struct {
+	set bool
+	v   uint64
+}
+
+func (s *seedFlag) String() string {
+	if !s.set {
+		return "the file's seed"
+	}
+	return strconv.FormatUint(s.v, 10)
+}
+
+func (s *seedFlag) Set(v string) error {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("must be a whole number from 0 to %d", uint64(1<<64-1))
+	}
+	s.set, s.v = true, n
+	return nil
+}
+
+func (s *seedFlag) ptr() *uint64 {
+	if !s.set {
+		return nil
+	}
+	v := s.v
+	return &v
+}
+
+// flags builds the flag set of a command with the shared --help text.
+func (c *cli) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("brokerlab "+name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		for _, cmd := range commands {
+			if cmd.name == name {
+				fmt.Fprintf(fs.Output(), "Usage: brokerlab %s %s\n\n%s.\n", name, cmd.args, cmd.summary)
+			}
+		}
+		var has bool
+		fs.VisitAll(func(*flag.Flag) { has = true })
+		if has {
+			fmt.Fprintln(fs.Output(), "\nFlags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parse parses flags anywhere among the arguments (flags may follow the
+// file names) and returns the positional arguments. ok is false when the
+// caller must return code (help printed: 0; bad flag: 2).
+func parse(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, exitOK, false
+			}
+			return nil, exitBadInput, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, 0, true
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), 0, true
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// load resolves a lesson name or a file and prints load errors.
+func (c *cli) load(arg string) (*scenario.Scenario, bool) {
+	s, err := scenario.Resolve(arg)
+	if err != nil {
+		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
+		return nil, false
+	}
+	return s, true
+}
+
+func (c *cli) cmdPlay(args []string) int {
+	fs := c.flags("play")
+	var seed seedFlag
+	fs.Var(&seed, "seed", "override the scenario's seed")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(c.stderr, "brokerlab play: want exactly one FILE or LESSON; lessons:", lessonNames())
+		return exitBadInput
+	}
+	if !c.terminal() {
+		fmt.Fprint(c.stderr, tui.NotTerminalMessage("brokerlab"))
+		return exitBadInput
+	}
+	s, ok := c.load(pos[0])
+	if !ok {
+		return exitBadInput
+	}
+	d, err := tui.NewScenarioDriver(s, seed.ptr())
+	if err != nil {
+		fmt.Fprintln(c.stderr, err)
+		return exitBadInput
+	}
+	return c.playResult(c.play(d))
+}
+
+func (c *cli) cmdRun(args []string) int {
+	fs := c.flags("run")
+	var seed seedFlag
+	fs.Var(&seed, "seed", "override the scenario's seed")
+	quiet := fs.Bool("quiet", false, "print only the one-line verdict per scenario")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(c.stderr, "brokerlab run: want at least one FILE or LESSON; lessons:", lessonNames())
+		return exitBadInput
+	}
+	worst := exitOK
+	for i, arg := range pos {
+		s, ok := c.load(arg)
+		if !ok {
+			worst = exitBadInput
+			continue
+		}
+		rep, err := scenario.Execute(s, scenario.Options{Seed: seed.ptr()})
+		if err != nil {
+			fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
+			worst = exitBadInput
+			continue
+		}
+		if i > 0 && !*quiet {
+			fmt.Fprintln(c.stdout)
+		}
+		if *quiet {
+			verdict := "PASS"
+			if !rep.Pass {
+				verdict = "FAIL"
+			}
+			fmt.Fprintf(c.stdout, "%s %s (seed %d, %d ticks)\n", verdict, arg, rep.Seed, rep.Ticks)
+		} else if err := rep.WriteText(c.stdout); err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab:", err)
+			return exitBadInput
+		}
+		if !rep.Pass && worst == exitOK {
+			worst = exitFailed
+		}
+	}
+	return worst
+}
+
+func (c *cli) cmdTrace(args []string) int {
+	fs := c.flags("trace")
+	var seed seedFlag
+	fs.Var(&seed, "seed", "override the scenario's seed")
+	format := fs.String("format", "text", "text (stable one line per event), json (JSON Lines) or mermaid (sequenceDiagram)")
+	max := fs.Int("max", 200, "mermaid only: draw at most this many events (0 = all)")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(c.stderr, "brokerlab trace: want exactly one FILE or LESSON")
+		return exitBadInput
+	}
+	out := bufio.NewWriter(c.stdout)
+	var sink sim.Sink
+	var rec *sim.Recorder
+	var werr func() error
+	switch *format {
+	case "text":
+		tw := sim.NewTextWriter(out)
+		sink, werr = tw, func() error { return tw.Err }
+	case "json":
+		jw := sim.NewJSONWriter(out)
+		sink, werr = jw, func() error { return jw.Err }
+	case "mermaid":
+		rec = &sim.Recorder{}
+		sink, werr = rec, func() error { return nil }
+	default:
+		fmt.Fprintf(c.stderr, "brokerlab trace: unknown format %q; allowed: text, json, mermaid\n", *format)
+		return exitBadInput
+	}
+	if *max < 0 {
+		fmt.Fprintln(c.stderr, "brokerlab trace: --max must not be negative")
+		return exitBadInput
+	}
+	s, ok := c.load(pos[0])
+	if !ok {
+		return exitBadInput
+	}
+	rep, err := scenario.Execute(s, scenario.Options{Seed: seed.ptr(), Sinks: []sim.Sink{sink}})
+	if err != nil {
+		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
+		return exitBadInput
+	}
+	if rec != nil {
+		if err := sim.WriteMermaid(out, rec.Events(), *max); err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab:", err)
+			return exitBadInput
+		}
+	}
+	if err := werr(); err != nil {
+		fmt.Fprintln(c.stderr, "brokerlab:", err)
+		return exitBadInput
+	}
+	if err := out.Flush(); err != nil {
+		fmt.Fprintln(c.stderr, "brokerlab:", err)
+		return exitBadInput
+	}
+	if !rep.Pass {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func (c *cli) cmdCheck(args []string) int {
+	fs := c.flags("check")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(c.stderr, "brokerlab check: want at least one FILE")
+		return exitBadInput
+	}
+	worst := exitOK
+	for _, arg := range pos {
+		s, ok := c.load(arg)
+		if !ok {
+			worst = exitBadInput
+			continue
+		}
+		fmt.Fprintf(c.stdout, "%s: ok (%s)\n", arg, s.Title)
+	}
+	return worst
+}
+
+func (c *cli) printLessons(w io.Writer) {
+	fmt.Fprintln(w, "Built-in lessons (brokerlab run NAME, brokerlab play NAME):")
+	for _, l := range scenario.Lessons() {
+		fmt.Fprintf(w, "  %-22s %s\n  %-22s %s\n", l.Name, l.Title, "", l.Summary)
+	}
+}
+
+func lessonNames() string {
+	var names []string
+	for _, l := range scenario.Lessons() {
+		names = append(names, l.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (c *cli) cmdList(args []string) int {
+	fs := c.flags("list")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		fmt.Fprintln(c.stderr, "brokerlab list: takes no arguments")
+		return exitBadInput
+	}
+	c.printLessons(c.stdout)
+	return exitOK
+}
+
+func (c *cli) cmdVersion([]string) int {
+	fmt.Fprintln(c.stdout, "brokerlab", version)
+	return exitOK
+}
+
+func (c *cli) cmdHelp(args []string) int {
+	if len(args) == 0 {
+		c.usage(c.stdout)
+		return exitOK
+	}
+	for _, cmd := range commands {
+		if cmd.name == args[0] {
+			return cmd.run(&cli{stdout: c.stdout, stderr: c.stdout, terminal: c.terminal, play: c.play, playMenu: c.playMenu}, []string{"--help"})
+		}
+	}
+	fmt.Fprintf(c.stderr, "brokerlab help: unknown command %q; commands: %s\n", args[0], commandNames())
+	return exitBadInput
+}

@@ -100,13 +100,13 @@ func commandNames() string {
 func (c *cli) usage(w io.Writer) {
 	fmt.Fprintf(w, "brokerlab %s: message brokers simulated in memory, deterministically, under injected faults.\n\n", version)
 	fmt.Fprintln(w, "Usage:")
-	fmt.Fprintln(w, "  brokerlab                 open the lesson menu (needs a terminal)")
+	fmt.Fprintln(w, "  brokerlab\n      open the lesson menu (needs a terminal)")
 	for _, cmd := range commands {
 		line := "  brokerlab " + cmd.name
 		if cmd.args != "" {
 			line += " " + cmd.args
 		}
-		fmt.Fprintf(w, "%-66s %s\n", line, cmd.summary)
+		fmt.Fprintf(w, "%s\n      %s\n", line, cmd.summary)
 	}
 	fmt.Fprintln(w, "\nFILE is a scenario file (docs/scenario-format.md); LESSON is a built-in lesson name.")
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 an expectation failed, 2 bad input or no terminal to play in.")
@@ -131,7 +131,12 @@ func (c *cli) menu() int {
 		if err != nil {
 			return nil, err
 		}
-		return tui.NewScenarioDriver(s, nil)
+		d, err := tui.NewScenarioDriver(s, nil)
+		if err != nil {
+			return nil, err
+		}
+		d.SetLesson(l.Name)
+		return d, nil
 	})
 	return c.playResult(err)
 }
@@ -254,8 +259,11 @@ func (c *cli) cmdPlay(args []string) int {
 	}
 	d, err := tui.NewScenarioDriver(s, seed.ptr())
 	if err != nil {
-		fmt.Fprintln(c.stderr, err)
+		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 		return exitBadInput
+	}
+	if isLesson(pos[0]) {
+		d.SetLesson(pos[0])
 	}
 	return c.playResult(c.play(d))
 }
@@ -400,6 +408,15 @@ func (c *cli) printLessons(w io.Writer) {
 	}
 }
 
+func isLesson(name string) bool {
+	for _, l := range scenario.Lessons() {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func lessonNames() string {
 	var names []string
 	for _, l := range scenario.Lessons() {
@@ -428,7 +445,7 @@ func (c *cli) cmdVersion([]string) int {
 }
 
 func (c *cli) cmdHelp(args []string) int {
-	if len(args) == 0 {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 		c.usage(c.stdout)
 		return exitOK
 	}

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/scenario"
+	"github.com/brokerlab/brokerlab/tui"
+)
+
+// runCLI runs the CLI in process from the directory dir and returns the
+// exit code, stdout and stderr.
+func runCLI(t *testing.T, dir string, terminal bool, args ...string) (int, string, string) {
+	t.Helper()
+	if dir != "" {
+		t.Chdir(dir)
+	}
+	var out, errb bytes.Buffer
+	c := newCLI(&out, &errb)
+	c.terminal = func() bool { return terminal }
+	c.play = func(d tui.Driver) error {
+		if d == nil {
+			return errors.New("no driver")
+		}
+		return nil
+	}
+	c.playMenu = func(ls []tui.Lesson, open func(tui.Lesson) (tui.Driver, error)) error {
+		if len(ls) == 0 {
+			return errors.New("no lessons")
+		}
+		_, err := open(ls[0])
+		return err
+	}
+	code := c.main(args)
+	return code, out.String(), errb.String()
+}
+
+// TestInvalidScenarioFilesExitTwo runs every invalid file through check and
+// run: each must exit 2 and print exactly its expected file:line:col
+// messages.
+func TestInvalidScenarioFilesExitTwo(t *testing.T) {
+	dir, _ := filepath.Abs("../../scenario/testdata/invalid")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if len(files) < 15 {
+		t.Fatalf("only %d invalid files", len(files))
+	}
+	pos := regexp.MustCompile(`^[\w.-]+\.yaml:\d+:\d+: `)
+	for _, f := range files {
+		name := filepath.Base(f)
+		want, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".err")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []string{"check", "run"} {
+			t.Run(cmd+"/"+name, func(t *testing.T) {
+				code, stdout, stderr := runCLI(t, dir, false, cmd, name)
+				if code != exitBadInput {
+					t.Errorf("exit %d, want 2", code)
+				}
+				if stdout != "" {
+					t.Errorf("stdout not empty: %q", stdout)
+				}
+				if strings.TrimSpace(stderr) != strings.TrimSpace(string(want)) {
+					t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+				}
+				for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+					if !pos.MatchString(line) && !strings.HasPrefix(line, "...") && !strings.Contains(line, "more error") {
+						t.Errorf("line without file:line:col: %q", line)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestEveryLessonRunsAndPasses(t *testing.T) {
+	var names []string
+	for _, l := range scenario.Lessons() {
+		names = append(names, l.Name)
+	}
+	code, out, stderr := runCLI(t, "", false, append([]string{"run", "--quiet"}, names...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if n := strings.Count(out, "PASS "); n != len(names) {
+		t.Fatalf("%d PASS lines for %d lessons:\n%s", n, len(names), out)
+	}
+}
+
+func TestRunReportAndExitCodes(t *testing.T) {
+	code, out, _ := runCLI(t, "", false, "run", "poison-dlq", "--seed", "7")
+	if code != exitOK || !strings.Contains(out, "PASS") || !strings.Contains(out, "seed 7") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	dir := t.TempDir()
+	failing := `title: Expectation that cannot hold
+seed: 3
+run: {ticks: 20}
+topology:
+  queues: [{name: orders}]
+actors:
+  producers: [{name: shop, to: {queue: orders}, count: 5}]
+  consumers: [{name: worker, queue: orders}]
+expect:
+  - {metric: queue.orders.acks, op: "==", value: 4}
+`
+	if err := os.WriteFile(filepath.Join(dir, "fail.yaml"), []byte(failing), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runCLI(t, dir, false, "run", "fail.yaml")
+	if code != exitFailed || !strings.Contains(out, "FAIL") || !strings.Contains(out, "fail.yaml:10:") {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	code, _, stderr := runCLI(t, dir, false, "run", "no-such-file.yaml")
+	if code != exitBadInput || stderr == "" {
+		t.Fatalf("missing file: exit %d %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, dir, false, "run", "--seed", "minus-one", "fail.yaml")
+	if code != exitBadInput || !strings.Contains(stderr, "whole number") {
+		t.Fatalf("bad seed: exit %d %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, dir, false, "frobnicate")
+	if code != exitBadInput || !strings.Contains(stderr, "unknown command") {
+		t.Fatalf("unknown command: exit %d %q", code, stderr)
+	}
+}
+
+func TestTraceFormats(t *testing.T) {
+	code, text, _ := runCLI(t, "", false, "trace", "dual-write")
+	if code != exitOK || !strings.HasPrefix(text, "t=") {
+		t.Fatalf("text: exit %d %q", code, text[:min(len(text), 200)])
+	}
+	_, again, _ := runCLI(t, "", false, "trace", "dual-write")
+	if again != text {
+		t.Fatal("two traces of the same lesson differ")
+	}
+	_, other, _ := runCLI(t, "", false, "trace", "outbox-relay", "--seed", "1")
+	_, other2, _ := runCLI(t, "", false, "trace", "outbox-relay", "--seed", "2")
+	if other == other2 {
+		t.Fatal("--seed did not change a lesson with probabilistic faults")
+	}
+
+	code, js, _ := runCLI(t, "", false, "trace", "--format", "json", "dual-write")
+	if code != exitOK {
+		t.Fatalf("json exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(js), "\n")
+	if len(lines) != strings.Count(text, "\n") {
+		t.Fatalf("%d JSON lines for %d text lines", len(lines), strings.Count(text, "\n"))
+	}
+	for i, l := range lines {
+		var v struct {
+			Seq  int    `json:"seq"`
+			Tick int    `json:"tick"`
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v.Seq != i+1 || v.Kind == "" {
+			t.Fatalf("line %d: %v: %s", i+1, err, l)
+		}
+	}
+
+	code, mm, _ := runCLI(t, "", false, "trace", "--format", "mermaid", "--max", "40", "dual-write")
+	if code != exitOK {
+		t.Fatalf("mermaid exit %d", code)
+	}
+	checkMermaid(t, mm)
+
+	code, _, stderr := runCLI(t, "", false, "trace", "--format", "svg", "dual-write")
+	if code != exitBadInput || !strings.Contains(stderr, "allowed: text, json, mermaid") {
+		t.Fatalf("bad format: %d %q", code, stderr)
+	}
+}
+
+// checkMermaid checks the shape of a sequenceDiagram: the header, declared
+// participants, and only arrows and notes between declared participants.
+func checkMermaid(t *testing.T, s string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if lines[0] != "sequenceDiagram" {
+		t.Fatalf("first line %q", lines[0])
+	}
+	participant := regexp.MustCompile(`^    participant (p\d+) as [^;#:]+$`)
+	arrow := regexp.MustCompile(`^    (p\d+)(->>|-->>|--x)(p\d+): [^;#]+$`)
+	note := regexp.MustCompile(`^    Note over (p\d+): [^;#]+$`)
+	declared := map[string]bool{}
+	messages := 0
+	for _, l := range lines[1:] {
+		switch {
+		case participant.MatchString(l):
+			if messages > 0 {
+				t.Fatalf("participant after messages: %q", l)
+			}
+			declared[participant.FindStringSubmatch(l)[1]] = true
+		case arrow.MatchString(l):
+			m := arrow.FindStringSubmatch(l)
+			if !declared[m[1]] || !declared[m[3]] {
+				t.Fatalf("undeclared participant in %q", l)
+			}
+			messages++
+		case note.MatchString(l):
+			if !declared[note.FindStringSubmatch(l)[1]] {
+				t.Fatalf("undeclared participant in %q", l)
+			}
+			messages++
+		default:
+			t.Fatalf("not a Mermaid sequenceDiagram line: %q", l)
+		}
+	}
+	if messages < 10 || len(declared) < 2 {
+		t.Fatalf("%d messages between %d participants", messages, len(declared))
+	}
+}
+
+func TestListCheckHelpAndHeadless(t *testing.T) {
+	code, out, _ := runCLI(t, "", false, "list")
+	if code != exitOK || !strings.Contains(out, "poison-dlq") || !strings.Contains(out, "architecture-choice") {
+		t.Fatalf("list: %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", false)
+	if code != exitOK || !strings.Contains(out, "Usage:") || !strings.Contains(out, "dual-write") || !strings.Contains(out, "not a terminal") {
+		t.Fatalf("headless no-arg: %d\n%s", code, out)
+	}
+	for _, cmd := range []string{"play", "run", "trace", "check", "list", "version", "help"} {
+		code, out, stderr := runCLI(t, "", false, cmd, "--help")
+		want := "Usage: brokerlab " + cmd
+		if cmd == "help" {
+			want = "Usage:"
+		}
+		if code != exitOK || !strings.Contains(out+stderr, want) && cmd != "version" {
+			t.Errorf("%s --help: %d %q %q", cmd, code, out, stderr)
+		}
+	}
+	code, out, _ = runCLI(t, "", false, "help", "trace")
+	if code != exitOK || !strings.Contains(out, "--format") && !strings.Contains(out, "-format") {
+		t.Fatalf("help trace: %d %q", code, out)
+	}
+	code, out, _ = runCLI(t, "", false, "check", "../../scenario/testdata/valid/poison-dlq.yaml")
+	if code != exitOK || !strings.Contains(out, ": ok") {
+		t.Fatalf("check valid: %d %q", code, out)
+	}
+}
+
+func TestPlayNeedsATerminal(t *testing.T) {
+	code, _, stderr := runCLI(t, "", false, "play", "poison-dlq")
+	if code != exitBadInput || !strings.Contains(stderr, "needs a terminal") || !strings.Contains(stderr, "brokerlab run") {
+		t.Fatalf("play headless: %d %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "", true, "play", "poison-dlq")
+	if code != exitOK {
+		t.Fatalf("play with terminal: %d %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "", true)
+	if code != exitOK {
+		t.Fatalf("menu with terminal: %d %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "", true, "play", "no-such-lesson")
+	if code != exitBadInput || stderr == "" {
+		t.Fatalf("play unknown: %d %q", code, stderr)
+	}
+}

@@ -16,6 +16,11 @@ import (
 type Outcome struct {
 	Err   error
 	Ticks sim.Tick
+	// Duplicate reports that an idempotent handler recognised the message
+	// as already processed and applied nothing: the consumer acks it
+	// without booking an effect in the ledger and traces it as
+	// deduplicated.
+	Duplicate bool
 }
 
 // Handler processes deliveries for a Consumer. Handle is called once per
@@ -222,7 +227,7 @@ type ConsumerStats struct {
 	Crashes      int
 	StaleAcks    int // acks (or nacks) the queue rejected as stale
 	Lost         int // messages lost by acking before processing
-	Deduplicated int // successes whose effect Dedup reported as already applied
+	Deduplicated int // successes reported as duplicates (Outcome.Duplicate or Dedup)
 }
 
 type work struct {
@@ -230,6 +235,7 @@ type work struct {
 	doneAt sim.Tick
 	err    error
 	acked  bool
+	dup    bool // the handler reported a duplicate (Outcome.Duplicate)
 }
 
 // Consumer is a competing consumer of a Queue, a sim.Actor for the
@@ -378,6 +384,7 @@ func (c *Consumer) start(w *work, now sim.Tick, rest []work) bool {
 	}
 	out := c.run(w.d)
 	w.err = out.Err
+	w.dup = out.Duplicate
 	if out.Ticks > 0 {
 		w.doneAt = now + out.Ticks
 		c.held = append(c.held, *w)
@@ -415,6 +422,7 @@ func (c *Consumer) run(d Delivery) Outcome {
 	}
 	h := c.cfg.Handler.Handle(d)
 	out.Err = h.Err
+	out.Duplicate = h.Duplicate
 	if h.Ticks > 0 {
 		out.Ticks = min(out.Ticks+h.Ticks, MaxDuration)
 	}
@@ -433,7 +441,7 @@ func faultErr(class error, f faults.Firing) error {
 func (c *Consumer) finish(w *work, now sim.Tick, rest []work) bool {
 	m := &w.d.Message
 	ev := sim.Event{Where: c.q.where, Actor: c.cfg.Name, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount}
-	if w.err == nil && c.cfg.Dedup != nil && c.cfg.Dedup(*m) {
+	if w.err == nil && (w.dup || c.cfg.Dedup != nil && c.cfg.Dedup(*m)) {
 		c.stats.Deduplicated++
 		ev.Kind = sim.KindDeduplicated
 		ev.Detail = "effect already applied"

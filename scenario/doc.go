@@ -29,9 +29,13 @@
 // queue consumers with their instances, group members, polling and CDC
 // relays), all sharing one faults.Injector built from FaultPlan. Timeline
 // actions go on the World's timeline; narration steps are traced as
-// "narration" events at their tick. Run.Step runs one tick, Run.Finish runs
-// to the end and evaluates the expectations (each traced as a "checked"
-// event) into a Report, whose WriteText is the human report. Execute does
+// "narration" events at "lesson" at their tick ("2/5 text"). Run.Step runs
+// one tick, Run.Finish runs to the end and evaluates the expectations (each
+// traced as a "checked" event) into a Report, whose WriteText is the human
+// report. Expectations compare metrics of the components, of one ledger
+// consumer (consumer.NAME.FIELD) or of the whole ledger, losses by cause
+// included (ledger.lost_retention), or run a checker, which may be
+// expected to find violations (violated: true). Execute does
 // both. Actions that fail at run time are reported as *Errors positioned at
 // the action, never as panics. A run is deterministic: the same scenario and
 // seed give a byte-identical trace; no map order reaches it.

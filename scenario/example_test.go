@@ -152,7 +152,44 @@ narration:
 	// tick 2: step 1/1 "Two orders are in."
 	// tick 3: step 1/1 "Two orders are in."
 	// t=1 sent queue:orders m1
-	// t=2 narration narration - try=1 "Two orders are in."
+	// t=2 narration lesson - "1/1 Two orders are in."
 	// t=2 sent queue:orders m2
 	// t=3 sent queue:orders m3
+}
+
+// ExampleExecute_violated states the same loss as expectations that hold:
+// the guarantee broken on purpose, the loss by cause and per consumer.
+func ExampleExecute_violated() {
+	src := `title: Ack before processing loses a message
+seed: 7
+run: {until: drained, max_ticks: 50}
+topology:
+  queues: [{name: orders}]
+actors:
+  producers: [{name: shop, to: {queue: orders}, count: 5}]
+  consumers: [{name: worker, queue: orders, ack: before}]
+faults:
+  - {name: crash, point: consumer.crash_before_process, nth: 2}
+expect:
+  - {check: no_loss, violated: true}
+  - {metric: ledger.lost_ack_before_processing, op: "==", value: 1}
+  - {metric: consumer.worker.applied, op: "==", value: 4}
+`
+	s, err := scenario.Load("lesson.yaml", []byte(src))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rep, err := scenario.Execute(s, scenario.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, o := range rep.Outcomes {
+		fmt.Println(o.Pass, o.Text, "=", o.Measured)
+	}
+	// Output:
+	// true no_loss violated = 1 violation: m2 t=2
+	// true ledger.lost_ack_before_processing == 1 = 1
+	// true consumer.worker.applied == 4 = 4
 }

@@ -291,8 +291,11 @@ func TestLessonsPassAnySeed(t *testing.T) {
 }
 
 // TestLessonsShowTheirPoint checks, on the ledger of each lesson's run,
-// the facts the lessons teach that expectations cannot state: the cause of
-// a loss, and a guarantee that is broken on purpose.
+// the facts the lessons teach. Most are also in the lessons' own expect
+// blocks (a loss by cause, a guarantee broken on purpose with violated:
+// true, per-consumer counts); what those cannot state stays here only:
+// which consumer a cause hit, that two consumers saw the same number of
+// duplicates, and the key whose order breaks.
 func TestLessonsShowTheirPoint(t *testing.T) {
 	ledger := func(t *testing.T, name string) *sim.Ledger {
 		_, _, r := runLesson(t, name, nil)

@@ -7,12 +7,15 @@ import (
 )
 
 // Metric names a value an expectation compares. Its text form is
-// "<kind>.<name>.<field>" for a component, or "ledger.<field>".
+// "<kind>.<name>.<field>" for a component or a ledger consumer, or
+// "ledger.<field>".
 type Metric struct {
-	// Kind is "queue", "topic", "log", "group", "outbox" or "ledger".
+	// Kind is "queue", "topic", "log", "group", "outbox", "consumer" or
+	// "ledger".
 	Kind string
 	// Name is the component ("" for the ledger); for "outbox" it is the
-	// service.
+	// service, for "consumer" a ledger consumer as written (a queue, a
+	// queue consumer standing for its queue, a group or a subscriber).
 	Name string
 	// Field is the measured value, from MetricFields.
 	Field string
@@ -28,17 +31,41 @@ func (m Metric) String() string {
 
 // MetricKinds lists the metric kinds in the order the format reference
 // documents them.
-var MetricKinds = []string{"queue", "topic", "log", "group", "outbox", "ledger"}
+var MetricKinds = []string{"queue", "topic", "log", "group", "outbox", "consumer", "ledger"}
+
+// LossCauses lists every modelled cause of loss (sim.Cause) in the order
+// the format reference documents them; each has a ledger metric field
+// LossField(cause).
+var LossCauses = []sim.Cause{
+	sim.CauseDualWrite, sim.CauseAckBeforeProcess, sim.CauseCommitBeforeProcess, sim.CauseRetention,
+	sim.CauseOverflow, sim.CausePurge, sim.CauseBrokerUnavailable, sim.CauseOffsetReset,
+}
+
+// LossField returns the ledger metric field that counts the losses with
+// cause c: "lost_" and the cause with spaces as underscores, e.g.
+// "lost_dual_write".
+func LossField(c sim.Cause) string {
+	return "lost_" + strings.ReplaceAll(string(c), " ", "_")
+}
 
 // MetricFields lists, per kind, the fields a metric may name.
 var MetricFields = map[string][]string{
-	"queue":  {"visible", "in_flight", "delayed", "depth", "dlq", "oldest_age", "receives", "acks", "redeliveries"},
-	"topic":  {"published", "delivered", "missed", "dropped"},
-	"log":    {"start", "end", "records", "partitions"},
-	"group":  {"lag", "committed", "rebalances", "generation"},
-	"outbox": {"pending", "published", "failed", "dead", "relay_lag"},
-	"ledger": {"messages", "pending", "done", "dead_lettered", "expired", "purged", "redriven", "phantoms",
-		"delivered", "duplicates", "applied", "duplicate_effects", "missed", "lost"},
+	"queue":    {"visible", "in_flight", "delayed", "depth", "dlq", "oldest_age", "receives", "acks", "redeliveries"},
+	"topic":    {"published", "delivered", "missed", "dropped"},
+	"log":      {"start", "end", "records", "partitions"},
+	"group":    {"lag", "committed", "rebalances", "generation"},
+	"outbox":   {"pending", "published", "failed", "dead", "relay_lag"},
+	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "missed", "lost"},
+	"ledger": append([]string{"messages", "pending", "done", "dead_lettered", "expired", "purged", "redriven", "phantoms",
+		"delivered", "duplicates", "applied", "duplicate_effects", "missed", "lost"}, lossFields()...),
+}
+
+func lossFields() []string {
+	out := make([]string, len(LossCauses))
+	for i, c := range LossCauses {
+		out[i] = LossField(c)
+	}
+	return out
 }
 
 // parseMetric splits text into a Metric, checking the grammar (not whether
@@ -74,7 +101,8 @@ func parseMetric(text string) (Metric, string) {
 }
 
 // Ledger returns the value of a "ledger.<field>" metric from the ledger's
-// summary, and false for other kinds.
+// summary, and false for other kinds. A "lost_<cause>" field is the count
+// of s.LostBy for that cause (0 when none was lost so).
 func (m Metric) Ledger(s sim.Stats) (float64, bool) {
 	if m.Kind != "ledger" {
 		return 0, false
@@ -110,7 +138,25 @@ func (m Metric) Ledger(s sim.Stats) (float64, bool) {
 	case "lost":
 		v = s.Lost
 	default:
-		return 0, false
+		cause, ok := lossCause(m.Field)
+		if !ok {
+			return 0, false
+		}
+		for _, c := range s.LostBy {
+			if c.Cause == cause {
+				v = c.Count
+			}
+		}
 	}
 	return float64(v), true
+}
+
+// lossCause returns the cause a "lost_<cause>" ledger field counts.
+func lossCause(field string) (sim.Cause, bool) {
+	for _, c := range LossCauses {
+		if LossField(c) == field {
+			return c, true
+		}
+	}
+	return "", false
 }

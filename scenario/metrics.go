@@ -7,11 +7,14 @@ import (
 	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
+	"github.com/brokerlab/brokerlab/sim"
 )
 
 // Measure returns the current value of metric m. Component metrics come
 // from the models' Metrics, ledger metrics from Ledger.Stats (O(messages x
-// consumers)); a component metric costs O(partitions x groups) at most.
+// consumers)), consumer metrics from the ledger's deliveries to that one
+// consumer (O(messages)); a component metric costs O(partitions x groups)
+// at most.
 func (r *Run) Measure(m Metric) (float64, error) {
 	if v, ok := m.Ledger(r.env.Ledger.Stats()); ok {
 		return v, nil
@@ -109,6 +112,10 @@ func (r *Run) Measure(m Metric) (float64, error) {
 		case "generation":
 			return float64(x.Generation), nil
 		}
+	case "consumer":
+		if v, ok := r.consumerMetric(r.s.LedgerConsumer(m.Name), m.Field); ok {
+			return v, nil
+		}
 	case "outbox":
 		s := r.serviceBy[m.Name]
 		if s == nil {
@@ -129,6 +136,61 @@ func (r *Run) Measure(m Metric) (float64, error) {
 		}
 	}
 	return bad()
+}
+
+// consumerMetric returns field of the ledger consumer called name: its
+// deliveries, repeated deliveries, applied effects, repeated effects,
+// messages missed by design, and recorded losses. A consumer the ledger
+// has never heard of has zeros. It costs O(messages) and allocates nothing.
+func (r *Run) consumerMetric(name, field string) (float64, bool) {
+	l := r.env.Ledger
+	switch field {
+	case "duplicates":
+		return float64(l.Duplicates(name)), true
+	case "duplicate_effects":
+		return float64(l.DuplicateEffects(name)), true
+	case "lost":
+		n := 0
+		for _, x := range l.Losses() {
+			if x.Consumer == name {
+				n++
+			}
+		}
+		return float64(n), true
+	case "delivered", "applied", "missed":
+	default:
+		return 0, false
+	}
+	ref, ok := r.ledgerRef(name)
+	if !ok {
+		return 0, true
+	}
+	n := 0
+	for id, last := sim.ID(1), r.env.IDs.Last(); id <= last; id++ {
+		d := l.Delivery(id, ref)
+		switch field {
+		case "delivered":
+			n += int(d.Delivered)
+		case "applied":
+			n += int(d.Applied)
+		case "missed":
+			if d.Missed {
+				n++
+			}
+		}
+	}
+	return float64(n), true
+}
+
+// ledgerRef returns the ledger's handle of the consumer called name
+// without creating it.
+func (r *Run) ledgerRef(name string) (sim.ConsumerRef, bool) {
+	for _, n := range r.env.Ledger.Consumers() {
+		if n == name {
+			return r.env.Ledger.Consumer(name), true
+		}
+	}
+	return sim.NoConsumer, false
 }
 
 // committedSum is the sum of a group's committed offsets over its

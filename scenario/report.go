@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -37,7 +38,8 @@ type Outcome struct {
 	Line, Col int
 	Pass      bool
 	// Measured is the metric's value, "N violations" for a check, or
-	// "N duplicates" for max_duplicates.
+	// "N duplicates" for max_duplicates; for a check with violated: true
+	// the first MaxViolationExamples violations follow (": m3 t=12, ...").
 	Measured   string
 	Violations []sim.Violation
 }
@@ -59,6 +61,10 @@ func (r *Run) evaluate() *Report {
 			}
 			if e.Check == CheckMaxDuplicates {
 				o.Measured = strconv.Itoa(r.env.Ledger.Duplicates(r.s.LedgerConsumer(e.Consumer))) + " duplicates"
+			}
+			if e.Violated {
+				o.Pass = !o.Pass
+				o.Measured += firstViolations(o.Violations)
 			}
 		} else {
 			v, err := r.Measure(e.Metric)
@@ -85,6 +91,31 @@ func (r *Run) evaluate() *Report {
 	return rep
 }
 
+// MaxViolationExamples is how many violations the measured value of a
+// "violated: true" expectation names.
+const MaxViolationExamples = 3
+
+// firstViolations names the first MaxViolationExamples violations by
+// message and tick, e.g. ": m3 t=12, m7 t=15 and 4 more"; "" for none.
+func firstViolations(vs []sim.Violation) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(": ")
+	for i, v := range vs {
+		if i == MaxViolationExamples {
+			b.WriteString(" and " + strconv.Itoa(len(vs)-i) + " more")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(v.Msg.String() + " t=" + strconv.FormatInt(int64(v.Tick), 10))
+	}
+	return b.String()
+}
+
 // Failed returns how many expectations failed.
 func (rep *Report) Failed() int {
 	n := 0
@@ -98,7 +129,8 @@ func (rep *Report) Failed() int {
 
 // WriteText writes the human report: a header line, one line per
 // expectation (PASS or FAIL, file:line:col, the expectation and the
-// measured value, then up to MaxReportViolations violations), the runtime
+// measured value, then up to MaxReportViolations violations, or
+// MaxViolationExamples for a check that holds because it is violated), the runtime
 // errors, a ledger summary and the verdict.
 func (rep *Report) WriteText(w io.Writer) error {
 	b := bufio.NewWriter(w)
@@ -115,8 +147,12 @@ func (rep *Report) WriteText(w io.Writer) error {
 			v = "PASS"
 		}
 		b.WriteString(v + "  " + rep.File + ":" + strconv.Itoa(o.Line) + ":" + strconv.Itoa(o.Col) + "  " + o.Text + "  (measured " + o.Measured + ")\n")
+		limit := MaxReportViolations
+		if o.Pass {
+			limit = MaxViolationExamples // a check expected to be violated
+		}
 		for i, x := range o.Violations {
-			if i == MaxReportViolations {
+			if i == limit {
 				b.WriteString("        ... and " + strconv.Itoa(len(o.Violations)-i) + " more\n")
 				break
 			}

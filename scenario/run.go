@@ -104,9 +104,10 @@ type runSub struct {
 	muted bool
 }
 
-// handle is the subscriber's handler: while muted (the supervisor switch)
+// handle is the subscriber's handler: while muted (the timeline's mute)
 // and, with source_check, for its own messages it ignores what it gets;
-// otherwise it publishes its emits.
+// otherwise it publishes its emits, with the broker's supervisor switch on
+// for a supervisor subscriber.
 func (s *runSub) handle(ctx *pubsub.Context, m sim.Message) error {
 	if s.muted {
 		ctx.Note("muted: ignored")
@@ -114,6 +115,10 @@ func (s *runSub) handle(ctx *pubsub.Context, m sim.Message) error {
 	}
 	if s.cfg.SourceCheck && m.Headers.Source == s.cfg.Name {
 		ctx.Note("own change ignored (source check)")
+		return nil
+	}
+	if s.cfg.Supervisor {
+		_ = ctx.Muted(func() error { s.emit(ctx, m); return nil })
 		return nil
 	}
 	s.emit(ctx, m)
@@ -192,6 +197,9 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 	}
 	plan := s.FaultPlan()
 	for i := range plan.Rules {
+		if g := s.Faults[i].consumerGlob; g != "" {
+			plan.Rules[i].Match.Consumer = g
+		}
 		plan.Rules[i] = r.translate(plan.Rules[i])
 	}
 	if r.inj, err = faults.New(faults.Config{Plan: plan, Env: r.env}); err != nil {
@@ -254,8 +262,8 @@ func instanceName(name string, i, n int) string {
 // translate maps a rule's match from the file's vocabulary to the models'
 // trace names: where "service:S" and "relay:R" become the outbox component
 // (and R the matched consumer), "group:G" the group's log (and G the
-// matched group), and a plain consumer name with several instances matches
-// every instance.
+// matched group). (A consumer pattern was widened to the instances of the
+// consumers it names by Load: Fault.consumerGlob.)
 func (r *Run) translate(rule faults.Rule) faults.Rule {
 	m := &rule.Match
 	if kind, name, ok := strings.Cut(m.Where, ":"); ok {
@@ -285,13 +293,6 @@ func (r *Run) translate(rule faults.Rule) faults.Rule {
 			}
 			if m.Group == "" {
 				m.Group = name
-			}
-		}
-	}
-	if literal(m.Consumer) {
-		for i := range r.s.Actors.Consumers {
-			if c := &r.s.Actors.Consumers[i]; c.Name == m.Consumer && c.Instances > 1 {
-				m.Consumer = c.Name + "#*"
 			}
 		}
 	}
@@ -838,18 +839,19 @@ func (r *Run) redrive(name string, count int) (int, error) {
 	return total, nil
 }
 
-// narrate traces the narration steps due by now; it is the first
-// component of every tick.
+// narrate traces the narration steps due by now, each as a narration event
+// at "lesson" whose detail is "N/TOTAL text" ("N/TOTAL [pause] text" for a
+// pausing step); it is the first component of every tick.
 func (r *Run) narrate(now sim.Tick) {
 	steps := r.s.Narration
 	for r.narr < len(steps) && steps[r.narr].At <= now {
 		st := &steps[r.narr]
 		r.narr++
-		d := st.Text
+		d := strconv.Itoa(r.narr) + "/" + strconv.Itoa(len(steps)) + " "
 		if st.Pause {
-			d = "[pause] " + d
+			d += "[pause] "
 		}
-		r.env.Emit(sim.Event{Kind: sim.KindNarration, Where: "narration", Attempt: r.narr, Detail: d})
+		r.env.Emit(sim.Event{Kind: sim.KindNarration, Where: "lesson", Detail: d + st.Text})
 	}
 }
 

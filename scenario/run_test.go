@@ -612,8 +612,8 @@ expect:
 		}
 	}
 	want := []string{
-		`t=0 narration narration - try=1 "first"`,
-		`t=3 narration narration - try=2 "[pause] second"`,
+		`t=0 narration lesson - "1/2 first"`,
+		`t=3 narration lesson - "2/2 [pause] second"`,
 		`t=5 checked expect - "PASS queue.q.depth == 0 (measured 0) at 10:5"`,
 		`t=5 checked expect - "PASS no_loss (measured 0 violations) at 11:5"`,
 	}

@@ -281,8 +281,12 @@ func (d *dec) subscriber(n ast.Node, s *Subscriber) {
 			})
 		}},
 		field{"source_check", func(v ast.Node) { s.SourceCheck, _ = d.boolean(v, "source_check") }},
+		field{"supervisor", func(v ast.Node) { s.Supervisor, _ = d.boolean(v, "supervisor") }},
 	)
 	d.require(&s.Node, "subscriber", "name")
+	if s.Supervisor && len(s.Emits) == 0 {
+		d.errf(s.FieldPos("supervisor"), "subscriber %q: supervisor mutes the subscriber's emits, and it has none", s.Name)
+	}
 }
 
 func (d *dec) log(n ast.Node, l *Log) {
@@ -745,6 +749,7 @@ func (d *dec) expectation(n ast.Node, e *Expectation) {
 		field{"check", func(v ast.Node) { e.Check, _ = d.enum(v, "check", checkNames...) }},
 		field{"consumer", func(v ast.Node) { e.Consumer = d.name(v, "consumer") }},
 		field{"max", func(v ast.Node) { e.Max = d.int(v, "max", bounds{0, MaxMessages, ""}) }},
+		field{"violated", func(v ast.Node) { e.Violated, _ = d.boolean(v, "violated") }},
 		field{"metric", func(v ast.Node) {
 			s, ok := d.line(v, "metric")
 			if !ok {
@@ -782,7 +787,7 @@ func (d *dec) expectation(n ast.Node, e *Expectation) {
 		}
 	case e.Has("metric"):
 		d.require(&e.Node, "a metric expectation", "op", "value")
-		for _, f := range []string{"consumer", "max"} {
+		for _, f := range []string{"consumer", "max", "violated"} {
 			if e.Has(f) {
 				d.errf(e.FieldPos(f), "%s goes with check, not with metric", f)
 			}

@@ -168,6 +168,11 @@ type Subscriber struct {
 	// SourceCheck ignores messages whose source header is this subscriber,
 	// which breaks sync loops.
 	SourceCheck bool
+	// Supervisor publishes the subscriber's emits with the broker's
+	// supervisor switch on (pubsub.Context.Muted): they are published and
+	// counted, and durable fan-out queues get them, but no ephemeral
+	// subscriber of any topic does. It needs Emits.
+	Supervisor bool
 }
 
 // Emit is a message a subscriber publishes for each message it handles.
@@ -442,6 +447,10 @@ type Fault struct {
 	Error       string
 	// matchNode keeps the positions of the match fields.
 	matchNode Node
+	// consumerGlob is the match.consumer pattern the runner gives the
+	// models: Match.Consumer widened to the instances of the consumers it
+	// names (set by Load; "" means Match.Consumer as it is).
+	consumerGlob string
 }
 
 // Rule converts f to a faults.Rule.
@@ -526,14 +535,17 @@ type Expectation struct {
 	Consumer string
 	// Max is the max_duplicates bound.
 	Max int
+	// Violated turns a check around: it holds when the checker finds at
+	// least one violation (a guarantee a lesson breaks on purpose).
+	Violated bool
 	// Metric, Op and Value state "Metric Op Value".
 	Metric Metric
 	Op     string
 	Value  float64
 }
 
-// String formats e as written, e.g. "exactly_once(billing)" or
-// "queue.orders-dlq.depth == 0".
+// String formats e as written, e.g. "exactly_once(billing)",
+// "at_most_once(billing) violated" or "queue.orders-dlq.depth == 0".
 func (e Expectation) String() string {
 	if e.Check == "" {
 		return e.Metric.String() + " " + e.Op + " " + strconv.FormatFloat(e.Value, 'g', -1, 64)
@@ -551,6 +563,9 @@ func (e Expectation) String() string {
 			b.WriteString(strconv.Itoa(e.Max))
 		}
 		b.WriteByte(')')
+	}
+	if e.Violated {
+		b.WriteString(" violated")
 	}
 	return b.String()
 }

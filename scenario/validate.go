@@ -307,11 +307,22 @@ func (v *val) faultRefs() {
 		}
 	}
 	sort.Strings(actors.list)
+	globs := &consumerGlobs{s: v.s}
 	for i := range v.s.Faults {
 		f := &v.s.Faults[i]
 		m := &f.matchNode
 		if literal(f.Match.Consumer) {
 			v.ref(m.FieldPos("consumer"), fmt.Sprintf("fault %q matches", f.Name), actors, f.Match.Consumer)
+		}
+		switch g, bad, over := globs.glob(f.Match.Consumer); {
+		case over:
+			v.errf(m.FieldPos("consumer"), "fault %q: match consumer %q: the patterns of this file need more than %d matches to be widened to the instances of consumers; end the pattern with * or write names",
+				f.Name, clip(f.Match.Consumer), MaxGlobWork)
+		case bad != "":
+			v.errf(m.FieldPos("consumer"), "fault %q: match consumer %q names consumers with instances (NAME#1 ... NAME#N), "+
+				"and no pattern that matches their instances leaves out %q; write a narrower pattern", f.Name, clip(f.Match.Consumer), bad)
+		default:
+			f.consumerGlob = g
 		}
 		if literal(f.Match.Group) {
 			v.ref(m.FieldPos("group"), fmt.Sprintf("fault %q matches", f.Name), v.ns["group"], f.Match.Group)
@@ -443,11 +454,15 @@ func (v *val) expectRefs() {
 		if m.Kind == "" || m.Kind == "ledger" {
 			continue
 		}
+		p := e.FieldPos("metric")
+		if m.Kind == "consumer" {
+			v.ref(p, fmt.Sprintf("metric %s names", m), ledger, m.Name)
+			continue
+		}
 		kind := m.Kind
 		if kind == "outbox" {
 			kind = "service"
 		}
-		p := e.FieldPos("metric")
 		if !v.ref(p, fmt.Sprintf("metric %s names", m), v.ns[kind], m.Name) {
 			continue
 		}

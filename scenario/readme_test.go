@@ -1,0 +1,36 @@
+package scenario
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestReadmeExample loads and runs the annotated scenario in the README, so
+// the documentation cannot drift from the format.
+func TestReadmeExample(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "```yaml\n")
+	if start < 0 {
+		t.Fatal("README has no yaml block")
+	}
+	block := text[start+len("```yaml\n"):]
+	block = block[:strings.Index(block, "```")]
+	s, err := Load("README.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Execute(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Pass {
+		var b strings.Builder
+		_ = rep.WriteText(&b)
+		t.Fatalf("README example fails:\n%s", b.String())
+	}
+}

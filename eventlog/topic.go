@@ -456,8 +456,10 @@ func (t *Topic) expire(p int, part *partition, why, rule string) {
 	if l := t.env.Ledger; l != nil {
 		l.SetState(e.msg.ID, sim.StateExpired, now)
 		for _, g := range t.groups {
-			d := l.Delivery(e.msg.ID, g.ref)
-			if d.Expected && d.Applied == 0 && d.Lost == "" && e.off >= g.readFrom(p) {
+			if e.off < g.readFrom(p) {
+				continue // the group moved past it: no ledger lookup needed
+			}
+			if d := l.Delivery(e.msg.ID, g.ref); d.Expected && d.Applied == 0 && d.Lost == "" {
 				l.Lost(e.msg.ID, g.ref, sim.CauseRetention, now)
 				t.env.Emit(sim.Event{Kind: sim.KindLost, Where: t.where, Actor: g.name, Msg: e.msg.ID, Key: e.msg.Key, HasPos: true, Partition: p, Offset: e.off, Rule: rule, Detail: string(sim.CauseRetention)})
 			}

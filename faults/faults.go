@@ -233,7 +233,24 @@ type ruleState struct {
 type Injector struct {
 	env     *sim.Env
 	rules   []*ruleState
-	byPoint map[Point][]*ruleState
+	byPoint []pointRules // in order of first use; a plan targets few points
+}
+
+// pointRules are the rules of one point, in plan order.
+type pointRules struct {
+	point Point
+	rules []*ruleState
+}
+
+// of returns the rules of point p. A scan of the few targeted points, which
+// mostly differ in length, is cheaper than hashing p on every consultation.
+func (in *Injector) of(p Point) []*ruleState {
+	for i := range in.byPoint {
+		if in.byPoint[i].point == p {
+			return in.byPoint[i].rules
+		}
+	}
+	return nil
 }
 
 // New returns an Injector for the plan.
@@ -245,7 +262,7 @@ func New(cfg Config) (*Injector, error) {
 	if env == nil {
 		env = sim.NewEnv(0)
 	}
-	in := &Injector{env: env, byPoint: map[Point][]*ruleState{}}
+	in := &Injector{env: env}
 	for _, r := range cfg.Plan.Rules {
 		in.add(r)
 	}
@@ -255,7 +272,13 @@ func New(cfg Config) (*Injector, error) {
 func (in *Injector) add(r Rule) {
 	rs := &ruleState{Rule: r, stream: in.env.Stream("fault/" + r.Name)}
 	in.rules = append(in.rules, rs)
-	in.byPoint[r.Point] = append(in.byPoint[r.Point], rs)
+	for i := range in.byPoint {
+		if in.byPoint[i].point == r.Point {
+			in.byPoint[i].rules = append(in.byPoint[i].rules, rs)
+			return
+		}
+	}
+	in.byPoint = append(in.byPoint, pointRules{point: r.Point, rules: []*ruleState{rs}})
 }
 
 // Add appends a rule at run time (a fault injected by hand). The rule is
@@ -295,7 +318,7 @@ func (in *Injector) Has(p Point) bool {
 	if in == nil {
 		return false
 	}
-	for _, r := range in.byPoint[p] {
+	for _, r := range in.of(p) {
 		if !r.disabled {
 			return true
 		}
@@ -329,7 +352,7 @@ func (in *Injector) Check(p Point, c Context) (Firing, bool) {
 	if in == nil {
 		return Firing{}, false
 	}
-	rules := in.byPoint[p]
+	rules := in.of(p)
 	if len(rules) == 0 {
 		return Firing{}, false
 	}

@@ -382,7 +382,7 @@ func (c *Consumer) start(w *work, now sim.Tick, rest []work) bool {
 		c.crash(now, "before processing", w, true, rest)
 		return true
 	}
-	out := c.run(w.d)
+	out := c.run(&w.d)
 	w.err = out.Err
 	w.dup = out.Duplicate
 	if out.Ticks > 0 {
@@ -394,7 +394,7 @@ func (c *Consumer) start(w *work, now sim.Tick, rest []work) bool {
 }
 
 // run consults the handler fault points, then the handler.
-func (c *Consumer) run(d Delivery) Outcome {
+func (c *Consumer) run(d *Delivery) Outcome {
 	m := &d.Message
 	var out Outcome
 	if f, ok := c.fire(faults.HandlerSlow, m); ok {
@@ -404,7 +404,7 @@ func (c *Consumer) run(d Delivery) Outcome {
 		out.Err = faultErr(ErrPoison, f)
 	} else if f, ok := c.fire(faults.HandlerPermanent, m); ok {
 		out.Err = faultErr(ErrPermanent, f)
-	} else if left := c.transient[m.ID]; left > 0 {
+	} else if left := c.transientLeft(m.ID); left > 0 {
 		out.Err = fmt.Errorf("%w: %d more failing attempt(s)", ErrTransient, left-1)
 		if left == 1 {
 			delete(c.transient, m.ID)
@@ -420,13 +420,22 @@ func (c *Consumer) run(d Delivery) Outcome {
 	if out.Err != nil {
 		return out
 	}
-	h := c.cfg.Handler.Handle(d)
+	h := c.cfg.Handler.Handle(*d)
 	out.Err = h.Err
 	out.Duplicate = h.Duplicate
 	if h.Ticks > 0 {
 		out.Ticks = min(out.Ticks+h.Ticks, MaxDuration)
 	}
 	return out
+}
+
+// transientLeft returns how many more attempts of message id fail
+// transiently; most runs have none pending, and then no lookup is made.
+func (c *Consumer) transientLeft(id sim.ID) int {
+	if len(c.transient) == 0 {
+		return 0
+	}
+	return c.transient[id]
 }
 
 func faultErr(class error, f faults.Firing) error {
@@ -440,12 +449,9 @@ func faultErr(class error, f faults.Firing) error {
 // the items due at this tick that were not finished yet; a crash drops them.
 func (c *Consumer) finish(w *work, now sim.Tick, rest []work) bool {
 	m := &w.d.Message
-	ev := sim.Event{Where: c.q.where, Actor: c.cfg.Name, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount}
 	if w.err == nil && (w.dup || c.cfg.Dedup != nil && c.cfg.Dedup(*m)) {
 		c.stats.Deduplicated++
-		ev.Kind = sim.KindDeduplicated
-		ev.Detail = "effect already applied"
-		c.env.Emit(ev)
+		c.emit(sim.KindDeduplicated, w, "effect already applied")
 		if !w.acked {
 			if err := c.q.Ack(w.d.Receipt); err != nil {
 				c.stats.StaleAcks++
@@ -456,8 +462,7 @@ func (c *Consumer) finish(w *work, now sim.Tick, rest []work) bool {
 	if w.err == nil {
 		c.stats.Processed++
 		c.env.Ledger.Applied(m.ID, c.q.cref, now)
-		ev.Kind = sim.KindProcessed
-		c.env.Emit(ev)
+		c.emit(sim.KindProcessed, w, "")
 		if _, ok := c.fire(faults.ConsumerCrashAfterEffect, m); ok {
 			c.crash(now, "after effect, before ack", w, false, rest)
 			return true
@@ -471,9 +476,11 @@ func (c *Consumer) finish(w *work, now sim.Tick, rest []work) bool {
 	}
 	c.stats.Failed++
 	class := Classify(w.err)
-	ev.Kind = sim.KindFailed
-	ev.Detail = class.String() + ": " + w.err.Error()
-	c.env.Emit(ev)
+	if c.env.Trace.Enabled() {
+		c.emit(sim.KindFailed, w, class.String()+": "+w.err.Error())
+	} else {
+		c.env.Trace.Skip()
+	}
 	if w.acked {
 		c.lose(w, now)
 		return false
@@ -502,6 +509,18 @@ func (c *Consumer) finish(w *work, now sim.Tick, rest []work) bool {
 		c.stats.StaleAcks++
 	}
 	return false
+}
+
+// emit traces kind for the message of w; it builds the event only when the
+// trace listens, and otherwise just numbers it.
+func (c *Consumer) emit(k sim.Kind, w *work, detail string) {
+	tr := c.env.Trace
+	if !tr.Enabled() {
+		tr.Skip()
+		return
+	}
+	m := &w.d.Message
+	c.env.Emit(sim.Event{Kind: k, Where: c.q.where, Actor: c.cfg.Name, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount, Detail: detail})
 }
 
 // Crash makes the consumer crash now, as a timeline action or an operator

@@ -135,7 +135,7 @@ func (p *Producer) Step(now sim.Tick) {
 		if p.cfg.Body != nil {
 			body = p.cfg.Body(p.made)
 		} else {
-			body = []byte("msg-" + strconv.Itoa(p.made))
+			body = defaultBody(p.made)
 		}
 		m := p.env.NewMessage(p.Key(p.made), body, sim.Headers{Type: p.cfg.Type, Source: p.cfg.Name})
 		p.made++
@@ -155,3 +155,15 @@ func (p *Producer) Produced() int { return p.made }
 
 // Refused returns how many publishes the target refused.
 func (p *Producer) Refused() int { return p.failed }
+
+// defaultBody returns "msg-<i>" in one allocation of its exact size.
+func defaultBody(i int) []byte {
+	n := len("msg-") + 1
+	for v := i; v >= 10 || v <= -10; v /= 10 {
+		n++
+	}
+	if i < 0 {
+		n++
+	}
+	return strconv.AppendInt(append(make([]byte, 0, n), "msg-"...), int64(i), 10)
+}

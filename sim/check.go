@@ -262,7 +262,7 @@ func OrderedPerKey(name string) Checker {
 				continue
 			}
 			last := map[string]ID{}
-			for _, id := range b.order {
+			for id := range b.order.all() {
 				r := l.record(id)
 				if r.Key == "" {
 					continue

@@ -1,6 +1,9 @@
 package sim
 
-import "sort"
+import (
+	"math"
+	"sort"
+)
 
 // Cause explains why a message was lost. Every loss the ledger records has
 // one: a loss without a modelled cause is a bug in brokerlab.
@@ -86,10 +89,110 @@ type ConsumerRef int32
 // NoConsumer is the ConsumerRef of "no consumer".
 const NoConsumer ConsumerRef = -1
 
+// record is how the ledger stores a Record: without pointers (the key and
+// type live in the ledger's strtab), so its chunks are never scanned by the
+// garbage collector, and in 32 bytes instead of 96 (redrive links, which
+// few messages have, live in Ledger.links).
+type record struct {
+	key     strRef
+	typ     strRef
+	created tick32
+	changed tick32
+	sends   uint32
+	State   State
+	flags   uint8
+}
+
+// tick32 is a tick stored in 32 bits. A tick outside its range (no run
+// gets there tick by tick, but Clock.Set can) is stored as tickWide and
+// kept in full in Ledger.wide.
+type tick32 int32
+
+const tickWide tick32 = math.MinInt32
+
+// wideKey names a tick32 field of a record (consumer NoConsumer) or of a
+// delivery.
+type wideKey struct {
+	id    ID
+	c     ConsumerRef
+	field uint8
+}
+
+// The tick32 fields.
+const (
+	fieldCreated uint8 = iota
+	fieldChanged
+	fieldLastSeen
+)
+
+// put32 returns t as a tick32, keeping it in l.wide when it does not fit.
+func (l *Ledger) put32(id ID, c ConsumerRef, field uint8, t Tick) tick32 {
+	if t > Tick(tickWide) && t <= math.MaxInt32 {
+		return tick32(t)
+	}
+	return l.putWide(id, c, field, t)
+}
+
+func (l *Ledger) putWide(id ID, c ConsumerRef, field uint8, t Tick) tick32 {
+	if l.wide == nil {
+		l.wide = map[wideKey]Tick{}
+	}
+	l.wide[wideKey{id, c, field}] = t
+	return tickWide
+}
+
+// get32 returns the tick stored as v.
+func (l *Ledger) get32(id ID, c ConsumerRef, field uint8, v tick32) Tick {
+	if v != tickWide {
+		return Tick(v)
+	}
+	return l.wide[wideKey{id, c, field}]
+}
+
+// setChanged records the tick of r's latest state change.
+func (l *Ledger) setChanged(id ID, r *record, t Tick) {
+	r.changed = l.put32(id, NoConsumer, fieldChanged, t)
+}
+
+// link is the redrive link of a record: the dead letter it came from and the
+// new message that carries it on.
+type link struct {
+	origin, redriven ID
+}
+
+// The flags of a record.
+const (
+	recRegistered uint8 = 1 << iota
+	recPhantom
+)
+
+// delivery is how the ledger stores a Delivery: without pointers (the loss
+// cause is an index into Ledger.causes), in 24 bytes instead of 48.
+type delivery struct {
+	FirstApplied Tick
+	lastSeen     tick32
+	Delivered    uint32
+	Applied      uint32
+	bits         uint32 // flags in the low 8 bits; above them 1 + index into Ledger.causes, 0 = not lost
+}
+
+// The flags of a delivery.
+const (
+	delExpected uint32 = 1 << iota
+	delAcked
+	delMissed
+)
+
+// maxCauses is how many distinct causes deliveries can refer to; a later
+// new cause is recorded as the last one.
+const maxCauses = 1<<24 - 1
+
 type consumerBook struct {
+	ledger     *Ledger
+	ref        ConsumerRef
 	name       string
-	entries    table[Delivery] // indexed by ID
-	order      []ID            // first applications, in order
+	entries    table[delivery] // indexed by ID
+	order      list[ID]        // first applications, in order
 	effects    bool            // whether the consumer ever reported an applied effect
 	duplicates int
 }
@@ -99,14 +202,80 @@ type consumerBook struct {
 // it was acknowledged, dead-lettered, expired, missed or lost, and why.
 //
 // Records are indexed by ID, so every call is O(1) amortised and the ledger
-// costs about 100 bytes per message plus 32 bytes per message and consumer.
+// costs 32 bytes per message (plus the bytes of its key and type when they
+// differ from the previous message's) and 24 bytes per message and
+// consumer. The stored records hold no pointers, so a ledger of millions of
+// messages adds almost nothing to garbage collection.
 // IDs must come from one IDs allocator per ledger. A nil *Ledger ignores every
 // call, so models can run without one.
 type Ledger struct {
-	recs      table[Record] // indexed by ID; index 0 unused
+	recs      table[record] // indexed by ID; index 0 unused
 	consumers []*consumerBook
 	byName    map[string]ConsumerRef
 	losses    []Loss
+	strs      strtab           // keys and types of the records
+	wide      map[wideKey]Tick // ticks that do not fit a tick32
+	lastKey   strCache
+	lastType  strCache
+	causes    []Cause          // the causes deliveries refer to
+	causeIdx  map[Cause]uint32 // cause -> 1 + index into causes
+	links     map[ID]link      // redrive links, by ID
+}
+
+// link returns the redrive link of id; most IDs have none.
+func (l *Ledger) link(id ID) link {
+	return l.links[id]
+}
+
+// setLink updates the redrive link of id with f.
+func (l *Ledger) setLink(id ID, f func(x *link)) {
+	if l.links == nil {
+		l.links = map[ID]link{}
+	}
+	x := l.links[id]
+	f(&x)
+	l.links[id] = x
+}
+
+// export returns the Record stored as r under id.
+func (l *Ledger) export(id ID, r *record) Record {
+	x := l.link(id)
+	out := Record{Created: l.get32(id, NoConsumer, fieldCreated, r.created), Sends: int(r.sends), State: r.State,
+		Changed: l.get32(id, NoConsumer, fieldChanged, r.changed), Origin: x.origin, Redriven: x.redriven, Phantom: r.flags&recPhantom != 0}
+	if r.flags&recRegistered != 0 {
+		out.ID = id
+		out.Key = l.strs.get(r.key)
+		out.Type = l.strs.get(r.typ)
+	}
+	return out
+}
+
+// exportDelivery returns the Delivery stored as e, for id and consumer c.
+func (l *Ledger) exportDelivery(id ID, c ConsumerRef, e *delivery) Delivery {
+	d := Delivery{Expected: e.bits&delExpected != 0, Delivered: e.Delivered, Applied: e.Applied,
+		Acked: e.bits&delAcked != 0, Missed: e.bits&delMissed != 0, FirstApplied: e.FirstApplied,
+		LastSeen: l.get32(id, c, fieldLastSeen, e.lastSeen)}
+	if i := e.bits >> 8; i != 0 {
+		d.Lost = l.causes[i-1]
+	}
+	return d
+}
+
+// cause returns the index of c in l.causes, plus one, adding it on first use.
+func (l *Ledger) cause(c Cause) uint32 {
+	if i, ok := l.causeIdx[c]; ok {
+		return i
+	}
+	if l.causeIdx == nil {
+		l.causeIdx = map[Cause]uint32{}
+	}
+	if len(l.causes) == maxCauses {
+		return maxCauses
+	}
+	l.causes = append(l.causes, c)
+	i := uint32(len(l.causes))
+	l.causeIdx[c] = i
+	return i
 }
 
 // NewLedger returns an empty ledger.
@@ -124,7 +293,7 @@ func (l *Ledger) Consumer(name string) ConsumerRef {
 		return c
 	}
 	c := ConsumerRef(len(l.consumers))
-	l.consumers = append(l.consumers, &consumerBook{name: name})
+	l.consumers = append(l.consumers, &consumerBook{ledger: l, ref: c, name: name})
 	l.byName[name] = c
 	return c
 }
@@ -149,14 +318,14 @@ func (l *Ledger) ConsumerName(c ConsumerRef) string {
 	return l.consumers[c].name
 }
 
-func (l *Ledger) rec(id ID) *Record {
+func (l *Ledger) rec(id ID) *record {
 	if id == 0 {
 		return nil
 	}
 	return l.recs.at(uint64(id))
 }
 
-func (l *Ledger) entry(id ID, c ConsumerRef) *Delivery {
+func (l *Ledger) entry(id ID, c ConsumerRef) *delivery {
 	if id == 0 || c < 0 || int(c) >= len(l.consumers) {
 		return nil
 	}
@@ -170,10 +339,14 @@ func (l *Ledger) Register(m *Message) {
 		return
 	}
 	r := l.rec(m.ID)
-	if r == nil || r.ID != 0 {
+	if r == nil || r.flags&recRegistered != 0 {
 		return
 	}
-	*r = Record{ID: m.ID, Key: m.Key, Type: m.Headers.Type, Created: m.Created, Changed: m.Created}
+	*r = record{created: l.put32(m.ID, NoConsumer, fieldCreated, m.Created), changed: l.put32(m.ID, NoConsumer, fieldChanged, m.Created),
+		flags: recRegistered, key: l.lastKey.put(&l.strs, m.Key), typ: l.lastType.put(&l.strs, m.Headers.Type)}
+	if l.links != nil {
+		delete(l.links, m.ID) // a fresh record has no redrive links
+	}
 }
 
 // Sent records that message id was handed to a broker at tick t; it becomes
@@ -183,8 +356,9 @@ func (l *Ledger) Sent(id ID, t Tick) {
 		return
 	}
 	if r := l.rec(id); r != nil {
-		r.Sends++
-		r.State, r.Changed = StatePending, t
+		r.sends++
+		r.State = StatePending
+		l.setChanged(id, r, t)
 	}
 }
 
@@ -194,7 +368,8 @@ func (l *Ledger) SetState(id ID, s State, t Tick) {
 		return
 	}
 	if r := l.rec(id); r != nil {
-		r.State, r.Changed = s, t
+		r.State = s
+		l.setChanged(id, r, t)
 	}
 }
 
@@ -205,7 +380,7 @@ func (l *Ledger) MarkPhantom(id ID) {
 		return
 	}
 	if r := l.rec(id); r != nil {
-		r.Phantom = true
+		r.flags |= recPhantom
 	}
 }
 
@@ -215,10 +390,12 @@ func (l *Ledger) Link(orig, next ID, t Tick) {
 		return
 	}
 	if r := l.rec(orig); r != nil {
-		r.Redriven, r.State, r.Changed = next, StateRedriven, t
+		r.State = StateRedriven
+		l.setChanged(orig, r, t)
+		l.setLink(orig, func(x *link) { x.redriven = next })
 	}
 	if r := l.rec(next); r != nil {
-		r.Origin = orig
+		l.setLink(next, func(x *link) { x.origin = orig })
 	}
 }
 
@@ -228,7 +405,7 @@ func (l *Ledger) Expect(id ID, c ConsumerRef) {
 		return
 	}
 	if e := l.entry(id, c); e != nil {
-		e.Expected = true
+		e.bits |= delExpected
 	}
 }
 
@@ -243,9 +420,9 @@ func (l *Ledger) Delivered(id ID, c ConsumerRef, t Tick) int {
 	if e == nil {
 		return 0
 	}
-	e.Expected = true
+	e.bits |= delExpected
 	e.Delivered++
-	e.LastSeen = t
+	e.lastSeen = l.put32(id, c, fieldLastSeen, t)
 	if e.Delivered > 1 {
 		l.consumers[c].duplicates++
 	}
@@ -266,7 +443,7 @@ func (l *Ledger) Applied(id ID, c ConsumerRef, t Tick) {
 	e.Applied++
 	if e.Applied == 1 {
 		e.FirstApplied = t
-		b.order = append(b.order, id)
+		b.order.push(id)
 	}
 }
 
@@ -276,7 +453,7 @@ func (l *Ledger) Acked(id ID, c ConsumerRef) {
 		return
 	}
 	if e := l.entry(id, c); e != nil {
-		e.Acked = true
+		e.bits |= delAcked
 	}
 }
 
@@ -287,8 +464,8 @@ func (l *Ledger) Missed(id ID, c ConsumerRef, t Tick) {
 		return
 	}
 	if e := l.entry(id, c); e != nil {
-		e.Missed = true
-		e.LastSeen = t
+		e.bits |= delMissed
+		e.lastSeen = l.put32(id, c, fieldLastSeen, t)
 	}
 }
 
@@ -299,10 +476,10 @@ func (l *Ledger) Lost(id ID, c ConsumerRef, cause Cause, t Tick) {
 		return
 	}
 	if e := l.entry(id, c); e != nil {
-		e.Expected = true
-		e.Lost = cause
+		e.bits = e.bits&0xff | delExpected | l.cause(cause)<<8
 	} else if r := l.rec(id); r != nil {
-		r.State, r.Changed = StateLost, t
+		r.State = StateLost
+		l.setChanged(id, r, t)
 	}
 	l.losses = append(l.losses, Loss{ID: id, Consumer: l.ConsumerName(c), Cause: cause, Tick: t})
 }
@@ -313,10 +490,10 @@ func (l *Ledger) Record(id ID) (Record, bool) {
 		return Record{}, false
 	}
 	r := l.recs.get(uint64(id))
-	if r == nil || r.ID == 0 {
+	if r == nil || r.flags&recRegistered == 0 {
 		return Record{}, false
 	}
-	return *r, true
+	return l.export(id, r), true
 }
 
 // Delivery returns what consumer c knows of message id.
@@ -325,7 +502,7 @@ func (l *Ledger) Delivery(id ID, c ConsumerRef) Delivery {
 		return Delivery{}
 	}
 	if e := l.consumers[c].entries.get(uint64(id)); e != nil {
-		return *e
+		return l.exportDelivery(id, c, e)
 	}
 	return Delivery{}
 }
@@ -349,12 +526,12 @@ func (l *Ledger) Losses() []Loss {
 }
 
 // ApplyOrder returns the IDs consumer c applied, in order of first
-// application.
+// application, as a new slice: O(applied messages).
 func (l *Ledger) ApplyOrder(c ConsumerRef) []ID {
 	if l == nil || c < 0 || int(c) >= len(l.consumers) {
 		return nil
 	}
-	return l.consumers[c].order
+	return l.consumers[c].order.slice()
 }
 
 // Duplicates returns how many deliveries to the consumer called name were
@@ -370,11 +547,11 @@ func (l *Ledger) Duplicates(name string) int {
 func (l *Ledger) DuplicateEffects(name string) int {
 	n := 0
 	l.eachConsumer(name, func(b *consumerBook) {
-		b.eachEntry(func(_ ID, e *Delivery) {
-			if e.Applied > 1 {
+		for i := uint64(1); i < b.entries.len(); i++ {
+			if e := b.entries.get(i); e != nil && e.Applied > 1 {
 				n += int(e.Applied) - 1
 			}
-		})
+		}
 	})
 	return n
 }
@@ -421,7 +598,11 @@ func (l *Ledger) Stats() Stats {
 	if l == nil {
 		return s
 	}
-	l.eachRecord(func(r *Record) {
+	for i := uint64(1); i < l.recs.len(); i++ {
+		r := l.recs.get(i)
+		if r == nil || r.flags&recRegistered == 0 {
+			continue
+		}
 		s.Messages++
 		switch r.State {
 		case StatePending:
@@ -437,22 +618,26 @@ func (l *Ledger) Stats() Stats {
 		case StateRedriven:
 			s.Redriven++
 		}
-		if r.Phantom {
+		if r.flags&recPhantom != 0 {
 			s.Phantoms++
 		}
-	})
+	}
 	for _, b := range l.consumers {
 		s.Duplicates += b.duplicates
-		b.eachEntry(func(_ ID, e *Delivery) {
+		for i := uint64(1); i < b.entries.len(); i++ {
+			e := b.entries.get(i)
+			if e == nil {
+				continue
+			}
 			s.Delivered += int(e.Delivered)
 			s.Applied += int(e.Applied)
 			if e.Applied > 1 {
 				s.DuplicateEffects += int(e.Applied) - 1
 			}
-			if e.Missed {
+			if e.bits&delMissed != 0 {
 				s.Missed++
 			}
-		})
+		}
 	}
 	s.Lost = len(l.losses)
 	by := map[Cause]int{}
@@ -466,29 +651,36 @@ func (l *Ledger) Stats() Stats {
 	return s
 }
 
-// eachRecord calls f for every registered record in ID order.
+// eachRecord calls f for every registered record in ID order. The Record
+// f gets is a copy that is reused for the next call.
 func (l *Ledger) eachRecord(f func(r *Record)) {
+	var x Record
 	for i := uint64(1); i < l.recs.len(); i++ {
-		if r := l.recs.get(i); r != nil && r.ID != 0 {
-			f(r)
+		if r := l.recs.get(i); r != nil && r.flags&recRegistered != 0 {
+			x = l.export(ID(i), r)
+			f(&x)
 		}
 	}
 }
 
-// record returns the record of id without growing the table; an unknown
-// ID yields a zero record.
+// record returns a copy of the record of id without growing the table; an
+// unknown ID yields a zero record.
 func (l *Ledger) record(id ID) *Record {
-	if r := l.recs.get(uint64(id)); r != nil {
-		return r
+	r := &Record{}
+	if x := l.recs.get(uint64(id)); x != nil {
+		*r = l.export(id, x)
 	}
-	return &Record{}
+	return r
 }
 
-// eachEntry calls f for every entry of the consumer in ID order.
+// eachEntry calls f for every entry of the consumer in ID order. The
+// Delivery f gets is a copy that is reused for the next call.
 func (b *consumerBook) eachEntry(f func(id ID, e *Delivery)) {
+	var d Delivery
 	for i := uint64(1); i < b.entries.len(); i++ {
 		if e := b.entries.get(i); e != nil {
-			f(ID(i), e)
+			d = b.ledger.exportDelivery(ID(i), b.ref, e)
+			f(ID(i), &d)
 		}
 	}
 }

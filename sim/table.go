@@ -1,5 +1,10 @@
 package sim
 
+import (
+	"iter"
+	"strings"
+)
+
 // tableChunk is the number of elements per chunk of a table.
 const tableChunk = 1024
 
@@ -42,3 +47,130 @@ func (t *table[T]) get(i uint64) *T {
 
 // len returns one past the highest index touched.
 func (t *table[T]) len() uint64 { return t.n }
+
+// strChunk is the size of one chunk of a strtab; strBig is the length from
+// which a string is kept as it is instead of being copied into a chunk.
+const (
+	strChunk = 64 << 10
+	strBig   = 1 << 12
+)
+
+// strRef names a string held by a strtab. The zero strRef is "". A small
+// string is chunk<<32 | offset<<16 | length; a big one has the top bit set
+// and indexes strtab.big. A strRef holds no pointer, so tables of them are
+// never scanned by the garbage collector.
+type strRef uint64
+
+const strRefBig strRef = 1 << 63
+
+// strtab stores strings in append-only chunks of bytes, so the records
+// that refer to them are pointer-free. A chunk is written once and never
+// moved: substrings of it stay valid, and reading a string back does not
+// allocate. Storing a string costs a copy of its bytes; only one pointer
+// per 64 KiB chunk (and per big string) is left for the collector to scan.
+type strtab struct {
+	done []string        // full chunks
+	cur  strings.Builder // the chunk being filled; it never grows past strChunk
+	big  []string        // strings of at least strBig bytes
+}
+
+// put stores s and returns its reference.
+func (t *strtab) put(s string) strRef {
+	switch {
+	case s == "":
+		return 0
+	case len(s) >= strBig:
+		t.big = append(t.big, s)
+		return strRefBig | strRef(len(t.big)-1)
+	}
+	if t.cur.Cap()-t.cur.Len() < len(s) {
+		if t.cur.Len() > 0 {
+			t.done = append(t.done, t.cur.String())
+		}
+		t.cur = strings.Builder{}
+		t.cur.Grow(strChunk)
+	}
+	off := t.cur.Len()
+	t.cur.WriteString(s)
+	return strRef(uint64(len(t.done))<<32 | uint64(off)<<16 | uint64(len(s)))
+}
+
+// get returns the string behind r without allocating.
+func (t *strtab) get(r strRef) string {
+	switch {
+	case r == 0:
+		return ""
+	case r&strRefBig != 0:
+		return t.big[r&^strRefBig]
+	}
+	c, off, n := int(r>>32), int(r>>16&0xffff), int(r&0xffff)
+	var s string
+	if c < len(t.done) {
+		s = t.done[c]
+	} else {
+		s = t.cur.String()
+	}
+	return s[off : off+n]
+}
+
+// strCache remembers the last string stored through it, so a run of
+// messages sharing a key or type stores it once.
+type strCache struct {
+	s string
+	r strRef
+}
+
+// put stores s in t unless it equals the last string put through c.
+func (c *strCache) put(t *strtab, s string) strRef {
+	if s == "" {
+		return 0
+	}
+	if s != c.s || c.r == 0 {
+		c.s, c.r = s, t.put(s)
+	}
+	return c.r
+}
+
+// list is an append-only sequence stored in fixed-size chunks, so appending
+// never copies the elements already stored (a slice would copy them all at
+// every doubling, and clear the new half).
+type list[T any] struct {
+	chunks []*[tableChunk]T
+	n      int
+}
+
+// push appends v.
+func (s *list[T]) push(v T) {
+	c := s.n / tableChunk
+	if c == len(s.chunks) {
+		s.chunks = append(s.chunks, new([tableChunk]T))
+	}
+	s.chunks[c][s.n%tableChunk] = v
+	s.n++
+}
+
+// len returns the number of elements.
+func (s *list[T]) len() int { return s.n }
+
+// all yields the elements in order.
+func (s *list[T]) all() iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for i := 0; i < s.n; i++ {
+			if !yield(s.chunks[i/tableChunk][i%tableChunk]) {
+				return
+			}
+		}
+	}
+}
+
+// slice returns a copy of the elements in order, nil when there are none.
+func (s *list[T]) slice() []T {
+	if s.n == 0 {
+		return nil
+	}
+	out := make([]T, 0, s.n)
+	for _, c := range s.chunks {
+		out = append(out, c[:min(tableChunk, s.n-len(out))]...)
+	}
+	return out
+}

@@ -107,22 +107,44 @@ func (t *Trace) Len() uint64 {
 }
 
 // Emit numbers e and hands it to every sink. It does not allocate: the
-// sinks get a pointer to a buffer the trace reuses, which is why they must
-// not retain it.
+// sinks get a pointer to an event on the caller's stack or to a buffer the
+// trace reuses, which is why they must not retain it. Emit is small enough
+// to be inlined, so a model's event is built in place and not copied.
 func (t *Trace) Emit(e Event) {
-	if t == nil {
-		return
+	if t != nil {
+		t.emit(&e)
 	}
+}
+
+// emit numbers e and hands it to the sinks. It never retains e.
+func (t *Trace) emit(e *Event) {
 	t.seq++
 	if len(t.sinks) == 0 {
 		return
 	}
 	if t.busy {
-		t.emitNested(e)
+		t.emitNested(*e)
 		return
 	}
 	t.busy = true
-	t.cur = e
+	if len(t.sinks) == 1 {
+		// The writers do not retain e, and with their concrete types the
+		// compiler can see it: e stays where it is, and the event is not
+		// copied once more into cur.
+		switch s := t.sinks[0].(type) {
+		case *TextWriter:
+			e.Seq = t.seq
+			s.Emit(e)
+			t.busy = false
+			return
+		case *JSONWriter:
+			e.Seq = t.seq
+			s.Emit(e)
+			t.busy = false
+			return
+		}
+	}
+	t.cur = *e
 	t.cur.Seq = t.seq
 	for _, s := range t.sinks {
 		s.Emit(&t.cur)
@@ -233,7 +255,7 @@ func (jw *JSONWriter) Emit(e *Event) {
 // depend on it.
 func AppendText(b []byte, e *Event) []byte {
 	b = append(b, "t="...)
-	b = strconv.AppendInt(b, int64(e.Tick), 10)
+	b = appendInt(b, int64(e.Tick))
 	b = append(b, ' ')
 	b = append(b, e.Kind...)
 	b = append(b, ' ')
@@ -243,7 +265,11 @@ func AppendText(b []byte, e *Event) []byte {
 		b = append(b, e.Where...)
 	}
 	b = append(b, ' ')
-	b = e.Msg.AppendTo(b)
+	if e.Msg == 0 {
+		b = append(b, '-')
+	} else {
+		b = appendUint(append(b, 'm'), uint64(e.Msg))
+	}
 	if e.Key != "" {
 		b = append(b, " key="...)
 		b = appendToken(b, e.Key)
@@ -254,13 +280,13 @@ func AppendText(b []byte, e *Event) []byte {
 	}
 	if e.Attempt != 0 {
 		b = append(b, " try="...)
-		b = strconv.AppendInt(b, int64(e.Attempt), 10)
+		b = appendInt(b, int64(e.Attempt))
 	}
 	if e.HasPos {
 		b = append(b, " p="...)
-		b = strconv.AppendInt(b, int64(e.Partition), 10)
+		b = appendInt(b, int64(e.Partition))
 		b = append(b, " off="...)
-		b = strconv.AppendInt(b, e.Offset, 10)
+		b = appendInt(b, e.Offset)
 	}
 	if e.Corr != "" {
 		b = append(b, " corr="...)
@@ -275,6 +301,42 @@ func AppendText(b []byte, e *Event) []byte {
 		b = strconv.AppendQuote(b, e.Detail)
 	}
 	return b
+}
+
+// digitPairs holds the two-digit decimal forms of 0 to 99.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+// appendUint appends the decimal form of v to b, as strconv.AppendUint
+// does, two digits at a time.
+func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	var buf [20]byte
+	i := len(buf)
+	for v >= 100 {
+		q := v / 100
+		r := (v - q*100) * 2
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[r], digitPairs[r+1]
+		v = q
+	}
+	if v >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[v*2], digitPairs[v*2+1]
+	} else {
+		i--
+		buf[i] = byte('0' + v)
+	}
+	return append(b, buf[i:]...)
+}
+
+// appendInt appends the decimal form of v to b, as strconv.AppendInt does.
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		return appendUint(append(b, '-'), uint64(-v))
+	}
+	return appendUint(b, uint64(v))
 }
 
 // appendToken appends s as is when it is a plain token and quoted otherwise,

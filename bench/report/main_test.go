@@ -1,0 +1,57 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+pkg: github.com/brokerlab/brokerlab/queue
+BenchmarkQueueLifecycle-2   	 1000	 300.0 ns/op	 56 B/op	 0 allocs/op
+BenchmarkHeapLifecycleBaseline-2 	 1000	 100.0 ns/op
+pkg: github.com/brokerlab/brokerlab/bench
+BenchmarkQueueLifecycle-2   	 1000	 999.0 ns/op
+BenchmarkResidentQueue/no-ledger-2 	 1	 5 ns/op	 277.2 B/msg	 213.2 overhead-B/msg
+pkg: github.com/brokerlab/brokerlab/queue
+BenchmarkQueueLifecycle-2   	 1000	 600.0 ns/op
+BenchmarkHeapLifecycleBaseline-2 	 1000	 150.0 ns/op
+BenchmarkQueueLifecycle-2   	 1000	 200.0 ns/op
+BenchmarkHeapLifecycleBaseline-2 	 1000	 100.0 ns/op
+`
+
+func TestParseKeepsPackagesApartAndPairsRounds(t *testing.T) {
+	s, err := parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s["queue.QueueLifecycle"]["ns/op"]; len(got) != 3 {
+		t.Fatalf("queue lifecycle samples = %v", got)
+	}
+	if got := s["bench.QueueLifecycle"]["ns/op"]; len(got) != 1 || got[0] != 999 {
+		t.Fatalf("bench lifecycle samples = %v", got)
+	}
+	tb := &table{s: s}
+	tb.ratio("q", "queue.QueueLifecycle", "ns/op", "queue.HeapLifecycleBaseline", "ns/op", 3, 0)
+	// Per-round ratios are 3, 4 and 2: the median is 3 (a ratio of medians would be 300/100 too,
+	// so check the pairing with the rows' text).
+	if r := tb.rows[0]; r.value != "3.00x" || r.verdict != "ok" {
+		t.Fatalf("row = %+v", r)
+	}
+	tb.bytes("m", "bench.ResidentQueue/no-ledger", "overhead-B/msg", 256)
+	if r := tb.rows[1]; r.value != "213 B" || r.verdict != "ok" {
+		t.Fatalf("row = %+v", r)
+	}
+	tb.ratio("missing", "bench.Nothing", "ns/op", "queue.HeapLifecycleBaseline", "ns/op", 0, 20)
+	if r := tb.rows[2]; r.verdict != "not measured" || len(tb.missing) != 1 {
+		t.Fatalf("row = %+v, missing %v", r, tb.missing)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	if m := median([]float64{5, 1, 3}); m != 3 {
+		t.Fatalf("median = %v", m)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Fatalf("median = %v", m)
+	}
+}

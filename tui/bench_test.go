@@ -3,6 +3,7 @@ package tui
 import (
 	"testing"
 
+	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -46,6 +47,59 @@ func BenchmarkRenderBaseline(b *testing.B) {
 					}
 				}
 				s.Show()
+			}
+		})
+	}
+}
+
+// BenchmarkRenderScenario100k builds the snapshot of a real scenario run
+// that holds 100,000 messages (a queue backlog and a log) and draws it: the
+// whole per-frame cost of the player, simulation state included.
+func BenchmarkRenderScenario100k(b *testing.B) {
+	src := `title: Backlog of 100,000
+seed: 1
+run: {ticks: 1000}
+topology:
+  queues:
+    - {name: orders, visibility_timeout: 50, dead_letter: {queue: orders-dlq, max_receive_count: 2}}
+    - {name: orders-dlq}
+  logs: [{name: events, partitions: 4}]
+  groups: [{name: audit, log: events}]
+actors:
+  producers:
+    - {name: shop, to: {queue: orders}, count: 60000, rate: 10000, keys: "kunde-%d", key_count: 100}
+    - {name: feed, to: {log: events}, count: 40000, rate: 10000, keys: "kunde-%d", key_count: 100}
+  consumers:
+    - {name: worker, queue: orders, batch: 10, handler: {kind: slow, ticks: 3}}
+  members:
+    - {name: a1, group: audit, batch: 5}
+`
+	s, err := scenario.Load("backlog.yaml", []byte(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := NewScenarioDriver(s, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 8; i++ {
+		d.Step()
+	}
+	if st := d.Run().Env().Ledger.Stats(); st.Messages < 100000 {
+		b.Fatalf("only %d messages in the system", st.Messages)
+	}
+	for _, sz := range sizes {
+		b.Run(sz.name, func(b *testing.B) {
+			scr := newScreen(b, sz.w, sz.h)
+			defer scr.Fini()
+			p := NewPlayer(NewTheme(false), nil)
+			p.SetRect(0, 0, sz.w, sz.h)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p.SetSnapshot(d.Snapshot())
+				p.Draw(scr)
+				scr.Show()
 			}
 		})
 	}

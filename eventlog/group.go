@@ -481,7 +481,7 @@ type PartitionLag struct {
 	End       int64  // log end offset
 	Committed int64  // next offset to read; -1 when nothing was committed
 	Position  int64  // the owner's fetch position; -1 without an owner
-	Lag       int64  // End minus the committed offset (the start position while nothing was committed)
+	Lag       int64  // End minus the committed offset (the start position while nothing was committed), counting only records still in the log: retention's deletions are losses, not lag
 	Owner     string // the owning member, "" when unassigned
 }
 
@@ -503,7 +503,7 @@ func (g *Group) Metrics() GroupMetrics {
 	for p := range g.parts {
 		gp := &g.parts[p]
 		part := g.t.parts[p]
-		pl := PartitionLag{Partition: p, LogStart: part.start, End: part.end, Committed: gp.committed, Position: -1, Lag: part.end - g.readFrom(p)}
+		pl := PartitionLag{Partition: p, LogStart: part.start, End: part.end, Committed: gp.committed, Position: -1, Lag: part.end - max(g.readFrom(p), part.start)}
 		if gp.owner != nil {
 			pl.Owner = gp.owner.cfg.Name
 			pl.Position = gp.pos

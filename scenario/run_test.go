@@ -912,3 +912,32 @@ expect:
   - {metric: group.g.generation, op: ">=", value: 1}
 `)
 }
+
+// TestGroupLagCountsOnlyReadableRecords: when retention deletes the last
+// records a slow group had not read, auto.offset.reset moves it to the end
+// and its lag is 0: the deleted records are losses, not lag.
+func TestGroupLagCountsOnlyReadableRecords(t *testing.T) {
+	src := `title: lag after reset
+seed: 10
+run: {ticks: 80}
+topology:
+  logs: [{name: clicks, partitions: 1, retention: {ticks: 10}}]
+  groups: [{name: reports, log: clicks, auto_offset_reset: earliest}]
+actors:
+  producers: [{name: web, to: {log: clicks}, count: 40, rate: 2, keys: "page-%d", key_count: 4}]
+  members: [{name: reports-1, group: reports, batch: 1}]
+expect:
+  - {metric: group.reports.lag, op: "==", value: 0}
+  - {metric: ledger.lost_retention, op: ">", value: 0}
+`
+	s, err := Load("lag.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Execute(s, Options{})
+	if err != nil || !rep.Pass {
+		var b strings.Builder
+		_ = rep.WriteText(&b)
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+}

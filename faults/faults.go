@@ -20,6 +20,7 @@ import (
 	"math"
 	"path"
 	"sort"
+	"unsafe"
 
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -226,6 +227,9 @@ type ruleState struct {
 	opportunities int
 	fired         int
 	disabled      bool
+	any           bool     // the rule's Match is empty: it matches every context
+	until         sim.Tick // Until, or the largest tick when Until is 0 (no end)
+	limit         int      // Count, or the largest int when Count is 0 (no limit)
 }
 
 // Injector decides, deterministically, whether faults fire. A nil *Injector
@@ -234,6 +238,22 @@ type Injector struct {
 	env     *sim.Env
 	rules   []*ruleState
 	byPoint []pointRules // in order of first use; a plan targets few points
+	last    Firing       // the latest firing, which CheckRef points to
+	seen    [seenSize]seenPoint
+}
+
+// seenSize is the number of entries of Injector.seen, a power of two.
+const seenSize = 16
+
+// seenPoint remembers the rules of a point by the address of its name: the
+// models consult Point constants, whose bytes never move, so a lookup is
+// usually one comparison. The entry holds the address, which keeps the
+// bytes alive, so an address never names two strings. add clears the
+// cache.
+type seenPoint struct {
+	data  *byte
+	n     int
+	rules []*ruleState
 }
 
 // pointRules are the rules of one point, in plan order.
@@ -245,9 +265,30 @@ type pointRules struct {
 // of returns the rules of point p. A scan of the few targeted points, which
 // mostly differ in length, is cheaper than hashing p on every consultation.
 func (in *Injector) of(p Point) []*ruleState {
+	d := unsafe.StringData(string(p))
+	// An empty point (nil data) matches the zero entries: no rule has one.
+	if c := &in.seen[uintptr(unsafe.Pointer(d))>>3&(seenSize-1)]; c.data == d && c.n == len(p) {
+		return c.rules
+	}
+	return in.ofSlow(p)
+}
+
+// ofSlow is of when the point is not in the cache: it scans and caches.
+func (in *Injector) ofSlow(p Point) []*ruleState {
+	d := unsafe.StringData(string(p))
+	rules := in.scan(p)
+	in.seen[uintptr(unsafe.Pointer(d))>>3&(seenSize-1)] = seenPoint{data: d, n: len(p), rules: rules}
+	return rules
+}
+
+// scan looks p up in byPoint.
+func (in *Injector) scan(p Point) []*ruleState {
 	for i := range in.byPoint {
-		if in.byPoint[i].point == p {
-			return in.byPoint[i].rules
+		x := &in.byPoint[i]
+		// Models pass the Point constants, so the string data is usually
+		// the very same; comparing it first saves comparing the bytes.
+		if len(x.point) == len(p) && (unsafe.StringData(string(x.point)) == unsafe.StringData(string(p)) || x.point == p) {
+			return x.rules
 		}
 	}
 	return nil
@@ -270,8 +311,16 @@ func New(cfg Config) (*Injector, error) {
 }
 
 func (in *Injector) add(r Rule) {
-	rs := &ruleState{Rule: r, stream: in.env.Stream("fault/" + r.Name)}
+	rs := &ruleState{Rule: r, stream: in.env.Stream("fault/" + r.Name), any: r.Match == Match{},
+		until: r.Until, limit: r.Count}
+	if rs.until == 0 {
+		rs.until = math.MaxInt64
+	}
+	if rs.limit == 0 {
+		rs.limit = math.MaxInt
+	}
 	in.rules = append(in.rules, rs)
+	in.seen = [len(in.seen)]seenPoint{}
 	for i := range in.byPoint {
 		if in.byPoint[i].point == r.Point {
 			in.byPoint[i].rules = append(in.byPoint[i].rules, rs)
@@ -334,13 +383,8 @@ func glob(pattern, s string) bool {
 	return ok
 }
 
-func (r *ruleState) matches(c *Context, now sim.Tick) bool {
-	if r.disabled || now < r.From || (r.Until != 0 && now >= r.Until) {
-		return false
-	}
-	if r.Count > 0 && r.fired >= r.Count {
-		return false
-	}
+// matchesContext reports whether c matches the rule's Match.
+func (r *ruleState) matchesContext(c *Context) bool {
 	m := &r.Match
 	return glob(m.Key, c.Key) && glob(m.Consumer, c.Consumer) && glob(m.Group, c.Group) &&
 		glob(m.Type, c.Type) && glob(m.Where, c.Where)
@@ -349,16 +393,30 @@ func (r *ruleState) matches(c *Context, now sim.Tick) bool {
 // Check consults point p for the opportunity c at the current tick. It
 // returns the firing and true when a rule fired, and traces it.
 func (in *Injector) Check(p Point, c Context) (Firing, bool) {
+	if f := in.CheckRef(p, &c); f != nil {
+		return *f, true
+	}
+	return Firing{}, false
+}
+
+// CheckRef is Check for a model on a hot path: the context is passed by
+// pointer and not retained, and the result is a pointer to the firing, nil
+// when no rule fired, so neither is copied for every opportunity. The
+// Firing belongs to the injector and is overwritten by the next firing.
+// It costs a scan of the few targeted points and, for each matching rule
+// of p, one draw from the rule's stream, exactly as Check.
+func (in *Injector) CheckRef(p Point, c *Context) *Firing {
 	if in == nil {
-		return Firing{}, false
+		return nil
 	}
 	rules := in.of(p)
 	if len(rules) == 0 {
-		return Firing{}, false
+		return nil
 	}
 	now := in.env.Clock.Now()
 	for _, r := range rules {
-		if !r.matches(&c, now) {
+		// Whether r applies now, to c (written out so it is not a call).
+		if r.disabled || now < r.From || now >= r.until || r.fired >= r.limit || !r.any && !r.matchesContext(c) {
 			continue
 		}
 		r.opportunities++
@@ -378,9 +436,10 @@ func (in *Injector) Check(p Point, c Context) (Firing, bool) {
 			actor = c.Group
 		}
 		in.env.Emit(sim.Event{Kind: sim.KindFault, Where: c.Where, Actor: actor, Msg: c.Msg, Key: c.Key, Rule: r.Name, Detail: string(r.Point)})
-		return Firing{Rule: r.Name, Point: r.Point, Param: r.Param, Error: r.Error}, true
+		in.last = Firing{Rule: r.Name, Point: r.Point, Param: r.Param, Error: r.Error}
+		return &in.last
 	}
-	return Firing{}, false
+	return nil
 }
 
 // RuleStat is how often a rule was consulted and fired.

@@ -258,6 +258,7 @@ type Consumer struct {
 	q         *Queue
 	env       *sim.Env
 	faults    *faults.Injector
+	fctx      faults.Context // scratch context for fault consultations
 	stream    *sim.Stream
 	held      []work
 	due       []work
@@ -343,42 +344,50 @@ func (c *Consumer) Step(now sim.Tick) {
 		return // the queue traced the rejection; try again next tick
 	}
 	c.batch = c.batch[:0]
-	for _, d := range c.buf {
+	for i := range c.buf {
+		d := &c.buf[i]
 		c.stats.Received++
-		w := work{d: d}
+		acked := false
 		if c.cfg.AckMode == AckBeforeProcess {
 			if err := c.q.Ack(d.Receipt); err != nil {
 				c.stats.StaleAcks++
 				continue
 			}
-			w.acked = true
+			acked = true
 		}
-		c.batch = append(c.batch, w)
+		// Filled in place: a composite literal would be built in a
+		// temporary and copied.
+		c.batch = append(c.batch, work{})
+		w := &c.batch[len(c.batch)-1]
+		w.d = *d
+		w.acked = acked
 	}
-	clear(c.buf)
+	// c.buf and c.batch are not cleared: the next batch overwrites them, so
+	// they keep at most one batch of messages reachable, and clearing them
+	// would cost a write of every byte of every delivery once more.
 	for i := range c.batch {
 		if c.start(&c.batch[i], now, c.batch[i+1:]) {
 			break
 		}
 	}
-	clear(c.batch)
 }
 
-func (c *Consumer) ctx(m *sim.Message) faults.Context {
-	return faults.Context{Where: c.q.where, Consumer: c.cfg.Name, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}
-}
-
-func (c *Consumer) fire(p faults.Point, m *sim.Message) (faults.Firing, bool) {
-	if !c.faults.Has(p) {
-		return faults.Firing{}, false
+// fire consults point p for message m; it returns the firing, nil when no
+// rule fired. The context is built in the consumer's scratch space, so a
+// consultation copies only the message's fields.
+func (c *Consumer) fire(p faults.Point, m *sim.Message) *faults.Firing {
+	if c.faults == nil {
+		return nil
 	}
-	return c.faults.Check(p, c.ctx(m))
+	x := &c.fctx
+	x.Where, x.Consumer, x.Key, x.Type, x.Msg = c.q.where, c.cfg.Name, m.Key, m.Headers.Type, m.ID
+	return c.faults.CheckRef(p, x)
 }
 
 // start begins processing w; it reports whether the consumer crashed.
 // rest are the batch's messages not started yet; a crash drops them.
 func (c *Consumer) start(w *work, now sim.Tick, rest []work) bool {
-	if _, ok := c.fire(faults.ConsumerCrashBeforeProcess, &w.d.Message); ok {
+	if c.fire(faults.ConsumerCrashBeforeProcess, &w.d.Message) != nil {
 		c.crash(now, "before processing", w, true, rest)
 		return true
 	}
@@ -397,12 +406,12 @@ func (c *Consumer) start(w *work, now sim.Tick, rest []work) bool {
 func (c *Consumer) run(d *Delivery) Outcome {
 	m := &d.Message
 	var out Outcome
-	if f, ok := c.fire(faults.HandlerSlow, m); ok {
+	if f := c.fire(faults.HandlerSlow, m); f != nil {
 		out.Ticks = max(sim.Tick(f.Param), 1)
 	}
-	if f, ok := c.fire(faults.HandlerPoison, m); ok {
+	if f := c.fire(faults.HandlerPoison, m); f != nil {
 		out.Err = faultErr(ErrPoison, f)
-	} else if f, ok := c.fire(faults.HandlerPermanent, m); ok {
+	} else if f := c.fire(faults.HandlerPermanent, m); f != nil {
 		out.Err = faultErr(ErrPermanent, f)
 	} else if left := c.transientLeft(m.ID); left > 0 {
 		out.Err = fmt.Errorf("%w: %d more failing attempt(s)", ErrTransient, left-1)
@@ -411,7 +420,7 @@ func (c *Consumer) run(d *Delivery) Outcome {
 		} else {
 			c.transient[m.ID] = left - 1
 		}
-	} else if f, ok := c.fire(faults.HandlerTransient, m); ok {
+	} else if f := c.fire(faults.HandlerTransient, m); f != nil {
 		out.Err = faultErr(ErrTransient, f)
 		if n := f.Param; n > 1 {
 			c.transient[m.ID] = int(min(n, 1<<20)) - 1
@@ -438,7 +447,7 @@ func (c *Consumer) transientLeft(id sim.ID) int {
 	return c.transient[id]
 }
 
-func faultErr(class error, f faults.Firing) error {
+func faultErr(class error, f *faults.Firing) error {
 	if f.Error != "" {
 		return fmt.Errorf("%w: %s (rule %s)", class, f.Error, f.Rule)
 	}
@@ -463,7 +472,7 @@ func (c *Consumer) finish(w *work, now sim.Tick, rest []work) bool {
 		c.stats.Processed++
 		c.env.Ledger.Applied(m.ID, c.q.cref, now)
 		c.emit(sim.KindProcessed, w, "")
-		if _, ok := c.fire(faults.ConsumerCrashAfterEffect, m); ok {
+		if c.fire(faults.ConsumerCrashAfterEffect, m) != nil {
 			c.crash(now, "after effect, before ack", w, false, rest)
 			return true
 		}

@@ -174,12 +174,12 @@ func checkInternals(q *Queue) error {
 			vis++
 		case stInFlight:
 			fl++
-			if int(e.hidx) >= q.flight.len() || q.flight.a[e.hidx] != i {
+			if int(e.hidx) >= q.flight.len() || q.flight.a[e.hidx].slot != i || q.flight.a[e.hidx].due != e.due {
 				return fmt.Errorf("slot %d: in-flight heap index %d is wrong", i, e.hidx)
 			}
 		case stDelayed, stHeld:
 			del++
-			if int(e.hidx) >= q.delay.len() || q.delay.a[e.hidx] != i {
+			if int(e.hidx) >= q.delay.len() || q.delay.a[e.hidx].slot != i || q.delay.a[e.hidx].due != e.due {
 				return fmt.Errorf("slot %d: delay heap index %d is wrong", i, e.hidx)
 			}
 		}

@@ -227,6 +227,9 @@ type Queue struct {
 	sources  []*Queue
 
 	m Metrics
+
+	ev   sim.Event      // the event emit fills in and hands to the trace
+	fctx faults.Context // scratch context for fault consultations
 }
 
 // New returns an empty queue.
@@ -322,7 +325,7 @@ func (q *Queue) Step(now sim.Tick) {
 	if q.made() != nil {
 		return
 	}
-	for q.delay.len() > 0 && q.s.at(q.delay.peek()).due <= now {
+	for q.delay.len() > 0 && q.delay.peekDue() <= now {
 		slot := q.delay.remove(0)
 		e := q.s.at(slot)
 		q.nDelayed--
@@ -332,7 +335,7 @@ func (q *Queue) Step(now sim.Tick) {
 			q.enqueueNew(slot)
 		}
 	}
-	for q.flight.len() > 0 && q.s.at(q.flight.peek()).due <= now {
+	for q.flight.len() > 0 && q.flight.peekDue() <= now {
 		slot := q.flight.remove(0)
 		e := q.s.at(slot)
 		q.nInFlight--
@@ -393,8 +396,8 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 			m.Created = now
 		}
 	}
-	q.env.Ledger.Register(&m)
 	if q.cfg.FIFO && q.cfg.DedupWindow > 0 {
+		q.env.Ledger.Register(&m) // a dropped duplicate is registered too
 		id, ok := m.Headers.Get(DedupHeader)
 		if !ok {
 			id = m.ID.String()
@@ -417,21 +420,20 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 			delay = min(delay+extra, MaxDuration)
 		}
 	}
-	q.accept(m, delay)
+	q.accept(&m, delay)
 	return nil
 }
 
 // accept enqueues m after the checks of Send; redrives use it directly.
-func (q *Queue) accept(m sim.Message, delay sim.Tick) {
+func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	now := q.env.Now()
-	q.env.Ledger.Sent(m.ID, now)
-	q.env.Ledger.Expect(m.ID, q.cref)
+	q.env.Ledger.SentTo(m, q.cref, now) // registers m if it is new
 	q.m.Sent++
 	slot := q.add(m, now)
 	e := q.s.at(slot)
 	q.emit(sim.KindSent, e, "", "")
 	if delay > 0 {
-		e.state = stDelayed
+		q.s.setState(slot, e, stDelayed)
 		e.due = now + delay
 		q.delay.push(slot)
 		q.nDelayed++
@@ -442,10 +444,10 @@ func (q *Queue) accept(m sim.Message, delay sim.Tick) {
 }
 
 // add takes a slot for a new resident copy of m, entered at tick now.
-func (q *Queue) add(m sim.Message, now sim.Tick) uint32 {
+func (q *Queue) add(m *sim.Message, now sim.Tick) uint32 {
 	slot := q.s.alloc()
 	e := q.s.at(slot)
-	e.msg = m
+	e.msg = *m
 	e.sentAt = now
 	q.live++
 	q.all.pushBack(mkref(slot, e.life))
@@ -455,13 +457,7 @@ func (q *Queue) add(m sim.Message, now sim.Tick) uint32 {
 	return slot
 }
 
-func (q *Queue) isLive(r ref) bool {
-	if r.slot() >= q.s.n {
-		return false
-	}
-	e := q.s.at(r.slot())
-	return e.life == r.life() && e.state != stFree
-}
+func (q *Queue) isLive(r ref) bool { return q.s.live(r) }
 
 func (q *Queue) isReady(r ref) bool {
 	if r.slot() >= q.s.n {
@@ -482,7 +478,7 @@ func (q *Queue) trimAll() {
 // the ready ring, or at the back of its FIFO group.
 func (q *Queue) enqueueNew(slot uint32) {
 	e := q.s.at(slot)
-	e.state = stReady
+	q.s.setState(slot, e, stReady)
 	q.nVisible++
 	r := mkref(slot, e.life)
 	if !q.cfg.FIFO {
@@ -509,7 +505,7 @@ func (q *Queue) enqueueNew(slot uint32) {
 // head of its group, which is unblocked.
 func (q *Queue) returnReady(slot uint32) {
 	e := q.s.at(slot)
-	e.state = stReady
+	q.s.setState(slot, e, stReady)
 	q.nVisible++
 	if !q.cfg.FIFO {
 		q.ready.pushBack(mkref(slot, e.life))
@@ -676,7 +672,7 @@ func (q *Queue) AppendReceive(dst []Delivery, consumer string, max int) ([]Deliv
 		}
 		e.receives++
 		e.gen++
-		e.state = stInFlight
+		q.s.setState(slot, e, stInFlight)
 		e.due = now + q.vt
 		e.actor = ai
 		q.nVisible--
@@ -695,11 +691,17 @@ func (q *Queue) AppendReceive(dst []Delivery, consumer string, max int) ([]Deliv
 		}
 		q.env.Ledger.Delivered(e.msg.ID, q.cref, now)
 		q.emit(kind, e, consumer, "")
-		dst = append(dst, Delivery{Message: e.msg, Receipt: Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}, ReceiveCount: int(e.receives)})
+		// Filled in place: a composite literal would be built in a
+		// temporary and copied.
+		dst = append(dst, Delivery{})
+		d := &dst[len(dst)-1]
+		d.Message = e.msg
+		d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
+		d.ReceiveCount = int(e.receives)
 		n++
 		if dup {
 			if _, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
-				c := q.add(e.msg, now)
+				c := q.add(&e.msg, now)
 				q.m.Duplicated++
 				q.enqueueNew(c)
 			}
@@ -721,7 +723,7 @@ func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 	q.emit(sim.KindDeadLettered, e, actor, detail)
 	q.terminal(e, sim.StateDeadLettered, "")
 	now := q.env.Now()
-	c := d.add(e.msg, now)
+	c := d.add(&e.msg, now)
 	ce := d.s.at(c)
 	ce.receives = 0
 	for i, s := range d.sources {
@@ -804,8 +806,7 @@ func (q *Queue) Ack(r Receipt) error {
 		return err
 	}
 	q.m.Acks++
-	q.env.Ledger.Acked(e.msg.ID, q.cref)
-	q.env.Ledger.SetState(e.msg.ID, sim.StateDone, q.env.Now())
+	q.env.Ledger.AckedDone(e.msg.ID, q.cref, q.env.Now())
 	q.emit(sim.KindAcked, e, q.actorName(e), "")
 	q.remove(slot)
 	return nil
@@ -833,9 +834,10 @@ func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 		q.returnReady(slot)
 		return nil
 	}
-	e.state = stDelayed
 	if q.cfg.FIFO {
-		e.state = stHeld
+		q.s.setState(slot, e, stHeld)
+	} else {
+		q.s.setState(slot, e, stDelayed)
 	}
 	e.due = q.env.Now() + delay
 	q.delay.push(slot)
@@ -988,7 +990,7 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 		q.m.Redriven++
 		q.emit(sim.KindRedriven, e, "", "as "+nm.ID.String()+" to "+target.where)
 		q.remove(slot)
-		target.accept(nm, 0)
+		target.accept(&nm, 0)
 		n++
 	}
 	for _, s := range skipped {
@@ -999,11 +1001,15 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 
 // down consults broker.unavailable and returns the error to report.
 func (q *Queue) down(id sim.ID, key, typ, consumer string) error {
-	if !q.faults.Has(faults.BrokerUnavailable) {
+	if q.faults == nil {
 		return nil
 	}
-	f, ok := q.faults.Check(faults.BrokerUnavailable, faults.Context{Where: q.where, Consumer: consumer, Key: key, Type: typ, Msg: id})
-	if !ok {
+	// Filled in field by field in the queue's scratch context: a composite
+	// literal would be built in a temporary and copied.
+	x := &q.fctx
+	x.Where, x.Consumer, x.Key, x.Type, x.Msg = q.where, consumer, key, typ, id
+	f := q.faults.CheckRef(faults.BrokerUnavailable, x)
+	if f == nil {
 		return nil
 	}
 	why := f.Error
@@ -1043,7 +1049,22 @@ func (q *Queue) emit(k sim.Kind, e *entry, actor, detail string) {
 		tr.Skip() // numbers the event as Emit would, without building it
 		return
 	}
-	q.env.Emit(sim.Event{Kind: k, Where: q.where, Actor: actor, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.msg.Headers.CorrelationID, Attempt: int(e.receives), Detail: detail})
+	// The event is filled in field by field in the queue's own Event: a
+	// composite literal would be built in a temporary and copied, and a
+	// fresh one zeroed. Every field emit does not set stays zero: the trace
+	// sets only Seq, and hands this very event only to its own text and
+	// JSON writers, which do not modify it; other sinks get a copy.
+	ev := &q.ev
+	ev.Tick = q.env.Now()
+	ev.Kind = k
+	ev.Where = q.where
+	ev.Actor = actor
+	ev.Msg = e.msg.ID
+	ev.Key = e.msg.Key
+	ev.Corr = e.msg.Headers.CorrelationID
+	ev.Attempt = int(e.receives)
+	ev.Detail = detail
+	q.env.Trace.EmitRef(ev)
 }
 
 // made reports a nil or zero Queue as an error instead of a panic.

@@ -42,6 +42,24 @@ type slab struct {
 	chunks []*[chunkSize]entry
 	n      uint32   // slots handed out so far
 	free   []uint32 // freed slots
+	// tags holds, by slot, the entry's life while its state is not
+	// stFree, and 0 while it is (lives start at 1), so a ring's ref can be
+	// checked against 4 bytes per slot instead of the entry itself: the
+	// compactions of long rings read one tag per ref, not one entry.
+	tags []uint32
+}
+
+// live reports whether r names the current life of a slot that is not
+// free.
+func (s *slab) live(r ref) bool {
+	i := r.slot()
+	return i < uint32(len(s.tags)) && s.tags[i] == r.life()
+}
+
+// setState moves the entry in slot i to state st, which is not stFree.
+func (s *slab) setState(i uint32, e *entry, st state) {
+	e.state = st
+	s.tags[i] = e.life
 }
 
 func (s *slab) at(i uint32) *entry { return &s.chunks[i>>chunkBits][i&chunkMask] }
@@ -57,9 +75,13 @@ func (s *slab) alloc() uint32 {
 		}
 		i = s.n
 		s.n++
+		s.tags = append(s.tags, 0)
 	}
 	e := s.at(i)
 	e.life++
+	if e.life == 0 { // after 2^32 lives of the slot: 0 marks a free tag
+		e.life++
+	}
 	e.gen++
 	e.receives = 0
 	e.hidx = -1
@@ -72,6 +94,7 @@ func (s *slab) release(i uint32) {
 	e := s.at(i)
 	e.msg = sim.Message{} // drop references to key, body and headers
 	e.state = stFree
+	s.tags[i] = 0
 	e.hidx = -1
 	s.free = append(s.free, i)
 }
@@ -156,45 +179,56 @@ func (r *ring[T]) filter(keep func(T) bool) {
 func (r *ring[T]) reset() { *r = ring[T]{} }
 
 // theap is a binary min-heap of slots ordered by (due, message ID, slot).
-// Each entry records its index (hidx), so removal and re-keying are
-// O(log n).
+// Each item carries its sort key, so comparisons do not touch the entries,
+// and each entry records its index (hidx), so removal and re-keying are
+// O(log n). Sifting moves a hole instead of swapping, so an entry's index
+// is written once per level it moves. An item costs 24 bytes.
 type theap struct {
 	s *slab
-	a []uint32
+	a []hitem
+}
+
+// hitem is one element of a theap: a slot and the key it is ordered by.
+type hitem struct {
+	due  sim.Tick
+	id   sim.ID
+	slot uint32
+}
+
+func (x *hitem) less(y *hitem) bool {
+	if x.due != y.due {
+		return x.due < y.due
+	}
+	if x.id != y.id {
+		return x.id < y.id
+	}
+	return x.slot < y.slot
 }
 
 func (h *theap) len() int { return len(h.a) }
 
-func (h *theap) less(i, j int) bool {
-	x, y := h.s.at(h.a[i]), h.s.at(h.a[j])
-	if x.due != y.due {
-		return x.due < y.due
-	}
-	if x.msg.ID != y.msg.ID {
-		return x.msg.ID < y.msg.ID
-	}
-	return h.a[i] < h.a[j]
-}
-
-func (h *theap) swap(i, j int) {
-	h.a[i], h.a[j] = h.a[j], h.a[i]
-	h.s.at(h.a[i]).hidx = int32(i)
-	h.s.at(h.a[j]).hidx = int32(j)
+// place puts it at index i and records the index in its entry.
+func (h *theap) place(i int, it hitem) {
+	h.a[i] = it
+	h.s.at(it.slot).hidx = int32(i)
 }
 
 func (h *theap) up(j int) {
+	it := h.a[j]
 	for j > 0 {
 		i := (j - 1) / 2
-		if !h.less(j, i) {
+		if !it.less(&h.a[i]) {
 			break
 		}
-		h.swap(i, j)
+		h.place(j, h.a[i])
 		j = i
 	}
+	h.place(j, it)
 }
 
 func (h *theap) down(i int) bool {
 	i0 := i
+	it := h.a[i]
 	n := len(h.a)
 	for {
 		l := 2*i + 1
@@ -202,42 +236,46 @@ func (h *theap) down(i int) bool {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && h.less(r, l) {
+		if r := l + 1; r < n && h.a[r].less(&h.a[l]) {
 			j = r
 		}
-		if !h.less(j, i) {
+		if !h.a[j].less(&it) {
 			break
 		}
-		h.swap(i, j)
+		h.place(i, h.a[j])
 		i = j
 	}
+	h.place(i, it)
 	return i > i0
 }
 
+// push adds slot, keyed by its entry's due tick and message ID.
 func (h *theap) push(slot uint32) {
-	h.a = append(h.a, slot)
-	j := len(h.a) - 1
-	h.s.at(slot).hidx = int32(j)
-	h.up(j)
+	e := h.s.at(slot)
+	h.a = append(h.a, hitem{due: e.due, id: e.msg.ID, slot: slot})
+	h.up(len(h.a) - 1)
 }
 
-func (h *theap) peek() uint32 { return h.a[0] }
+// peekDue returns the due tick of the first slot.
+func (h *theap) peekDue() sim.Tick { return h.a[0].due }
 
 func (h *theap) remove(i int) uint32 {
+	slot := h.a[i].slot
 	n := len(h.a) - 1
-	if n != i {
-		h.swap(i, n)
-	}
-	slot := h.a[n]
+	last := h.a[n]
 	h.a = h.a[:n]
-	h.s.at(slot).hidx = -1
-	if n != i {
+	if i != n {
+		h.place(i, last)
 		h.fix(i)
 	}
+	h.s.at(slot).hidx = -1
 	return slot
 }
 
+// fix restores the order after the due tick of the entry at index i
+// changed; it takes the new key from the entry.
 func (h *theap) fix(i int) {
+	h.a[i].due = h.s.at(h.a[i].slot).due
 	if !h.down(i) {
 		h.up(i)
 	}

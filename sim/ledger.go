@@ -318,18 +318,67 @@ func (l *Ledger) ConsumerName(c ConsumerRef) string {
 	return l.consumers[c].name
 }
 
+// rec returns the record of id, growing the table as needed; nil for ID 0.
+// It spells out table.at's fast path: the generic method is compiled for
+// a shape and not inlined, and this is the ledger's most frequent call.
 func (l *Ledger) rec(id ID) *record {
+	// The fast path, small enough to be inlined: an ID below the table's
+	// length whose chunk exists (every call after the message's first).
+	if i := uint64(id); i < l.recs.n && id != 0 {
+		if p := l.recs.chunks[i/tableChunk]; p != nil {
+			return &p[i%tableChunk]
+		}
+	}
+	return l.recGrow(id)
+}
+
+// recGrow is rec for an ID at or past the table's length.
+func (l *Ledger) recGrow(id ID) *record {
 	if id == 0 {
 		return nil
 	}
-	return l.recs.at(uint64(id))
+	t, i := &l.recs, uint64(id)
+	if c := i / tableChunk; c < uint64(len(t.chunks)) {
+		if p := t.chunks[c]; p != nil {
+			if i >= t.n {
+				t.n = i + 1
+			}
+			return &p[i%tableChunk]
+		}
+	}
+	return t.grow(i)
 }
 
+// entry returns the delivery of id to consumer c, growing the consumer's
+// table as needed; nil for ID 0 or an unknown consumer. Like rec, it spells
+// out table.at's fast path.
 func (l *Ledger) entry(id ID, c ConsumerRef) *delivery {
+	// The fast path, as in rec.
+	if c >= 0 && int(c) < len(l.consumers) {
+		if t, i := &l.consumers[c].entries, uint64(id); i < t.n && id != 0 {
+			if p := t.chunks[i/tableChunk]; p != nil {
+				return &p[i%tableChunk]
+			}
+		}
+	}
+	return l.entryGrow(id, c)
+}
+
+// entryGrow is entry for an ID at or past the consumer's table's length.
+func (l *Ledger) entryGrow(id ID, c ConsumerRef) *delivery {
 	if id == 0 || c < 0 || int(c) >= len(l.consumers) {
 		return nil
 	}
-	return l.consumers[c].entries.at(uint64(id))
+	t, i := &l.consumers[c].entries, uint64(id)
+	if k := i / tableChunk; k < uint64(len(t.chunks)) {
+		if p := t.chunks[k]; p != nil {
+			if i >= t.n {
+				t.n = i + 1
+			}
+			return &p[i%tableChunk]
+		}
+	}
+	return t.grow(i)
 }
 
 // Register records that m exists. Registering an ID again is a no-op, so a
@@ -342,6 +391,11 @@ func (l *Ledger) Register(m *Message) {
 	if r == nil || r.flags&recRegistered != 0 {
 		return
 	}
+	l.register(r, m)
+}
+
+// register fills in the fresh record r of m.
+func (l *Ledger) register(r *record, m *Message) {
 	*r = record{created: l.put32(m.ID, NoConsumer, fieldCreated, m.Created), changed: l.put32(m.ID, NoConsumer, fieldChanged, m.Created),
 		flags: recRegistered, key: l.lastKey.put(&l.strs, m.Key), typ: l.lastType.put(&l.strs, m.Headers.Type)}
 	if l.links != nil {
@@ -396,6 +450,43 @@ func (l *Ledger) Link(orig, next ID, t Tick) {
 	}
 	if r := l.rec(next); r != nil {
 		l.setLink(next, func(x *link) { x.origin = orig })
+	}
+}
+
+// SentTo records, in one call, that message m was handed at tick t to a
+// broker that routes it to consumer c: Register(m), Sent(m.ID, t) and
+// Expect(m.ID, c), with one lookup of the record.
+func (l *Ledger) SentTo(m *Message, c ConsumerRef, t Tick) {
+	if l == nil {
+		return
+	}
+	id := m.ID
+	if r := l.rec(id); r != nil {
+		if r.flags&recRegistered == 0 {
+			l.register(r, m)
+		}
+		r.sends++
+		r.State = StatePending
+		l.setChanged(id, r, t)
+	}
+	if e := l.entry(id, c); e != nil {
+		e.bits |= delExpected
+	}
+}
+
+// AckedDone records, in one call, that consumer c acknowledged message id
+// and that the broker deleted it at tick t: Acked(id, c) followed by
+// SetState(id, StateDone, t).
+func (l *Ledger) AckedDone(id ID, c ConsumerRef, t Tick) {
+	if l == nil {
+		return
+	}
+	if e := l.entry(id, c); e != nil {
+		e.bits |= delAcked
+	}
+	if r := l.rec(id); r != nil {
+		r.State = StateDone
+		l.setChanged(id, r, t)
 	}
 }
 

@@ -3,6 +3,7 @@ package sim
 import (
 	"iter"
 	"strings"
+	"unsafe"
 )
 
 // tableChunk is the number of elements per chunk of a table.
@@ -19,18 +20,54 @@ type table[T any] struct {
 // at returns the element at i, growing the table as needed. Pointers stay
 // valid for the table's lifetime.
 func (t *table[T]) at(i uint64) *T {
+	if c := i / tableChunk; c < uint64(len(t.chunks)) {
+		if p := t.chunks[c]; p != nil {
+			if i >= t.n {
+				t.n = i + 1
+			}
+			return &p[i%tableChunk]
+		}
+	}
+	return t.grow(i)
+}
+
+// grow is at for an index whose chunk is not allocated yet.
+func (t *table[T]) grow(i uint64) *T {
 	c := i / tableChunk
 	for uint64(len(t.chunks)) <= c {
 		t.chunks = append(t.chunks, nil)
 	}
 	if t.chunks[c] == nil {
-		t.chunks[c] = new([tableChunk]T)
+		t.chunks[c] = newChunk[T]()
 	}
 	if i >= t.n {
 		t.n = i + 1
 	}
 	return &t.chunks[c][i%tableChunk]
 }
+
+// newChunk returns a zeroed chunk whose memory is already written to.
+// Fresh memory from the operating system is mapped on first touch; when
+// that touch is a read (the ledger reads a record's flags before it writes
+// it), the page is mapped twice, first read-only and then for the write.
+// Writing one zero element per page of the new chunk maps every page once,
+// up front, in a tight loop.
+func newChunk[T any]() *[tableChunk]T {
+	p := new([tableChunk]T)
+	var zero T
+	step := 1
+	if size := int(unsafe.Sizeof(zero)); size > 0 && size < pageSize {
+		step = pageSize / size
+	}
+	for k := 0; k < tableChunk; k += step {
+		p[k] = zero
+	}
+	p[tableChunk-1] = zero
+	return p
+}
+
+// pageSize is the smallest page size of the platforms Go runs on.
+const pageSize = 4096
 
 // get returns the element at i, or nil when it was never touched (chunks
 // are allocated only when an index inside them is).
@@ -120,12 +157,22 @@ type strCache struct {
 	r strRef
 }
 
-// put stores s in t unless it equals the last string put through c.
+// put stores s in t unless it equals the last string put through c. The
+// common case, a repeat, is small enough to be inlined.
 func (c *strCache) put(t *strtab, s string) strRef {
+	if same(s, c.s) { // c.r is 0 while c.s is "", which is right for ""
+		return c.r
+	}
+	return c.store(t, s)
+}
+
+// store is put for a string that is not the very last one (it may still
+// be equal to it).
+func (c *strCache) store(t *strtab, s string) strRef {
 	if s == "" {
 		return 0
 	}
-	if s != c.s || c.r == 0 {
+	if c.r == 0 || s != c.s {
 		c.s, c.r = s, t.put(s)
 	}
 	return c.r

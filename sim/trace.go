@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Kind names what happened in a trace Event. Kinds are lower-case words
@@ -116,6 +117,17 @@ func (t *Trace) Emit(e Event) {
 	}
 }
 
+// EmitRef is Emit for an event the caller built in place: it numbers *e
+// (setting e.Seq) and hands e itself to every sink, so a large event is
+// not copied on its way. Like Emit it does not retain e and costs a
+// counter increment when no sink listens. Callers set e.Tick themselves
+// (Env.Emit does it for them).
+func (t *Trace) EmitRef(e *Event) {
+	if t != nil {
+		t.emit(e)
+	}
+}
+
 // emit numbers e and hands it to the sinks. It never retains e.
 func (t *Trace) emit(e *Event) {
 	t.seq++
@@ -204,11 +216,32 @@ type SinkFunc func(e *Event)
 func (f SinkFunc) Emit(e *Event) { f(e) }
 
 // TextWriter is a Sink that writes the stable one-line text form of each
-// event to W. The first write error is kept in Err and stops further writes.
+// event to W, one Write call per event and unbuffered, so W holds every
+// line as soon as Emit returns. The first write error is kept in Err and
+// stops further writes.
+//
+// The lines are exactly those of AppendText. To make them cheaper the
+// writer remembers the start of its last few lines ("t=<tick> <kind>
+// <where> ", for a few kinds and components: a tick's events follow each
+// other), the text of the last message ID and key it formatted (so do a
+// message's events), of the last actor and attempt, and the last key it
+// found to be a plain token, so a repeated one is copied instead of
+// formatted or scanned again.
 type TextWriter struct {
 	W   io.Writer
 	Err error
 	buf []byte
+
+	pre      [4]textPrefix // recent line prefixes, replaced round robin
+	preNext  uint8         // the entry of pre to replace next
+	msg      ID            // the message ID whose text is msgTxt
+	msgKey   string        // the key whose text ends msgTxt, if set
+	msgTxt   []byte        // "m<id>", then " key=<key>" when the key is set; empty until the first event with an ID
+	plainKey string        // the last key known to be a plain token
+	by       string        // the actor whose text is in byTxt
+	byTry    int           // the attempt whose text is in byTxt
+	byOK     bool          // whether byTxt is set
+	byTxt    []byte        // " by=<actor>" when set, then " try=<attempt>" when set
 }
 
 // NewTextWriter returns a TextWriter writing to w.
@@ -219,9 +252,107 @@ func (tw *TextWriter) Emit(e *Event) {
 	if tw.Err != nil {
 		return
 	}
-	tw.buf = AppendText(tw.buf[:0], e)
-	tw.buf = append(tw.buf, '\n')
-	_, tw.Err = tw.W.Write(tw.buf)
+	b := append(tw.appendText(tw.buf[:0], e), '\n')
+	if cap(b) != cap(tw.buf) { // keep a grown buffer; otherwise skip the store
+		tw.buf = b[:0]
+	}
+	if _, err := tw.W.Write(b); err != nil {
+		tw.Err = err
+	}
+}
+
+// appendKey appends " key=" and the key k as a token.
+func (tw *TextWriter) appendKey(b []byte, k string) []byte {
+	b = append(b, " key="...)
+	if same(k, tw.plainKey) {
+		return append(b, k...)
+	}
+	if plainToken(k) {
+		tw.plainKey = k
+		return append(b, k...)
+	}
+	return strconv.AppendQuote(b, k)
+}
+
+// textPrefix is the start of a line, "t=<tick> <kind> <where> ", for one
+// tick, kind and component.
+type textPrefix struct {
+	tick  Tick
+	kind  Kind
+	where string
+	txt   []byte // empty when the entry is unused
+}
+
+// prefix returns the text of e's tick, kind and component, followed by a
+// space, from the writer's cache of recent prefixes. The events of a tick
+// come from few components and of few kinds, so most lookups hit.
+func (tw *TextWriter) prefix(e *Event) []byte {
+	for i := range tw.pre {
+		p := &tw.pre[i]
+		if p.tick == e.Tick && len(p.txt) > 0 && same(string(p.kind), string(e.Kind)) && same(p.where, e.Where) {
+			return p.txt
+		}
+	}
+	p := &tw.pre[int(tw.preNext)%len(tw.pre)]
+	tw.preNext++
+	p.tick, p.kind, p.where = e.Tick, e.Kind, e.Where
+	b := appendInt(append(p.txt[:0], "t="...), int64(e.Tick))
+	b = append(append(b, ' '), e.Kind...)
+	b = append(b, ' ')
+	if e.Where == "" {
+		b = append(b, '-')
+	} else {
+		b = append(b, e.Where...)
+	}
+	p.txt = append(b, ' ')
+	return p.txt
+}
+
+// appendText appends the text form of e to b, as AppendText does, using
+// and updating the writer's caches.
+func (tw *TextWriter) appendText(b []byte, e *Event) []byte {
+	b = append(b, tw.prefix(e)...)
+	if e.Msg == 0 {
+		b = append(b, '-')
+		if e.Key != "" {
+			b = tw.appendKey(b, e.Key)
+		}
+	} else {
+		if len(tw.msgTxt) == 0 || e.Msg != tw.msg || !same(e.Key, tw.msgKey) {
+			tw.msg, tw.msgKey = e.Msg, e.Key
+			tw.msgTxt = appendUint(append(tw.msgTxt[:0], 'm'), uint64(e.Msg))
+			if e.Key != "" {
+				tw.msgTxt = tw.appendKey(tw.msgTxt, e.Key)
+			}
+		}
+		b = append(b, tw.msgTxt...)
+	}
+	if e.Actor != "" || e.Attempt != 0 {
+		if !tw.byOK || e.Attempt != tw.byTry || !same(e.Actor, tw.by) {
+			tw.by, tw.byTry, tw.byOK = e.Actor, e.Attempt, true
+			tw.byTxt = tw.byTxt[:0]
+			if e.Actor != "" {
+				tw.byTxt = append(tw.byTxt, " by="...)
+				tw.byTxt = appendToken(tw.byTxt, e.Actor)
+			}
+			if e.Attempt != 0 {
+				tw.byTxt = append(tw.byTxt, " try="...)
+				tw.byTxt = appendInt(tw.byTxt, int64(e.Attempt))
+			}
+		}
+		b = append(b, tw.byTxt...)
+	}
+	if !e.HasPos && e.Corr == "" && e.Rule == "" && e.Detail == "" {
+		return b
+	}
+	return appendTextRest(b, e)
+}
+
+// same reports whether a and b are the same string: the same bytes in the
+// same place. Equal strings stored apart are not the same; the writer's
+// caches then miss and rebuild their entry, which yields the same text.
+func same(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b))
 }
 
 // JSONWriter is a Sink that writes each event as one JSON object per line
@@ -278,10 +409,22 @@ func AppendText(b []byte, e *Event) []byte {
 		b = append(b, " by="...)
 		b = appendToken(b, e.Actor)
 	}
-	if e.Attempt != 0 {
+	return appendTextTail(b, e)
+}
+
+// appendTextTail appends the fields of e's text form from the attempt on.
+func appendTextTail(b []byte, e *Event) []byte {
+	if a := e.Attempt; a > 0 && a < 10 {
+		b = append(b, ' ', 't', 'r', 'y', '=', byte('0'+a))
+	} else if a != 0 {
 		b = append(b, " try="...)
-		b = appendInt(b, int64(e.Attempt))
+		b = appendInt(b, int64(a))
 	}
+	return appendTextRest(b, e)
+}
+
+// appendTextRest appends the fields of e's text form after the attempt.
+func appendTextRest(b []byte, e *Event) []byte {
 	if e.HasPos {
 		b = append(b, " p="...)
 		b = appendInt(b, int64(e.Partition))
@@ -342,13 +485,22 @@ func appendInt(b []byte, v int64) []byte {
 // appendToken appends s as is when it is a plain token and quoted otherwise,
 // so a space or quote inside a key cannot break the line's shape.
 func appendToken(b []byte, s string) []byte {
+	if plainToken(s) {
+		return append(b, s...)
+	}
+	return strconv.AppendQuote(b, s)
+}
+
+// plainToken reports whether s can appear in the text form unquoted: no
+// space, control character, quote, equals sign or non-ASCII byte.
+func plainToken(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c <= ' ' || c == '"' || c == '=' || c >= 0x7f {
-			return strconv.AppendQuote(b, s)
+			return false
 		}
 	}
-	return append(b, s...)
+	return true
 }
 
 // AppendJSON appends e as a JSON object to b. Fields, in this order:

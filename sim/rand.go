@@ -11,7 +11,8 @@ import (
 // often they draw. A Stream is not safe for concurrent use; like every model
 // in brokerlab it is driven by a single owner.
 type Stream struct {
-	r *rand.Rand
+	src *rand.PCG  // the generator; Float64, Uint64 and Chance draw from it directly
+	r   *rand.Rand // the same generator behind math/rand's IntN algorithm
 }
 
 // NewStream returns the stream for the component called name in a run with
@@ -19,11 +20,14 @@ type Stream struct {
 func NewStream(seed uint64, name string) *Stream {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(name))
-	return &Stream{r: rand.New(rand.NewPCG(seed, h.Sum64()^0x9e3779b97f4a7c15))}
+	src := rand.NewPCG(seed, h.Sum64()^0x9e3779b97f4a7c15)
+	return &Stream{src: src, r: rand.New(src)}
 }
 
 // Float64 returns a number in [0, 1).
-func (s *Stream) Float64() float64 { return s.r.Float64() }
+// It draws exactly as math/rand/v2's Rand.Float64 does, without going
+// through the Source interface.
+func (s *Stream) Float64() float64 { return float64(s.src.Uint64()<<11>>11) / (1 << 53) }
 
 // IntN returns a number in [0, n). It returns 0 when n <= 0 instead of
 // panicking, so a misconfigured caller degrades instead of crashing.
@@ -35,7 +39,7 @@ func (s *Stream) IntN(n int) int {
 }
 
 // Uint64 returns a uniformly distributed 64-bit number.
-func (s *Stream) Uint64() uint64 { return s.r.Uint64() }
+func (s *Stream) Uint64() uint64 { return s.src.Uint64() }
 
 // Chance reports whether an event of probability p happens. p <= 0 never
 // happens and p >= 1 always happens; neither draws from the stream, so rules
@@ -47,5 +51,5 @@ func (s *Stream) Chance(p float64) bool {
 	if p >= 1 {
 		return true
 	}
-	return s.r.Float64() < p
+	return s.Float64() < p
 }

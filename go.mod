@@ -8,6 +8,7 @@ require (
 	github.com/hashicorp/go-memdb v1.3.5
 	github.com/rivo/tview v0.42.0
 	github.com/rivo/uniseg v0.4.7
+	golang.org/x/term v0.37.0
 )
 
 require (
@@ -16,6 +17,5 @@ require (
 	github.com/hashicorp/golang-lru v0.5.4 // indirect
 	github.com/lucasb-eyer/go-colorful v1.3.0 // indirect
 	golang.org/x/sys v0.38.0 // indirect
-	golang.org/x/term v0.37.0 // indirect
 	golang.org/x/text v0.31.0 // indirect
 )

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -51,5 +53,18 @@ func TestDrawOddSnapshots(t *testing.T) {
 			draw(s, m)
 			s.Fini()
 		}
+	}
+}
+
+// TestDevNullIsNotATerminal: /dev/null is a character device but not a
+// terminal; the player must refuse it instead of failing to open a tty.
+func TestDevNullIsNotATerminal(t *testing.T) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	if err := CheckTerminal(f); !errors.Is(err, ErrNotTerminal) {
+		t.Fatalf("CheckTerminal(%s) = %v, want ErrNotTerminal", os.DevNull, err)
 	}
 }

@@ -2,11 +2,11 @@ package tui
 
 import (
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
+	"golang.org/x/term"
 )
 
 // ErrNotTerminal is returned by Run, RunMenu and CheckTerminal when
@@ -25,17 +25,14 @@ func NotTerminalMessage(prog string) string {
 		"  " + prog + " list              (lists the built-in lessons)\n"
 }
 
-// CheckTerminal returns nil when f is a character device (a terminal) and
-// an error wrapping ErrNotTerminal otherwise.
+// CheckTerminal returns nil when f is a terminal and an error wrapping
+// ErrNotTerminal otherwise. It asks the terminal driver (isatty), so a
+// character device that is not a terminal, such as /dev/null, is refused.
 func CheckTerminal(f *os.File) error {
 	if f == nil {
 		return ErrNotTerminal
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrNotTerminal, err)
-	}
-	if fi.Mode()&os.ModeCharDevice == 0 {
+	if !term.IsTerminal(int(f.Fd())) {
 		return ErrNotTerminal
 	}
 	return nil

@@ -275,7 +275,7 @@ func (t *Topic) ProduceTo(p int, m sim.Message) (Position, error) {
 		}
 	}
 	if tr := t.env.Trace; tr.Enabled() {
-		t.env.Emit(sim.Event{Kind: sim.KindProduced, Where: t.where, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, HasPos: true, Partition: p, Offset: off})
+		t.env.Emit(sim.Event{Kind: sim.KindProduced, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, HasPos: true, Partition: p, Offset: off})
 	} else {
 		tr.Skip() // numbers the event as Emit would, without building it
 	}

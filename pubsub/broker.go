@@ -375,7 +375,9 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 	b.m.Published++
 	if tr := b.env.Trace; tr.Enabled() {
 		ev := sim.Event{Kind: sim.KindPublished, Where: where, Msg: m.ID, Key: m.Key, Corr: e.corr}
-		if e.depth > 0 {
+		if e.depth == 0 {
+			ev.Actor = m.Headers.Source // a root publish names its producer
+		} else {
 			ev.Detail = "depth " + strconv.Itoa(int(e.depth)) + " of root " + e.cascade.Root.String() + ", caused by " + m.Headers.CausationID.String()
 		}
 		b.env.Emit(ev)

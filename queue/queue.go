@@ -431,7 +431,7 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	q.m.Sent++
 	slot := q.add(m, now)
 	e := q.s.at(slot)
-	q.emit(sim.KindSent, e, "", "")
+	q.emit(sim.KindSent, e, e.msg.Headers.Source, "")
 	if delay > 0 {
 		q.s.setState(slot, e, stDelayed)
 		e.due = now + delay

@@ -151,10 +151,10 @@ narration:
 	// tick 1: step 0/1 ""
 	// tick 2: step 1/1 "Two orders are in."
 	// tick 3: step 1/1 "Two orders are in."
-	// t=1 sent queue:orders m1
+	// t=1 sent queue:orders m1 by=shop
 	// t=2 narration lesson - "1/1 Two orders are in."
-	// t=2 sent queue:orders m2
-	// t=3 sent queue:orders m3
+	// t=2 sent queue:orders m2 by=shop
+	// t=3 sent queue:orders m3 by=shop
 }
 
 // ExampleExecute_violated states the same loss as expectations that hold:

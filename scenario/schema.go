@@ -104,10 +104,7 @@ func (d *dec) scenario(n ast.Node, s *Scenario) bool {
 		field{"topology", func(v ast.Node) { d.topology(v, &s.Topology) }},
 		field{"actors", func(v ast.Node) { d.actors(v, &s.Actors) }},
 		field{"faults", func(v ast.Node) {
-			d.list(v, "faults", MaxFaults, func(v ast.Node) {
-				s.Faults = append(s.Faults, Fault{})
-				d.fault(v, &s.Faults[len(s.Faults)-1])
-			})
+			listOf(d, v, "faults", MaxFaults, &s.Faults, d.fault)
 		}},
 		field{"timeline", func(v ast.Node) {
 			d.list(v, "timeline", MaxTimeline, func(v ast.Node) {
@@ -133,10 +130,7 @@ func (d *dec) scenario(n ast.Node, s *Scenario) bool {
 			})
 		}},
 		field{"expect", func(v ast.Node) {
-			d.list(v, "expect", MaxExpect, func(v ast.Node) {
-				s.Expect = append(s.Expect, Expectation{})
-				d.expectation(v, &s.Expect[len(s.Expect)-1])
-			})
+			listOf(d, v, "expect", MaxExpect, &s.Expect, d.expectation)
 		}},
 	)
 	if !versionSet {
@@ -181,34 +175,19 @@ func (d *dec) run(n ast.Node, r *Length) {
 func (d *dec) topology(n ast.Node, t *Topology) {
 	d.object(n, "topology", &t.Node,
 		field{"queues", func(v ast.Node) {
-			d.list(v, "queues", MaxEntities, func(v ast.Node) {
-				t.Queues = append(t.Queues, Queue{})
-				d.queue(v, &t.Queues[len(t.Queues)-1])
-			})
+			listOf(d, v, "queues", MaxEntities, &t.Queues, d.queue)
 		}},
 		field{"topics", func(v ast.Node) {
-			d.list(v, "topics", MaxEntities, func(v ast.Node) {
-				t.Topics = append(t.Topics, Topic{})
-				d.topic(v, &t.Topics[len(t.Topics)-1])
-			})
+			listOf(d, v, "topics", MaxEntities, &t.Topics, d.topic)
 		}},
 		field{"logs", func(v ast.Node) {
-			d.list(v, "logs", MaxEntities, func(v ast.Node) {
-				t.Logs = append(t.Logs, Log{})
-				d.log(v, &t.Logs[len(t.Logs)-1])
-			})
+			listOf(d, v, "logs", MaxEntities, &t.Logs, d.log)
 		}},
 		field{"groups", func(v ast.Node) {
-			d.list(v, "groups", MaxEntities, func(v ast.Node) {
-				t.Groups = append(t.Groups, Group{})
-				d.group(v, &t.Groups[len(t.Groups)-1])
-			})
+			listOf(d, v, "groups", MaxEntities, &t.Groups, d.group)
 		}},
 		field{"services", func(v ast.Node) {
-			d.list(v, "services", MaxEntities, func(v ast.Node) {
-				t.Services = append(t.Services, Service{})
-				d.service(v, &t.Services[len(t.Services)-1])
-			})
+			listOf(d, v, "services", MaxEntities, &t.Services, d.service)
 		}},
 	)
 }
@@ -245,10 +224,7 @@ func (d *dec) topic(n ast.Node, t *Topic) {
 	d.object(n, "topic", &t.Node,
 		field{"name", func(v ast.Node) { t.Name = d.name(v, "topic name") }},
 		field{"subscribers", func(v ast.Node) {
-			d.list(v, "subscribers", MaxActors, func(v ast.Node) {
-				t.Subscribers = append(t.Subscribers, Subscriber{})
-				d.subscriber(v, &t.Subscribers[len(t.Subscribers)-1])
-			})
+			listOf(d, v, "subscribers", MaxActors, &t.Subscribers, d.subscriber)
 		}},
 		field{"fan_out_to_queues", func(v ast.Node) {
 			d.list(v, "fan_out_to_queues", MaxEntities, func(v ast.Node) {
@@ -366,28 +342,16 @@ func (d *dec) target(n ast.Node, what string, t *Target, kinds ...string) {
 func (d *dec) actors(n ast.Node, a *Actors) {
 	d.object(n, "actors", &a.Node,
 		field{"producers", func(v ast.Node) {
-			d.list(v, "producers", MaxActors, func(v ast.Node) {
-				a.Producers = append(a.Producers, Producer{})
-				d.producer(v, &a.Producers[len(a.Producers)-1])
-			})
+			listOf(d, v, "producers", MaxActors, &a.Producers, d.producer)
 		}},
 		field{"consumers", func(v ast.Node) {
-			d.list(v, "consumers", MaxActors, func(v ast.Node) {
-				a.Consumers = append(a.Consumers, Consumer{})
-				d.consumer(v, &a.Consumers[len(a.Consumers)-1])
-			})
+			listOf(d, v, "consumers", MaxActors, &a.Consumers, d.consumer)
 		}},
 		field{"members", func(v ast.Node) {
-			d.list(v, "members", MaxActors, func(v ast.Node) {
-				a.Members = append(a.Members, Member{})
-				d.member(v, &a.Members[len(a.Members)-1])
-			})
+			listOf(d, v, "members", MaxActors, &a.Members, d.member)
 		}},
 		field{"relays", func(v ast.Node) {
-			d.list(v, "relays", MaxActors, func(v ast.Node) {
-				a.Relays = append(a.Relays, Relay{})
-				d.relay(v, &a.Relays[len(a.Relays)-1])
-			})
+			listOf(d, v, "relays", MaxActors, &a.Relays, d.relay)
 		}},
 	)
 }
@@ -795,4 +759,13 @@ func (d *dec) expectation(n ast.Node, e *Expectation) {
 	default:
 		d.errf(e.Pos, "an expectation needs check (one of %s) or metric with op and value", strings.Join(checkNames, ", "))
 	}
+}
+
+// listOf decodes the list v into *dst, one element per item, each by
+// decode; at most max items are taken (see dec.list).
+func listOf[T any](d *dec, v ast.Node, what string, max int, dst *[]T, decode func(ast.Node, *T)) {
+	d.list(v, what, max, func(v ast.Node) {
+		*dst = append(*dst, *new(T))
+		decode(v, &(*dst)[len(*dst)-1])
+	})
 }

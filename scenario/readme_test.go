@@ -25,12 +25,5 @@ func TestReadmeExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := Execute(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.Pass {
-		var b strings.Builder
-		_ = rep.WriteText(&b)
-		t.Fatalf("README example fails:\n%s", b.String())
-	}
+	requirePass(t, rep, err)
 }

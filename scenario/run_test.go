@@ -28,6 +28,14 @@ func execute(t *testing.T, src string) (*Report, []sim.Event, error) {
 func mustPass(t *testing.T, src string) []sim.Event {
 	t.Helper()
 	rep, evs, err := execute(t, src)
+	requirePass(t, rep, err)
+	return evs
+}
+
+// requirePass fails the test when a run failed or an expectation did not
+// hold, printing the report.
+func requirePass(t *testing.T, rep *Report, err error) {
+	t.Helper()
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -36,7 +44,6 @@ func mustPass(t *testing.T, src string) []sim.Event {
 		_ = rep.WriteText(&b)
 		t.Fatalf("expectations failed:\n%s", b.String())
 	}
-	return evs
 }
 
 // count returns how many events of kind k mention where (a prefix of
@@ -930,14 +937,5 @@ expect:
   - {metric: group.reports.lag, op: "==", value: 0}
   - {metric: ledger.lost_retention, op: ">", value: 0}
 `
-	s, err := Load("lag.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Execute(s, Options{})
-	if err != nil || !rep.Pass {
-		var b strings.Builder
-		_ = rep.WriteText(&b)
-		t.Fatalf("%v\n%s", err, b.String())
-	}
+	mustPass(t, src)
 }

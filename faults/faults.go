@@ -20,7 +20,6 @@ import (
 	"math"
 	"path"
 	"sort"
-	"unsafe"
 
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -213,9 +212,6 @@ type Firing struct {
 // Config configures an Injector.
 type Config struct {
 	Plan Plan
-	// Env provides the clock, the trace and the seed; nil means a private
-	// Env with seed 0.
-	Env *sim.Env
 }
 
 // Validate reports a configuration error.
@@ -239,21 +235,6 @@ type Injector struct {
 	rules   []*ruleState
 	byPoint []pointRules // in order of first use; a plan targets few points
 	last    Firing       // the latest firing, which CheckRef points to
-	seen    [seenSize]seenPoint
-}
-
-// seenSize is the number of entries of Injector.seen, a power of two.
-const seenSize = 16
-
-// seenPoint remembers the rules of a point by the address of its name: the
-// models consult Point constants, whose bytes never move, so a lookup is
-// usually one comparison. The entry holds the address, which keeps the
-// bytes alive, so an address never names two strings. add clears the
-// cache.
-type seenPoint struct {
-	data  *byte
-	n     int
-	rules []*ruleState
 }
 
 // pointRules are the rules of one point, in plan order.
@@ -262,48 +243,29 @@ type pointRules struct {
 	rules []*ruleState
 }
 
-// of returns the rules of point p. A scan of the few targeted points, which
-// mostly differ in length, is cheaper than hashing p on every consultation.
+// of returns the rules of point p: a scan of the few targeted points,
+// which mostly differ in length, is cheaper than hashing p on every
+// consultation.
 func (in *Injector) of(p Point) []*ruleState {
-	d := unsafe.StringData(string(p))
-	// An empty point (nil data) matches the zero entries: no rule has one.
-	if c := &in.seen[uintptr(unsafe.Pointer(d))>>3&(seenSize-1)]; c.data == d && c.n == len(p) {
-		return c.rules
-	}
-	return in.ofSlow(p)
-}
-
-// ofSlow is of when the point is not in the cache: it scans and caches.
-func (in *Injector) ofSlow(p Point) []*ruleState {
-	d := unsafe.StringData(string(p))
-	rules := in.scan(p)
-	in.seen[uintptr(unsafe.Pointer(d))>>3&(seenSize-1)] = seenPoint{data: d, n: len(p), rules: rules}
-	return rules
-}
-
-// scan looks p up in byPoint.
-func (in *Injector) scan(p Point) []*ruleState {
 	for i := range in.byPoint {
-		x := &in.byPoint[i]
-		// Models pass the Point constants, so the string data is usually
-		// the very same; comparing it first saves comparing the bytes.
-		if len(x.point) == len(p) && (unsafe.StringData(string(x.point)) == unsafe.StringData(string(p)) || x.point == p) {
+		if x := &in.byPoint[i]; x.point == p {
 			return x.rules
 		}
 	}
 	return nil
 }
 
-// New returns an Injector for the plan.
-func New(cfg Config) (*Injector, error) {
+// New returns an Injector for the plan, bound to the world w: its clock,
+// its trace (every firing is an event) and its seed (each rule draws from
+// its own stream).
+func New(w *sim.World, cfg Config) (*Injector, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: no world", ErrInvalidRule)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	env := cfg.Env
-	if env == nil {
-		env = sim.NewEnv(0)
-	}
-	in := &Injector{env: env}
+	in := &Injector{env: w.Env()}
 	for _, r := range cfg.Plan.Rules {
 		in.add(r)
 	}
@@ -320,7 +282,6 @@ func (in *Injector) add(r Rule) {
 		rs.limit = math.MaxInt
 	}
 	in.rules = append(in.rules, rs)
-	in.seen = [len(in.seen)]seenPoint{}
 	for i := range in.byPoint {
 		if in.byPoint[i].point == r.Point {
 			in.byPoint[i].rules = append(in.byPoint[i].rules, rs)

@@ -66,6 +66,9 @@ type Checker interface {
 // carrying every violation of every checker at once.
 func Check(l *Ledger, checks ...Checker) error {
 	var all []Violation
+	if l == nil {
+		return &CheckError{Violations: []Violation{{Check: "ledger", Detail: "no ledger to check"}}}
+	}
 	for _, c := range checks {
 		all = append(all, c.Violations(l)...)
 	}
@@ -83,208 +86,245 @@ type checkFunc struct {
 func (c checkFunc) Name() string                     { return c.name }
 func (c checkFunc) Violations(l *Ledger) []Violation { return c.f(l) }
 
-// NoLoss holds when no message was lost: the ledger recorded no loss; no
-// consumer that reports effects acknowledged a message whose effect it never
-// applied; and no message routed to a consumer left the broker (done,
-// expired, purged, or fanned out) without reaching it. The last two are
-// losses whose cause nobody modelled and are reported as such. Messages
-// still pending, dead-lettered or missed by design are not losses.
+// NoLoss holds when every origin reached each consumer it was routed to
+// and nothing was lost on the way. Its violations are: every loss that
+// stands, with its cause (one lost before any consumer, such as a dual
+// write, or lost for a consumer, such as a retention deletion); every
+// origin still pending for a consumer at the end of the run ("still
+// pending", so a run that stopped too early never passes); every copy
+// still held by a broker that no consumer is routed; and every origin that
+// left the broker without an effect and without a cause. Origins parked in
+// a dead-letter queue, missed by design, or absorbed as duplicates are not
+// losses. A ledger that never saw a message is a violation too: the check
+// never passes vacuously.
 func NoLoss() Checker {
 	return checkFunc{"no-loss", func(l *Ledger) []Violation {
 		if l == nil {
 			return nil
 		}
 		var out []Violation
-		for _, x := range l.losses {
-			r, _ := l.Record(x.ID)
-			out = append(out, Violation{Check: "no-loss", Msg: x.ID, Key: r.Key, Consumer: x.Consumer, Tick: x.Tick,
-				Detail: "lost (" + string(x.Cause) + ")"})
+		if l.recs.len() <= 1 {
+			return []Violation{{Check: "no-loss", Tick: l.last, Detail: "the ledger saw no message, so there is nothing to judge"}}
 		}
-		for _, b := range l.consumers {
-			if !b.effects {
+		for _, x := range l.losses {
+			if x.Consumer != "" {
 				continue
 			}
-			b.eachEntry(func(id ID, e *Delivery) {
-				if e.Acked && e.Applied == 0 && e.Lost == "" {
-					r := l.record(id)
-					out = append(out, Violation{Check: "no-loss", Msg: id, Key: r.Key, Consumer: b.name, Tick: e.LastSeen,
-						Detail: "acknowledged but its effect was never applied, and no cause was recorded"})
-				}
-			})
+			if r := l.recs.get(uint64(x.ID)); r != nil && r.State == StateLost {
+				out = append(out, Violation{Check: "no-loss", Msg: x.ID, Key: l.record(x.ID).Key, Tick: x.Tick,
+					Detail: "lost before any consumer (" + string(x.Cause) + ")"})
+			}
 		}
-		for _, b := range l.consumers {
-			b.eachEntry(func(id ID, e *Delivery) {
-				if !e.Expected || e.Delivered > 0 || e.Missed || e.Lost != "" {
+		for _, o := range l.Outcomes("") {
+			if bad, why := lossWhy(l, &o); bad {
+				out = append(out, o.violation("no-loss", why))
+			}
+		}
+		// Copies a broker holds that no consumer is routed.
+		l.eachRecord(func(r *Record) {
+			if r.State != StatePending {
+				return
+			}
+			for _, b := range l.consumers {
+				if e := b.entries.get(uint64(r.ID)); e != nil && e.bits&delExpected != 0 {
 					return
 				}
-				r := l.record(id)
-				switch r.State {
-				case StateDone, StateExpired, StatePurged, StateDelivered:
-					out = append(out, Violation{Check: "no-loss", Msg: id, Key: r.Key, Consumer: b.name, Tick: r.Changed,
-						Detail: "left the broker (" + r.State.String() + ") without reaching this consumer, and no cause was recorded"})
-				}
-			})
-		}
+			}
+			out = append(out, Violation{Check: "no-loss", Msg: r.ID, Key: r.Key, Tick: r.Changed,
+				Detail: "still pending at " + r.Where + " at t=" + strconv.FormatInt(int64(l.last), 10) + ", and no consumer is routed it"})
+		})
 		return out
 	}}
 }
 
-// accounted reports whether a message that consumer e never applied is
-// still accounted for: pending at a broker, dead-lettered, redriven or
-// missed by design.
-func accounted(r *Record, e *Delivery) (bool, string) {
-	if e.Lost != "" {
-		return false, "lost (" + string(e.Lost) + ")"
+// lossWhy reports whether outcome o is a loss, or unknown because it is
+// still pending, and why.
+func lossWhy(l *Ledger, o *Outcome) (bool, string) {
+	switch o.Verdict {
+	case VerdictLost:
+		return true, "lost (" + string(o.Cause) + ")"
+	case VerdictPending:
+		s := "still pending at t=" + strconv.FormatInt(int64(l.last), 10)
+		if o.Where != "" {
+			s += " (" + o.Where + ")"
+		}
+		if o.Deliveries > 0 {
+			s += " after " + strconv.Itoa(o.Deliveries) + " deliveries without an effect"
+		}
+		return true, s + "; the run ended before it was settled"
+	case VerdictUnsettled:
+		if o.Deliveries == 0 {
+			return true, "left the broker (" + o.State.String() + ") without reaching this consumer, and no cause was recorded"
+		}
+		what := "delivered " + strconv.Itoa(o.Deliveries) + " time(s)"
+		if o.Acked {
+			what += " and acknowledged"
+		}
+		return true, what + " but no effect was recorded, and no cause (" + o.State.String() + ")"
 	}
-	if e.Missed {
-		return true, ""
-	}
-	switch r.State {
-	case StatePending:
-		return true, ""
-	case StateDeadLettered:
-		return true, ""
-	case StateRedriven:
-		return true, ""
-	case StateLost:
-		return false, "lost before delivery"
-	}
-	if e.Delivered == 0 {
-		return false, "never delivered (broker state " + r.State.String() + ")"
-	}
-	return false, "delivered " + strconv.Itoa(int(e.Delivered)) + " time(s) but never applied (broker state " + r.State.String() + ")"
+	return false, ""
 }
 
-func perConsumer(check, name string, f func(l *Ledger, b *consumerBook, id ID, e *Delivery) (bool, string)) Checker {
+// violation returns a violation of check about o.
+func (o *Outcome) violation(check, why string) Violation {
+	return Violation{Check: check, Msg: o.Origin, Key: o.Key, Consumer: o.Consumer, Tick: o.Tick, Detail: why}
+}
+
+// perOrigin builds a checker that judges every origin routed to the
+// consumer called name ("" for every consumer). A name the ledger does not
+// know, and a consumer routed no message at all, are violations: the check
+// never passes vacuously.
+func perOrigin(check, name string, f func(l *Ledger, o *Outcome) (bool, string)) Checker {
 	return checkFunc{check, func(l *Ledger) []Violation {
 		if l == nil {
 			return nil
 		}
-		var out []Violation
-		found := false
-		for _, b := range l.consumers {
-			if name != "" && b.name != name {
-				continue
-			}
-			found = true
-			b.eachEntry(func(id ID, e *Delivery) {
-				if !e.Expected {
-					return
-				}
-				if bad, why := f(l, b, id, e); bad {
-					r := l.record(id)
-					out = append(out, Violation{Check: check, Msg: id, Key: r.Key, Consumer: b.name, Tick: evidenceTick(r, e), Detail: why})
-				}
-			})
+		if v, ok := knownConsumer(l, check, name); !ok {
+			return []Violation{v}
 		}
-		if !found && name != "" {
-			out = append(out, Violation{Check: check, Consumer: name, Detail: "no such consumer in the ledger"})
+		var out []Violation
+		outcomes := l.Outcomes(name)
+		if len(outcomes) == 0 {
+			who := "consumer " + strconv.Quote(name)
+			if name == "" {
+				who = "any consumer"
+			}
+			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no message was routed to " + who + ", so there is nothing to judge"}}
+		}
+		for i := range outcomes {
+			if bad, why := f(l, &outcomes[i]); bad {
+				out = append(out, outcomes[i].violation(check, why))
+			}
 		}
 		return out
 	}}
 }
 
-// evidenceTick is the tick a violation points at: the consumer's last
-// contact with the message, or the broker's last state change.
-func evidenceTick(r *Record, e *Delivery) Tick {
-	if e.LastSeen != 0 {
-		return e.LastSeen
+// knownConsumer returns a violation when name is set and no event named
+// that consumer, listing the names the ledger knows.
+func knownConsumer(l *Ledger, check, name string) (Violation, bool) {
+	if name == "" || l.Consumer(name) != NoConsumer {
+		return Violation{}, true
 	}
-	return r.Changed
-}
-
-func count(e *Delivery, effects bool) uint32 {
-	if effects {
-		return e.Applied
-	}
-	return e.Delivered
-}
-
-// AtLeastOnce holds when every message routed to the consumer called name
-// ("" for every consumer) was applied at least once, or is still accounted
-// for (pending, dead-lettered, redriven, missed by design). For a consumer
-// that never reports effects, deliveries stand in for applications.
-func AtLeastOnce(name string) Checker {
-	return perConsumer("at-least-once", name, func(l *Ledger, b *consumerBook, id ID, e *Delivery) (bool, string) {
-		if count(e, b.effects) > 0 {
-			return false, ""
+	known := l.Consumers()
+	list := "none"
+	if len(known) > 0 {
+		q := make([]string, len(known))
+		for i, k := range known {
+			q[i] = strconv.Quote(k)
 		}
-		ok, why := accounted(l.record(id), e)
-		return !ok, why
+		list = strings.Join(q, ", ")
+	}
+	return Violation{Check: check, Consumer: name, Tick: l.last,
+		Detail: "the ledger knows no consumer " + strconv.Quote(name) + "; it knows: " + list}, false
+}
+
+// AtLeastOnce holds when the consumer called name ("" for every consumer)
+// applied the effect of every origin routed to it at least once, over all
+// the origin's copies (redrives and fan-out copies included). Origins
+// parked in a dead-letter queue, missed by design, or absorbed as
+// duplicates by an idempotent handler are accounted for; lost, still
+// pending and unsettled origins are violations. Deliveries never stand in
+// for effects: a handler that records none has applied none.
+func AtLeastOnce(name string) Checker {
+	return perOrigin("at-least-once", name, func(l *Ledger, o *Outcome) (bool, string) {
+		return lossWhy(l, o)
 	})
 }
 
-// AtMostOnce holds when no message's effect was applied twice by the
-// consumer called name ("" for every consumer). For a consumer that never
-// reports effects, it holds when no message was delivered twice.
+// AtMostOnce holds when the consumer called name ("" for every consumer)
+// applied no origin's effect more than once over all its copies. An origin
+// still pending at the end is a violation too, since a later delivery could
+// still apply it again.
 func AtMostOnce(name string) Checker {
-	return perConsumer("at-most-once", name, func(l *Ledger, b *consumerBook, id ID, e *Delivery) (bool, string) {
-		if n := count(e, b.effects); n > 1 {
-			what := "applied"
-			if !b.effects {
-				what = "delivered"
-			}
-			return true, what + " " + strconv.Itoa(int(n)) + " times"
+	return perOrigin("at-most-once", name, func(l *Ledger, o *Outcome) (bool, string) {
+		if o.Effects > 1 {
+			return true, "effect applied " + strconv.Itoa(o.Effects) + " times"
+		}
+		if o.Verdict == VerdictPending {
+			return lossWhy(l, o)
 		}
 		return false, ""
 	})
 }
 
 // ExactlyOnce holds when the consumer called name ("" for every consumer)
-// applied the effect of every message routed to it exactly once; messages
-// still pending, dead-lettered or missed by design are exempt from the
-// "at least" half, never from the "at most" half.
+// applied the effect of every origin routed to it exactly once over all its
+// copies. Parked, missed and absorbed origins are exempt from the "at
+// least" half, never from the "at most" half.
 func ExactlyOnce(name string) Checker {
-	return perConsumer("exactly-once", name, func(l *Ledger, b *consumerBook, id ID, e *Delivery) (bool, string) {
-		switch n := e.Applied; {
-		case n == 1:
-			return false, ""
-		case n > 1:
-			return true, "effect applied " + strconv.Itoa(int(n)) + " times"
+	return perOrigin("exactly-once", name, func(l *Ledger, o *Outcome) (bool, string) {
+		if o.Effects > 1 {
+			return true, "effect applied " + strconv.Itoa(o.Effects) + " times"
 		}
-		ok, why := accounted(l.record(id), e)
-		return !ok, why
+		if o.Effects == 1 {
+			return false, ""
+		}
+		return lossWhy(l, o)
 	})
 }
 
 // OrderedPerKey holds when the consumer called name ("" for every consumer)
-// first applied the messages of each key in the order they were created
-// (ID order). Each inversion is reported with both messages.
+// first applied the origins of each key in the order they were created
+// (origin ID order). Each inversion is reported with both origins; a
+// repeated application of an origin is a duplicate, not an inversion.
 func OrderedPerKey(name string) Checker {
 	const check = "ordered-per-key"
 	return checkFunc{check, func(l *Ledger) []Violation {
 		if l == nil {
 			return nil
 		}
+		if v, ok := knownConsumer(l, check, name); !ok {
+			return []Violation{v}
+		}
 		var out []Violation
+		applied := 0
 		for _, b := range l.consumers {
 			if name != "" && b.name != name {
 				continue
 			}
 			last := map[string]ID{}
+			seen := map[ID]bool{}
 			for id := range b.order.all() {
-				r := l.record(id)
+				applied++
+				root := l.Root(id)
+				if seen[root] {
+					continue
+				}
+				seen[root] = true
+				r := l.record(root)
 				if r.Key == "" {
 					continue
 				}
-				if prev, ok := last[r.Key]; ok && prev > id {
-					out = append(out, Violation{Check: check, Msg: id, Key: r.Key, Consumer: b.name, Tick: b.entries.get(uint64(id)).FirstApplied,
+				if prev, ok := last[r.Key]; ok && prev > root {
+					out = append(out, Violation{Check: check, Msg: root, Key: r.Key, Consumer: b.name, Tick: b.entries.get(uint64(id)).FirstApplied,
 						Detail: "applied after " + prev.String() + ", which was created later"})
 					continue
 				}
-				last[r.Key] = id
+				last[r.Key] = root
 			}
+		}
+		if applied == 0 {
+			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no effect was applied, so there is no order to judge"}}
 		}
 		return out
 	}}
 }
 
 // MaxDuplicates holds when the consumer called name ("" for all) saw at
-// most n repeated deliveries in total.
+// most n repeated deliveries of an origin in total (a redriven copy of a
+// message it had received counts as a repeat). A name the ledger does not
+// know is a violation.
 func MaxDuplicates(name string, n int) Checker {
 	return checkFunc{"max-duplicates", func(l *Ledger) []Violation {
+		if l == nil {
+			return nil
+		}
+		if v, ok := knownConsumer(l, "max-duplicates", name); !ok {
+			return []Violation{v}
+		}
 		if d := l.Duplicates(name); d > n {
-			return []Violation{{Check: "max-duplicates", Consumer: name,
+			return []Violation{{Check: "max-duplicates", Consumer: name, Tick: l.last,
 				Detail: strconv.Itoa(d) + " duplicate deliveries, at most " + strconv.Itoa(n) + " allowed"}}
 		}
 		return nil

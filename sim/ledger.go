@@ -13,31 +13,39 @@ type Cause string
 const (
 	CauseDualWrite           Cause = "dual write"               // crash between DB commit and publish
 	CauseAckBeforeProcess    Cause = "ack before processing"    // at-most-once consumer crashed after acking
-	CauseCommitBeforeProcess Cause = "commit before processing" // at-most-once group member crashed after committing
+	CauseCommitBeforeProcess Cause = "commit before processing" // at-most-once group member committed, then the record was never processed
 	CauseRetention           Cause = "retention"                // retention deleted it before it was consumed
+	CauseCompaction          Cause = "compaction"               // compaction deleted it before it was consumed
 	CauseOverflow            Cause = "overflow"                 // a bounded buffer dropped it
 	CausePurge               Cause = "purge"                    // a purge deleted it unprocessed
 	CauseBrokerUnavailable   Cause = "broker unavailable"       // a publish failed and nobody retried
 	CauseOffsetReset         Cause = "offset reset"             // auto.offset.reset=latest skipped it
+	CauseSeek                Cause = "seek"                     // a seek moved a group past it before it was read
+	CauseHandlerFailed       Cause = "handler failed"           // an ephemeral delivery failed and is never redelivered
+	CauseDisconnect          Cause = "disconnect"               // a subscriber disconnected with the copy in its buffer
+	CauseForwardFailed       Cause = "forward failed"           // a fan-out could not hand its copy to the target
+	CauseDeadRow             Cause = "dead row"                 // an outbox row exceeded its attempts and was never published
 )
 
-// State is where a message stands at the broker, as the ledger last heard.
+// State is where one copy of a message stands at the broker, as the ledger
+// last heard from the trace.
 type State uint8
 
-// The broker-level states of a message.
+// The broker-level states of a copy.
 const (
 	StateCreated      State = iota // created, never accepted by a broker
-	StatePending                   // held by a broker: visible, delayed, in flight or in a log
+	StatePending                   // held by a broker or an outbox: visible, delayed, in flight or in a log
 	StateDone                      // acknowledged and deleted
-	StateDeadLettered              // in a dead-letter queue
-	StateExpired                   // deleted by retention
+	StateDeadLettered              // parked in a dead-letter queue (or a dead outbox row)
+	StateExpired                   // deleted by retention or compaction
 	StatePurged                    // deleted by a purge
-	StateRedriven                  // moved out of a DLQ; a new message carries it on
-	StateLost                      // lost, with a cause
+	StateRedriven                  // moved out of a DLQ; a new copy carries it on
+	StateLost                      // lost before any consumer, with a cause
 	StateDelivered                 // handed to subscribers and kept nowhere (pub/sub)
+	StateAbsorbed                  // dropped by a broker's deduplication as a repeat of its origin
 )
 
-var stateNames = [...]string{"created", "pending", "done", "dead-lettered", "expired", "purged", "redriven", "lost", "delivered"}
+var stateNames = [...]string{"created", "pending", "done", "dead-lettered", "expired", "purged", "redriven", "lost", "delivered", "absorbed"}
 
 // String returns the state's name.
 func (s State) String() string {
@@ -47,29 +55,35 @@ func (s State) String() string {
 	return "unknown"
 }
 
-// Record is what the ledger knows about one message at the broker level.
+// Record is what the ledger knows about one copy of a message at the broker
+// level. A copy is identified by its ID; Origin links it to the copy it was
+// made from (a redrive, a fan-out, a deduplicated send), and the root of
+// that chain is the message's origin, by which the checkers judge.
 type Record struct {
 	ID       ID
 	Key      string
 	Type     string
+	Where    string // the component that last held it, e.g. "queue:orders"
 	Created  Tick
 	Sends    int   // how many times it was handed to a broker (re-publishes count)
 	State    State // the latest broker-level state
 	Changed  Tick  // when State last changed
-	Origin   ID    // for a redriven message, the dead letter it came from
-	Redriven ID    // for a redriven dead letter, the new message that carries it
+	Origin   ID    // the copy this one was made from (0 for an original)
+	Redriven ID    // for a redriven dead letter, the new copy that carries it
 	Phantom  bool  // published for a business change that was never committed
 }
 
-// Delivery is what the ledger knows about one message and one logical
-// consumer (a queue's worker pool, a consumer group, a subscriber).
-type Delivery struct {
-	Expected     bool   // the message was routed to this consumer
+// Entry is what the ledger knows about one copy and one logical consumer
+// (a queue's worker pool, a consumer group, a subscriber).
+type Entry struct {
+	Expected     bool   // the copy was routed to this consumer
 	Delivered    uint32 // deliveries, including redeliveries and duplicates
-	Applied      uint32 // times the consumer's effect was applied
+	Applied      uint32 // effects the consumer's handler recorded
+	Skipped      uint32 // deliveries the handler recognised as duplicates and absorbed
 	Acked        bool
+	Handled      bool  // a handler finished with it at least once (effect, skip or failure)
 	Missed       bool  // not delivered because the consumer was offline (by design)
-	Lost         Cause // set when this consumer lost the message
+	Lost         Cause // set when this consumer lost the copy
 	FirstApplied Tick
 	LastSeen     Tick
 }
@@ -82,23 +96,24 @@ type Loss struct {
 	Tick     Tick
 }
 
-// ConsumerRef is a handle on a logical consumer in a Ledger, returned by
-// Ledger.Consumer. Using a handle avoids a name lookup on every call.
+// ConsumerRef is a handle on a logical consumer in a Ledger.
 type ConsumerRef int32
 
 // NoConsumer is the ConsumerRef of "no consumer".
 const NoConsumer ConsumerRef = -1
 
 // record is how the ledger stores a Record: without pointers (the key and
-// type live in the ledger's strtab), so its chunks are never scanned by the
-// garbage collector, and in 32 bytes instead of 96 (redrive links, which
-// few messages have, live in Ledger.links).
+// type live in the ledger's strtab, the component is an index into
+// Ledger.wheres), so its chunks are never scanned by the garbage
+// collector, in 40 bytes. Lineage links, which few copies have, live in
+// Ledger.links.
 type record struct {
 	key     strRef
 	typ     strRef
 	created tick32
 	changed tick32
 	sends   uint32
+	where   uint32
 	State   State
 	flags   uint8
 }
@@ -130,10 +145,6 @@ func (l *Ledger) put32(id ID, c ConsumerRef, field uint8, t Tick) tick32 {
 	if t > Tick(tickWide) && t <= math.MaxInt32 {
 		return tick32(t)
 	}
-	return l.putWide(id, c, field, t)
-}
-
-func (l *Ledger) putWide(id ID, c ConsumerRef, field uint8, t Tick) tick32 {
 	if l.wide == nil {
 		l.wide = map[wideKey]Tick{}
 	}
@@ -149,15 +160,17 @@ func (l *Ledger) get32(id ID, c ConsumerRef, field uint8, v tick32) Tick {
 	return l.wide[wideKey{id, c, field}]
 }
 
-// setChanged records the tick of r's latest state change.
-func (l *Ledger) setChanged(id ID, r *record, t Tick) {
+// setState records a copy's new state at tick t.
+func (l *Ledger) setState(id ID, r *record, s State, t Tick) {
+	r.State = s
 	r.changed = l.put32(id, NoConsumer, fieldChanged, t)
 }
 
-// link is the redrive link of a record: the dead letter it came from and the
-// new message that carries it on.
+// link is the lineage of a copy: the copy it was made from and, for a
+// redriven dead letter, the copy that carries it on.
 type link struct {
 	origin, redriven ID
+	children         bool // some copy names this one as its origin
 }
 
 // The flags of a record.
@@ -166,13 +179,14 @@ const (
 	recPhantom
 )
 
-// delivery is how the ledger stores a Delivery: without pointers (the loss
-// cause is an index into Ledger.causes), in 24 bytes instead of 48.
+// delivery is how the ledger stores an Entry: without pointers (the loss
+// cause is an index into Ledger.causes), in 32 bytes.
 type delivery struct {
 	FirstApplied Tick
 	lastSeen     tick32
 	Delivered    uint32
 	Applied      uint32
+	Skipped      uint32
 	bits         uint32 // flags in the low 8 bits; above them 1 + index into Ledger.causes, 0 = not lost
 }
 
@@ -181,6 +195,7 @@ const (
 	delExpected uint32 = 1 << iota
 	delAcked
 	delMissed
+	delHandled
 )
 
 // maxCauses is how many distinct causes deliveries can refer to; a later
@@ -188,26 +203,26 @@ const (
 const maxCauses = 1<<24 - 1
 
 type consumerBook struct {
-	ledger     *Ledger
-	ref        ConsumerRef
-	name       string
-	entries    table[delivery] // indexed by ID
-	order      list[ID]        // first applications, in order
-	effects    bool            // whether the consumer ever reported an applied effect
-	duplicates int
+	ref     ConsumerRef
+	name    string
+	entries table[delivery] // indexed by ID
+	order   list[ID]        // first applications, in order
 }
 
-// Ledger is the ground truth about every message of a run: where it went,
-// how often each logical consumer got it and applied its effect, and whether
-// it was acknowledged, dead-lettered, expired, missed or lost, and why.
+// Ledger is the ground truth about every message of a run, and it is a
+// fold over the trace: its only input is Emit, which a Trace calls for
+// every event, and nothing else writes it. Folding a recorded JSON Lines
+// trace (ReadJSONL) therefore yields the same ledger as the live run, so
+// every verdict can be audited from the trace alone.
 //
-// Records are indexed by ID, so every call is O(1) amortised and the ledger
-// costs 32 bytes per message (plus the bytes of its key and type when they
-// differ from the previous message's) and 24 bytes per message and
-// consumer. The stored records hold no pointers, so a ledger of millions of
-// messages adds almost nothing to garbage collection.
-// IDs must come from one IDs allocator per ledger. A nil *Ledger ignores every
-// call, so models can run without one.
+// The fold reads only the structured fields of events, never Detail; the
+// vocabulary it understands is documented on Ledger.Emit.
+//
+// Records are indexed by ID, so every event costs O(1) amortised; the ledger
+// costs 40 bytes per copy (plus its key and type when they differ from the
+// previous copy's) and 32 bytes per copy and consumer. The stored records
+// hold no pointers, so a ledger of millions of messages adds almost nothing
+// to garbage collection. A nil *Ledger ignores every event.
 type Ledger struct {
 	recs      table[record] // indexed by ID; index 0 unused
 	consumers []*consumerBook
@@ -219,15 +234,318 @@ type Ledger struct {
 	lastType  strCache
 	causes    []Cause          // the causes deliveries refer to
 	causeIdx  map[Cause]uint32 // cause -> 1 + index into causes
-	links     map[ID]link      // redrive links, by ID
+	links     map[ID]link      // lineage links, by ID
+	wheres    []string         // component names, index 0 is ""
+	whereIdx  map[string]uint32
+	lastWhere string
+	lastWIdx  uint32
+	lastName  string
+	lastRef   ConsumerRef
+	subs      map[uint32][]ConsumerRef // consumers following a log component
+	logIDs    map[uint32][]ID          // the records produced to a log component, in order
+	last      Tick                     // the tick of the latest event
 }
 
-// link returns the redrive link of id; most IDs have none.
+// NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
+// fold a run's events as they happen.
+func NewLedger() *Ledger {
+	return &Ledger{byName: map[string]ConsumerRef{}, whereIdx: map[string]uint32{"": 0}, wheres: []string{""}, lastRef: NoConsumer}
+}
+
+// Emit folds one trace event into the ledger. It is the ledger's only
+// input. The kinds it reads, and the fields each needs:
+//
+//   - sent, produced, published, stored (Msg, Key, Where; Consumer for the
+//     logical consumer a queue routes it to; Origin for a copy; Type): the
+//     copy enters a broker (stored: an outbox) and is pending there, or,
+//     for published, handed to subscribers and kept nowhere. A produced
+//     record is expected by every consumer group following its log.
+//   - redriven (Msg: the new copy, Origin: the dead letter, Consumer): the
+//     dead letter is redriven and the new copy is pending.
+//   - deduplicated (Msg, Origin): a send dropped as a repeat of Origin.
+//   - received, redelivered, polled, delivered (Msg, Consumer): one more
+//     delivery to the consumer.
+//   - processed (Msg, Consumer): the handler recorded an applied effect.
+//   - skipped (Msg, Consumer): the handler recognised a duplicate and
+//     applied nothing.
+//   - failed (Msg, Consumer): the handler finished without an effect.
+//   - acked (Msg, Consumer): acknowledged and deleted.
+//   - dead_lettered (Msg): parked in a dead-letter queue or as a dead
+//     outbox row.
+//   - expired (Msg; Cause, retention when empty), purged (Msg): deleted;
+//     every expected consumer that has not applied it loses it.
+//   - missed (Msg, Consumer): missed by design while offline.
+//   - dropped (Msg, Consumer): lost to an overflow.
+//   - lost (Msg, Cause; Consumer unless it was lost before any consumer).
+//   - phantom (Msg): announces a change that never committed.
+//   - subscribed (Where, Consumer; Detail "earliest" when the group reads
+//     the log from its start): a consumer group follows a log.
+//
+// Every other kind is ignored. A loss later contradicted by an applied
+// effect is reconciled: the verdict is "applied".
+func (l *Ledger) Emit(e *Event) {
+	if l == nil {
+		return
+	}
+	l.last = e.Tick
+	switch e.Kind {
+	case KindSent, KindProduced, KindPublished, KindStored:
+		l.enter(e)
+	case KindReceived, KindRedelivered, KindPolled, KindDelivered:
+		l.delivered(e)
+	case KindProcessed:
+		if d := l.entryOf(e); d != nil {
+			d.bits |= delExpected | delHandled
+			d.Applied++
+			if d.Applied == 1 {
+				d.FirstApplied = e.Tick
+				l.consumers[l.ref(e.Consumer)].order.push(e.Msg)
+			}
+		}
+	case KindSkipped:
+		if d := l.entryOf(e); d != nil {
+			d.bits |= delExpected | delHandled
+			d.Skipped++
+		}
+	case KindFailed:
+		if d := l.entryOf(e); d != nil {
+			d.bits |= delHandled
+		}
+	case KindAcked:
+		if d := l.entryOf(e); d != nil {
+			d.bits |= delAcked
+		}
+		if r := l.rec(e.Msg); r != nil {
+			l.setState(e.Msg, r, StateDone, e.Tick)
+		}
+	case KindDeadLettered:
+		if r := l.known(e); r != nil {
+			l.setState(e.Msg, r, StateDeadLettered, e.Tick)
+		}
+	case KindRedriven:
+		if r := l.rec(e.Origin); r != nil && e.Origin != 0 {
+			l.setState(e.Origin, r, StateRedriven, e.Tick)
+			l.setLink(e.Origin, func(x *link) { x.redriven = e.Msg })
+		}
+		l.enter(e)
+	case KindDeduplicated:
+		if r := l.known(e); r != nil && e.Origin != 0 && e.Origin != e.Msg {
+			l.setOrigin(e.Msg, e.Origin)
+			l.setState(e.Msg, r, StateAbsorbed, e.Tick)
+		}
+	case KindExpired, KindPurged:
+		cause, state := e.Cause, StateExpired
+		if e.Kind == KindPurged {
+			cause, state = CausePurge, StatePurged
+		} else if cause == "" {
+			cause = CauseRetention
+		}
+		if r := l.known(e); r != nil {
+			l.setState(e.Msg, r, state, e.Tick)
+		}
+		l.loseUnapplied(e.Msg, cause, e.Tick)
+	case KindMissed:
+		if d := l.entryOf(e); d != nil {
+			d.bits |= delExpected | delMissed
+			d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
+		}
+	case KindDropped:
+		l.lose(e, CauseOverflow)
+	case KindLost:
+		l.lose(e, e.Cause)
+	case KindPhantom:
+		if r := l.known(e); r != nil {
+			r.flags |= recPhantom
+		}
+	case KindSubscribed:
+		l.subscribe(e)
+	}
+}
+
+// known returns the record of e's message, registering it if the ledger
+// has not seen it yet (so a loss of a message that never reached a broker
+// still names its key).
+func (l *Ledger) known(e *Event) *record {
+	r := l.rec(e.Msg)
+	if r != nil && r.flags&recRegistered == 0 {
+		l.register(e.Msg, r, e)
+	}
+	return r
+}
+
+// enter records that e's copy entered the component e.Where.
+func (l *Ledger) enter(e *Event) {
+	r := l.rec(e.Msg)
+	if r == nil {
+		return
+	}
+	if r.flags&recRegistered == 0 {
+		l.register(e.Msg, r, e)
+	} else if e.Origin != 0 {
+		l.setOrigin(e.Msg, e.Origin)
+	}
+	r.sends++
+	r.where = l.where(e.Where)
+	state := StatePending
+	if e.Kind == KindPublished {
+		state = StateDelivered
+	}
+	l.setState(e.Msg, r, state, e.Tick)
+	if e.Consumer != "" {
+		if d := l.entry(e.Msg, l.ref(e.Consumer)); d != nil {
+			d.bits |= delExpected
+		}
+	}
+	if e.Kind == KindProduced {
+		w := r.where
+		if l.logIDs == nil {
+			l.logIDs = map[uint32][]ID{}
+		}
+		l.logIDs[w] = append(l.logIDs[w], e.Msg)
+		for _, c := range l.subs[w] {
+			if d := l.entry(e.Msg, c); d != nil {
+				d.bits |= delExpected
+			}
+		}
+	}
+}
+
+// register fills in the fresh record r of e's message.
+func (l *Ledger) register(id ID, r *record, e *Event) {
+	*r = record{created: l.put32(id, NoConsumer, fieldCreated, e.Tick), changed: l.put32(id, NoConsumer, fieldChanged, e.Tick),
+		flags: recRegistered, key: l.lastKey.put(&l.strs, e.Key), typ: l.lastType.put(&l.strs, e.Type), where: l.where(e.Where)}
+	if e.Origin != 0 && e.Origin != id {
+		l.setOrigin(id, e.Origin)
+	}
+}
+
+// setOrigin links copy id to the copy it was made from.
+func (l *Ledger) setOrigin(id, origin ID) {
+	if origin == 0 || origin >= id {
+		return // origins are older than their copies; anything else would make a cycle
+	}
+	l.setLink(id, func(x *link) { x.origin = origin })
+	l.setLink(origin, func(x *link) { x.children = true })
+}
+
+// delivered records one more delivery of e's copy to e.Consumer.
+func (l *Ledger) delivered(e *Event) {
+	c := l.ref(e.Consumer)
+	d := l.entry(e.Msg, c)
+	if d == nil {
+		return
+	}
+	if r := l.rec(e.Msg); r != nil && r.flags&recRegistered == 0 {
+		l.register(e.Msg, r, e)
+	}
+	d.bits |= delExpected
+	d.Delivered++
+	d.lastSeen = l.put32(e.Msg, c, fieldLastSeen, e.Tick)
+}
+
+// lose records that e's copy was lost with cause: for e.Consumer, or
+// before any consumer when e names none.
+func (l *Ledger) lose(e *Event, cause Cause) {
+	if cause == "" {
+		cause = "unknown"
+	}
+	if e.Consumer == "" {
+		if r := l.known(e); r != nil {
+			l.setState(e.Msg, r, StateLost, e.Tick)
+		}
+	} else if d := l.entryOf(e); d != nil {
+		d.bits = d.bits&0xff | delExpected | l.cause(cause)<<8
+		d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
+	}
+	l.losses = append(l.losses, Loss{ID: e.Msg, Consumer: e.Consumer, Cause: cause, Tick: e.Tick})
+}
+
+// loseUnapplied records that every consumer expecting copy id that has not
+// applied, absorbed, missed or lost it yet lost it with cause at tick t.
+func (l *Ledger) loseUnapplied(id ID, cause Cause, t Tick) {
+	for _, b := range l.consumers {
+		d := b.entries.get(uint64(id))
+		if d == nil || d.bits&delExpected == 0 || d.Applied > 0 || d.Skipped > 0 || d.bits&delMissed != 0 || d.bits>>8 != 0 {
+			continue
+		}
+		d.bits = d.bits&0xff | l.cause(cause)<<8
+		d.lastSeen = l.put32(id, b.ref, fieldLastSeen, t)
+		l.losses = append(l.losses, Loss{ID: id, Consumer: b.name, Cause: cause, Tick: t})
+	}
+}
+
+// subscribe records that e.Consumer follows the log e.Where.
+func (l *Ledger) subscribe(e *Event) {
+	w, c := l.where(e.Where), l.ref(e.Consumer)
+	if c == NoConsumer {
+		return
+	}
+	if l.subs == nil {
+		l.subs = map[uint32][]ConsumerRef{}
+	}
+	for _, x := range l.subs[w] {
+		if x == c {
+			return
+		}
+	}
+	l.subs[w] = append(l.subs[w], c)
+	if e.Detail != "earliest" {
+		return
+	}
+	for _, id := range l.logIDs[w] {
+		if r := l.rec(id); r != nil && r.State == StatePending {
+			if d := l.entry(id, c); d != nil {
+				d.bits |= delExpected
+			}
+		}
+	}
+}
+
+// where returns the index of the component name s.
+func (l *Ledger) where(s string) uint32 {
+	if s == l.lastWhere {
+		return l.lastWIdx
+	}
+	i, ok := l.whereIdx[s]
+	if !ok {
+		i = uint32(len(l.wheres))
+		l.wheres = append(l.wheres, s)
+		l.whereIdx[s] = i
+	}
+	l.lastWhere, l.lastWIdx = s, i
+	return i
+}
+
+// ref returns the handle of the consumer called name, creating it on first
+// use; NoConsumer for "".
+func (l *Ledger) ref(name string) ConsumerRef {
+	if name == "" {
+		return NoConsumer
+	}
+	if name == l.lastName && l.lastRef != NoConsumer {
+		return l.lastRef
+	}
+	c, ok := l.byName[name]
+	if !ok {
+		c = ConsumerRef(len(l.consumers))
+		l.consumers = append(l.consumers, &consumerBook{ref: c, name: name})
+		l.byName[name] = c
+	}
+	l.lastName, l.lastRef = name, c
+	return c
+}
+
+// entryOf returns the delivery of e's copy to e.Consumer, or nil.
+func (l *Ledger) entryOf(e *Event) *delivery {
+	return l.entry(e.Msg, l.ref(e.Consumer))
+}
+
+// link returns the lineage link of id; most IDs have none.
 func (l *Ledger) link(id ID) link {
 	return l.links[id]
 }
 
-// setLink updates the redrive link of id with f.
+// setLink updates the lineage link of id with f.
 func (l *Ledger) setLink(id ID, f func(x *link)) {
 	if l.links == nil {
 		l.links = map[ID]link{}
@@ -235,6 +553,21 @@ func (l *Ledger) setLink(id ID, f func(x *link)) {
 	x := l.links[id]
 	f(&x)
 	l.links[id] = x
+}
+
+// Root returns the origin of copy id: the first copy of its lineage.
+// Lineage links always point to older IDs, so the walk ends.
+func (l *Ledger) Root(id ID) ID {
+	if l == nil {
+		return id
+	}
+	for {
+		x, ok := l.links[id]
+		if !ok || x.origin == 0 {
+			return id
+		}
+		id = x.origin
+	}
 }
 
 // export returns the Record stored as r under id.
@@ -246,14 +579,17 @@ func (l *Ledger) export(id ID, r *record) Record {
 		out.ID = id
 		out.Key = l.strs.get(r.key)
 		out.Type = l.strs.get(r.typ)
+		if int(r.where) < len(l.wheres) {
+			out.Where = l.wheres[r.where]
+		}
 	}
 	return out
 }
 
-// exportDelivery returns the Delivery stored as e, for id and consumer c.
-func (l *Ledger) exportDelivery(id ID, c ConsumerRef, e *delivery) Delivery {
-	d := Delivery{Expected: e.bits&delExpected != 0, Delivered: e.Delivered, Applied: e.Applied,
-		Acked: e.bits&delAcked != 0, Missed: e.bits&delMissed != 0, FirstApplied: e.FirstApplied,
+// exportDelivery returns the Entry stored as e, for id and consumer c.
+func (l *Ledger) exportDelivery(id ID, c ConsumerRef, e *delivery) Entry {
+	d := Entry{Expected: e.bits&delExpected != 0, Delivered: e.Delivered, Applied: e.Applied, Skipped: e.Skipped,
+		Acked: e.bits&delAcked != 0, Handled: e.bits&delHandled != 0, Missed: e.bits&delMissed != 0, FirstApplied: e.FirstApplied,
 		LastSeen: l.get32(id, c, fieldLastSeen, e.lastSeen)}
 	if i := e.bits >> 8; i != 0 {
 		d.Lost = l.causes[i-1]
@@ -278,13 +614,8 @@ func (l *Ledger) cause(c Cause) uint32 {
 	return i
 }
 
-// NewLedger returns an empty ledger.
-func NewLedger() *Ledger {
-	return &Ledger{byName: map[string]ConsumerRef{}}
-}
-
-// Consumer returns the handle of the logical consumer called name, creating
-// it on first use. Consumers are listed in the order they were first named.
+// Consumer returns the handle of the logical consumer called name, or
+// NoConsumer when no event has named it.
 func (l *Ledger) Consumer(name string) ConsumerRef {
 	if l == nil {
 		return NoConsumer
@@ -292,10 +623,7 @@ func (l *Ledger) Consumer(name string) ConsumerRef {
 	if c, ok := l.byName[name]; ok {
 		return c
 	}
-	c := ConsumerRef(len(l.consumers))
-	l.consumers = append(l.consumers, &consumerBook{ledger: l, ref: c, name: name})
-	l.byName[name] = c
-	return c
+	return NoConsumer
 }
 
 // Consumers returns the names of the logical consumers in first-use order.
@@ -318,264 +646,45 @@ func (l *Ledger) ConsumerName(c ConsumerRef) string {
 	return l.consumers[c].name
 }
 
+// LastTick returns the tick of the latest event folded.
+func (l *Ledger) LastTick() Tick {
+	if l == nil {
+		return 0
+	}
+	return l.last
+}
+
 // rec returns the record of id, growing the table as needed; nil for ID 0.
 // It spells out table.at's fast path: the generic method is compiled for
 // a shape and not inlined, and this is the ledger's most frequent call.
 func (l *Ledger) rec(id ID) *record {
-	// The fast path, small enough to be inlined: an ID below the table's
-	// length whose chunk exists (every call after the message's first).
 	if i := uint64(id); i < l.recs.n && id != 0 {
 		if p := l.recs.chunks[i/tableChunk]; p != nil {
 			return &p[i%tableChunk]
 		}
 	}
-	return l.recGrow(id)
-}
-
-// recGrow is rec for an ID at or past the table's length.
-func (l *Ledger) recGrow(id ID) *record {
 	if id == 0 {
 		return nil
 	}
-	t, i := &l.recs, uint64(id)
-	if c := i / tableChunk; c < uint64(len(t.chunks)) {
-		if p := t.chunks[c]; p != nil {
-			if i >= t.n {
-				t.n = i + 1
-			}
-			return &p[i%tableChunk]
-		}
-	}
-	return t.grow(i)
+	return l.recs.at(uint64(id))
 }
 
 // entry returns the delivery of id to consumer c, growing the consumer's
-// table as needed; nil for ID 0 or an unknown consumer. Like rec, it spells
-// out table.at's fast path.
+// table as needed; nil for ID 0 or no consumer.
 func (l *Ledger) entry(id ID, c ConsumerRef) *delivery {
-	// The fast path, as in rec.
-	if c >= 0 && int(c) < len(l.consumers) {
-		if t, i := &l.consumers[c].entries, uint64(id); i < t.n && id != 0 {
-			if p := t.chunks[i/tableChunk]; p != nil {
-				return &p[i%tableChunk]
-			}
-		}
-	}
-	return l.entryGrow(id, c)
-}
-
-// entryGrow is entry for an ID at or past the consumer's table's length.
-func (l *Ledger) entryGrow(id ID, c ConsumerRef) *delivery {
-	if id == 0 || c < 0 || int(c) >= len(l.consumers) {
+	if c < 0 || int(c) >= len(l.consumers) || id == 0 {
 		return nil
 	}
 	t, i := &l.consumers[c].entries, uint64(id)
-	if k := i / tableChunk; k < uint64(len(t.chunks)) {
-		if p := t.chunks[k]; p != nil {
-			if i >= t.n {
-				t.n = i + 1
-			}
+	if i < t.n {
+		if p := t.chunks[i/tableChunk]; p != nil {
 			return &p[i%tableChunk]
 		}
 	}
-	return t.grow(i)
+	return t.at(i)
 }
 
-// Register records that m exists. Registering an ID again is a no-op, so a
-// re-published event keeps its first record.
-func (l *Ledger) Register(m *Message) {
-	if l == nil {
-		return
-	}
-	r := l.rec(m.ID)
-	if r == nil || r.flags&recRegistered != 0 {
-		return
-	}
-	l.register(r, m)
-}
-
-// register fills in the fresh record r of m.
-func (l *Ledger) register(r *record, m *Message) {
-	*r = record{created: l.put32(m.ID, NoConsumer, fieldCreated, m.Created), changed: l.put32(m.ID, NoConsumer, fieldChanged, m.Created),
-		flags: recRegistered, key: l.lastKey.put(&l.strs, m.Key), typ: l.lastType.put(&l.strs, m.Headers.Type)}
-	if l.links != nil {
-		delete(l.links, m.ID) // a fresh record has no redrive links
-	}
-}
-
-// Sent records that message id was handed to a broker at tick t; it becomes
-// pending again even if an earlier copy was already acknowledged.
-func (l *Ledger) Sent(id ID, t Tick) {
-	if l == nil {
-		return
-	}
-	if r := l.rec(id); r != nil {
-		r.sends++
-		r.State = StatePending
-		l.setChanged(id, r, t)
-	}
-}
-
-// SetState records a new broker-level state for message id at tick t.
-func (l *Ledger) SetState(id ID, s State, t Tick) {
-	if l == nil {
-		return
-	}
-	if r := l.rec(id); r != nil {
-		r.State = s
-		l.setChanged(id, r, t)
-	}
-}
-
-// MarkPhantom records that message id announces a change that never
-// committed (publish-then-commit with a failed commit).
-func (l *Ledger) MarkPhantom(id ID) {
-	if l == nil {
-		return
-	}
-	if r := l.rec(id); r != nil {
-		r.flags |= recPhantom
-	}
-}
-
-// Link records that dead letter orig was redriven as the new message next.
-func (l *Ledger) Link(orig, next ID, t Tick) {
-	if l == nil {
-		return
-	}
-	if r := l.rec(orig); r != nil {
-		r.State = StateRedriven
-		l.setChanged(orig, r, t)
-		l.setLink(orig, func(x *link) { x.redriven = next })
-	}
-	if r := l.rec(next); r != nil {
-		l.setLink(next, func(x *link) { x.origin = orig })
-	}
-}
-
-// SentTo records, in one call, that message m was handed at tick t to a
-// broker that routes it to consumer c: Register(m), Sent(m.ID, t) and
-// Expect(m.ID, c), with one lookup of the record.
-func (l *Ledger) SentTo(m *Message, c ConsumerRef, t Tick) {
-	if l == nil {
-		return
-	}
-	id := m.ID
-	if r := l.rec(id); r != nil {
-		if r.flags&recRegistered == 0 {
-			l.register(r, m)
-		}
-		r.sends++
-		r.State = StatePending
-		l.setChanged(id, r, t)
-	}
-	if e := l.entry(id, c); e != nil {
-		e.bits |= delExpected
-	}
-}
-
-// AckedDone records, in one call, that consumer c acknowledged message id
-// and that the broker deleted it at tick t: Acked(id, c) followed by
-// SetState(id, StateDone, t).
-func (l *Ledger) AckedDone(id ID, c ConsumerRef, t Tick) {
-	if l == nil {
-		return
-	}
-	if e := l.entry(id, c); e != nil {
-		e.bits |= delAcked
-	}
-	if r := l.rec(id); r != nil {
-		r.State = StateDone
-		l.setChanged(id, r, t)
-	}
-}
-
-// Expect records that message id was routed to consumer c.
-func (l *Ledger) Expect(id ID, c ConsumerRef) {
-	if l == nil {
-		return
-	}
-	if e := l.entry(id, c); e != nil {
-		e.bits |= delExpected
-	}
-}
-
-// Delivered records a delivery of message id to consumer c at tick t and
-// returns how many deliveries the consumer has had of it, this one included.
-// Every delivery after the first counts as a duplicate.
-func (l *Ledger) Delivered(id ID, c ConsumerRef, t Tick) int {
-	if l == nil {
-		return 0
-	}
-	e := l.entry(id, c)
-	if e == nil {
-		return 0
-	}
-	e.bits |= delExpected
-	e.Delivered++
-	e.lastSeen = l.put32(id, c, fieldLastSeen, t)
-	if e.Delivered > 1 {
-		l.consumers[c].duplicates++
-	}
-	return int(e.Delivered)
-}
-
-// Applied records that consumer c applied the effect of message id at tick t.
-func (l *Ledger) Applied(id ID, c ConsumerRef, t Tick) {
-	if l == nil {
-		return
-	}
-	e := l.entry(id, c)
-	if e == nil {
-		return
-	}
-	b := l.consumers[c]
-	b.effects = true
-	e.Applied++
-	if e.Applied == 1 {
-		e.FirstApplied = t
-		b.order.push(id)
-	}
-}
-
-// Acked records that consumer c acknowledged message id.
-func (l *Ledger) Acked(id ID, c ConsumerRef) {
-	if l == nil {
-		return
-	}
-	if e := l.entry(id, c); e != nil {
-		e.bits |= delAcked
-	}
-}
-
-// Missed records that consumer c missed message id at tick t because it was
-// offline: by design for ephemeral pub/sub, and not a loss.
-func (l *Ledger) Missed(id ID, c ConsumerRef, t Tick) {
-	if l == nil {
-		return
-	}
-	if e := l.entry(id, c); e != nil {
-		e.bits |= delMissed
-		e.lastSeen = l.put32(id, c, fieldLastSeen, t)
-	}
-}
-
-// Lost records that message id was lost at tick t for consumer c (NoConsumer
-// when it was lost before reaching any consumer), with its cause.
-func (l *Ledger) Lost(id ID, c ConsumerRef, cause Cause, t Tick) {
-	if l == nil {
-		return
-	}
-	if e := l.entry(id, c); e != nil {
-		e.bits = e.bits&0xff | delExpected | l.cause(cause)<<8
-	} else if r := l.rec(id); r != nil {
-		r.State = StateLost
-		l.setChanged(id, r, t)
-	}
-	l.losses = append(l.losses, Loss{ID: id, Consumer: l.ConsumerName(c), Cause: cause, Tick: t})
-}
-
-// Record returns the broker-level record of message id.
+// Record returns the broker-level record of copy id.
 func (l *Ledger) Record(id ID) (Record, bool) {
 	if l == nil || id == 0 {
 		return Record{}, false
@@ -587,15 +696,15 @@ func (l *Ledger) Record(id ID) (Record, bool) {
 	return l.export(id, r), true
 }
 
-// Delivery returns what consumer c knows of message id.
-func (l *Ledger) Delivery(id ID, c ConsumerRef) Delivery {
+// Entry returns what consumer c knows of copy id.
+func (l *Ledger) Entry(id ID, c ConsumerRef) Entry {
 	if l == nil || c < 0 || int(c) >= len(l.consumers) {
-		return Delivery{}
+		return Entry{}
 	}
 	if e := l.consumers[c].entries.get(uint64(id)); e != nil {
 		return l.exportDelivery(id, c, e)
 	}
-	return Delivery{}
+	return Entry{}
 }
 
 // Records returns the broker-level records in ID order.
@@ -608,15 +717,40 @@ func (l *Ledger) Records() []Record {
 	return out
 }
 
-// Losses returns every recorded loss in the order they happened.
+// Losses returns every loss the verdicts still stand by, in the order they
+// happened: a loss later contradicted (the consumer applied the message
+// after all, or a message lost before any consumer reached a broker
+// later) is left out. It costs O(copies x consumers).
 func (l *Ledger) Losses() []Loss {
-	if l == nil {
+	if l == nil || len(l.losses) == 0 {
 		return nil
 	}
-	return l.losses
+	lost := map[originKey]bool{}
+	for _, o := range l.Outcomes("") {
+		if o.Verdict == VerdictLost {
+			lost[originKey{o.Origin, o.Consumer}] = true
+		}
+	}
+	var out []Loss
+	for _, x := range l.losses {
+		if x.Consumer == "" {
+			if r := l.recs.get(uint64(x.ID)); r != nil && r.State == StateLost {
+				out = append(out, x)
+			}
+		} else if lost[originKey{l.Root(x.ID), x.Consumer}] {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
-// ApplyOrder returns the IDs consumer c applied, in order of first
+// originKey names one origin and one consumer.
+type originKey struct {
+	origin   ID
+	consumer string
+}
+
+// ApplyOrder returns the copies consumer c applied, in order of first
 // application, as a new slice: O(applied messages).
 func (l *Ledger) ApplyOrder(c ConsumerRef) []ID {
 	if l == nil || c < 0 || int(c) >= len(l.consumers) {
@@ -626,36 +760,29 @@ func (l *Ledger) ApplyOrder(c ConsumerRef) []ID {
 }
 
 // Duplicates returns how many deliveries to the consumer called name were
-// repeats of a message it had already received; "" sums every consumer.
+// repeats of a message it had already been delivered, counted per origin
+// (a redriven copy of a message it had received is a repeat); "" sums
+// every consumer.
 func (l *Ledger) Duplicates(name string) int {
 	n := 0
-	l.eachConsumer(name, func(b *consumerBook) { n += b.duplicates })
+	for _, o := range l.Outcomes(name) {
+		if o.Deliveries > 1 {
+			n += o.Deliveries - 1
+		}
+	}
 	return n
 }
 
 // DuplicateEffects returns how many times the consumer called name applied
-// an effect it had already applied; "" sums every consumer.
+// an effect of an origin it had already applied; "" sums every consumer.
 func (l *Ledger) DuplicateEffects(name string) int {
 	n := 0
-	l.eachConsumer(name, func(b *consumerBook) {
-		for i := uint64(1); i < b.entries.len(); i++ {
-			if e := b.entries.get(i); e != nil && e.Applied > 1 {
-				n += int(e.Applied) - 1
-			}
+	for _, o := range l.Outcomes(name) {
+		if o.Effects > 1 {
+			n += o.Effects - 1
 		}
-	})
+	}
 	return n
-}
-
-func (l *Ledger) eachConsumer(name string, f func(b *consumerBook)) {
-	if l == nil {
-		return
-	}
-	for _, b := range l.consumers {
-		if name == "" || b.name == name {
-			f(b)
-		}
-	}
 }
 
 // CauseCount is the number of losses with one cause.
@@ -666,20 +793,22 @@ type CauseCount struct {
 
 // Stats summarises the ledger.
 type Stats struct {
-	Messages         int // registered messages
-	Pending          int // still held by a broker
+	Messages         int // registered copies
+	Origins          int // registered origins (lineage roots)
+	Pending          int // copies still held by a broker or an outbox
 	Done             int // acknowledged and deleted
-	DeadLettered     int
+	DeadLettered     int // copies parked in a dead-letter queue
 	Expired          int
 	Purged           int
 	Redriven         int
 	Phantoms         int
 	Delivered        int // deliveries over all consumers
-	Duplicates       int // repeated deliveries over all consumers
+	Duplicates       int // repeated deliveries of an origin over all consumers
 	Applied          int // effects applied over all consumers
-	DuplicateEffects int // repeated effects over all consumers
-	Missed           int // (message, consumer) pairs missed by design
-	Lost             int // recorded losses
+	DuplicateEffects int // repeated effects of an origin over all consumers
+	Absorbed         int // deliveries a handler recognised as duplicates
+	Missed           int // (origin, consumer) pairs missed by design
+	Lost             int // losses that stand, per (origin, consumer) and before any consumer
 	LostBy           []CauseCount
 }
 
@@ -689,12 +818,11 @@ func (l *Ledger) Stats() Stats {
 	if l == nil {
 		return s
 	}
-	for i := uint64(1); i < l.recs.len(); i++ {
-		r := l.recs.get(i)
-		if r == nil || r.flags&recRegistered == 0 {
-			continue
-		}
+	l.eachRecord(func(r *Record) {
 		s.Messages++
+		if r.Origin == 0 {
+			s.Origins++
+		}
 		switch r.State {
 		case StatePending:
 			s.Pending++
@@ -709,31 +837,37 @@ func (l *Ledger) Stats() Stats {
 		case StateRedriven:
 			s.Redriven++
 		}
-		if r.flags&recPhantom != 0 {
+		if r.Phantom {
 			s.Phantoms++
 		}
-	}
-	for _, b := range l.consumers {
-		s.Duplicates += b.duplicates
-		for i := uint64(1); i < b.entries.len(); i++ {
-			e := b.entries.get(i)
-			if e == nil {
-				continue
-			}
-			s.Delivered += int(e.Delivered)
-			s.Applied += int(e.Applied)
-			if e.Applied > 1 {
-				s.DuplicateEffects += int(e.Applied) - 1
-			}
-			if e.bits&delMissed != 0 {
-				s.Missed++
-			}
+	})
+	by := map[Cause]int{}
+	for _, o := range l.Outcomes("") {
+		s.Delivered += o.Deliveries
+		s.Applied += o.Effects
+		s.Absorbed += o.Skipped
+		if o.Deliveries > 1 {
+			s.Duplicates += o.Deliveries - 1
+		}
+		if o.Effects > 1 {
+			s.DuplicateEffects += o.Effects - 1
+		}
+		switch o.Verdict {
+		case VerdictMissed:
+			s.Missed++
+		case VerdictLost:
+			s.Lost++
+			by[o.Cause]++
 		}
 	}
-	s.Lost = len(l.losses)
-	by := map[Cause]int{}
 	for _, x := range l.losses {
-		by[x.Cause]++
+		if x.Consumer != "" {
+			continue
+		}
+		if r := l.recs.get(uint64(x.ID)); r != nil && r.State == StateLost {
+			s.Lost++
+			by[x.Cause]++
+		}
 	}
 	for c, n := range by {
 		s.LostBy = append(s.LostBy, CauseCount{c, n})
@@ -762,16 +896,4 @@ func (l *Ledger) record(id ID) *Record {
 		*r = l.export(id, x)
 	}
 	return r
-}
-
-// eachEntry calls f for every entry of the consumer in ID order. The
-// Delivery f gets is a copy that is reused for the next call.
-func (b *consumerBook) eachEntry(f func(id ID, e *Delivery)) {
-	var d Delivery
-	for i := uint64(1); i < b.entries.len(); i++ {
-		if e := b.entries.get(i); e != nil {
-			d = b.ledger.exportDelivery(ID(i), b.ref, e)
-			f(ID(i), &d)
-		}
-	}
 }

@@ -111,6 +111,11 @@ type Message struct {
 	Headers Headers
 	// Created is the tick the message was created.
 	Created Tick
+	// Origin is the copy this message was made from: the dead letter a
+	// redrive carries on, the published message a fan-out copies into a
+	// queue. It is 0 for an original. The ledger follows it to judge every
+	// copy of one origin together.
+	Origin ID
 }
 
 // Publisher accepts messages. Queues, pub/sub topics and log topics

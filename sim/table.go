@@ -2,8 +2,8 @@ package sim
 
 import (
 	"iter"
+	"reflect"
 	"strings"
-	"unsafe"
 )
 
 // tableChunk is the number of elements per chunk of a table.
@@ -56,7 +56,7 @@ func newChunk[T any]() *[tableChunk]T {
 	p := new([tableChunk]T)
 	var zero T
 	step := 1
-	if size := int(unsafe.Sizeof(zero)); size > 0 && size < pageSize {
+	if size := int(reflect.TypeFor[T]().Size()); size > 0 && size < pageSize {
 		step = pageSize / size
 	}
 	for k := 0; k < tableChunk; k += step {

@@ -3,8 +3,8 @@ package sim
 import (
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Kind names what happened in a trace Event. Kinds are lower-case words
@@ -46,6 +46,10 @@ const (
 	KindAction            Kind = "action"             // a timeline action ran
 	KindNarration         Kind = "narration"          // a lesson narration step
 	KindChecked           Kind = "checked"            // an expectation was evaluated
+	KindStored            Kind = "stored"             // a message was written to an outbox table, to be relayed
+	KindSkipped           Kind = "skipped"            // a handler recognised a duplicate and applied no effect
+	KindPhantom           Kind = "phantom"            // a published event announces a change that never committed
+	KindSubscribed        Kind = "subscribed"         // a consumer group started following a log
 )
 
 // Event is one entry of the trace. Fields that do not apply are left at their
@@ -56,9 +60,13 @@ type Event struct {
 	Tick      Tick   // when it happened
 	Kind      Kind   // what happened
 	Where     string // the component, e.g. "queue:orders", "log:orders", "topic:prices"
-	Actor     string // the consumer, producer, relay or group member involved
-	Msg       ID     // the message, if any
+	Actor     string // the consumer instance, producer, relay or group member involved
+	Consumer  string // the logical consumer (queue worker pool, group, subscriber) the event concerns
+	Msg       ID     // the message copy, if any
+	Origin    ID     // the copy Msg was made from (redrive, fan-out, deduplicated send), if any
 	Key       string // the message key, if any
+	Type      string // the message type, on the event that creates a copy
+	Cause     Cause  // why a message was lost, on lost and expired events
 	Corr      string // the correlation ID, if any
 	Attempt   int    // receive count, delivery count or attempt number (0 = none)
 	HasPos    bool   // whether Partition and Offset are meaningful
@@ -77,27 +85,57 @@ type Sink interface {
 // its sinks in order. A nil *Trace and a Trace without sinks accept events
 // and discard them at the cost of a counter increment.
 type Trace struct {
-	seq   uint64
-	sinks []Sink
-	cur   Event // the event being handed to the sinks, reused to avoid an allocation per event
-	busy  bool  // a sink is running; a nested Emit must not reuse cur
+	seq      uint64
+	sinks    []Sink
+	ledger   *Ledger // the ledger sink, called directly
+	detailed bool    // some sink shows Detail text
+	cur      Event   // the event being handed to the sinks, reused to avoid an allocation per event
+	busy     bool    // a sink is running; a nested Emit must not reuse cur
 }
 
 // NewTrace returns a trace that forwards to the given sinks in order.
 func NewTrace(sinks ...Sink) *Trace {
-	return &Trace{sinks: sinks}
-}
-
-// Attach adds a sink; it receives only events emitted after the call.
-func (t *Trace) Attach(s Sink) {
-	if t != nil && s != nil {
-		t.sinks = append(t.sinks, s)
+	t := &Trace{}
+	for _, s := range sinks {
+		t.Attach(s)
 	}
+	return t
 }
 
-// Enabled reports whether any sink listens. Models may skip building
-// expensive Detail strings when it returns false.
-func (t *Trace) Enabled() bool { return t != nil && len(t.sinks) > 0 }
+// Attach adds a sink; it receives only events emitted after the call. A
+// *Ledger is always called first, before every other sink, so a sink that
+// reads the ledger sees the event already folded.
+func (t *Trace) Attach(s Sink) {
+	if t == nil || s == nil {
+		return
+	}
+	if l, ok := s.(*Ledger); ok {
+		if l != nil && t.ledger == nil {
+			t.ledger = l
+		}
+		return
+	}
+	t.detailed = true // every sink but the ledger may show Detail
+	t.sinks = append(t.sinks, s)
+}
+
+// Ledger returns the ledger folding this trace's events, or nil.
+func (t *Trace) Ledger() *Ledger {
+	if t == nil {
+		return nil
+	}
+	return t.ledger
+}
+
+// Enabled reports whether any sink listens, the ledger included. Models
+// must emit every event when it returns true; they may call Skip instead
+// only when it is false.
+func (t *Trace) Enabled() bool { return t != nil && (t.ledger != nil || len(t.sinks) > 0) }
+
+// Detailed reports whether a sink shows events to people and so needs
+// their Detail text. Models build Detail strings (which cost formatting)
+// only when it returns true; the ledger never reads Detail.
+func (t *Trace) Detailed() bool { return t != nil && t.detailed }
 
 // Len returns the number of events emitted so far.
 func (t *Trace) Len() uint64 {
@@ -128,9 +166,14 @@ func (t *Trace) EmitRef(e *Event) {
 	}
 }
 
-// emit numbers e and hands it to the sinks. It never retains e.
+// emit numbers e and hands it to the ledger, then to the sinks. It never
+// retains e.
 func (t *Trace) emit(e *Event) {
 	t.seq++
+	if t.ledger != nil {
+		e.Seq = t.seq
+		t.ledger.Emit(e)
+	}
 	if len(t.sinks) == 0 {
 		return
 	}
@@ -342,18 +385,15 @@ func (tw *TextWriter) appendText(b []byte, e *Event) []byte {
 		}
 		b = append(b, tw.byTxt...)
 	}
-	if !e.HasPos && e.Corr == "" && e.Rule == "" && e.Detail == "" {
+	if !e.HasPos && e.Corr == "" && e.Rule == "" && e.Detail == "" && e.Consumer == "" && e.Origin == 0 && e.Cause == "" {
 		return b
 	}
 	return appendTextRest(b, e)
 }
 
-// same reports whether a and b are the same string: the same bytes in the
-// same place. Equal strings stored apart are not the same; the writer's
-// caches then miss and rebuild their entry, which yields the same text.
-func same(a, b string) bool {
-	return len(a) == len(b) && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b))
-}
+// same reports whether a and b are equal. The writer's caches compare
+// short strings (kinds, components, keys, actors), so this is cheap.
+func same(a, b string) bool { return a == b }
 
 // JSONWriter is a Sink that writes each event as one JSON object per line
 // (JSON Lines). The fields are documented on AppendJSON.
@@ -378,10 +418,13 @@ func (jw *JSONWriter) Emit(e *Event) {
 
 // AppendText appends the stable one-line text form of e to b:
 //
-//	t=12 received queue:orders m7 key=kunde-A by=worker-1 try=2 p=0 off=3 corr=c1 rule=r1 "detail"
+//	t=12 received queue:orders m7 key=kunde-A by=worker-1 try=2 for=worker from=m3 p=0 off=3 corr=c1 rule=r1 cause=retention "detail"
 //
 // Tick, kind and Where always appear; the message ID appears as "-" when
-// absent; every other field appears only when set, in this order. The form
+// absent; every other field appears only when set, in this order. The
+// logical consumer (for=) is left out when it is the actor or the actor is
+// one of its instances ("worker#2"); the message type appears only in the
+// JSON form. The form
 // never contains a newline, and it is part of the public API: golden files
 // depend on it.
 func AppendText(b []byte, e *Event) []byte {
@@ -423,8 +466,27 @@ func appendTextTail(b []byte, e *Event) []byte {
 	return appendTextRest(b, e)
 }
 
+// showConsumer reports whether e's text form names its logical consumer:
+// when it differs from the actor and the actor is not one of its instances
+// ("worker#2" is an instance of "worker").
+func showConsumer(e *Event) bool {
+	c := e.Consumer
+	if c == "" || c == e.Actor {
+		return false
+	}
+	return !(len(e.Actor) > len(c) && e.Actor[len(c)] == '#' && strings.HasPrefix(e.Actor, c))
+}
+
 // appendTextRest appends the fields of e's text form after the attempt.
 func appendTextRest(b []byte, e *Event) []byte {
+	if showConsumer(e) {
+		b = append(b, " for="...)
+		b = appendToken(b, e.Consumer)
+	}
+	if e.Origin != 0 {
+		b = append(b, " from="...)
+		b = e.Origin.AppendTo(b)
+	}
 	if e.HasPos {
 		b = append(b, " p="...)
 		b = appendInt(b, int64(e.Partition))
@@ -438,6 +500,10 @@ func appendTextRest(b []byte, e *Event) []byte {
 	if e.Rule != "" {
 		b = append(b, " rule="...)
 		b = appendToken(b, e.Rule)
+	}
+	if e.Cause != "" {
+		b = append(b, " cause="...)
+		b = appendToken(b, string(e.Cause))
 	}
 	if e.Detail != "" {
 		b = append(b, ' ')
@@ -505,9 +571,11 @@ func plainToken(s string) bool {
 
 // AppendJSON appends e as a JSON object to b. Fields, in this order:
 // "seq" (number), "tick" (number), "kind" (string), "where" (string), and
-// when set "msg" (string, e.g. "m7"), "key", "actor", "corr" (strings),
-// "attempt" (number), "partition" and "offset" (numbers, only for log
-// events), "rule" and "detail" (strings).
+// when set "msg" (string, e.g. "m7"), "origin" (string), "key", "type",
+// "actor", "consumer", "corr" (strings), "attempt" (number), "partition"
+// and "offset" (numbers, only for log events), "rule", "cause" and
+// "detail" (strings). The form carries every field the Ledger folds, so
+// ReadJSONL rebuilds the same ledger from it.
 func AppendJSON(b []byte, e *Event) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, e.Seq, 10)
@@ -522,13 +590,26 @@ func AppendJSON(b []byte, e *Event) []byte {
 		b = e.Msg.AppendTo(b)
 		b = append(b, '"')
 	}
+	if e.Origin != 0 {
+		b = append(b, `,"origin":"`...)
+		b = e.Origin.AppendTo(b)
+		b = append(b, '"')
+	}
 	if e.Key != "" {
 		b = append(b, `,"key":`...)
 		b = appendJSONString(b, e.Key)
 	}
+	if e.Type != "" {
+		b = append(b, `,"type":`...)
+		b = appendJSONString(b, e.Type)
+	}
 	if e.Actor != "" {
 		b = append(b, `,"actor":`...)
 		b = appendJSONString(b, e.Actor)
+	}
+	if e.Consumer != "" {
+		b = append(b, `,"consumer":`...)
+		b = appendJSONString(b, e.Consumer)
 	}
 	if e.Corr != "" {
 		b = append(b, `,"corr":`...)
@@ -547,6 +628,10 @@ func AppendJSON(b []byte, e *Event) []byte {
 	if e.Rule != "" {
 		b = append(b, `,"rule":`...)
 		b = appendJSONString(b, e.Rule)
+	}
+	if e.Cause != "" {
+		b = append(b, `,"cause":`...)
+		b = appendJSONString(b, string(e.Cause))
 	}
 	if e.Detail != "" {
 		b = append(b, `,"detail":`...)

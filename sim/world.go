@@ -11,23 +11,27 @@ var (
 	ErrInvalidConfig = errors.New("sim: invalid config")
 	ErrDuplicateName = errors.New("sim: duplicate component name")
 	ErrTickCap       = errors.New("sim: tick cap reached")
+	ErrNotDone       = errors.New("sim: not done")
+	ErrUnavailable   = errors.New("sim: broker unavailable")
 )
 
-// Env is what every model and actor of one run shares: the clock, the
-// trace, the ledger, the ID allocator and the seed. Models take an *Env in
-// their Config; a nil Env there means a private one (handy in unit tests).
+// Env is what every model and actor of one World shares: the clock, the
+// trace, the ledger folding the trace, the ID allocator and the seed. Only
+// World makes one, so every model of a run shares the same clock and
+// ledger; models reach it through the World their constructor takes.
 type Env struct {
 	Clock  Clock
 	Trace  *Trace
-	Ledger *Ledger
+	Ledger *Ledger // read it; it is written only by folding Trace's events
 	IDs    IDs
 	Seed   uint64
 }
 
-// NewEnv returns an Env with the given seed, an empty ledger and a trace
-// without sinks.
-func NewEnv(seed uint64) *Env {
-	return &Env{Seed: seed, Trace: NewTrace(), Ledger: NewLedger()}
+// newEnv returns an Env with the given seed and an empty ledger attached
+// to a trace without other sinks.
+func newEnv(seed uint64) *Env {
+	l := NewLedger()
+	return &Env{Seed: seed, Trace: NewTrace(l), Ledger: l}
 }
 
 // Now returns the current tick.
@@ -42,12 +46,10 @@ func (e *Env) Emit(ev Event) {
 	e.Trace.Emit(ev)
 }
 
-// NewMessage creates a message with a fresh ID, created now, and registers
-// it in the ledger.
+// NewMessage creates a message with a fresh ID, created now. The ledger
+// learns of it from the event that hands it to a broker or an outbox.
 func (e *Env) NewMessage(key string, body []byte, h Headers) Message {
-	m := Message{ID: e.IDs.Next(), Key: key, Body: body, Headers: h, Created: e.Clock.Now()}
-	e.Ledger.Register(&m)
-	return m
+	return Message{ID: e.IDs.Next(), Key: key, Body: body, Headers: h, Created: e.Clock.Now()}
 }
 
 // Phase orders the components of a World within one tick.
@@ -75,6 +77,14 @@ func (p Phase) String() string {
 // Actor is a component the World steps once per tick.
 type Actor interface {
 	Step(now Tick)
+}
+
+// Component is an Actor whose type fixes the phase it runs in. Model
+// constructors add their components to the World themselves, so a broker
+// can be neither forgotten nor stepped in the wrong phase.
+type Component interface {
+	Actor
+	Phase() Phase
 }
 
 // ActorFunc adapts a function to an Actor.
@@ -139,7 +149,7 @@ func New(cfg Config) (*World, error) {
 	if max == 0 {
 		max = DefaultMaxTicks
 	}
-	return &World{env: NewEnv(cfg.Seed), names: map[string]bool{}, maxTicks: max}, nil
+	return &World{env: newEnv(cfg.Seed), names: map[string]bool{}, maxTicks: max}, nil
 }
 
 // Env returns the world's shared environment.
@@ -148,11 +158,32 @@ func (w *World) Env() *Env { return w.env }
 // Now returns the current tick.
 func (w *World) Now() Tick { return w.env.Clock.Now() }
 
-// Add registers a component under a unique name in a phase.
-func (w *World) Add(phase Phase, name string, a Actor) error {
-	if a == nil {
+// Trace returns the world's trace; attach sinks to it to see the run.
+func (w *World) Trace() *Trace { return w.env.Trace }
+
+// Ledger returns the ledger folded from the world's trace.
+func (w *World) Ledger() *Ledger { return w.env.Ledger }
+
+// Add registers a component under a unique name, in the phase its type
+// fixes. Model constructors call it; users rarely need to.
+func (w *World) Add(name string, c Component) error {
+	if c == nil {
 		return fmt.Errorf("%w: component %q is nil", ErrInvalidConfig, name)
 	}
+	return w.add(c.Phase(), name, c)
+}
+
+// AddFunc registers a function of the caller's own, stepped once per tick
+// in the given phase under a unique name: a custom actor or an observer.
+func (w *World) AddFunc(name string, phase Phase, f func(now Tick)) error {
+	if f == nil {
+		return fmt.Errorf("%w: component %q is nil", ErrInvalidConfig, name)
+	}
+	return w.add(phase, name, ActorFunc(f))
+}
+
+// add registers a under name in phase.
+func (w *World) add(phase Phase, name string, a Actor) error {
 	if phase < PhaseBroker || phase > PhaseObserver {
 		return fmt.Errorf("%w: unknown phase %d for %q", ErrInvalidConfig, int(phase), name)
 	}
@@ -221,18 +252,22 @@ func (w *World) Run(n Tick) error {
 	return nil
 }
 
-// RunUntil runs ticks until done returns true (checked before each tick) or
-// max ticks have run; it reports whether done became true. It also stops at
-// the world's tick cap.
-func (w *World) RunUntil(done func() bool, max Tick) (bool, error) {
+// RunUntil runs ticks until done returns true (checked before each tick).
+// It returns nil once done holds, and an error wrapping ErrNotDone when max
+// ticks ran first (or ErrTickCap at the world's tick cap), so a test that
+// stopped before the system drained cannot mistake it for success.
+func (w *World) RunUntil(done func() bool, max Tick) error {
 	for i := Tick(0); i < max; i++ {
 		if done() {
-			return true, nil
+			return nil
 		}
 		if w.Now() >= w.maxTicks {
-			return false, fmt.Errorf("%w: %d ticks", ErrTickCap, w.maxTicks)
+			return fmt.Errorf("%w: %d ticks", ErrTickCap, w.maxTicks)
 		}
 		w.Tick()
 	}
-	return done(), nil
+	if done() {
+		return nil
+	}
+	return fmt.Errorf("%w after %d ticks (t=%d): the condition still does not hold", ErrNotDone, max, w.Now())
 }

@@ -1,0 +1,190 @@
+package sim
+
+import (
+	"errors"
+	"strconv"
+)
+
+// The failure classes of a handler error. A handler wraps one of them
+// (fmt.Errorf("...: %w", sim.ErrPermanent)) to tell the model what to do;
+// an error wrapping none of them is transient.
+var (
+	ErrTransient = errors.New("transient failure") // retry later; a later try may succeed
+	ErrPermanent = errors.New("permanent failure") // retrying will not help; dead-letter it
+	ErrPoison    = errors.New("poison message")    // the message itself can never be handled
+)
+
+// Class is the failure class of a handler error.
+type Class uint8
+
+// The classes, as Classify returns them.
+const (
+	ClassNone      Class = iota // no error
+	ClassTransient              // retry later
+	ClassPermanent              // dead-letter, do not retry
+	ClassPoison                 // dead-letter at once
+)
+
+var classNames = [...]string{"none", "transient", "permanent", "poison"}
+
+// String returns the class's name.
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "unknown"
+}
+
+// Classify returns the failure class of err: ClassNone for nil, the class
+// of the sentinel err wraps, and ClassTransient for any other error.
+func Classify(err error) Class {
+	switch {
+	case err == nil:
+		return ClassNone
+	case errors.Is(err, ErrPoison):
+		return ClassPoison
+	case errors.Is(err, ErrPermanent):
+		return ClassPermanent
+	}
+	return ClassTransient
+}
+
+// Delivery is one delivery of a message copy to a handler: the same shape
+// for queue consumers, consumer-group members, pub/sub subscribers and
+// outbox consumers. Through it the handler records what it did: Apply for
+// each effect it applies, Skip when it recognises a duplicate. The ledger
+// learns of effects only this way, so a handler that skips a duplicate
+// records none, whatever it returns.
+//
+// A Delivery is valid only during the Handle call it is passed to; models
+// reuse it.
+type Delivery struct {
+	Msg       Message
+	Where     string // the component it came from, e.g. "queue:orders"
+	Consumer  string // the logical consumer (worker pool, group, subscriber)
+	Instance  string // the instance handling it (worker#2, a member); Consumer when there is one
+	Attempt   int    // receive or delivery count, from 1
+	HasPos    bool   // whether Partition and Offset are meaningful (log records)
+	Partition int
+	Offset    int64
+	Corr      string // the correlation ID shown on trace events
+
+	env     *Env
+	effects int
+	skips   int
+}
+
+// NewDelivery prepares a delivery of m from where to the consumer's
+// instance, on the world's environment env. Models call it (or Reset on
+// one they keep) before calling a handler.
+func NewDelivery(env *Env, m Message, where, consumer, instance string, attempt int) *Delivery {
+	d := &Delivery{}
+	d.Reset(env, m, where, consumer, instance, attempt)
+	return d
+}
+
+// Reset makes d a fresh delivery of m, as NewDelivery does, so a model can
+// reuse one Delivery without allocating.
+func (d *Delivery) Reset(env *Env, m Message, where, consumer, instance string, attempt int) {
+	if instance == "" {
+		instance = consumer
+	}
+	*d = Delivery{Msg: m, Where: where, Consumer: consumer, Instance: instance, Attempt: attempt, env: env, Corr: m.Headers.CorrelationID}
+}
+
+// Now returns the current tick.
+func (d *Delivery) Now() Tick {
+	if d.env == nil {
+		return 0
+	}
+	return d.env.Now()
+}
+
+// Apply records that the handler applied one effect of the message (a
+// charge, a row written, a projection updated). It emits the "processed"
+// event the ledger counts; note, if set, is shown in the trace.
+func (d *Delivery) Apply(note string) {
+	d.effects++
+	d.emit(KindProcessed, note)
+}
+
+// Skip records that the handler recognised the message as a duplicate and
+// applied nothing; why, if set, is shown in the trace. The ledger counts it
+// as an absorbed duplicate.
+func (d *Delivery) Skip(why string) {
+	d.skips++
+	d.emit(KindSkipped, why)
+}
+
+// Effects returns how many effects the handler recorded so far.
+func (d *Delivery) Effects() int { return d.effects }
+
+// Skipped reports whether the handler recorded a skipped duplicate.
+func (d *Delivery) Skipped() bool { return d.skips > 0 }
+
+// emit traces one of the handler's records.
+func (d *Delivery) emit(k Kind, detail string) {
+	if d.env == nil {
+		return
+	}
+	tr := d.env.Trace
+	if !tr.Detailed() {
+		detail = ""
+	}
+	ev := Event{Tick: d.env.Now(), Kind: k, Where: d.Where, Actor: d.Instance, Consumer: d.Consumer, Msg: d.Msg.ID, Key: d.Msg.Key,
+		Corr: d.Corr, Attempt: d.Attempt, HasPos: d.HasPos, Partition: d.Partition, Offset: d.Offset, Detail: detail}
+	tr.EmitRef(&ev)
+}
+
+// Handler handles deliveries: the one handler contract of every model. It
+// returns nil on success, or an error whose class (Classify) tells the
+// model whether to retry, dead-letter or give up.
+type Handler interface {
+	Handle(d *Delivery) error
+}
+
+// HandlerFunc adapts a function to a Handler.
+type HandlerFunc func(d *Delivery) error
+
+// Handle calls f(d).
+func (f HandlerFunc) Handle(d *Delivery) error { return f(d) }
+
+// Effect returns a handler that applies one effect, described by note, to
+// every delivery and succeeds: the simplest correct handler, and a naive
+// one under duplicates.
+func Effect(note string) Handler {
+	return HandlerFunc(func(d *Delivery) error {
+		d.Apply(note)
+		return nil
+	})
+}
+
+// Idempotent wraps h so that it applies each origin's effect at most once
+// per key, where key(d) names what makes two deliveries the same (the
+// message ID, or a business key): a delivery whose key was handled with an
+// effect before is skipped (Skip) and h is not called. The keys are kept in
+// memory for the wrapper's lifetime, O(distinct keys); services that keep
+// their dedup table in their database use outbox.Consumer instead.
+func Idempotent(h Handler, key func(d *Delivery) string) Handler {
+	seen := map[string]bool{}
+	return HandlerFunc(func(d *Delivery) error {
+		k := key(d)
+		if seen[k] {
+			d.Skip("already applied " + strconv.Quote(k))
+			return nil
+		}
+		err := h.Handle(d)
+		if d.Effects() > 0 {
+			seen[k] = true
+		}
+		return err
+	})
+}
+
+// ByMessageID is a key for Idempotent: the message ID, which changes when
+// a message is redriven or re-published as a new copy.
+func ByMessageID(d *Delivery) string { return d.Msg.ID.String() }
+
+// ByKey is a key for Idempotent: the message key (a business key such as
+// an order number), which survives redrives and re-publishes.
+func ByKey(d *Delivery) string { return d.Msg.Key }

@@ -1,0 +1,178 @@
+package sim
+
+import "sort"
+
+// Verdict is where one origin stands for one logical consumer at the end
+// of a run: the terminal state the checkers judge.
+type Verdict uint8
+
+// The verdicts, from the ledger's fold over every copy of an origin.
+const (
+	VerdictPending   Verdict = iota // a copy is still held by a broker or buffered for the consumer
+	VerdictApplied                  // the consumer's handler recorded its effect at least once
+	VerdictAbsorbed                 // the handler recognised every delivery as a duplicate and applied nothing
+	VerdictParked                   // the newest copy waits in a dead-letter queue
+	VerdictMissed                   // missed by design (offline ephemeral subscriber)
+	VerdictLost                     // lost, with a cause
+	VerdictUnsettled                // gone from the broker without an effect and without a recorded cause
+)
+
+var verdictNames = [...]string{"pending", "applied", "absorbed", "parked", "missed", "lost", "unsettled"}
+
+// String returns the verdict's name.
+func (v Verdict) String() string {
+	if int(v) < len(verdictNames) {
+		return verdictNames[v]
+	}
+	return "unknown"
+}
+
+// Outcome is what the ledger concludes about one origin (the root of a
+// lineage of copies) and one logical consumer, folded over every copy of
+// the origin that was routed to the consumer.
+type Outcome struct {
+	Origin     ID
+	Key        string
+	Consumer   string
+	Verdict    Verdict
+	Cause      Cause // why it was lost, for VerdictLost
+	Effects    int   // effects applied over every copy
+	Deliveries int   // deliveries over every copy
+	Skipped    int   // deliveries absorbed as duplicates
+	Copies     int   // copies routed to the consumer
+	Acked      bool  // some copy was acknowledged by the consumer
+	Last       ID    // the newest copy routed to the consumer
+	Where      string
+	State      State // the newest copy's broker-level state
+	Tick       Tick  // the evidence: the first effect, or the last contact or state change
+}
+
+// agg accumulates the copies of one origin for one consumer.
+type agg struct {
+	o            Outcome
+	lastLost     Cause // the newest copy's loss
+	anyLost      Cause
+	handledLast  bool
+	missed       bool
+	firstApplied Tick
+}
+
+// add folds copy id's delivery d into a.
+func (a *agg) add(l *Ledger, id ID, d *Entry) {
+	a.o.Copies++
+	a.o.Effects += int(d.Applied)
+	a.o.Deliveries += int(d.Delivered)
+	a.o.Skipped += int(d.Skipped)
+	a.o.Acked = a.o.Acked || d.Acked
+	a.missed = a.missed || d.Missed
+	if d.Applied > 0 && (a.firstApplied == 0 || d.FirstApplied < a.firstApplied) {
+		a.firstApplied = d.FirstApplied
+	}
+	if d.Lost != "" {
+		a.anyLost = d.Lost
+	}
+	if id >= a.o.Last {
+		a.o.Last = id
+		a.lastLost = d.Lost
+		a.handledLast = d.Handled
+		r := l.record(id)
+		a.o.Where, a.o.State = r.Where, r.State
+		t := r.Changed
+		if d.LastSeen > t {
+			t = d.LastSeen
+		}
+		if t > a.o.Tick {
+			a.o.Tick = t
+		}
+	}
+}
+
+// finish settles a's verdict.
+func (a *agg) finish() Outcome {
+	o := a.o
+	switch {
+	case o.Effects > 0:
+		o.Verdict, o.Tick = VerdictApplied, a.firstApplied
+	case o.Skipped > 0:
+		o.Verdict = VerdictAbsorbed
+	case a.missed:
+		o.Verdict = VerdictMissed
+	case a.lastLost != "":
+		o.Verdict, o.Cause = VerdictLost, a.lastLost
+	case o.State == StatePending || o.State == StateCreated || o.State == StateDelivered && !a.handledLast:
+		o.Verdict = VerdictPending
+	case o.State == StateDeadLettered:
+		o.Verdict = VerdictParked
+	case a.anyLost != "":
+		o.Verdict, o.Cause = VerdictLost, a.anyLost
+	default:
+		o.Verdict = VerdictUnsettled
+	}
+	return o
+}
+
+// Outcomes returns the verdict of every origin routed to the consumer
+// called name ("" for every consumer), ordered by consumer (first-use
+// order) and then by origin. It costs O(copies) per consumer.
+func (l *Ledger) Outcomes(name string) []Outcome {
+	if l == nil {
+		return nil
+	}
+	var out []Outcome
+	for _, b := range l.consumers {
+		if name != "" && b.name != name {
+			continue
+		}
+		out = append(out, l.bookOutcomes(b)...)
+	}
+	return out
+}
+
+// bookOutcomes folds consumer b's deliveries by origin.
+func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
+	var out []Outcome
+	var lineage map[ID]*agg
+	var roots []ID
+	for i := uint64(1); i < b.entries.len(); i++ {
+		e := b.entries.get(i)
+		if e == nil || e.bits&delExpected == 0 {
+			continue
+		}
+		id := ID(i)
+		d := l.exportDelivery(id, b.ref, e)
+		root := id
+		if _, linked := l.links[id]; linked {
+			root = l.Root(id)
+		}
+		if _, linked := l.links[id]; !linked {
+			a := agg{o: Outcome{Origin: id, Consumer: b.name}}
+			a.add(l, id, &d)
+			o := a.finish()
+			o.Key = l.record(id).Key
+			out = append(out, o)
+			continue
+		}
+		if lineage == nil {
+			lineage = map[ID]*agg{}
+		}
+		a, ok := lineage[root]
+		if !ok {
+			a = &agg{o: Outcome{Origin: root, Consumer: b.name}}
+			lineage[root] = a
+			roots = append(roots, root)
+		}
+		a.add(l, id, &d)
+	}
+	for _, root := range roots {
+		o := lineage[root].finish()
+		o.Key = l.record(root).Key
+		if o.Key == "" {
+			o.Key = l.record(o.Last).Key
+		}
+		out = append(out, o)
+	}
+	if len(roots) > 0 {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Origin < out[j].Origin })
+	}
+	return out
+}

@@ -10,9 +10,10 @@ import (
 
 // A plan fires deterministically; every firing is traced with its rule.
 func ExampleInjector() {
-	env := sim.NewEnv(1)
+	w, _ := sim.New(sim.Config{Seed: 1})
+	env := w.Env()
 	env.Trace.Attach(sim.NewTextWriter(os.Stdout))
-	in, err := faults.New(faults.Config{Env: env, Plan: faults.Plan{Rules: []faults.Rule{
+	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: []faults.Rule{
 		{Name: "outage", Point: faults.BrokerUnavailable, From: 2, Until: 4},
 		{Name: "poison", Point: faults.HandlerPoison, Match: faults.Match{Key: "kunde-B"}},
 	}}})

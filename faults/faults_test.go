@@ -29,10 +29,11 @@ func goldenPlan() Plan {
 }
 
 func decisions(seed uint64) []byte {
-	env := sim.NewEnv(seed)
+	w, _ := sim.New(sim.Config{Seed: seed})
+	env := w.Env()
 	var buf bytes.Buffer
 	env.Trace.Attach(sim.NewTextWriter(&buf))
-	in, err := New(Config{Plan: goldenPlan(), Env: env})
+	in, err := New(w, Config{Plan: goldenPlan()})
 	if err != nil {
 		panic(err)
 	}
@@ -88,12 +89,12 @@ func TestDecisionSequenceGolden(t *testing.T) {
 
 func TestAddingARuleDoesNotShiftOthers(t *testing.T) {
 	run := func(extra bool) string {
-		env := sim.NewEnv(9)
+		w, _ := sim.New(sim.Config{Seed: 9})
 		plan := Plan{Rules: []Rule{{Name: "a", Point: BrokerDuplicate, Probability: 0.5}}}
 		if extra {
 			plan.Rules = append([]Rule{{Name: "z", Point: HandlerSlow, Probability: 0.5}}, plan.Rules...)
 		}
-		in, _ := New(Config{Plan: plan, Env: env})
+		in, _ := New(w, Config{Plan: plan})
 		var b strings.Builder
 		for i := 0; i < 50; i++ {
 			in.Check(HandlerSlow, Context{})
@@ -108,10 +109,11 @@ func TestAddingARuleDoesNotShiftOthers(t *testing.T) {
 }
 
 func TestRuleKinds(t *testing.T) {
-	env := sim.NewEnv(1)
+	w, _ := sim.New(sim.Config{Seed: 1})
+	env := w.Env()
 	rec := &sim.Recorder{}
 	env.Trace.Attach(rec)
-	in, err := New(Config{Env: env, Plan: Plan{Rules: []Rule{
+	in, err := New(w, Config{Plan: Plan{Rules: []Rule{
 		{Name: "window", Point: BrokerUnavailable, From: 3, Until: 5},
 		{Name: "twice", Point: HandlerPermanent, Count: 2},
 		{Name: "third", Point: HandlerSlow, Nth: 3, Param: 7},
@@ -190,7 +192,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	if !errors.Is(err, ErrInvalidRule) {
 		t.Fatal("errors must wrap ErrInvalidRule")
 	}
-	if _, err := New(Config{Plan: bad}); err == nil {
+	w0, _ := sim.New(sim.Config{})
+	if _, err := New(w0, Config{Plan: bad}); err == nil {
 		t.Fatal("New accepted an invalid plan")
 	}
 }

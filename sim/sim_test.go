@@ -129,19 +129,27 @@ func TestRecorderMaxKeepsNewest(t *testing.T) {
 func TestNilTraceAndLedgerAreSafe(t *testing.T) {
 	var tr *Trace
 	tr.Emit(Event{})
-	if tr.Enabled() || tr.Len() != 0 {
+	if tr.Enabled() || tr.Len() != 0 || tr.Detailed() {
 		t.Fatal("nil trace must be disabled")
 	}
 	var l *Ledger
-	m := Message{ID: 1}
-	l.Register(&m)
-	l.Sent(1, 0)
-	l.Delivered(1, l.Consumer("x"), 0)
-	l.Applied(1, NoConsumer, 0)
-	l.Lost(1, NoConsumer, CauseRetention, 0)
-	if err := Check(l, NoLoss(), AtLeastOnce(""), AtMostOnce(""), ExactlyOnce(""), OrderedPerKey("")); err != nil {
-		t.Fatal(err)
+	l.Emit(&Event{Kind: KindSent, Msg: 1})
+	if l.Stats().Messages != 0 || l.Records() != nil || l.Losses() != nil {
+		t.Fatal("nil ledger must be empty")
 	}
+	if err := Check(l, NoLoss()); err == nil {
+		t.Fatal("checking no ledger must fail, not pass vacuously")
+	}
+}
+
+// feed folds events into a new ledger, numbering them.
+func feed(events ...Event) *Ledger {
+	l := NewLedger()
+	tr := NewTrace(l)
+	for _, e := range events {
+		tr.Emit(e)
+	}
+	return l
 }
 
 func TestWorldOrderAndTimeline(t *testing.T) {
@@ -150,8 +158,8 @@ func TestWorldOrderAndTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log []string
-	step := func(name string) Actor {
-		return ActorFunc(func(now Tick) { log = append(log, name+"@"+now.String()) })
+	step := func(name string) func(Tick) {
+		return func(now Tick) { log = append(log, name+"@"+now.String()) }
 	}
 	must := func(err error) {
 		t.Helper()
@@ -159,12 +167,15 @@ func TestWorldOrderAndTimeline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(w.Add(PhaseConsumer, "c1", step("c1")))
-	must(w.Add(PhaseBroker, "b1", step("b1")))
-	must(w.Add(PhaseProducer, "p1", step("p1")))
-	must(w.Add(PhaseConsumer, "c2", step("c2")))
-	if err := w.Add(PhaseBroker, "c1", step("x")); !errors.Is(err, ErrDuplicateName) {
+	must(w.AddFunc("c1", PhaseConsumer, step("c1")))
+	must(w.AddFunc("b1", PhaseBroker, step("b1")))
+	must(w.AddFunc("p1", PhaseProducer, step("p1")))
+	must(w.AddFunc("c2", PhaseConsumer, step("c2")))
+	if err := w.AddFunc("c1", PhaseBroker, step("x")); !errors.Is(err, ErrDuplicateName) {
 		t.Fatalf("duplicate name: %v", err)
+	}
+	if err := w.AddFunc("bad", Phase(9), step("x")); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("bad phase: %v", err)
 	}
 	w.At(2, "second", func() { log = append(log, "action-2b") })
 	w.At(2, "first", func() { log = append(log, "action-2a") })
@@ -173,6 +184,25 @@ func TestWorldOrderAndTimeline(t *testing.T) {
 	want := "action-1 b1@t=1 p1@t=1 c1@t=1 c2@t=1 action-2b action-2a b1@t=2 p1@t=2 c1@t=2 c2@t=2"
 	if got := strings.Join(log, " "); got != want {
 		t.Fatalf("order:\n got %s\nwant %s", got, want)
+	}
+}
+
+// phased is a Component whose type fixes its phase.
+type phased struct {
+	p   Phase
+	log *[]string
+}
+
+func (c phased) Phase() Phase  { return c.p }
+func (c phased) Step(now Tick) { *c.log = append(*c.log, c.p.String()) }
+func TestWorldAddUsesTheTypesPhase(t *testing.T) {
+	w, _ := New(Config{})
+	var log []string
+	_ = w.Add("c", phased{PhaseConsumer, &log})
+	_ = w.Add("b", phased{PhaseBroker, &log})
+	_ = w.Run(1)
+	if strings.Join(log, " ") != "broker consumer" {
+		t.Fatalf("order %v", log)
 	}
 }
 
@@ -185,44 +215,46 @@ func TestWorldTickCap(t *testing.T) {
 		t.Fatalf("negative cap accepted: %v", err)
 	}
 	w2, _ := New(Config{})
-	done, err := w2.RunUntil(func() bool { return w2.Now() == 3 }, 100)
-	if !done || err != nil || w2.Now() != 3 {
-		t.Fatalf("RunUntil: %v %v %d", done, err, w2.Now())
+	if err := w2.RunUntil(func() bool { return w2.Now() == 3 }, 100); err != nil || w2.Now() != 3 {
+		t.Fatalf("RunUntil: %v %d", err, w2.Now())
+	}
+	w3, _ := New(Config{})
+	if err := w3.RunUntil(func() bool { return false }, 2); !errors.Is(err, ErrNotDone) || w3.Now() != 2 {
+		t.Fatalf("a RunUntil that did not finish must say so: %v", err)
 	}
 }
 
-// ledgerFixture builds a ledger with one example of every violation class.
+// ledgerFixture builds a ledger, from events only, with one example of
+// every violation class.
 func ledgerFixture() *Ledger {
-	env := NewEnv(1)
-	l := env.Ledger
-	c := l.Consumer("billing")
+	var ev []Event
+	id := ID(0)
 	send := func(key string) ID {
-		m := env.NewMessage(key, nil, Headers{})
-		l.Sent(m.ID, env.Now())
-		l.Expect(m.ID, c)
-		env.Clock.Advance()
-		return m.ID
+		id++
+		ev = append(ev, Event{Tick: Tick(id), Kind: KindSent, Where: "queue:orders", Consumer: "billing", Msg: id, Key: key})
+		return id
 	}
 	a1, a2, b1, lost, never, pend := send("A"), send("A"), send("B"), send("C"), send("D"), send("E")
-	l.Delivered(a2, c, 7)
-	l.Applied(a2, c, 7) // A out of order: a2 before a1
-	l.Delivered(a1, c, 8)
-	l.Applied(a1, c, 8)
-	l.Acked(a1, c)
-	l.SetState(a1, StateDone, 8)
-	l.Delivered(b1, c, 9)
-	l.Applied(b1, c, 9)
-	l.Delivered(b1, c, 10) // duplicate delivery and effect
-	l.Applied(b1, c, 10)
-	l.SetState(b1, StateDone, 10)
-	l.Delivered(lost, c, 11)
-	l.Acked(lost, c)
-	l.SetState(lost, StateDone, 11)
-	l.Lost(lost, c, CauseAckBeforeProcess, 11)
-	l.SetState(never, StateDone, 12) // deleted without delivery or cause
-	_ = pend                         // still pending: accounted for
-	l.SetState(a2, StateDone, 7)
-	return l
+	_ = pend // still pending at the end
+	do := func(tick Tick, kind Kind, m ID) {
+		ev = append(ev, Event{Tick: tick, Kind: kind, Where: "queue:orders", Consumer: "billing", Actor: "billing#1", Msg: m})
+	}
+	do(7, KindReceived, a2)
+	do(7, KindProcessed, a2) // A out of order: a2 before a1
+	do(7, KindAcked, a2)
+	do(8, KindReceived, a1)
+	do(8, KindProcessed, a1)
+	do(8, KindAcked, a1)
+	do(9, KindReceived, b1)
+	do(9, KindProcessed, b1)
+	do(10, KindRedelivered, b1) // duplicate delivery and effect
+	do(10, KindProcessed, b1)
+	do(10, KindAcked, b1)
+	do(11, KindReceived, lost)
+	do(11, KindAcked, lost)
+	ev = append(ev, Event{Tick: 11, Kind: KindLost, Where: "queue:orders", Consumer: "billing", Msg: lost, Cause: CauseAckBeforeProcess})
+	do(12, KindAcked, never) // deleted without delivery or cause
+	return feed(ev...)
 }
 
 func TestCheckersReportEveryViolationAtOnce(t *testing.T) {
@@ -243,40 +275,132 @@ func TestCheckersReportEveryViolationAtOnce(t *testing.T) {
 }
 
 func TestCheckersPassOnCleanRun(t *testing.T) {
-	env := NewEnv(1)
-	l := env.Ledger
-	c := l.Consumer("w")
-	for i := 0; i < 5; i++ {
-		m := env.NewMessage("k", nil, Headers{})
-		l.Sent(m.ID, 0)
-		l.Delivered(m.ID, c, 1)
-		l.Applied(m.ID, c, 1)
-		l.Acked(m.ID, c)
-		l.SetState(m.ID, StateDone, 1)
+	var ev []Event
+	for i := 1; i <= 5; i++ {
+		m := ID(i)
+		ev = append(ev, Event{Kind: KindSent, Where: "q", Consumer: "w", Msg: m, Key: "k"},
+			Event{Tick: 1, Kind: KindReceived, Consumer: "w", Msg: m},
+			Event{Tick: 1, Kind: KindProcessed, Consumer: "w", Msg: m},
+			Event{Tick: 1, Kind: KindAcked, Consumer: "w", Msg: m})
 	}
+	l := feed(ev...)
 	if err := Check(l, NoLoss(), AtLeastOnce(""), AtMostOnce(""), ExactlyOnce("w"), OrderedPerKey(""), MaxDuplicates("", 0)); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestLedgerLinkAndPhantom(t *testing.T) {
-	env := NewEnv(1)
-	l := env.Ledger
-	a := env.NewMessage("k", nil, Headers{Type: "order.placed"})
-	b := env.NewMessage("k", nil, Headers{})
-	l.SetState(a.ID, StateDeadLettered, 3)
-	l.Link(a.ID, b.ID, 4)
-	l.MarkPhantom(b.ID)
-	ra, _ := l.Record(a.ID)
-	rb, _ := l.Record(b.ID)
-	if ra.State != StateRedriven || ra.Redriven != b.ID || rb.Origin != a.ID || !rb.Phantom || ra.Type != "order.placed" {
-		t.Fatalf("a=%+v b=%+v", ra, rb)
+func TestCheckersNeverPassVacuously(t *testing.T) {
+	empty := NewLedger()
+	for _, c := range []Checker{NoLoss(), AtLeastOnce(""), ExactlyOnce(""), AtMostOnce(""), OrderedPerKey("")} {
+		if len(c.Violations(empty)) == 0 {
+			t.Errorf("%s passes on an empty ledger", c.Name())
+		}
+	}
+	sentOnly := feed(Event{Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 1, Key: "k"})
+	err := Check(sentOnly, AtLeastOnce("w"), MaxDuplicates("typo", 3))
+	if err == nil || !strings.Contains(err.Error(), "still pending") || !strings.Contains(err.Error(), `knows no consumer "typo"; it knows: "w"`) {
+		t.Fatalf("got %v", err)
+	}
+	// A copy in a queue no consumer reads is still pending, not fine.
+	orphan := feed(Event{Kind: KindSent, Where: "queue:q", Msg: 1})
+	if err := Check(orphan, NoLoss()); err == nil || !strings.Contains(err.Error(), "no consumer is routed it") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestLedgerLineage(t *testing.T) {
+	// m1 is applied, then crashes before the ack; its redelivery fails into
+	// the DLQ; the DLQ is redriven as m2 (origin m1), applied again.
+	l := feed(
+		Event{Tick: 1, Kind: KindSent, Where: "queue:orders", Consumer: "billing", Msg: 1, Key: "order-1", Type: "order.placed"},
+		Event{Tick: 2, Kind: KindReceived, Consumer: "billing", Msg: 1},
+		Event{Tick: 2, Kind: KindProcessed, Consumer: "billing", Msg: 1},
+		Event{Tick: 5, Kind: KindRedelivered, Consumer: "billing", Msg: 1},
+		Event{Tick: 5, Kind: KindFailed, Consumer: "billing", Msg: 1},
+		Event{Tick: 5, Kind: KindDeadLettered, Where: "queue:orders", Msg: 1},
+		Event{Tick: 9, Kind: KindRedriven, Where: "queue:orders", Consumer: "billing", Msg: 2, Origin: 1, Key: "order-1"},
+		Event{Tick: 10, Kind: KindReceived, Consumer: "billing", Msg: 2},
+		Event{Tick: 10, Kind: KindProcessed, Consumer: "billing", Msg: 2},
+		Event{Tick: 10, Kind: KindAcked, Consumer: "billing", Msg: 2},
+		Event{Tick: 11, Kind: KindPhantom, Msg: 2},
+	)
+	r1, _ := l.Record(1)
+	r2, _ := l.Record(2)
+	if r1.State != StateRedriven || r1.Redriven != 2 || r2.Origin != 1 || !r2.Phantom || r1.Type != "order.placed" || l.Root(2) != 1 {
+		t.Fatalf("m1=%+v m2=%+v", r1, r2)
+	}
+	err := Check(l, NoLoss(), ExactlyOnce("billing"))
+	if err == nil || !strings.Contains(err.Error(), "exactly-once: m1 key=order-1 consumer=billing t=2: effect applied 2 times") || strings.Contains(err.Error(), "no-loss") {
+		t.Fatalf("got %v", err)
+	}
+	if l.DuplicateEffects("billing") != 1 || l.Duplicates("billing") != 2 {
+		t.Fatalf("duplicate effects %d, duplicates %d", l.DuplicateEffects("billing"), l.Duplicates("billing"))
 	}
 	if _, ok := l.Record(99); ok {
 		t.Fatal("unknown record found")
 	}
-	if l.Stats().Phantoms != 1 {
-		t.Fatal("phantom not counted")
+	if s := l.Stats(); s.Phantoms != 1 || s.Origins != 1 || s.Messages != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestLedgerFanOutCopiesHaveTheirOwnState(t *testing.T) {
+	// One publish copied into queues a and b; only a is consumed.
+	l := feed(
+		Event{Tick: 1, Kind: KindPublished, Where: "topic:orders", Msg: 1, Key: "k"},
+		Event{Tick: 1, Kind: KindSent, Where: "queue:a", Consumer: "a-worker", Msg: 2, Origin: 1, Key: "k"},
+		Event{Tick: 1, Kind: KindSent, Where: "queue:b", Consumer: "b-worker", Msg: 3, Origin: 1, Key: "k"},
+		Event{Tick: 2, Kind: KindReceived, Consumer: "a-worker", Msg: 2},
+		Event{Tick: 2, Kind: KindProcessed, Consumer: "a-worker", Msg: 2},
+		Event{Tick: 2, Kind: KindAcked, Consumer: "a-worker", Msg: 2},
+	)
+	if err := Check(l, ExactlyOnce("a-worker")); err != nil {
+		t.Fatal(err)
+	}
+	err := Check(l, AtLeastOnce("b-worker"))
+	if err == nil || !strings.Contains(err.Error(), "still pending") || strings.Contains(err.Error(), "left the broker") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestLedgerReconcilesALossContradictedByAnEffect(t *testing.T) {
+	// Retention deletes an in-flight message; its slow handler applies it.
+	l := feed(
+		Event{Tick: 1, Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 1},
+		Event{Tick: 2, Kind: KindReceived, Consumer: "w", Msg: 1},
+		Event{Tick: 4, Kind: KindExpired, Where: "queue:q", Msg: 1},
+		Event{Tick: 6, Kind: KindProcessed, Consumer: "w", Msg: 1},
+	)
+	if err := Check(l, NoLoss(), ExactlyOnce("w")); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Losses()) != 0 || l.Stats().Lost != 0 {
+		t.Fatalf("losses %v", l.Losses())
+	}
+}
+
+func TestLedgerFoldsTheJSONLinesTrace(t *testing.T) {
+	var js bytes.Buffer
+	live := NewLedger()
+	tr := NewTrace(live, NewJSONWriter(&js))
+	for _, e := range append(sampleEvents(),
+		Event{Tick: 6, Kind: KindRedriven, Where: "queue:orders", Consumer: "w", Msg: 3, Origin: 1, Key: "kunde-A"},
+		Event{Tick: 7, Kind: KindLost, Where: "queue:orders", Consumer: "w", Msg: 3, Cause: CauseRetention},
+		Event{Tick: 8, Kind: KindSubscribed, Where: "log:orders", Consumer: "g", Detail: "earliest"},
+	) {
+		tr.Emit(e)
+	}
+	again := NewLedger()
+	if err := ReadJSONL(&js, again); err != nil {
+		t.Fatal(err)
+	}
+	if live.Dump() != again.Dump() || live.Dump() == "" {
+		t.Fatalf("live:\n%s\nfolded from JSON:\n%s", live.Dump(), again.Dump())
+	}
+	for _, bad := range []string{`{"seq":1,"tick":1}`, `{"seq":1,"kind":"sent","msg":"x7"}`, `{"seq":1,"kind":"sent","partition":1}`, `not json`, `{"seq":1,"kind":"sent","bogus":1}`} {
+		if err := ReadJSONL(strings.NewReader(bad), NewLedger()); !errors.Is(err, ErrBadTrace) || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("%s: %v", bad, err)
+		}
 	}
 }
 
@@ -331,15 +455,14 @@ func TestMermaidGolden(t *testing.T) {
 }
 
 func TestLedgerSparseConsumerAndLargeIDs(t *testing.T) {
-	l := NewLedger()
-	c := l.Consumer("late")
+	var ev []Event
 	for _, id := range []ID{5000, 5001, 1} {
-		m := Message{ID: id, Key: "k"}
-		l.Register(&m)
-		l.Sent(id, 1)
-		l.Delivered(id, c, 2)
-		l.Applied(id, c, 2)
+		ev = append(ev, Event{Tick: 1, Kind: KindSent, Where: "q", Consumer: "late", Msg: id, Key: "k"},
+			Event{Tick: 2, Kind: KindReceived, Consumer: "late", Msg: id},
+			Event{Tick: 2, Kind: KindProcessed, Consumer: "late", Msg: id})
 	}
+	l := feed(ev...)
+	c := l.Consumer("late")
 	if l.consumers[c].entries.get(2000) != nil {
 		t.Fatal("an untouched chunk was allocated")
 	}
@@ -349,7 +472,7 @@ func TestLedgerSparseConsumerAndLargeIDs(t *testing.T) {
 	if err := Check(l, OrderedPerKey("late")); err == nil || !strings.Contains(err.Error(), "m1 key=k") {
 		t.Fatalf("want m1 out of order, got %v", err)
 	}
-	if d := l.Delivery(9999, c); d.Delivered != 0 {
+	if d := l.Entry(9999, c); d.Delivered != 0 {
 		t.Fatal("phantom delivery")
 	}
 }

@@ -8,11 +8,11 @@ import (
 )
 
 func TestLedgerStorageIsCompactAndPointerFree(t *testing.T) {
-	if n := unsafe.Sizeof(record{}); n > 32 {
-		t.Errorf("record is %d bytes, want <= 32", n)
+	if n := unsafe.Sizeof(record{}); n > 40 {
+		t.Errorf("record is %d bytes, want <= 40", n)
 	}
-	if n := unsafe.Sizeof(delivery{}); n > 24 {
-		t.Errorf("delivery is %d bytes, want <= 24", n)
+	if n := unsafe.Sizeof(delivery{}); n > 32 {
+		t.Errorf("delivery is %d bytes, want <= 32", n)
 	}
 }
 
@@ -39,37 +39,35 @@ func TestStrtabRoundTrip(t *testing.T) {
 }
 
 func TestLedgerWideTicksAndManyFields(t *testing.T) {
-	l := NewLedger()
-	c := l.Consumer("billing")
 	const big = Tick(1) << 40
-	m := Message{ID: 1, Key: "order-1", Headers: Headers{Type: "order.placed"}, Created: big}
-	l.Register(&m)
-	l.Sent(1, big+1)
-	l.Delivered(1, c, big+2)
-	l.Applied(1, c, big+3)
-	l.Lost(1, c, CauseAckBeforeProcess, big+4)
-	m2 := Message{ID: 2, Created: -big}
-	l.Register(&m2)
-	l.SetState(2, StateDone, 5)
-
+	l := feed(
+		Event{Tick: big, Kind: KindSent, Where: "queue:q", Consumer: "billing", Msg: 1, Key: "order-1", Type: "order.placed"},
+		Event{Tick: big + 2, Kind: KindReceived, Consumer: "billing", Msg: 1},
+		Event{Tick: big + 3, Kind: KindProcessed, Consumer: "billing", Msg: 1},
+		Event{Tick: big + 4, Kind: KindLost, Consumer: "billing", Msg: 1, Cause: CauseAckBeforeProcess},
+		Event{Tick: -big, Kind: KindSent, Where: "queue:q", Msg: 2},
+		Event{Tick: 5, Kind: KindAcked, Msg: 2},
+		Event{Tick: big + 8, Kind: KindDeadLettered, Msg: 1},
+		Event{Tick: big + 9, Kind: KindRedriven, Where: "queue:q", Consumer: "billing", Msg: 3, Origin: 1},
+	)
+	c := l.Consumer("billing")
 	r, ok := l.Record(1)
-	if !ok || r.Created != big || r.Changed != big+1 || r.Key != "order-1" || r.Type != "order.placed" || r.Sends != 1 || r.State != StatePending {
+	if !ok || r.Created != big || r.Key != "order-1" || r.Type != "order.placed" || r.Sends != 1 || r.Where != "queue:q" {
 		t.Errorf("record 1 = %+v", r)
 	}
-	d := l.Delivery(1, c)
-	if !d.Expected || d.Delivered != 1 || d.Applied != 1 || d.FirstApplied != big+3 || d.LastSeen != big+2 || d.Lost != CauseAckBeforeProcess {
-		t.Errorf("delivery 1 = %+v", d)
+	d := l.Entry(1, c)
+	if !d.Expected || d.Delivered != 1 || d.Applied != 1 || d.FirstApplied != big+3 || d.LastSeen != big+4 || d.Lost != CauseAckBeforeProcess {
+		t.Errorf("entry 1 = %+v", d)
 	}
 	r2, _ := l.Record(2)
 	if r2.Created != -big || r2.Changed != 5 || r2.State != StateDone {
 		t.Errorf("record 2 = %+v", r2)
 	}
-	l.Link(1, 2, big+9)
-	if r, _ := l.Record(1); r.Redriven != 2 || r.State != StateRedriven || r.Changed != big+9 {
-		t.Errorf("linked record 1 = %+v", r)
+	if r, _ := l.Record(1); r.Redriven != 3 || r.State != StateRedriven || r.Changed != big+9 {
+		t.Errorf("redriven record 1 = %+v", r)
 	}
-	if r, _ := l.Record(2); r.Origin != 1 {
-		t.Errorf("linked record 2 = %+v", r)
+	if r, _ := l.Record(3); r.Origin != 1 || r.State != StatePending {
+		t.Errorf("redriven copy = %+v", r)
 	}
 }
 
@@ -95,15 +93,15 @@ func TestAppendIntMatchesStrconv(t *testing.T) {
 
 func TestListAndApplyOrder(t *testing.T) {
 	l := NewLedger()
-	c := l.Consumer("billing")
-	if got := l.ApplyOrder(c); got != nil {
+	if got := l.ApplyOrder(l.Consumer("billing")); got != nil {
 		t.Fatalf("empty apply order = %v", got)
 	}
 	const n = 3*tableChunk + 5
 	for i := n; i >= 1; i-- {
-		l.Applied(ID(i), c, Tick(i))
-		l.Applied(ID(i), c, Tick(i)) // a repeat is not a first application
+		l.Emit(&Event{Tick: Tick(i), Kind: KindProcessed, Consumer: "billing", Msg: ID(i)})
+		l.Emit(&Event{Tick: Tick(i), Kind: KindProcessed, Consumer: "billing", Msg: ID(i)}) // a repeat is not a first application
 	}
+	c := l.Consumer("billing")
 	got := l.ApplyOrder(c)
 	if len(got) != n {
 		t.Fatalf("apply order has %d IDs, want %d", len(got), n)

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # compare.sh measures the library before and after a change, interleaved in
-# one run: it extracts revision REV (default HEAD) with git archive, builds
-# the same benchmarks against it and against the working tree, and runs
-# them in alternating rounds. The raw output goes to bench/compare-before.txt
-# and bench/compare-after.txt (compare them with benchstat, or read the
-# ratios report prints for each side). Usage, from the repository root:
+# one run, as ratios. It extracts revision REV (default HEAD) with git
+# archive and, for both REV and the working tree, builds each side's own
+# queue benchmarks (BenchmarkQueueLifecycle: send + receive + ack with the
+# ledger on and a text trace to io.Discard) and the scenario package with
+# bench/compare/faulty_seed_bench_test.go.txt dropped in (one seed of a
+# 100-message scenario under four probabilistic faults: setup, run until
+# drained, checks), which uses only API both sides share. Rounds alternate
+# between the sides; the script prints the median of the per-round ratios
+# after/before for each benchmark. Usage, from the repository root:
 #
 #	bench/compare.sh [REV]          # COUNT=5 by default
 set -euo pipefail
@@ -14,40 +18,46 @@ count=${COUNT:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-mkdir -p "$tmp/before"
-git -C .. archive "$rev" | tar -x -C "$tmp/before"
-rm -rf "$tmp/before/bench"
-cp -r . "$tmp/before/bench"
+mkdir -p "$tmp/src-before"
+git -C .. archive "$rev" | tar -x -C "$tmp/src-before"
 
-build() { # build side root
+build() { # build SIDE ROOT
 	local side=$1 root=$2
 	mkdir -p "$tmp/$side"
-	for p in queue eventlog; do
-		(cd "$root" && go test -c -o "$tmp/$side/$p.test" "./$p/")
-	done
-	(cd "$root/bench" && go test -c -o "$tmp/$side/bench.test" .)
+	(cd "$root" && go test -c -o "$tmp/$side/queue.test" ./queue/)
+	cp compare/faulty_seed_bench_test.go.txt "$root/scenario/zz_compare_bench_test.go"
+	(cd "$root" && go test -c -o "$tmp/$side/scenario.test" ./scenario/) || { rm -f "$root/scenario/zz_compare_bench_test.go"; exit 1; }
+	rm -f "$root/scenario/zz_compare_bench_test.go"
 }
 echo "== building $rev and the working tree" >&2
-build before "$tmp/before"
+build before "$tmp/src-before"
 build after ..
 
-run() { # run side
+run() { # run SIDE OUT
 	local side=$1 out=$2
-	(cd ../queue && "$tmp/$side/queue.test" -test.run '^$' -test.bench 'BenchmarkQueueLifecycle$|BenchmarkHeapLifecycleBaseline$' -test.benchtime 1000000x -test.benchmem) >>"$out"
-	(cd ../eventlog && "$tmp/$side/eventlog.test" -test.run '^$' -test.bench 'BenchmarkLogProducePollCommit$|BenchmarkSliceLogBaseline$' -test.benchtime 1000000x -test.benchmem) >>"$out"
-	(cd . && "$tmp/$side/bench.test" -test.run '^$' -test.bench 'BenchmarkQueueLifecycle$' -test.benchtime 1000000x -test.benchmem) >>"$out"
-	(cd . && "$tmp/$side/bench.test" -test.run '^$' -test.bench 'BenchmarkWholeRun1M$|BenchmarkResident' -test.benchtime 1x) >>"$out"
+	(cd ../queue && "$tmp/$side/queue.test" -test.run '^$' -test.bench 'BenchmarkQueueLifecycle$' -test.benchtime 1000000x -test.benchmem) >>"$out"
+	(cd ../scenario && "$tmp/$side/scenario.test" -test.run '^$' -test.bench 'BenchmarkCompareFaultySeed$' -test.benchtime 2000x -test.benchmem) >>"$out"
 }
-: >compare-before.txt
-: >compare-after.txt
+before="$tmp/before.txt" after="$tmp/after.txt"
+: >"$before"
+: >"$after"
 for i in $(seq "$count"); do
 	echo "== round $i of $count" >&2
-	run before compare-before.txt
-	run after compare-after.txt
+	run before "$before"
+	run after "$after"
 done
-echo "== before ($rev)"
-go run ./report -partial <compare-before.txt
-echo "== after (working tree)"
-go run ./report -partial <compare-after.txt
-echo "== after / before (working tree / $rev)"
-go run ./report -before compare-before.txt <compare-after.txt
+cp "$before" compare-before.txt
+cp "$after" compare-after.txt
+# ratio prints, per benchmark, the median over rounds of after/before ns/op.
+awk '
+	FNR == 1 { side++ }
+	/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name); n[side, name]++; v[side, name, n[side, name]] = $3; names[name] = 1 }
+	END {
+		for (name in names) {
+			k = 0
+			for (i = 1; i <= n[1, name] && i <= n[2, name]; i++) r[++k] = v[2, name, i] / v[1, name, i]
+			for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+			med = (k % 2) ? r[(k + 1) / 2] : (r[k / 2] + r[k / 2 + 1]) / 2
+			printf "%-32s after/before = %.2fx (median of %d rounds)\n", name, med, k
+		}
+	}' "$before" "$after" | sort

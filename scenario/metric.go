@@ -39,6 +39,7 @@ var MetricKinds = []string{"queue", "topic", "log", "group", "outbox", "consumer
 var LossCauses = []sim.Cause{
 	sim.CauseDualWrite, sim.CauseAckBeforeProcess, sim.CauseCommitBeforeProcess, sim.CauseRetention,
 	sim.CauseOverflow, sim.CausePurge, sim.CauseBrokerUnavailable, sim.CauseOffsetReset,
+	sim.CauseSeek, sim.CauseCompaction, sim.CauseHandlerFailed, sim.CauseDisconnect, sim.CauseForwardFailed, sim.CauseDeadRow,
 }
 
 // LossField returns the ledger metric field that counts the losses with
@@ -55,9 +56,9 @@ var MetricFields = map[string][]string{
 	"log":      {"start", "end", "records", "partitions"},
 	"group":    {"lag", "committed", "rebalances", "generation"},
 	"outbox":   {"pending", "published", "failed", "dead", "relay_lag"},
-	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "missed", "lost"},
-	"ledger": append([]string{"messages", "pending", "done", "dead_lettered", "expired", "purged", "redriven", "phantoms",
-		"delivered", "duplicates", "applied", "duplicate_effects", "missed", "lost"}, lossFields()...),
+	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "absorbed", "missed", "lost", "pending"},
+	"ledger": append([]string{"messages", "origins", "pending", "done", "dead_lettered", "expired", "purged", "redriven", "phantoms",
+		"delivered", "duplicates", "applied", "duplicate_effects", "absorbed", "missed", "lost"}, lossFields()...),
 }
 
 func lossFields() []string {
@@ -111,6 +112,10 @@ func (m Metric) Ledger(s sim.Stats) (float64, bool) {
 	switch m.Field {
 	case "messages":
 		v = s.Messages
+	case "origins":
+		v = s.Origins
+	case "absorbed":
+		v = s.Absorbed
 	case "pending":
 		v = s.Pending
 	case "done":

@@ -138,59 +138,49 @@ func (r *Run) Measure(m Metric) (float64, error) {
 	return bad()
 }
 
-// consumerMetric returns field of the ledger consumer called name: its
-// deliveries, repeated deliveries, applied effects, repeated effects,
-// messages missed by design, and recorded losses. A consumer the ledger
-// has never heard of has zeros. It costs O(messages) and allocates nothing.
+// consumerMetric returns field of the ledger consumer called name, folded
+// per origin: its deliveries, repeated deliveries, applied effects,
+// repeated effects, absorbed duplicates, origins missed by design, lost and
+// still pending. A consumer the ledger has never heard of has zeros. It
+// costs O(messages).
 func (r *Run) consumerMetric(name, field string) (float64, bool) {
 	l := r.env.Ledger
 	switch field {
-	case "duplicates":
-		return float64(l.Duplicates(name)), true
-	case "duplicate_effects":
-		return float64(l.DuplicateEffects(name)), true
-	case "lost":
-		n := 0
-		for _, x := range l.Losses() {
-			if x.Consumer == name {
-				n++
-			}
-		}
-		return float64(n), true
-	case "delivered", "applied", "missed":
+	case "delivered", "duplicates", "applied", "duplicate_effects", "absorbed", "missed", "lost", "pending":
 	default:
 		return 0, false
 	}
-	ref, ok := r.ledgerRef(name)
-	if !ok {
+	if l.Consumer(name) == sim.NoConsumer {
 		return 0, true
 	}
 	n := 0
-	for id, last := sim.ID(1), r.env.IDs.Last(); id <= last; id++ {
-		d := l.Delivery(id, ref)
+	for _, o := range l.Outcomes(name) {
 		switch field {
 		case "delivered":
-			n += int(d.Delivered)
+			n += o.Deliveries
+		case "duplicates":
+			n += max(o.Deliveries-1, 0)
 		case "applied":
-			n += int(d.Applied)
+			n += o.Effects
+		case "duplicate_effects":
+			n += max(o.Effects-1, 0)
+		case "absorbed":
+			n += o.Skipped
 		case "missed":
-			if d.Missed {
+			if o.Verdict == sim.VerdictMissed {
+				n++
+			}
+		case "lost":
+			if o.Verdict == sim.VerdictLost {
+				n++
+			}
+		case "pending":
+			if o.Verdict == sim.VerdictPending {
 				n++
 			}
 		}
 	}
 	return float64(n), true
-}
-
-// ledgerRef returns the ledger's handle of the consumer called name
-// without creating it.
-func (r *Run) ledgerRef(name string) (sim.ConsumerRef, bool) {
-	for _, n := range r.env.Ledger.Consumers() {
-		if n == name {
-			return r.env.Ledger.Consumer(name), true
-		}
-	}
-	return sim.NoConsumer, false
 }
 
 // committedSum is the sum of a group's committed offsets over its

@@ -330,3 +330,43 @@ func MaxDuplicates(name string, n int) Checker {
 		return nil
 	}}
 }
+
+// CheckNames lists the checks ParseCheck knows, in the spelling of
+// scenario files and of `brokerlab verify --check`.
+var CheckNames = []string{"no_loss", "at_least_once", "at_most_once", "exactly_once", "ordered_per_key", "max_duplicates"}
+
+// ParseCheck returns the checker a spec names: "no_loss",
+// "at_least_once:CONSUMER", "at_most_once:CONSUMER",
+// "exactly_once:CONSUMER", "ordered_per_key:CONSUMER" (the consumer may be
+// left out for every consumer) or "max_duplicates:CONSUMER:N". The error
+// says what is allowed.
+func ParseCheck(spec string) (Checker, error) {
+	name, rest, _ := strings.Cut(spec, ":")
+	bad := func(why string) error {
+		return fmt.Errorf("%w: check %q: %s; allowed: no_loss, at_least_once:CONSUMER, at_most_once:CONSUMER, exactly_once:CONSUMER, ordered_per_key:CONSUMER, max_duplicates:CONSUMER:N",
+			ErrInvalidConfig, spec, why)
+	}
+	switch name {
+	case "no_loss":
+		if rest != "" {
+			return nil, bad("no_loss takes no consumer")
+		}
+		return NoLoss(), nil
+	case "at_least_once":
+		return AtLeastOnce(rest), nil
+	case "at_most_once":
+		return AtMostOnce(rest), nil
+	case "exactly_once":
+		return ExactlyOnce(rest), nil
+	case "ordered_per_key":
+		return OrderedPerKey(rest), nil
+	case "max_duplicates":
+		c, ns, ok := strings.Cut(rest, ":")
+		n, err := strconv.Atoi(ns)
+		if !ok || err != nil || n < 0 {
+			return nil, bad("max_duplicates needs a consumer and a count of at least 0")
+		}
+		return MaxDuplicates(c, n), nil
+	}
+	return nil, bad("unknown check")
+}

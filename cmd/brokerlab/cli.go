@@ -61,6 +61,7 @@ func init() {
 		{"run", "[--seed N] [--quiet] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
 		{"trace", "[--seed N] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
 		{"check", "FILE...", "validate scenario files without running them", (*cli).cmdCheck},
+		{"verify", "[--check CHECK]... TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it", (*cli).cmdVerify},
 		{"list", "", "list the built-in lessons", (*cli).cmdList},
 		{"version", "", "print the version", (*cli).cmdVersion},
 		{"help", "[COMMAND]", "show help for a command", (*cli).cmdHelp},

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// checkList is a repeatable --check flag.
+type checkList []string
+
+func (c *checkList) String() string     { return fmt.Sprint(*c) }
+func (c *checkList) Set(s string) error { *c = append(*c, s); return nil }
+
+// cmdVerify re-derives the ledger from a recorded JSON Lines trace and runs
+// the checkers over it, so any verdict can be audited from the trace alone.
+func (c *cli) cmdVerify(args []string) int {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	var checks checkList
+	fs.Var(&checks, "check", "a check to run (repeatable): no_loss, at_least_once:CONSUMER, at_most_once:CONSUMER, exactly_once:CONSUMER, ordered_per_key:CONSUMER, max_duplicates:CONSUMER:N")
+	if err := fs.Parse(args); err != nil {
+		return exitBadInput
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(c.stderr, "brokerlab verify: give exactly one TRACE.jsonl (written by 'brokerlab trace --format json')")
+		return exitBadInput
+	}
+	path := fs.Arg(0)
+	var checkers []sim.Checker
+	for _, spec := range checks {
+		ch, err := sim.ParseCheck(spec)
+		if err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab verify:", err)
+			return exitBadInput
+		}
+		checkers = append(checkers, ch)
+	}
+	if len(checkers) == 0 {
+		checkers = []sim.Checker{sim.NoLoss()}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		what := "it is not a regular file"
+		if err != nil {
+			what = err.Error()
+		}
+		fmt.Fprintf(c.stderr, "%s: cannot read the trace: %s\n", strconv.Quote(path), what)
+		return exitBadInput
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: cannot read the trace: %v\n", strconv.Quote(path), err)
+		return exitBadInput
+	}
+	defer f.Close()
+	l := sim.NewLedger()
+	if err := sim.ReadJSONL(f, l); err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", strconv.Quote(path), err)
+		return exitBadInput
+	}
+	s := l.Stats()
+	fmt.Fprintf(c.stdout, "ledger folded from %s: %d messages (%d origins), %d delivered, %d duplicates, %d duplicate effects, %d dead-lettered, %d missed, %d lost, %d phantoms\n",
+		path, s.Messages, s.Origins, s.Delivered, s.Duplicates, s.DuplicateEffects, s.DeadLettered, s.Missed, s.Lost, s.Phantoms)
+	failed := 0
+	for i, ch := range checkers {
+		v := ch.Violations(l)
+		verdict := "PASS"
+		if len(v) > 0 {
+			verdict = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(c.stdout, "%s  %s  (%d violations)\n", verdict, checks0(checks, i), len(v))
+		for _, x := range v {
+			fmt.Fprintf(c.stdout, "      %s\n", x.String())
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(c.stdout, "FAIL: %d of %d checks failed\n", failed, len(checkers))
+		return exitFailed
+	}
+	fmt.Fprintf(c.stdout, "PASS: %d of %d checks hold\n", len(checkers), len(checkers))
+	return exitOK
+}
+
+// checks0 names check i as given, or no_loss for the default.
+func checks0(specs []string, i int) string {
+	if i < len(specs) {
+		return specs[i]
+	}
+	return "no_loss"
+}

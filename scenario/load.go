@@ -3,6 +3,8 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -47,20 +49,90 @@ func Load(name string, data []byte) (*Scenario, error) {
 
 // LoadFile reads the file at path and loads it; positions use the path as
 // given. A file that cannot be read is reported as an *Errors too, at 1:1.
+//
+// Only regular files are read. The path is examined before it is opened,
+// so a device (/dev/zero), a named pipe without a writer, a socket or a
+// directory is refused at once, and never more than MaxFileSize+1 bytes
+// are read, even from a file that grows while it is read.
 func LoadFile(path string) (*Scenario, error) {
-	fi, err := os.Stat(path)
-	if err == nil && fi.Size() > MaxFileSize {
+	data, msg := readFile(path)
+	if msg != "" {
 		c := &collector{file: path}
-		c.add(Pos{1, 1}, fmt.Sprintf("the file is %d bytes long; scenario files are capped at %d bytes", fi.Size(), MaxFileSize))
-		return nil, c.result()
-	}
-	data, err := os.ReadFile(filepath.Clean(path))
-	if err != nil {
-		c := &collector{file: path}
-		c.add(Pos{1, 1}, "cannot read the file: "+err.Error())
+		c.add(Pos{1, 1}, msg)
 		return nil, c.result()
 	}
 	return Load(path, data)
+}
+
+// readFile returns the contents of the regular file at path, or a message
+// saying why it cannot.
+func readFile(path string) ([]byte, string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, "cannot read the file: " + pathErr(err)
+	}
+	if msg := notRegular(fi.Mode()); msg != "" {
+		return nil, msg
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, fmt.Sprintf("the file is %d bytes long; scenario files are capped at %d bytes", fi.Size(), MaxFileSize)
+	}
+	f, err := os.Open(filepath.Clean(path))
+	if err != nil {
+		return nil, "cannot read the file: " + pathErr(err)
+	}
+	defer f.Close()
+	// The path may have been pointed elsewhere between Stat and Open.
+	if now, err := f.Stat(); err != nil || !os.SameFile(fi, now) {
+		return nil, "cannot read the file: it was replaced while it was opened; try again"
+	}
+	data, err := readCapped(f)
+	if err != nil {
+		return nil, "cannot read the file: " + pathErr(err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Sprintf("the file grew past %d bytes while it was read; scenario files are capped at %d bytes", MaxFileSize, MaxFileSize)
+	}
+	return data, ""
+}
+
+// readCapped reads r to its end, but at most MaxFileSize+1 bytes, so a
+// result longer than MaxFileSize means "too long" whatever r is.
+func readCapped(r io.Reader) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+}
+
+// pathErr drops the operation and path from an *fs.PathError: the path
+// is already in the message's position.
+func pathErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// notRegular says why a file of mode m is not read, or returns "" for a
+// regular file.
+func notRegular(m fs.FileMode) string {
+	var what string
+	switch {
+	case m.IsRegular():
+		return ""
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	default:
+		return "cannot read the file: it is not a regular file; scenario files must be regular files"
+	}
+	return "cannot read the file: it is " + what + ", not a regular file; scenario files must be regular files"
 }
 
 // parse turns data into the body of its single YAML document (nil for an

@@ -80,3 +80,46 @@ func TestLoadInvalid(t *testing.T) {
 		})
 	}
 }
+
+// endless is a reader that never ends, like /dev/zero or a file that keeps
+// growing; it counts what is read from it.
+type endless struct{ n int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	e.n += len(p)
+	for i := range p {
+		p[i] = '#'
+	}
+	return len(p), nil
+}
+
+// TestReadCapped: whatever the reader, at most MaxFileSize+1 bytes are
+// read, so the loader can tell "too long" without reading on.
+func TestReadCapped(t *testing.T) {
+	r := &endless{}
+	data, err := readCapped(r)
+	if err != nil || len(data) != MaxFileSize+1 {
+		t.Fatalf("readCapped = %d bytes, %v; want %d", len(data), err, MaxFileSize+1)
+	}
+	if r.n > MaxFileSize+1 {
+		t.Errorf("read %d bytes from the reader, want at most %d", r.n, MaxFileSize+1)
+	}
+	data, err = readCapped(strings.NewReader("title: t\n"))
+	if err != nil || string(data) != "title: t\n" {
+		t.Errorf("short reader: %q, %v", data, err)
+	}
+}
+
+// TestLoadFileTooLarge: a regular file over the cap is refused by its
+// size, before it is read.
+func TestLoadFileTooLarge(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(p, make([]byte, MaxFileSize+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadFile(p)
+	want := p + ":1:1: the file is 1048577 bytes long; scenario files are capped at 1048576 bytes"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

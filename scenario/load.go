@@ -31,7 +31,7 @@ func Load(name string, data []byte) (*Scenario, error) {
 	if !ok {
 		return nil, c.result()
 	}
-	d := &dec{c: c}
+	d := &dec{c: c, src: data}
 	if body == nil {
 		c.add(Pos{1, 1}, "the file is empty; a scenario needs at least title, run and topology")
 		return nil, c.result()

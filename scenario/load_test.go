@@ -123,3 +123,51 @@ func TestLoadFileTooLarge(t *testing.T) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
+
+// TestLoadCRLF: a file saved with Windows line ends loads like the
+// original; a CR before a line feed is a line break, not a control
+// character of a text.
+func TestLoadCRLF(t *testing.T) {
+	files, _ := filepath.Glob("lessons/*.yaml")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Load(f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(f, []byte(strings.ReplaceAll(string(data), "\n", "\r\n")))
+		if err != nil {
+			t.Errorf("%s with CRLF line ends:\n%v", f, err)
+			continue
+		}
+		if got.Title != want.Title || got.Description != want.Description || len(got.Narration) != len(want.Narration) {
+			t.Errorf("%s with CRLF line ends loads differently", f)
+		}
+	}
+}
+
+// TestErrorsEscapeControlCharacters: whatever a file holds, and whatever
+// the file is called, an error message carries no control character.
+func TestErrorsEscapeControlCharacters(t *testing.T) {
+	for _, src := range []string{
+		"ti\x1btle: x\n",
+		"title: !t\x1bg x\n",
+		"title: [\x1b\n",
+		"seed: \"\x1b[2J\"\n",
+		"title: x\nrun: {until: \"dr\u009bined\"}\n",
+	} {
+		_, err := Load("f\x1b.yaml", []byte(src))
+		if err == nil {
+			t.Fatalf("%q loaded", src)
+		}
+		if msg := err.Error(); strings.IndexFunc(msg, func(r rune) bool { return r < 0x20 && r != '\n' || r >= 0x7f && r <= 0x9f }) >= 0 {
+			t.Errorf("%q: error carries a control character: %q", src, msg)
+		}
+	}
+	if got := (Error{File: "a\x1b.yaml", Line: 1, Col: 2, Msg: "b\u009bc\x7f\n"}).Error(); got != `a\x1b.yaml:1:2: b\u009bc\x7f\n` {
+		t.Errorf("Error() = %q", got)
+	}
+}

@@ -29,7 +29,7 @@ var (
 // letter or digit, so metric names like queue.<name>.depth stay
 // unambiguous.
 func (d *dec) name(n ast.Node, what string) string {
-	s, ok := d.str(n, what, 1<<20)
+	s, ok := d.str(n, what, 1<<20, false)
 	if !ok {
 		return ""
 	}
@@ -82,7 +82,7 @@ func (d *dec) scenario(n ast.Node, s *Scenario) bool {
 			}
 		}},
 		field{"summary", func(v ast.Node) { s.Summary, _ = d.line(v, "summary") }},
-		field{"description", func(v ast.Node) { s.Description, _ = d.str(v, "description", maxText) }},
+		field{"description", func(v ast.Node) { s.Description, _ = d.str(v, "description", maxText, true) }},
 		field{"seed", func(v ast.Node) {
 			seedSet = true
 			switch x := v.(type) {
@@ -119,7 +119,7 @@ func (d *dec) scenario(n ast.Node, s *Scenario) bool {
 					field{"at", func(v ast.Node) { st.At = d.tick(v, "at", tickRange) }},
 					field{"text", func(v ast.Node) {
 						var ok bool
-						if st.Text, ok = d.str(v, "text", maxText); ok && st.Text == "" {
+						if st.Text, ok = d.str(v, "text", maxText, true); ok && st.Text == "" {
 							d.errf(posOf(v), "narration text must not be empty")
 						}
 					}},

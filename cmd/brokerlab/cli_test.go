@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -263,4 +264,66 @@ func TestPlayNeedsATerminal(t *testing.T) {
 	if code != exitBadInput || stderr == "" {
 		t.Fatalf("play unknown: %d %q", code, stderr)
 	}
+}
+
+// TestNoControlCharactersReachTheTerminal feeds files with ESC and other
+// control characters in every kind of string (title, narration, keys,
+// names, types, unknown field names, tags, raw and as escapes) to every
+// command and output format: neither stdout nor stderr may carry one on.
+func TestNoControlCharactersReachTheTerminal(t *testing.T) {
+	base := func(title, extra string) string {
+		return "title: " + title + "\nrun: {ticks: 5}\ntopology:\n  queues: [{name: q}]\n" +
+			"actors:\n  producers: [{name: p, to: {queue: q}, count: 2, keys: [k1, k2]}]\n  consumers: [{name: c, queue: q}]\n" + extra
+	}
+	files := map[string]string{
+		"title-raw.yaml":       base("\"clear \x1b[2J\"", ""),
+		"title-escape.yaml":    base("\"clear \\e[2J\"", ""),
+		"title-c1.yaml":        base("\"csi \u009b2J\"", ""),
+		"narration.yaml":       base("t", "narration:\n  - {at: 1, text: \"beep \\a blink \x1b[5m\\x08\\0\"}\n"),
+		"narration-block.yaml": base("t", "narration:\n  - at: 1\n    text: |\n      one\n      two \x1b[5mblink\x1b[0m\n"),
+		"keys.yaml":            strings.Replace(base("t", ""), "keys: [k1, k2]", "keys: [\"k\x1b[2J\", k2]", 1),
+		"key-pattern.yaml":     strings.Replace(base("t", ""), "keys: [k1, k2]", "keys: \"k\\e%d\", key_count: 2", 1),
+		"name.yaml":            strings.Replace(base("t", ""), "{name: q}]", "{name: \"q\x1b[2J\"}]", 1),
+		"type.yaml":            strings.Replace(base("t", ""), "count: 2,", "count: 2, type: \"order\\e]0;pwned\\a\",", 1),
+		"unknown-field.yaml":   base("t", "\x1b[2Jtitle: x\n"),
+		"unknown-value.yaml":   base("t", "extra: \"\x1b[2J\"\n"),
+		"tag.yaml":             base("!x\x1b[2J t", ""),
+		"syntax.yaml":          "title: \x1b[2J\n  - : ]\x1b\n",
+		"seed.yaml":            base("t", "seed: \"\x1b[2J\"\n"),
+		"error-text.yaml": strings.Replace(base("t", ""), "{name: c, queue: q}",
+			"{name: c, queue: q, handler: {kind: permanent, error: \"\x1b[2J\"}}", 1),
+	}
+	dir := t.TempDir()
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	control := regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]")
+	commands := [][]string{{"check"}, {"run"}, {"run", "--quiet"}, {"trace"}, {"trace", "--format", "json"}, {"trace", "--format", "mermaid"}}
+	for _, name := range sortedNames(files) {
+		for _, cmd := range commands {
+			code, stdout, stderr := runCLI(t, dir, false, append(append([]string(nil), cmd...), name)...)
+			if code != exitBadInput {
+				t.Errorf("%s %s: exit %d, want 2", strings.Join(cmd, " "), name, code)
+			}
+			for stream, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
+				if strings.Contains(out, "\x1b") || control.MatchString(out) {
+					t.Errorf("%s %s: %s carries a control character: %q", strings.Join(cmd, " "), name, stream, out)
+				}
+			}
+			if stdout != "" {
+				t.Errorf("%s %s: stdout %q", strings.Join(cmd, " "), name, stdout)
+			}
+		}
+	}
+}
+
+func sortedNames(m map[string]string) []string {
+	var names []string
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }

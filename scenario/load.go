@@ -1,12 +1,14 @@
 package scenario
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"unicode/utf8"
 
 	yaml "github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -27,6 +29,11 @@ func Load(name string, data []byte) (*Scenario, error) {
 		c.add(Pos{1, 1}, fmt.Sprintf("the file is %d bytes long; scenario files are capped at %d bytes", len(data), MaxFileSize))
 		return nil, c.result()
 	}
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if p, msg := checkEncoding(data); msg != "" {
+		c.add(p, msg)
+		return nil, c.result()
+	}
 	body, ok := parse(c, data)
 	if !ok {
 		return nil, c.result()
@@ -45,6 +52,51 @@ func Load(name string, data []byte) (*Scenario, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// utf8BOM is the byte order mark some editors write at the start of a
+// UTF-8 file; Load skips it.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// checkEncoding reports a file that is not UTF-8: one in UTF-16 or UTF-32
+// (by its byte order mark, or for UTF-16 by the zero bytes between ASCII
+// letters), and otherwise the first byte that is not UTF-8.
+func checkEncoding(data []byte) (Pos, string) {
+	const resave = "; save it as UTF-8"
+	switch {
+	case bytes.HasPrefix(data, []byte{0, 0, 0xfe, 0xff}), bytes.HasPrefix(data, []byte{0xff, 0xfe, 0, 0}):
+		return Pos{1, 1}, "the file is UTF-32 encoded" + resave
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}), bytes.HasPrefix(data, []byte{0xff, 0xfe}):
+		return Pos{1, 1}, "the file is UTF-16 encoded" + resave
+	}
+	// UTF-16 without a byte order mark: ASCII text has a zero byte in
+	// every other place. YAML text starts with ASCII.
+	var zeros [2]int
+	n := min(len(data), 64) &^ 1
+	for i := 0; i < n; i++ {
+		if data[i] == 0 {
+			zeros[i%2]++
+		}
+	}
+	if n >= 4 && (zeros[0] == 0 && zeros[1] >= n/4 || zeros[1] == 0 && zeros[0] >= n/4) {
+		return Pos{1, 1}, "the file is UTF-16 encoded" + resave
+	}
+	if utf8.Valid(data) {
+		return Pos{}, ""
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return Pos{line, col}, fmt.Sprintf("the file is not UTF-8: the byte 0x%02X here is not part of a UTF-8 character%s", data[i], resave)
+		}
+		if r == '\n' {
+			line, col = line+1, 0
+		}
+		i += size
+		col++
+	}
+	return Pos{1, 1}, "the file is not UTF-8" + resave
 }
 
 // LoadFile reads the file at path and loads it; positions use the path as

@@ -171,3 +171,24 @@ func TestErrorsEscapeControlCharacters(t *testing.T) {
 		t.Errorf("Error() = %q", got)
 	}
 }
+
+// TestLoadBOM: a UTF-8 byte order mark at the start is skipped, so a file
+// some editors save loads like the original.
+func TestLoadBOM(t *testing.T) {
+	files, _ := filepath.Glob("lessons/*.yaml")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := Load(f, data)
+		got, err := Load(f, append([]byte("\ufeff"), data...))
+		if err != nil {
+			t.Errorf("%s with a BOM:\n%v", f, err)
+			continue
+		}
+		if got.Title != want.Title || got.Pos != want.Pos {
+			t.Errorf("%s with a BOM: title %q at %v, want %q at %v", f, got.Title, got.Pos, want.Title, want.Pos)
+		}
+	}
+}

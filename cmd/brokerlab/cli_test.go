@@ -278,6 +278,7 @@ func TestNoControlCharactersReachTheTerminal(t *testing.T) {
 	files := map[string]string{
 		"title-raw.yaml":       base("\"clear \x1b[2J\"", ""),
 		"title-escape.yaml":    base("\"clear \\e[2J\"", ""),
+		"title-8bit.yaml":      base("\"csi \x9b2J\"", ""),
 		"title-c1.yaml":        base("\"csi \u009b2J\"", ""),
 		"narration.yaml":       base("t", "narration:\n  - {at: 1, text: \"beep \\a blink \x1b[5m\\x08\\0\"}\n"),
 		"narration-block.yaml": base("t", "narration:\n  - at: 1\n    text: |\n      one\n      two \x1b[5mblink\x1b[0m\n"),

@@ -237,9 +237,10 @@ const (
 	maxKeys  = 512 // keys of one block mapping
 )
 
-// prescan reports a token stream that exceeds maxDepth or maxKeys. It
-// tracks the open block collections by column: a key or a "-" closes every
-// collection opened at a greater column.
+// prescan reports a token stream that exceeds maxDepth or maxKeys, or
+// that has an anchor or an alias. It tracks the open block collections by
+// column: a key or a "-" closes every collection opened at a greater
+// column.
 func prescan(c *collector, tokens token.Tokens) bool {
 	type level struct {
 		col, keys int
@@ -247,6 +248,8 @@ func prescan(c *collector, tokens token.Tokens) bool {
 	}
 	var stack []level
 	flow := 0
+	aliases := false
+	var tags []*token.Token
 	push := func(l level, tk *token.Token) bool {
 		if stack = append(stack, l); len(stack) > maxDepth {
 			c.add(tokPos(tk), fmt.Sprintf("collections are nested more than %d deep", maxDepth))
@@ -264,6 +267,16 @@ func prescan(c *collector, tokens token.Tokens) bool {
 			continue
 		}
 		switch tk.Type {
+		case token.AnchorType, token.AliasType:
+			// Refused here, once, rather than node by node: an alias
+			// bomb (each anchor a list of aliases of the one before) is
+			// no scenario, and its keys are not worth reporting.
+			if !aliases {
+				c.add(tokPos(tk), "anchors (&name) and aliases (*name) are not supported in scenario files; write the value out")
+				aliases = true
+			}
+		case token.TagType:
+			tags = append(tags, tk)
 		case token.DocumentHeaderType:
 			stack, flow = stack[:0], 0
 		case token.MappingStartType, token.SequenceStartType:
@@ -311,6 +324,14 @@ func prescan(c *collector, tokens token.Tokens) bool {
 				return false
 			}
 		}
+	}
+	if aliases {
+		// The file is not decoded; the other YAML features it must not
+		// use are reported as decoding would.
+		for _, tk := range tags {
+			c.add(tokPos(tk), fmt.Sprintf("tags (%s) are not supported in scenario files; quote a value that should be a string", tokText(tk)))
+		}
+		return false
 	}
 	return true
 }

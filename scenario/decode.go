@@ -245,7 +245,9 @@ func fieldNames(fields []field) string {
 }
 
 // suggest returns the allowed field closest to key when it looks like a
-// typo (edit distance at most 2, or a third of its length).
+// typo (edit distance at most 2, or a third of its length). A field that
+// would replace every character of key is no typo of it, so an empty key
+// or "x" for "<" gets no suggestion.
 func suggest(key string, fields []field) string {
 	if len(key) > 64 {
 		return ""
@@ -255,7 +257,7 @@ func suggest(key string, fields []field) string {
 		bestD = l
 	}
 	for _, f := range fields {
-		if d := editDistance(key, f.name); d < bestD {
+		if d := editDistance(key, f.name); d < bestD && d < max(len(key), len(f.name)) {
 			best, bestD = f.name, d
 		}
 	}
@@ -655,6 +657,10 @@ func (d *dec) enum(n ast.Node, what string, allowed ...string) (string, bool) {
 		if s == a {
 			return s, true
 		}
+	}
+	if s == "" {
+		d.errf(posOf(n), "%s must not be empty; allowed: %s", what, strings.Join(allowed, ", "))
+		return "", false
 	}
 	msg := fmt.Sprintf("%s %q is not allowed", what, clip(s))
 	if sg := suggestName(s, allowed); sg != "" {

@@ -538,6 +538,10 @@ func (d *dec) fault(n ast.Node, f *Fault) {
 			if !ok {
 				return
 			}
+			if s == "" {
+				d.errf(posOf(v), "point must not be empty; allowed: %s", strings.Join(pointNames(), ", "))
+				return
+			}
 			if !faults.Known(faults.Point(s)) {
 				msg := fmt.Sprintf("unknown fault point %q", clip(s))
 				if sg := suggestName(s, pointNames()); sg != "" {

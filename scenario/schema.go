@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -85,20 +86,7 @@ func (d *dec) scenario(n ast.Node, s *Scenario) bool {
 		field{"description", func(v ast.Node) { s.Description, _ = d.str(v, "description", maxText, true) }},
 		field{"seed", func(v ast.Node) {
 			seedSet = true
-			switch x := v.(type) {
-			case *ast.IntegerNode:
-				switch y := x.Value.(type) {
-				case uint64:
-					s.Seed = y
-					return
-				case int64:
-					if y >= 0 {
-						s.Seed = uint64(y)
-						return
-					}
-				}
-			}
-			d.errf(posOf(v), "seed must be an integer between 0 and %d, got %s", uint64(1<<64-1), describe(v))
+			s.Seed = d.seed(v)
 		}},
 		field{"run", func(v ast.Node) { d.run(v, &s.Run) }},
 		field{"topology", func(v ast.Node) { d.topology(v, &s.Topology) }},
@@ -140,6 +128,37 @@ func (d *dec) scenario(n ast.Node, s *Scenario) bool {
 		s.Seed = 1
 	}
 	return ok
+}
+
+// seed decodes a seed: an integer from 0 to 2^64-1.
+func (d *dec) seed(n ast.Node) uint64 {
+	switch x := n.(type) {
+	case *ast.IntegerNode:
+		switch y := x.Value.(type) {
+		case uint64:
+			return y
+		case int64:
+			if y >= 0 {
+				return uint64(y)
+			}
+		}
+	}
+	if txt, ok := numberText(n); ok {
+		// An unquoted number the YAML reader keeps as a string: one
+		// beyond 64 bits, or one written with an exponent.
+		f, err := strconv.ParseFloat(strings.ReplaceAll(txt, "_", ""), 64)
+		switch {
+		case err == nil && f == math.Trunc(f) && f >= 0 && f < 1<<64:
+			return uint64(f)
+		case err == nil && f != math.Trunc(f):
+			d.errf(posOf(n), "seed must be a whole number between 0 and %d (2^64-1), got %s", uint64(1<<64-1), clip(txt))
+		default:
+			d.errf(posOf(n), "seed %s is out of range; a seed is between 0 and %d (2^64-1)", clip(txt), uint64(1<<64-1))
+		}
+		return 0
+	}
+	d.errf(posOf(n), "seed must be an integer between 0 and %d, got %s", uint64(1<<64-1), describe(n))
+	return 0
 }
 
 // require reports the fields of a mapping that must be written.

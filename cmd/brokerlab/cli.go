@@ -58,7 +58,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"play", "[--seed N] FILE|LESSON", "play a lesson or scenario file in the terminal", (*cli).cmdPlay},
-		{"run", "[--seed N] [--quiet] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
+		{"run", "[--seed N] [--quiet] [--strict] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
 		{"trace", "[--seed N] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
 		{"check", "FILE...", "validate scenario files without running them", (*cli).cmdCheck},
 		{"list", "", "list the built-in lessons", (*cli).cmdList},
@@ -273,6 +273,7 @@ func (c *cli) cmdRun(args []string) int {
 	var seed seedFlag
 	fs.Var(&seed, "seed", "override the scenario's seed")
 	quiet := fs.Bool("quiet", false, "print only the one-line verdict per scenario")
+	strict := fs.Bool("strict", false, "fail (exit 1) a run until drained that stops at max_ticks before it drains")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -294,6 +295,9 @@ func (c *cli) cmdRun(args []string) int {
 			worst = exitBadInput
 			continue
 		}
+		if *strict && rep.Undrained {
+			rep.Pass = false
+		}
 		if i > 0 && !*quiet {
 			fmt.Fprintln(c.stdout)
 		}
@@ -302,7 +306,11 @@ func (c *cli) cmdRun(args []string) int {
 			if !rep.Pass {
 				verdict = "FAIL"
 			}
-			fmt.Fprintf(c.stdout, "%s %s (seed %d, %d ticks)\n", verdict, arg, rep.Seed, rep.Ticks)
+			undrained := ""
+			if rep.Undrained {
+				undrained = ", stopped at max_ticks before draining"
+			}
+			fmt.Fprintf(c.stdout, "%s %s (seed %d, %d ticks%s)\n", verdict, arg, rep.Seed, rep.Ticks, undrained)
 		} else if err := rep.WriteText(c.stdout); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab:", err)
 			return exitBadInput

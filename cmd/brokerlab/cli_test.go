@@ -328,3 +328,44 @@ func sortedNames(m map[string]string) []string {
 	sort.Strings(names)
 	return names
 }
+
+// TestRunStrict: a run until drained that stops at max_ticks with work
+// left says so; with --strict it fails.
+func TestRunStrict(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		// Nobody reads the queue, so it never drains.
+		"stuck.yaml": "title: Stuck\nrun: {until: drained, max_ticks: 5}\ntopology:\n  queues: [{name: orders}]\n" +
+			"actors:\n  producers: [{name: shop, to: {queue: orders}, count: 3}]\n" +
+			"expect:\n  - {metric: queue.orders.depth, op: \">=\", value: 0}\n",
+		"drains.yaml": "title: Drains\nrun: {until: drained, max_ticks: 50}\ntopology:\n  queues: [{name: orders}]\n" +
+			"actors:\n  producers: [{name: shop, to: {queue: orders}, count: 3}]\n  consumers: [{name: worker, queue: orders}]\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	note := "NOTE: stopped at max_ticks 5 before draining: the expectations were checked on a run that had not finished; raise max_ticks to let it drain\n"
+	code, out, _ := runCLI(t, dir, false, "run", "stuck.yaml")
+	if code != exitOK || !strings.Contains(out, note) || !strings.HasSuffix(out, "PASS: 1 of 1 expectations hold, not drained\n") {
+		t.Errorf("run: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, dir, false, "run", "--strict", "stuck.yaml")
+	if code != exitFailed || !strings.Contains(out, note) || !strings.HasSuffix(out, "FAIL: 1 of 1 expectations hold, not drained\n") {
+		t.Errorf("run --strict: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, dir, false, "run", "--quiet", "stuck.yaml", "drains.yaml", "--strict")
+	want := "FAIL stuck.yaml (seed 1, 5 ticks, stopped at max_ticks before draining)\nPASS drains.yaml (seed 1, 3 ticks)\n"
+	if code != exitFailed || out != want {
+		t.Errorf("run --quiet --strict: exit %d\n%s\nwant:\n%s", code, out, want)
+	}
+	code, out, _ = runCLI(t, dir, false, "run", "--strict", "drains.yaml", "poison-dlq")
+	if code != exitOK || strings.Contains(out, "NOTE") || strings.Contains(out, "not drained") {
+		t.Errorf("run --strict of runs that drain or have fixed ticks: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", false, "help", "run")
+	if code != exitOK || !strings.Contains(out, "-strict") {
+		t.Errorf("help run does not document --strict: %s", out)
+	}
+}

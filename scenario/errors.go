@@ -61,6 +61,20 @@ func escapeControls(s string) string {
 	return b.String()
 }
 
+// Warning is something in a valid scenario file that is likely a mistake,
+// at a position; see Scenario.Warnings.
+type Warning struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+// String formats w as "file:line:col: warning: message", with control
+// characters escaped as in Error.Error.
+func (w Warning) String() string {
+	return escapeControls(w.File) + ":" + strconv.Itoa(w.Line) + ":" + strconv.Itoa(w.Col) + ": warning: " + escapeControls(w.Msg)
+}
+
 // Errors is every problem Load found in one file, sorted by position. It
 // wraps ErrInvalid.
 type Errors struct {

@@ -60,7 +60,7 @@ func init() {
 		{"play", "[--seed N] FILE|LESSON", "play a lesson or scenario file in the terminal", (*cli).cmdPlay},
 		{"run", "[--seed N] [--quiet] [--strict] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
 		{"trace", "[--seed N] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
-		{"check", "FILE...", "validate scenario files without running them", (*cli).cmdCheck},
+		{"check", "FILE...", "validate scenario files without running them; warnings do not fail a check", (*cli).cmdCheck},
 		{"list", "", "list the built-in lessons", (*cli).cmdList},
 		{"version", "", "print the version", (*cli).cmdVersion},
 		{"help", "[COMMAND]", "show help for a command", (*cli).cmdHelp},
@@ -403,6 +403,9 @@ func (c *cli) cmdCheck(args []string) int {
 		if !ok {
 			worst = exitBadInput
 			continue
+		}
+		for _, w := range s.Warnings() {
+			fmt.Fprintln(c.stderr, w.String())
 		}
 		fmt.Fprintf(c.stdout, "%s: ok (%s)\n", arg, s.Title)
 	}

@@ -369,3 +369,24 @@ func TestRunStrict(t *testing.T) {
 		t.Errorf("help run does not document --strict: %s", out)
 	}
 }
+
+// TestCheckWarnsAboutUnboundedLoops: check prints warnings as
+// file:line:col: warning: ... on stderr and still exits 0.
+func TestCheckWarnsAboutUnboundedLoops(t *testing.T) {
+	dir, _ := filepath.Abs("../../scenario/testdata/warn")
+	want, err := os.ReadFile(filepath.Join(dir, "topic-loops.warn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, dir, false, "check", "topic-loops.yaml")
+	if code != exitOK || stdout != "topic-loops.yaml: ok (Loops)\n" || stderr != string(want) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s\nwant stderr:\n%s", code, stdout, stderr, want)
+	}
+	if !regexp.MustCompile(`^topic-loops\.yaml:\d+:\d+: warning: `).MatchString(stderr) {
+		t.Errorf("warning without file:line:col: %q", stderr)
+	}
+	code, _, stderr = runCLI(t, "", false, "check", "sync-loop", "event-storm")
+	if code != exitOK || stderr != "" {
+		t.Errorf("lessons with bounded loops: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
@@ -52,6 +53,11 @@ func (n *Node) Has(field string) bool {
 // to its collector and carrying on with a zero value.
 type dec struct {
 	c *collector
+	// src is the file's text, to find a control character in a value;
+	// lines are the offsets where its lines start, computed when first
+	// needed.
+	src   []byte
+	lines []int
 }
 
 func (d *dec) errf(p Pos, format string, args ...any) {
@@ -239,7 +245,9 @@ func fieldNames(fields []field) string {
 }
 
 // suggest returns the allowed field closest to key when it looks like a
-// typo (edit distance at most 2, or a third of its length).
+// typo (edit distance at most 2, or a third of its length). A field that
+// would replace every character of key is no typo of it, so an empty key
+// or "x" for "<" gets no suggestion.
 func suggest(key string, fields []field) string {
 	if len(key) > 64 {
 		return ""
@@ -249,7 +257,7 @@ func suggest(key string, fields []field) string {
 		bestD = l
 	}
 	for _, f := range fields {
-		if d := editDistance(key, f.name); d < bestD {
+		if d := editDistance(key, f.name); d < bestD && d < max(len(key), len(f.name)) {
 			best, bestD = f.name, d
 		}
 	}
@@ -318,8 +326,10 @@ const (
 	maxLine = 200
 )
 
-// str decodes a string of at most max bytes.
-func (d *dec) str(n ast.Node, what string, max int) (string, bool) {
+// str decodes a string of at most max bytes. A text (multi-line free text
+// such as a description) may hold tabs and line breaks; no string may hold
+// another control character (see controlChar).
+func (d *dec) str(n ast.Node, what string, max int, text bool) (string, bool) {
 	var s string
 	switch x := n.(type) {
 	case *ast.StringNode:
@@ -341,12 +351,170 @@ func (d *dec) str(n ast.Node, what string, max int) (string, bool) {
 		d.errf(posOf(n), "%s is %d bytes long; at most %d are allowed", what, len(s), max)
 		return "", false
 	}
+	for _, r := range s {
+		if controlChar(r, text) {
+			d.control(n, what, r, text)
+			return "", false
+		}
+	}
 	return s, true
+}
+
+// controlChar reports whether r may not appear in a string: C0 controls,
+// DEL and the C1 controls U+0080 to U+009F, which a terminal would obey.
+// Tabs and line breaks are allowed in a text; in other strings line breaks
+// are left to the checks of their kind ("must be one line").
+func controlChar(r rune, text bool) bool {
+	switch {
+	case r == '\n':
+		return false
+	case r == '\t':
+		return !text
+	case r == '\r':
+		return text
+	}
+	return r < 0x20 || r >= 0x7f && r <= 0x9f
+}
+
+// control reports the control character r in the value n of what, at its
+// position in the file when it can be found there.
+func (d *dec) control(n ast.Node, what string, r rune, text bool) {
+	p, esc := d.findRune(n, r)
+	written := ""
+	if esc != "" {
+		written = ", written " + esc + ","
+	}
+	rule := "scenario strings may not contain control characters"
+	switch {
+	case text:
+		rule = "text may hold tabs and line breaks, but no other control characters"
+	case r == '\t':
+		rule = "a one-line string may not contain tabs or other control characters"
+	}
+	d.errf(p, "%s contains the control character %s%s at column %d; %s", what, runeName(r), written, p.Col, rule)
+}
+
+// c0Names are the abbreviations of the C0 controls, c1Names those of the
+// C1 controls.
+var (
+	c0Names = strings.Fields("NUL SOH STX ETX EOT ENQ ACK BEL BS TAB LF VT FF CR SO SI " +
+		"DLE DC1 DC2 DC3 DC4 NAK SYN ETB CAN EM SUB ESC FS GS RS US")
+	c1Names = strings.Fields("PAD HOP BPH NBH IND NEL SSA ESA HTS HTJ VTS PLD PLU RI SS2 SS3 " +
+		"DCS PU1 PU2 STS CCH MW SPA EPA SOS SGCI SCI CSI ST OSC PM APC")
+)
+
+// runeName names a control character, e.g. "U+001B (ESC)".
+func runeName(r rune) string {
+	name := ""
+	switch {
+	case r >= 0 && r < 0x20:
+		name = c0Names[r]
+	case r == 0x7f:
+		name = "DEL"
+	case r >= 0x80 && r <= 0x9f:
+		name = c1Names[r-0x80]
+	}
+	s := fmt.Sprintf("U+%04X", r)
+	if name != "" {
+		s += " (" + name + ")"
+	}
+	return s
+}
+
+// findRune returns where the value n has the character r in the file: the
+// character itself, or in a double-quoted string the escape that writes it
+// (returned as esc). It falls back to the start of n.
+func (d *dec) findRune(n ast.Node, r rune) (p Pos, esc string) {
+	tk := n.GetToken()
+	if l, ok := n.(*ast.LiteralNode); ok && l.Start != nil {
+		tk = l.Start // the token of a block scalar's text is placed at its end
+	}
+	if tk == nil || tk.Position == nil || d.src == nil {
+		return posOf(n), ""
+	}
+	if d.lines == nil {
+		d.lines = []int{0}
+		for i, b := range d.src {
+			if b == '\n' {
+				d.lines = append(d.lines, i+1)
+			}
+		}
+	}
+	line, col := tk.Position.Line, tk.Position.Column
+	if line < 1 || line > len(d.lines) || col < 1 {
+		return posOf(n), ""
+	}
+	// Columns count runes, as the YAML lexer does.
+	i := d.lines[line-1]
+	for c := 1; c < col && i < len(d.src) && d.src[i] != '\n'; c++ {
+		_, size := utf8.DecodeRune(d.src[i:])
+		i += size
+	}
+	quoted := tk.Type == token.DoubleQuoteType
+	// A value is found near its start: give up after a bound linear in
+	// the value, so a miss cannot cost a pass over the file per value.
+	budget := 1024 + 16*len(tk.Value)
+	if l, ok := n.(*ast.LiteralNode); ok && l.Value != nil {
+		budget += 16 * len(l.Value.Value)
+	}
+	for opened := false; i < len(d.src) && budget > 0; budget-- {
+		c, size := utf8.DecodeRune(d.src[i:])
+		switch {
+		case c == r:
+			return Pos{line, col}, ""
+		case c == '\n':
+			line, col = line+1, 0
+		case quoted && c == '"':
+			if opened {
+				return posOf(n), ""
+			}
+			opened = true
+		case quoted && c == '\\' && opened:
+			e, w := unescape(d.src[i+size:])
+			if e == r {
+				return Pos{line, col}, string(d.src[i : i+size+w])
+			}
+			i += w
+			col += utf8.RuneCount(d.src[i-w : i])
+		}
+		i += size
+		col++
+	}
+	return posOf(n), ""
+}
+
+// unescape decodes the YAML escape after a backslash in a double-quoted
+// string: the character it writes (-1 for none or a malformed one) and
+// the bytes it takes after the backslash.
+func unescape(b []byte) (rune, int) {
+	if len(b) == 0 {
+		return -1, 0
+	}
+	hex := map[byte]int{'x': 2, 'u': 4, 'U': 8}[b[0]]
+	if hex > 0 {
+		if len(b) < 1+hex {
+			return -1, 1
+		}
+		v, err := strconv.ParseUint(string(b[1:1+hex]), 16, 32)
+		if err != nil {
+			return -1, 1
+		}
+		return rune(v), 1 + hex
+	}
+	simple := map[byte]rune{'0': 0, 'a': 7, 'b': 8, 't': 9, '\t': 9, 'n': 10, 'v': 11, 'f': 12, 'r': 13, 'e': 27, 'N': 0x85}
+	if c, ok := simple[b[0]]; ok {
+		return c, 1
+	}
+	if b[0] == '\n' || b[0] == '\r' {
+		return -1, 0 // an escaped line break: leave it to the scan
+	}
+	_, size := utf8.DecodeRune(b)
+	return -1, size
 }
 
 // line decodes a one-line string.
 func (d *dec) line(n ast.Node, what string) (string, bool) {
-	s, ok := d.str(n, what, maxLine)
+	s, ok := d.str(n, what, maxLine, false)
 	if ok && strings.ContainsAny(s, "\r\n") {
 		d.errf(posOf(n), "%s must be one line", what)
 		return "", false
@@ -481,7 +649,7 @@ func (d *dec) boolean(n ast.Node, what string) (bool, bool) {
 
 // enum decodes one of the allowed words.
 func (d *dec) enum(n ast.Node, what string, allowed ...string) (string, bool) {
-	s, ok := d.str(n, what, maxLine)
+	s, ok := d.str(n, what, maxLine, false)
 	if !ok {
 		return "", false
 	}
@@ -489,6 +657,10 @@ func (d *dec) enum(n ast.Node, what string, allowed ...string) (string, bool) {
 		if s == a {
 			return s, true
 		}
+	}
+	if s == "" {
+		d.errf(posOf(n), "%s must not be empty; allowed: %s", what, strings.Join(allowed, ", "))
+		return "", false
 	}
 	msg := fmt.Sprintf("%s %q is not allowed", what, clip(s))
 	if sg := suggestName(s, allowed); sg != "" {

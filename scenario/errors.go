@@ -34,9 +34,45 @@ type Error struct {
 	Msg       string
 }
 
-// Error formats e as "file:line:col: message".
+// Error formats e as "file:line:col: message". Control characters in the
+// file name or the message are written as escapes (\x1b), so printing an
+// error cannot drive a terminal.
 func (e Error) Error() string {
-	return e.File + ":" + strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Col) + ": " + e.Msg
+	return escapeControls(e.File) + ":" + strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Col) + ": " + escapeControls(e.Msg)
+}
+
+// escapeControls writes the C0 controls, DEL and the C1 controls of s as
+// Go escapes (\n, \x1b, \u009b), the way strconv.Quote would, and keeps
+// everything else.
+func escapeControls(s string) string {
+	isControl := func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !isControl(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r) // e.g. '\x1b'
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+// Warning is something in a valid scenario file that is likely a mistake,
+// at a position; see Scenario.Warnings.
+type Warning struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+// String formats w as "file:line:col: warning: message", with control
+// characters escaped as in Error.Error.
+func (w Warning) String() string {
+	return escapeControls(w.File) + ":" + strconv.Itoa(w.Line) + ":" + strconv.Itoa(w.Col) + ": warning: " + escapeControls(w.Msg)
 }
 
 // Errors is every problem Load found in one file, sorted by position. It
@@ -77,7 +113,9 @@ func (c *collector) add(p Pos, msg string) {
 	if !p.IsValid() {
 		p = Pos{1, 1} // never print 0:0, even for a defaulted node
 	}
-	c.list = append(c.list, Error{File: c.file, Line: p.Line, Col: p.Col, Msg: msg})
+	// A message may quote what the file says (a YAML syntax error, a
+	// tag); it never carries a control character on.
+	c.list = append(c.list, Error{File: c.file, Line: p.Line, Col: p.Col, Msg: escapeControls(msg)})
 }
 
 // result sorts the collected errors by position (stable for equal

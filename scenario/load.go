@@ -1,10 +1,14 @@
 package scenario
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"unicode/utf8"
 
 	yaml "github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -25,11 +29,16 @@ func Load(name string, data []byte) (*Scenario, error) {
 		c.add(Pos{1, 1}, fmt.Sprintf("the file is %d bytes long; scenario files are capped at %d bytes", len(data), MaxFileSize))
 		return nil, c.result()
 	}
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if p, msg := checkEncoding(data); msg != "" {
+		c.add(p, msg)
+		return nil, c.result()
+	}
 	body, ok := parse(c, data)
 	if !ok {
 		return nil, c.result()
 	}
-	d := &dec{c: c}
+	d := &dec{c: c, src: data}
 	if body == nil {
 		c.add(Pos{1, 1}, "the file is empty; a scenario needs at least title, run and topology")
 		return nil, c.result()
@@ -45,22 +54,137 @@ func Load(name string, data []byte) (*Scenario, error) {
 	return s, nil
 }
 
+// utf8BOM is the byte order mark some editors write at the start of a
+// UTF-8 file; Load skips it.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// checkEncoding reports a file that is not UTF-8: one in UTF-16 or UTF-32
+// (by its byte order mark, or for UTF-16 by the zero bytes between ASCII
+// letters), and otherwise the first byte that is not UTF-8.
+func checkEncoding(data []byte) (Pos, string) {
+	const resave = "; save it as UTF-8"
+	switch {
+	case bytes.HasPrefix(data, []byte{0, 0, 0xfe, 0xff}), bytes.HasPrefix(data, []byte{0xff, 0xfe, 0, 0}):
+		return Pos{1, 1}, "the file is UTF-32 encoded" + resave
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}), bytes.HasPrefix(data, []byte{0xff, 0xfe}):
+		return Pos{1, 1}, "the file is UTF-16 encoded" + resave
+	}
+	// UTF-16 without a byte order mark: ASCII text has a zero byte in
+	// every other place. YAML text starts with ASCII.
+	var zeros [2]int
+	n := min(len(data), 64) &^ 1
+	for i := 0; i < n; i++ {
+		if data[i] == 0 {
+			zeros[i%2]++
+		}
+	}
+	if n >= 4 && (zeros[0] == 0 && zeros[1] >= n/4 || zeros[1] == 0 && zeros[0] >= n/4) {
+		return Pos{1, 1}, "the file is UTF-16 encoded" + resave
+	}
+	if utf8.Valid(data) {
+		return Pos{}, ""
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return Pos{line, col}, fmt.Sprintf("the file is not UTF-8: the byte 0x%02X here is not part of a UTF-8 character%s", data[i], resave)
+		}
+		if r == '\n' {
+			line, col = line+1, 0
+		}
+		i += size
+		col++
+	}
+	return Pos{1, 1}, "the file is not UTF-8" + resave
+}
+
 // LoadFile reads the file at path and loads it; positions use the path as
 // given. A file that cannot be read is reported as an *Errors too, at 1:1.
+//
+// Only regular files are read. The path is examined before it is opened,
+// so a device (/dev/zero), a named pipe without a writer, a socket or a
+// directory is refused at once, and never more than MaxFileSize+1 bytes
+// are read, even from a file that grows while it is read.
 func LoadFile(path string) (*Scenario, error) {
-	fi, err := os.Stat(path)
-	if err == nil && fi.Size() > MaxFileSize {
+	data, msg := readFile(path)
+	if msg != "" {
 		c := &collector{file: path}
-		c.add(Pos{1, 1}, fmt.Sprintf("the file is %d bytes long; scenario files are capped at %d bytes", fi.Size(), MaxFileSize))
-		return nil, c.result()
-	}
-	data, err := os.ReadFile(filepath.Clean(path))
-	if err != nil {
-		c := &collector{file: path}
-		c.add(Pos{1, 1}, "cannot read the file: "+err.Error())
+		c.add(Pos{1, 1}, msg)
 		return nil, c.result()
 	}
 	return Load(path, data)
+}
+
+// readFile returns the contents of the regular file at path, or a message
+// saying why it cannot.
+func readFile(path string) ([]byte, string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, "cannot read the file: " + pathErr(err)
+	}
+	if msg := notRegular(fi.Mode()); msg != "" {
+		return nil, msg
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, fmt.Sprintf("the file is %d bytes long; scenario files are capped at %d bytes", fi.Size(), MaxFileSize)
+	}
+	f, err := os.Open(filepath.Clean(path))
+	if err != nil {
+		return nil, "cannot read the file: " + pathErr(err)
+	}
+	defer f.Close()
+	// The path may have been pointed elsewhere between Stat and Open.
+	if now, err := f.Stat(); err != nil || !os.SameFile(fi, now) {
+		return nil, "cannot read the file: it was replaced while it was opened; try again"
+	}
+	data, err := readCapped(f)
+	if err != nil {
+		return nil, "cannot read the file: " + pathErr(err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Sprintf("the file grew past %d bytes while it was read; scenario files are capped at %d bytes", MaxFileSize, MaxFileSize)
+	}
+	return data, ""
+}
+
+// readCapped reads r to its end, but at most MaxFileSize+1 bytes, so a
+// result longer than MaxFileSize means "too long" whatever r is.
+func readCapped(r io.Reader) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+}
+
+// pathErr drops the operation and path from an *fs.PathError: the path
+// is already in the message's position.
+func pathErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// notRegular says why a file of mode m is not read, or returns "" for a
+// regular file.
+func notRegular(m fs.FileMode) string {
+	var what string
+	switch {
+	case m.IsRegular():
+		return ""
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	default:
+		return "cannot read the file: it is not a regular file; scenario files must be regular files"
+	}
+	return "cannot read the file: it is " + what + ", not a regular file; scenario files must be regular files"
 }
 
 // parse turns data into the body of its single YAML document (nil for an
@@ -113,9 +237,10 @@ const (
 	maxKeys  = 512 // keys of one block mapping
 )
 
-// prescan reports a token stream that exceeds maxDepth or maxKeys. It
-// tracks the open block collections by column: a key or a "-" closes every
-// collection opened at a greater column.
+// prescan reports a token stream that exceeds maxDepth or maxKeys, or
+// that has an anchor or an alias. It tracks the open block collections by
+// column: a key or a "-" closes every collection opened at a greater
+// column.
 func prescan(c *collector, tokens token.Tokens) bool {
 	type level struct {
 		col, keys int
@@ -123,6 +248,8 @@ func prescan(c *collector, tokens token.Tokens) bool {
 	}
 	var stack []level
 	flow := 0
+	aliases := false
+	var tags []*token.Token
 	push := func(l level, tk *token.Token) bool {
 		if stack = append(stack, l); len(stack) > maxDepth {
 			c.add(tokPos(tk), fmt.Sprintf("collections are nested more than %d deep", maxDepth))
@@ -140,6 +267,16 @@ func prescan(c *collector, tokens token.Tokens) bool {
 			continue
 		}
 		switch tk.Type {
+		case token.AnchorType, token.AliasType:
+			// Refused here, once, rather than node by node: an alias
+			// bomb (each anchor a list of aliases of the one before) is
+			// no scenario, and its keys are not worth reporting.
+			if !aliases {
+				c.add(tokPos(tk), "anchors (&name) and aliases (*name) are not supported in scenario files; write the value out")
+				aliases = true
+			}
+		case token.TagType:
+			tags = append(tags, tk)
 		case token.DocumentHeaderType:
 			stack, flow = stack[:0], 0
 		case token.MappingStartType, token.SequenceStartType:
@@ -187,6 +324,14 @@ func prescan(c *collector, tokens token.Tokens) bool {
 				return false
 			}
 		}
+	}
+	if aliases {
+		// The file is not decoded; the other YAML features it must not
+		// use are reported as decoding would.
+		for _, tk := range tags {
+			c.add(tokPos(tk), fmt.Sprintf("tags (%s) are not supported in scenario files; quote a value that should be a string", tokText(tk)))
+		}
+		return false
 	}
 	return true
 }

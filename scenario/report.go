@@ -21,9 +21,14 @@ type Report struct {
 	// Ticks is the tick the run ended at.
 	Ticks sim.Tick
 	// Drained is set when a run until drained stopped because it drained.
-	Drained  bool
-	Outcomes []Outcome
-	Stats    sim.Stats
+	Drained bool
+	// Undrained is set when a run until drained stopped at max_ticks
+	// before it drained: its expectations were checked on a system that
+	// still had work to do. It does not clear Pass; brokerlab run --strict
+	// makes such a run fail.
+	Undrained bool
+	Outcomes  []Outcome
+	Stats     sim.Stats
 	// Errors are the runtime errors of the file (failed actions), each at
 	// the position of its action.
 	Errors []Error
@@ -48,7 +53,7 @@ type Outcome struct {
 // each as a "checked" event.
 func (r *Run) evaluate() *Report {
 	rep := &Report{Title: r.s.Title, File: r.s.File, Seed: r.seed, Ticks: r.w.Now(), Drained: r.drained,
-		Stats: r.env.Ledger.Stats()}
+		Undrained: r.s.Run.Until == UntilDrained && !r.Drained(), Stats: r.env.Ledger.Stats()}
 	for i := range r.s.Expect {
 		e := &r.s.Expect[i]
 		o := Outcome{Text: e.String(), Line: e.Pos.Line, Col: e.Pos.Col}
@@ -131,7 +136,8 @@ func (rep *Report) Failed() int {
 // expectation (PASS or FAIL, file:line:col, the expectation and the
 // measured value, then up to MaxReportViolations violations, or
 // MaxViolationExamples for a check that holds because it is violated), the runtime
-// errors, a ledger summary and the verdict.
+// errors, a note when the run stopped at max_ticks before it drained, a
+// ledger summary and the verdict.
 func (rep *Report) WriteText(w io.Writer) error {
 	b := bufio.NewWriter(w)
 	b.WriteString(rep.Title)
@@ -162,6 +168,10 @@ func (rep *Report) WriteText(w io.Writer) error {
 	for _, e := range rep.Errors {
 		b.WriteString("ERROR " + e.Error() + "\n")
 	}
+	if rep.Undrained {
+		b.WriteString("NOTE: stopped at max_ticks " + strconv.FormatInt(int64(rep.Ticks), 10) +
+			" before draining: the expectations were checked on a run that had not finished; raise max_ticks to let it drain\n")
+	}
 	s := rep.Stats
 	b.WriteString("\nledger: " + strconv.Itoa(s.Messages) + " messages, " + strconv.Itoa(s.Delivered) + " delivered, " +
 		strconv.Itoa(s.Duplicates) + " duplicates, " + strconv.Itoa(s.DuplicateEffects) + " duplicate effects, " +
@@ -184,6 +194,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	b.WriteString(verdict + ": " + strconv.Itoa(len(rep.Outcomes)-rep.Failed()) + " of " + strconv.Itoa(len(rep.Outcomes)) + " expectations hold")
 	if n := len(rep.Errors); n > 0 {
 		b.WriteString(", " + strconv.Itoa(n) + " runtime error(s)")
+	}
+	if rep.Undrained {
+		b.WriteString(", not drained")
 	}
 	b.WriteString("\n")
 	return b.Flush()

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ var (
 // letter or digit, so metric names like queue.<name>.depth stay
 // unambiguous.
 func (d *dec) name(n ast.Node, what string) string {
-	s, ok := d.str(n, what, 1<<20)
+	s, ok := d.str(n, what, 1<<20, false)
 	if !ok {
 		return ""
 	}
@@ -82,23 +83,10 @@ func (d *dec) scenario(n ast.Node, s *Scenario) bool {
 			}
 		}},
 		field{"summary", func(v ast.Node) { s.Summary, _ = d.line(v, "summary") }},
-		field{"description", func(v ast.Node) { s.Description, _ = d.str(v, "description", maxText) }},
+		field{"description", func(v ast.Node) { s.Description, _ = d.str(v, "description", maxText, true) }},
 		field{"seed", func(v ast.Node) {
 			seedSet = true
-			switch x := v.(type) {
-			case *ast.IntegerNode:
-				switch y := x.Value.(type) {
-				case uint64:
-					s.Seed = y
-					return
-				case int64:
-					if y >= 0 {
-						s.Seed = uint64(y)
-						return
-					}
-				}
-			}
-			d.errf(posOf(v), "seed must be an integer between 0 and %d, got %s", uint64(1<<64-1), describe(v))
+			s.Seed = d.seed(v)
 		}},
 		field{"run", func(v ast.Node) { d.run(v, &s.Run) }},
 		field{"topology", func(v ast.Node) { d.topology(v, &s.Topology) }},
@@ -119,7 +107,7 @@ func (d *dec) scenario(n ast.Node, s *Scenario) bool {
 					field{"at", func(v ast.Node) { st.At = d.tick(v, "at", tickRange) }},
 					field{"text", func(v ast.Node) {
 						var ok bool
-						if st.Text, ok = d.str(v, "text", maxText); ok && st.Text == "" {
+						if st.Text, ok = d.str(v, "text", maxText, true); ok && st.Text == "" {
 							d.errf(posOf(v), "narration text must not be empty")
 						}
 					}},
@@ -140,6 +128,37 @@ func (d *dec) scenario(n ast.Node, s *Scenario) bool {
 		s.Seed = 1
 	}
 	return ok
+}
+
+// seed decodes a seed: an integer from 0 to 2^64-1.
+func (d *dec) seed(n ast.Node) uint64 {
+	switch x := n.(type) {
+	case *ast.IntegerNode:
+		switch y := x.Value.(type) {
+		case uint64:
+			return y
+		case int64:
+			if y >= 0 {
+				return uint64(y)
+			}
+		}
+	}
+	if txt, ok := numberText(n); ok {
+		// An unquoted number the YAML reader keeps as a string: one
+		// beyond 64 bits, or one written with an exponent.
+		f, err := strconv.ParseFloat(strings.ReplaceAll(txt, "_", ""), 64)
+		switch {
+		case err == nil && f == math.Trunc(f) && f >= 0 && f < 1<<64:
+			return uint64(f)
+		case err == nil && f != math.Trunc(f):
+			d.errf(posOf(n), "seed must be a whole number between 0 and %d (2^64-1), got %s", uint64(1<<64-1), clip(txt))
+		default:
+			d.errf(posOf(n), "seed %s is out of range; a seed is between 0 and %d (2^64-1)", clip(txt), uint64(1<<64-1))
+		}
+		return 0
+	}
+	d.errf(posOf(n), "seed must be an integer between 0 and %d, got %s", uint64(1<<64-1), describe(n))
+	return 0
 }
 
 // require reports the fields of a mapping that must be written.
@@ -536,6 +555,10 @@ func (d *dec) fault(n ast.Node, f *Fault) {
 		field{"point", func(v ast.Node) {
 			s, ok := d.line(v, "point")
 			if !ok {
+				return
+			}
+			if s == "" {
+				d.errf(posOf(v), "point must not be empty; allowed: %s", strings.Join(pointNames(), ", "))
 				return
 			}
 			if !faults.Known(faults.Point(s)) {

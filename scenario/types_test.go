@@ -137,3 +137,31 @@ func TestMetricFieldsCoverStats(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedRange: a seed is any integer from 0 to 2^64-1; an unquoted
+// number beyond that is out of range, not "a string".
+func TestSeedRange(t *testing.T) {
+	const body = "title: t\nrun: {ticks: 1}\ntopology: {queues: [{name: q}]}\nseed: "
+	for _, c := range []struct {
+		seed string
+		want uint64
+	}{{"0", 0}, {"42", 42}, {"18446744073709551615", 1<<64 - 1}, {"1e3", 1000}, {"1_000", 1000}} {
+		s, err := Load("s.yaml", []byte(body+c.seed+"\n"))
+		if err != nil || s.Seed != c.want {
+			t.Errorf("seed: %s = %v, %v; want %d", c.seed, s, err, c.want)
+		}
+	}
+	for _, c := range []struct{ seed, want string }{
+		{"123456789012345678901234567890", "s.yaml:4:7: seed 123456789012345678901234567890 is out of range; a seed is between 0 and 18446744073709551615 (2^64-1)"},
+		{"18446744073709551616", "s.yaml:4:7: seed 18446744073709551616 is out of range; a seed is between 0 and 18446744073709551615 (2^64-1)"},
+		{"-123456789012345678901234567890", "s.yaml:4:7: seed -123456789012345678901234567890 is out of range; a seed is between 0 and 18446744073709551615 (2^64-1)"},
+		{"1e30", "s.yaml:4:7: seed 1e30 is out of range; a seed is between 0 and 18446744073709551615 (2^64-1)"},
+		{"-1", "s.yaml:4:7: seed must be an integer between 0 and 18446744073709551615, got the integer -1"},
+		{"\"7\"", "s.yaml:4:7: seed must be an integer between 0 and 18446744073709551615, got the string \"7\""},
+	} {
+		_, err := Load("s.yaml", []byte(body+c.seed+"\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("seed: %s:\n got %v\nwant %s", c.seed, err, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/brokerlab/brokerlab/faults"
@@ -488,4 +489,194 @@ func listNames(names []string) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+}
+
+// Warnings returns what in s is valid but likely a mistake, in position
+// order. It costs time linear in the topics, subscribers and emits of s.
+//
+// A loop of pub/sub topics is one: a subscriber that emits into a topic
+// it receives from, directly or through other subscribers, passes every
+// message that enters the loop on forever, and in growing numbers when
+// the loop emits more than one message per message. A loop is bounded
+// when one of its topics has a cascade_limit or one of its subscribers a
+// source_check; a supervisor subscriber's emits reach no subscriber, so
+// they close no loop.
+func (s *Scenario) Warnings() []Warning {
+	var ws []Warning
+	for _, l := range s.topicLoops() {
+		ws = append(ws, Warning{File: s.File, Line: l.at.Line, Col: l.at.Col, Msg: l.msg})
+	}
+	sort.SliceStable(ws, func(i, j int) bool {
+		a, b := ws[i], ws[j]
+		return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
+	})
+	return ws
+}
+
+type topicLoop struct {
+	at  Pos
+	msg string
+}
+
+// emitEdge is an emit of a subscriber of topic from into topic to.
+type emitEdge struct {
+	from, to int
+	sub      *Subscriber
+	emit     *Emit
+}
+
+// topicLoops finds the unbounded loops of topics: the strongly connected
+// components (Tarjan's algorithm) of the graph whose nodes are the topics
+// without a cascade_limit and whose edges are the emits of subscribers
+// that are neither supervisors nor source-checked. Each component with an
+// edge inside is one loop, reported once, at its first emit in the file.
+func (s *Scenario) topicLoops() []topicLoop {
+	ts := s.Topology.Topics
+	index := map[string]int{}
+	for i := range ts {
+		index[ts[i].Name] = i
+	}
+	out := make([][]emitEdge, len(ts))
+	for i := range ts {
+		if ts[i].CascadeLimit > 0 {
+			continue
+		}
+		for j := range ts[i].Subscribers {
+			sub := &ts[i].Subscribers[j]
+			if sub.Supervisor || sub.SourceCheck {
+				continue
+			}
+			for k := range sub.Emits {
+				e := &sub.Emits[k]
+				if to, ok := index[e.Topic]; ok && ts[to].CascadeLimit == 0 {
+					out[i] = append(out[i], emitEdge{i, to, sub, e})
+				}
+			}
+		}
+	}
+	// Tarjan's algorithm; the recursion is at most len(ts) deep, and
+	// there are at most MaxEntities topics.
+	comp := make([]int, len(ts))
+	low := make([]int, len(ts))
+	order := make([]int, len(ts))
+	var stack []int
+	onStack := make([]bool, len(ts))
+	next, ncomp := 1, 0
+	var visit func(v int)
+	visit = func(v int) {
+		order[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, e := range out[v] {
+			switch {
+			case order[e.to] == 0:
+				visit(e.to)
+				low[v] = min(low[v], low[e.to])
+			case onStack[e.to]:
+				low[v] = min(low[v], order[e.to])
+			}
+		}
+		if low[v] == order[v] {
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				comp[w] = ncomp
+				if w == v {
+					break
+				}
+			}
+			ncomp++
+		}
+	}
+	for v := range ts {
+		if order[v] == 0 {
+			visit(v)
+		}
+	}
+	// The edges inside each component, in file order.
+	inside := make([][]emitEdge, ncomp)
+	for v := range ts {
+		for _, e := range out[v] {
+			if comp[e.from] == comp[e.to] {
+				inside[comp[v]] = append(inside[comp[v]], e)
+			}
+		}
+	}
+	var loops []topicLoop
+	for c, edges := range inside {
+		if len(edges) == 0 {
+			continue
+		}
+		first := edges[0]
+		for _, e := range edges[1:] {
+			if p, q := e.emit.FieldPos("topic"), first.emit.FieldPos("topic"); p.Line < q.Line || p.Line == q.Line && p.Col < q.Col {
+				first = e
+			}
+		}
+		topics, emitted := 0, 0
+		for v := range ts {
+			if comp[v] == c {
+				topics++
+			}
+		}
+		for _, e := range edges {
+			emitted += e.emit.Count
+		}
+		grows := "each message that enters it is passed on forever"
+		if emitted > topics {
+			grows = "each message that enters it is passed on forever, in more copies every round"
+		}
+		path, hops := loopPath(ts, comp, out, first)
+		more := ""
+		if n := len(edges) - hops; n == 1 {
+			more = ", and 1 more emit inside it"
+		} else if n > 1 {
+			more = fmt.Sprintf(", and %d more emits inside it", n)
+		}
+		loops = append(loops, topicLoop{at: first.emit.FieldPos("topic"), msg: fmt.Sprintf(
+			"subscriber %q emits into a loop that nothing stops: %s%s, so %s; set cascade_limit on a topic of the loop, or source_check on one of its subscribers",
+			first.sub.Name, path, more, grows)})
+	}
+	return loops
+}
+
+// loopPath describes the shortest way round the loop that starts with
+// edge first, e.g. `topic "a" -> x -> topic "b" -> y -> topic "a"`, and
+// returns the number of emits on it.
+func loopPath(ts []Topic, comp []int, out [][]emitEdge, first emitEdge) (string, int) {
+	// Breadth-first from first.to back to first.from, inside the loop.
+	via := map[int]emitEdge{}
+	seen := map[int]bool{first.to: true}
+	queue := []int{first.to}
+	for len(queue) > 0 && !seen[first.from] {
+		v := queue[0]
+		queue = queue[1:]
+		for _, e := range out[v] {
+			if comp[e.to] == comp[first.from] && !seen[e.to] {
+				seen[e.to], via[e.to] = true, e
+				queue = append(queue, e.to)
+			}
+		}
+	}
+	hops := []emitEdge{first}
+	var back []emitEdge
+	for v := first.from; v != first.to; {
+		e, ok := via[v]
+		if !ok {
+			break // cannot happen inside a strongly connected component
+		}
+		back = append(back, e)
+		v = e.from
+	}
+	for i := len(back) - 1; i >= 0; i-- {
+		hops = append(hops, back[i])
+	}
+	var b strings.Builder
+	b.WriteString("topic " + strconv.Quote(ts[first.from].Name))
+	for _, e := range hops {
+		b.WriteString(" -> " + e.sub.Name + " -> topic " + strconv.Quote(ts[e.to].Name))
+	}
+	return b.String(), len(hops)
 }

@@ -58,9 +58,9 @@ var commands []command
 func init() {
 	commands = []command{
 		{"play", "[--seed N] FILE|LESSON", "play a lesson or scenario file in the terminal", (*cli).cmdPlay},
-		{"run", "[--seed N] [--quiet] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
+		{"run", "[--seed N] [--quiet] [--strict] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
 		{"trace", "[--seed N] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
-		{"check", "FILE...", "validate scenario files without running them", (*cli).cmdCheck},
+		{"check", "FILE...", "validate scenario files without running them; warnings do not fail a check", (*cli).cmdCheck},
 		{"verify", "[--check CHECK]... TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it", (*cli).cmdVerify},
 		{"list", "", "list the built-in lessons", (*cli).cmdList},
 		{"version", "", "print the version", (*cli).cmdVersion},
@@ -274,6 +274,7 @@ func (c *cli) cmdRun(args []string) int {
 	var seed seedFlag
 	fs.Var(&seed, "seed", "override the scenario's seed")
 	quiet := fs.Bool("quiet", false, "print only the one-line verdict per scenario")
+	strict := fs.Bool("strict", false, "fail (exit 1) a run until drained that stops at max_ticks before it drains")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -295,6 +296,9 @@ func (c *cli) cmdRun(args []string) int {
 			worst = exitBadInput
 			continue
 		}
+		if *strict && rep.Undrained {
+			rep.Pass = false
+		}
 		if i > 0 && !*quiet {
 			fmt.Fprintln(c.stdout)
 		}
@@ -303,7 +307,11 @@ func (c *cli) cmdRun(args []string) int {
 			if !rep.Pass {
 				verdict = "FAIL"
 			}
-			fmt.Fprintf(c.stdout, "%s %s (seed %d, %d ticks)\n", verdict, arg, rep.Seed, rep.Ticks)
+			undrained := ""
+			if rep.Undrained {
+				undrained = ", stopped at max_ticks before draining"
+			}
+			fmt.Fprintf(c.stdout, "%s %s (seed %d, %d ticks%s)\n", verdict, arg, rep.Seed, rep.Ticks, undrained)
 		} else if err := rep.WriteText(c.stdout); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab:", err)
 			return exitBadInput
@@ -396,6 +404,9 @@ func (c *cli) cmdCheck(args []string) int {
 		if !ok {
 			worst = exitBadInput
 			continue
+		}
+		for _, w := range s.Warnings() {
+			fmt.Fprintln(c.stderr, w.String())
 		}
 		fmt.Fprintf(c.stdout, "%s: ok (%s)\n", arg, s.Title)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -262,5 +263,130 @@ func TestPlayNeedsATerminal(t *testing.T) {
 	code, _, stderr = runCLI(t, "", true, "play", "no-such-lesson")
 	if code != exitBadInput || stderr == "" {
 		t.Fatalf("play unknown: %d %q", code, stderr)
+	}
+}
+
+// TestNoControlCharactersReachTheTerminal feeds files with ESC and other
+// control characters in every kind of string (title, narration, keys,
+// names, types, unknown field names, tags, raw and as escapes) to every
+// command and output format: neither stdout nor stderr may carry one on.
+func TestNoControlCharactersReachTheTerminal(t *testing.T) {
+	base := func(title, extra string) string {
+		return "title: " + title + "\nrun: {ticks: 5}\ntopology:\n  queues: [{name: q}]\n" +
+			"actors:\n  producers: [{name: p, to: {queue: q}, count: 2, keys: [k1, k2]}]\n  consumers: [{name: c, queue: q}]\n" + extra
+	}
+	files := map[string]string{
+		"title-raw.yaml":       base("\"clear \x1b[2J\"", ""),
+		"title-escape.yaml":    base("\"clear \\e[2J\"", ""),
+		"title-8bit.yaml":      base("\"csi \x9b2J\"", ""),
+		"title-c1.yaml":        base("\"csi \u009b2J\"", ""),
+		"narration.yaml":       base("t", "narration:\n  - {at: 1, text: \"beep \\a blink \x1b[5m\\x08\\0\"}\n"),
+		"narration-block.yaml": base("t", "narration:\n  - at: 1\n    text: |\n      one\n      two \x1b[5mblink\x1b[0m\n"),
+		"keys.yaml":            strings.Replace(base("t", ""), "keys: [k1, k2]", "keys: [\"k\x1b[2J\", k2]", 1),
+		"key-pattern.yaml":     strings.Replace(base("t", ""), "keys: [k1, k2]", "keys: \"k\\e%d\", key_count: 2", 1),
+		"name.yaml":            strings.Replace(base("t", ""), "{name: q}]", "{name: \"q\x1b[2J\"}]", 1),
+		"type.yaml":            strings.Replace(base("t", ""), "count: 2,", "count: 2, type: \"order\\e]0;pwned\\a\",", 1),
+		"unknown-field.yaml":   base("t", "\x1b[2Jtitle: x\n"),
+		"unknown-value.yaml":   base("t", "extra: \"\x1b[2J\"\n"),
+		"tag.yaml":             base("!x\x1b[2J t", ""),
+		"syntax.yaml":          "title: \x1b[2J\n  - : ]\x1b\n",
+		"seed.yaml":            base("t", "seed: \"\x1b[2J\"\n"),
+		"error-text.yaml": strings.Replace(base("t", ""), "{name: c, queue: q}",
+			"{name: c, queue: q, handler: {kind: permanent, error: \"\x1b[2J\"}}", 1),
+	}
+	dir := t.TempDir()
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	control := regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]")
+	commands := [][]string{{"check"}, {"run"}, {"run", "--quiet"}, {"trace"}, {"trace", "--format", "json"}, {"trace", "--format", "mermaid"}}
+	for _, name := range sortedNames(files) {
+		for _, cmd := range commands {
+			code, stdout, stderr := runCLI(t, dir, false, append(append([]string(nil), cmd...), name)...)
+			if code != exitBadInput {
+				t.Errorf("%s %s: exit %d, want 2", strings.Join(cmd, " "), name, code)
+			}
+			for stream, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
+				if strings.Contains(out, "\x1b") || control.MatchString(out) {
+					t.Errorf("%s %s: %s carries a control character: %q", strings.Join(cmd, " "), name, stream, out)
+				}
+			}
+			if stdout != "" {
+				t.Errorf("%s %s: stdout %q", strings.Join(cmd, " "), name, stdout)
+			}
+		}
+	}
+}
+
+func sortedNames(m map[string]string) []string {
+	var names []string
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TestRunStrict: a run until drained that stops at max_ticks with work
+// left says so; with --strict it fails.
+func TestRunStrict(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		// Nobody reads the queue, so it never drains.
+		"stuck.yaml": "title: Stuck\nrun: {until: drained, max_ticks: 5}\ntopology:\n  queues: [{name: orders}]\n" +
+			"actors:\n  producers: [{name: shop, to: {queue: orders}, count: 3}]\n" +
+			"expect:\n  - {metric: queue.orders.depth, op: \">=\", value: 0}\n",
+		"drains.yaml": "title: Drains\nrun: {until: drained, max_ticks: 50}\ntopology:\n  queues: [{name: orders}]\n" +
+			"actors:\n  producers: [{name: shop, to: {queue: orders}, count: 3}]\n  consumers: [{name: worker, queue: orders}]\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	note := "NOTE: stopped at max_ticks 5 before draining: the expectations were checked on a run that had not finished; raise max_ticks to let it drain\n"
+	code, out, _ := runCLI(t, dir, false, "run", "stuck.yaml")
+	if code != exitOK || !strings.Contains(out, note) || !strings.HasSuffix(out, "PASS: 1 of 1 expectations hold, not drained\n") {
+		t.Errorf("run: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, dir, false, "run", "--strict", "stuck.yaml")
+	if code != exitFailed || !strings.Contains(out, note) || !strings.HasSuffix(out, "FAIL: 1 of 1 expectations hold, not drained\n") {
+		t.Errorf("run --strict: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, dir, false, "run", "--quiet", "stuck.yaml", "drains.yaml", "--strict")
+	want := "FAIL stuck.yaml (seed 1, 5 ticks, stopped at max_ticks before draining)\nPASS drains.yaml (seed 1, 3 ticks)\n"
+	if code != exitFailed || out != want {
+		t.Errorf("run --quiet --strict: exit %d\n%s\nwant:\n%s", code, out, want)
+	}
+	code, out, _ = runCLI(t, dir, false, "run", "--strict", "drains.yaml", "poison-dlq")
+	if code != exitOK || strings.Contains(out, "NOTE") || strings.Contains(out, "not drained") {
+		t.Errorf("run --strict of runs that drain or have fixed ticks: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", false, "help", "run")
+	if code != exitOK || !strings.Contains(out, "-strict") {
+		t.Errorf("help run does not document --strict: %s", out)
+	}
+}
+
+// TestCheckWarnsAboutUnboundedLoops: check prints warnings as
+// file:line:col: warning: ... on stderr and still exits 0.
+func TestCheckWarnsAboutUnboundedLoops(t *testing.T) {
+	dir, _ := filepath.Abs("../../scenario/testdata/warn")
+	want, err := os.ReadFile(filepath.Join(dir, "topic-loops.warn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, dir, false, "check", "topic-loops.yaml")
+	if code != exitOK || stdout != "topic-loops.yaml: ok (Loops)\n" || stderr != string(want) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s\nwant stderr:\n%s", code, stdout, stderr, want)
+	}
+	if !regexp.MustCompile(`^topic-loops\.yaml:\d+:\d+: warning: `).MatchString(stderr) {
+		t.Errorf("warning without file:line:col: %q", stderr)
+	}
+	code, _, stderr = runCLI(t, "", false, "check", "sync-loop", "event-storm")
+	if code != exitOK || stderr != "" {
+		t.Errorf("lessons with bounded loops: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -60,8 +60,9 @@ type Options struct {
 
 // newApp prepares the application and the theme from the options. Without
 // opt.Screen it opens the terminal itself rather than leaving that to tview,
-// so that the screen reads sanitised input (see newTerminalScreen), and it
-// reports an error initialising the terminal, which tview would drop.
+// so that the screen reads sanitised input and draws without padding (see
+// newTerminalScreen), and it reports an error initialising the terminal,
+// which tview would drop.
 func newApp(opt Options) (*tview.Application, Theme, error) {
 	app := tview.NewApplication()
 	if opt.Screen != nil {

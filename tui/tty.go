@@ -1,9 +1,11 @@
 package tui
 
 import (
+	"os"
 	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
+	"github.com/gdamore/tcell/v2/terminfo"
 )
 
 // utf8Tty wraps the terminal tcell reads keys from and makes its input
@@ -100,17 +102,38 @@ func appendValidUTF8(dst, src []byte, atEOF bool) (out []byte, rest int) {
 	return dst, 0
 }
 
+// withoutPadding returns a copy of ti that never pads. tcell honours
+// terminfo padding ($<5> after every cursor move for vt100) by sleeping
+// inside each draw, which takes a second or more per frame and starves
+// input behind the drawing. Terminal emulators need no padding; the copy
+// keeps every capability and only drops the pad character, which is what
+// makes tcell skip the sleeps. The original entry is not changed.
+func withoutPadding(ti *terminfo.Terminfo) *terminfo.Terminfo {
+	c := *ti
+	c.PadChar = ""
+	return &c
+}
+
 // newTerminalScreen returns a screen on tty (nil means the controlling
-// terminal, /dev/tty) that reads valid UTF-8, for the terminal named by
-// $TERM. The screen is not initialised.
-func newTerminalScreen(tty tcell.Tty) (tcell.Screen, error) {
+// terminal, /dev/tty) that reads valid UTF-8 and draws without padding,
+// for the terminal named by term ($TERM). An empty term lets tcell pick its
+// default entry. The screen is not initialised.
+func newTerminalScreen(tty tcell.Tty, term string) (tcell.Screen, error) {
+	var ti *terminfo.Terminfo
+	if term != "" {
+		found, err := tcell.LookupTerminfo(term)
+		if err != nil {
+			return nil, err
+		}
+		ti = withoutPadding(found)
+	}
 	if tty == nil {
 		var err error
 		if tty, err = tcell.NewDevTty(); err != nil {
 			return nil, err
 		}
 	}
-	s, err := tcell.NewTerminfoScreenFromTty(newUTF8Tty(tty))
+	s, err := tcell.NewTerminfoScreenFromTtyTerminfo(newUTF8Tty(tty), ti)
 	if err != nil {
 		_ = tty.Close()
 		return nil, err
@@ -119,9 +142,9 @@ func newTerminalScreen(tty tcell.Tty) (tcell.Screen, error) {
 }
 
 // openTerminal returns an initialised screen on the controlling terminal,
-// built by newTerminalScreen.
+// built by newTerminalScreen for $TERM.
 func openTerminal() (tcell.Screen, error) {
-	s, err := newTerminalScreen(nil)
+	s, err := newTerminalScreen(nil, os.Getenv("TERM"))
 	if err != nil {
 		return nil, err
 	}

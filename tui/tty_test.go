@@ -195,8 +195,7 @@ func (p *pipeTty) Read(b []byte) (int, error) {
 func startTerminal(t *testing.T, tty tcell.Tty, term string) (tcell.Screen, <-chan tcell.Event) {
 	t.Helper()
 	t.Setenv("LC_ALL", "en_US.UTF-8") // tcell's UTF-8 path, the one that hangs
-	t.Setenv("TERM", term)
-	s, err := newTerminalScreen(tty)
+	s, err := newTerminalScreen(tty, term)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,4 +265,67 @@ func TestTerminalSurvives0xFF(t *testing.T) {
 	}
 	tty.Send([]byte{0xff, 0x03}) // and then Ctrl-C
 	waitKey(t, evs, func(k *tcell.EventKey) bool { return k.Key() == tcell.KeyCtrlC })
+}
+
+// TestTerminalDrawsWithoutPadding draws frames that alternate bold and
+// plain on every cell on a vt100 screen. vt100's terminfo pads each
+// attribute change by 2 ms, so tcell honouring it would sleep about 15 s
+// per frame; the player's screen must not sleep at all.
+func TestTerminalDrawsWithoutPadding(t *testing.T) {
+	tty := newPipeTty()
+	s, _ := startTerminal(t, tty, "vt100")
+	w, h := s.Size()
+	if w != 80 || h != 24 {
+		t.Fatalf("size %dx%d", w, h)
+	}
+	start := time.Now()
+	for frame := 0; frame < 3; frame++ {
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				st := tcell.StyleDefault
+				if (x+y+frame)%2 == 0 {
+					st = st.Bold(true)
+				}
+				s.SetContent(x, y, rune('a'+(x+frame)%26), nil, st)
+			}
+		}
+		s.Show()
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("three frames took %v: the screen pads", d)
+	}
+	tty.mu.Lock()
+	defer tty.mu.Unlock()
+	if tty.out < 3*w*h {
+		t.Fatalf("only %d bytes written for three full frames", tty.out)
+	}
+}
+
+func TestWithoutPaddingKeepsTheOriginal(t *testing.T) {
+	ti, err := tcell.LookupTerminfo("vt100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := withoutPadding(ti)
+	if c.PadChar != "" || ti.PadChar == "" {
+		t.Fatalf("PadChar: copy %q, original %q", c.PadChar, ti.PadChar)
+	}
+	if c.SetCursor != ti.SetCursor || c.Bold != ti.Bold || c.Name != ti.Name {
+		t.Fatal("the copy lost capabilities")
+	}
+	var b strings.Builder
+	start := time.Now()
+	c.TPuts(&b, strings.Repeat("x$<100>", 10))
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Fatalf("TPuts slept %v", d)
+	}
+	if b.String() != strings.Repeat("x", 10) {
+		t.Fatalf("TPuts wrote %q", b.String())
+	}
+}
+
+func TestNewTerminalScreenUnknownTerm(t *testing.T) {
+	if _, err := newTerminalScreen(newPipeTty(), "no-such-terminal-brokerlab"); err == nil {
+		t.Fatal("no error for an unknown terminal")
+	}
 }

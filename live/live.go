@@ -7,13 +7,23 @@
 // touches the World, so the core stays a single-threaded state machine: with
 // the same seed and the same sequence of Do calls between the same ticks,
 // the simulation makes the same decisions. Wall-clock time lives only here.
+//
+// Callbacks (the functions given to Do, and Config.OnTick) run on the owner
+// goroutine and are handed the World; they use it directly. A Driver method
+// that would wait for the owner (Do, Advance, Stop, or WaitFor for a tick not
+// yet reached) cannot be served while the owner is running the callback that
+// calls it: called from a callback, it returns an error wrapping
+// ErrReentrant at once instead of waiting forever.
 package live
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brokerlab/brokerlab/sim"
@@ -23,6 +33,10 @@ import (
 var (
 	ErrStopped       = errors.New("live: driver stopped")
 	ErrInvalidConfig = errors.New("live: invalid config")
+	// ErrReentrant is wrapped by the errors of Driver methods called from a
+	// callback on the owner goroutine that would otherwise wait for that
+	// goroutine, and so forever.
+	ErrReentrant = errors.New("live: called from a driver callback")
 )
 
 // Config configures a Driver.
@@ -63,6 +77,13 @@ type Driver struct {
 	exited   chan struct{}
 	stopOnce sync.Once
 
+	// owner is the owner goroutine's id (0 until it has started) and
+	// callbacks the depth of the callbacks it is running; together they tell
+	// a call from inside a callback from a call that arrives on another
+	// goroutine meanwhile (see reentrant).
+	owner     atomic.Uint64
+	callbacks atomic.Int32
+
 	mu      sync.Mutex
 	now     sim.Tick
 	waiters []waiter
@@ -85,6 +106,7 @@ func Start(cfg Config) (*Driver, error) {
 
 func (d *Driver) loop() {
 	defer close(d.exited)
+	d.owner.Store(goroutineID())
 	var tick <-chan time.Time
 	if d.cfg.TickEvery > 0 {
 		t := time.NewTicker(d.cfg.TickEvery)
@@ -92,15 +114,74 @@ func (d *Driver) loop() {
 		tick = t.C
 	}
 	for {
+		// A stop wins over requests and ticks that are ready too, so a Stop
+		// from a callback takes effect as soon as the callback returns.
+		if d.stopping() {
+			return
+		}
 		select {
 		case <-d.quit:
 			return
 		case r := <-d.reqs:
-			r.f(d.cfg.World)
+			d.callback(func() { r.f(d.cfg.World) })
 			close(r.done)
 		case <-tick:
 			d.step()
 		}
+	}
+}
+
+// callback runs f, user code, on the owner goroutine, counted in
+// d.callbacks so that reentrant calls from f can be told apart.
+func (d *Driver) callback(f func()) {
+	d.callbacks.Add(1)
+	defer d.callbacks.Add(-1)
+	f()
+}
+
+// reentrant reports whether the caller is a callback on d's owner
+// goroutine. The depth alone cannot tell: while the owner runs a callback,
+// other goroutines keep calling Do, and they must wait their turn rather
+// than fail. So when a callback is running, the caller's goroutine is
+// compared with the owner's. Every other call costs one atomic load.
+func (d *Driver) reentrant() bool {
+	if d.callbacks.Load() == 0 {
+		return false
+	}
+	owner := d.owner.Load()
+	return owner != 0 && goroutineID() == owner
+}
+
+// goroutineID returns the calling goroutine's id, read from the header of
+// its stack trace ("goroutine 7 [running]:"), or 0 if the header cannot be
+// read. Go has no API for the id; the header has had this form since Go 1,
+// and golang.org/x/net/http2 reads it the same way to check which goroutine
+// it is on. An unreadable header makes reentrant report false: the call
+// then waits as it did before reentrant calls were detected.
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b, ok := bytes.CutPrefix(b, []byte("goroutine "))
+	if !ok {
+		return 0
+	}
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}
+
+// stopping reports whether Stop has been called.
+func (d *Driver) stopping() bool {
+	select {
+	case <-d.quit:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -109,7 +190,7 @@ func (d *Driver) step() {
 	w := d.cfg.World
 	w.Tick()
 	if d.cfg.OnTick != nil {
-		d.cfg.OnTick(w)
+		d.callback(func() { d.cfg.OnTick(w) })
 	}
 	d.mu.Lock()
 	d.now = w.Now()
@@ -126,8 +207,13 @@ func (d *Driver) step() {
 }
 
 // Do runs f on the owner goroutine between two ticks and waits for it. It
-// returns ErrStopped if the driver stopped before f could run.
+// returns ErrStopped if the driver stopped before f could run. Called from a
+// callback, it does not run f and returns an error wrapping ErrReentrant:
+// the callback has the World already and can do the work itself.
 func (d *Driver) Do(f func(w *sim.World)) error {
+	if d.reentrant() {
+		return fmt.Errorf("%w: Do would wait for the callback it is called from; use the callback's World", ErrReentrant)
+	}
 	r := request{f: f, done: make(chan struct{})}
 	select {
 	case d.reqs <- r:
@@ -139,13 +225,25 @@ func (d *Driver) Do(f func(w *sim.World)) error {
 }
 
 // Advance runs n ticks at once on the owner goroutine (manual mode, or to
-// fast-forward).
+// fast-forward). It returns ErrStopped if the driver stopped before all n
+// ran, for example because OnTick called Stop. Called from a callback, it
+// runs no tick and returns an error wrapping ErrReentrant.
 func (d *Driver) Advance(n int) error {
-	return d.Do(func(*sim.World) {
-		for i := 0; i < n; i++ {
+	if d.reentrant() {
+		return fmt.Errorf("%w: Advance would wait for the callback it is called from", ErrReentrant)
+	}
+	ran := 0
+	if err := d.Do(func(*sim.World) {
+		for ; ran < n && !d.stopping(); ran++ {
 			d.step()
 		}
-	})
+	}); err != nil {
+		return err
+	}
+	if ran < n {
+		return ErrStopped
+	}
+	return nil
 }
 
 // Now returns the tick reached by the last completed step.
@@ -156,12 +254,19 @@ func (d *Driver) Now() sim.Tick {
 }
 
 // WaitFor blocks until the world reached tick t, the context ends, or the
-// driver stops.
+// driver stops. Called from a callback for a tick not reached yet, it
+// returns an error wrapping ErrReentrant: the world cannot advance while
+// the callback runs.
 func (d *Driver) WaitFor(ctx context.Context, t sim.Tick) error {
 	d.mu.Lock()
 	if d.now >= t {
 		d.mu.Unlock()
 		return nil
+	}
+	if d.reentrant() {
+		now := d.now
+		d.mu.Unlock()
+		return fmt.Errorf("%w: WaitFor(%v) at %v would wait for the callback it is called from", ErrReentrant, t, now)
 	}
 	ch := make(chan struct{})
 	d.waiters = append(d.waiters, waiter{at: t, ch: ch})
@@ -177,10 +282,18 @@ func (d *Driver) WaitFor(ctx context.Context, t sim.Tick) error {
 }
 
 // Stop stops the owner goroutine and waits for it to exit. It is
-// idempotent; Do calls after Stop return ErrStopped.
-func (d *Driver) Stop() {
+// idempotent; Do calls after Stop return ErrStopped. Called from a callback
+// (OnTick deciding the run is over, say), it cannot wait for the goroutine
+// it runs on: the driver stops as soon as the callback returns, running no
+// further tick or request, and Stop returns an error wrapping ErrReentrant
+// to say it did not wait.
+func (d *Driver) Stop() error {
 	d.stopOnce.Do(func() { close(d.quit) })
+	if d.reentrant() {
+		return fmt.Errorf("%w: Stop cannot wait for the callback it is called from; the driver stops when it returns", ErrReentrant)
+	}
 	<-d.exited
+	return nil
 }
 
 // Stopped is closed when the owner goroutine has exited.

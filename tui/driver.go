@@ -290,13 +290,15 @@ func realTicker(d time.Duration) (<-chan time.Time, func()) {
 }
 
 // Loop is the one goroutine that owns a Controller (and through it the
-// Driver). It receives Commands, ticks while playing, and hands every new
+// Driver). It receives Commands, ticks while playing, and hands each new
 // Snapshot to post on the loop goroutine. post may block until the UI has
 // taken the snapshot (Run posts with QueueUpdateDraw, which waits for the
 // UI goroutine); that is the loop's back-pressure: ticks that fall due while
-// it waits are skipped rather than queued. Because of that, the UI goroutine
-// must never wait for the loop: Send never blocks, and the UI stops the loop
-// with Halt and lets another goroutine wait for Done.
+// it waits are skipped rather than queued, and the commands that arrive
+// meanwhile are applied together and posted as one snapshot, so at most one
+// frame is ever pending. Because of that, the UI goroutine must never wait
+// for the loop: Send never blocks, and the UI stops the loop with Halt and
+// lets another goroutine wait for Done.
 type Loop struct {
 	cmds chan Command
 	stop chan struct{}
@@ -347,13 +349,34 @@ func (l *Loop) run(c *Controller, post func(Snapshot), ticker TickerFunc) {
 		case <-l.stop:
 			return
 		case cmd := <-l.cmds:
-			post(c.Handle(cmd))
+			post(l.handle(c, cmd))
 		case <-tickC:
 			if s, ok := c.Tick(); ok {
 				post(s)
 			}
 		}
 	}
+}
+
+// handle applies cmd and then the commands that queued up behind it while
+// the loop was waiting for its last post, and returns the snapshot after
+// the last of them. A burst of keys thus costs one frame rather than one
+// frame per key, and the frames for keys the user has already typed past
+// never keep a later key (q) waiting. It takes at most a buffer's worth,
+// so a steady stream of commands still gets frames.
+func (l *Loop) handle(c *Controller, cmd Command) Snapshot {
+	s := c.Handle(cmd)
+	for range cap(l.cmds) {
+		select {
+		case <-l.stop:
+			return s
+		case cmd := <-l.cmds:
+			s = c.Handle(cmd)
+		default:
+			return s
+		}
+	}
+	return s
 }
 
 // Send hands a command to the loop without blocking. It returns ErrStopped

@@ -58,9 +58,16 @@ type Options struct {
 	afterDraw func()
 }
 
-// newApp prepares the application and the theme from the options.
+// newApp prepares the application and the theme from the options. Without
+// opt.Screen it opens the terminal itself rather than leaving that to tview,
+// so that the screen reads sanitised input and draws without padding (see
+// newTerminalScreen), and it reports an error initialising the terminal,
+// which tview would drop.
 func newApp(opt Options) (*tview.Application, Theme, error) {
-	if opt.Screen == nil {
+	app := tview.NewApplication()
+	if opt.Screen != nil {
+		app.SetScreen(opt.Screen)
+	} else {
 		out := opt.Stdout
 		if out == nil {
 			out = os.Stdout
@@ -68,11 +75,15 @@ func newApp(opt Options) (*tview.Application, Theme, error) {
 		if err := CheckTerminal(out); err != nil {
 			return nil, Theme{}, err
 		}
+		scr, err := openTerminal()
+		if err != nil {
+			return nil, Theme{}, err
+		}
+		app.SetScreen(initialised{scr})
 	}
-	app := tview.NewApplication().EnableMouse(opt.Mouse)
-	if opt.Screen != nil {
-		app.SetScreen(opt.Screen)
-	}
+	// After SetScreen: tview applies the mouse setting to a screen it already
+	// has, and only records it otherwise.
+	app.EnableMouse(opt.Mouse)
 	if opt.afterDraw != nil {
 		app.SetAfterDrawFunc(func(tcell.Screen) { opt.afterDraw() })
 	}

@@ -68,6 +68,10 @@ type Delivery struct {
 	Partition int
 	Offset    int64
 	Corr      string // the correlation ID shown on trace events
+	// Ext is the model's own context for this delivery, for handlers
+	// written against that model (pubsub.ContextOf reads pubsub's cascade
+	// context from it); nil when the model attaches none. Reset clears it.
+	Ext any
 
 	env     *Env
 	effects int

@@ -488,3 +488,33 @@ func TestStreamMatchesMathRand(t *testing.T) {
 		}
 	}
 }
+
+func TestBudgetStopsTheWorldAtOnce(t *testing.T) {
+	w, _ := New(Config{})
+	w.SetBudget(Budget{Messages: 10, DeliveriesPerTick: 5})
+	env := w.Env()
+	steps := 0
+	_ = w.AddFunc("storm", PhaseProducer, func(now Tick) {
+		for i := 0; i < 4; i++ {
+			if env.Exceeded() != nil {
+				return
+			}
+			env.NewMessage("k", nil, Headers{})
+		}
+	})
+	_ = w.AddFunc("after", PhaseConsumer, func(Tick) { steps++ })
+	err := w.Run(100)
+	if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "more than 10 messages") || w.Now() != 3 || steps != 2 {
+		t.Fatalf("err=%v now=%d steps=%d", err, w.Now(), steps)
+	}
+	w2, _ := New(Config{})
+	w2.SetBudget(Budget{DeliveriesPerTick: 3})
+	_ = w2.AddFunc("flood", PhaseConsumer, func(Tick) {
+		for i := 0; i < 10; i++ {
+			w2.Env().Emit(Event{Kind: KindReceived, Where: "queue:q", Msg: 1})
+		}
+	})
+	if err := w2.RunUntil(func() bool { return false }, 10); !errors.Is(err, ErrBudget) || w2.Now() != 1 || !strings.Contains(err.Error(), "deliveries in tick 1") {
+		t.Fatalf("err=%v now=%d", err, w2.Now())
+	}
+}

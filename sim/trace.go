@@ -87,10 +87,11 @@ type Sink interface {
 type Trace struct {
 	seq      uint64
 	sinks    []Sink
-	ledger   *Ledger // the ledger sink, called directly
-	detailed bool    // some sink shows Detail text
-	cur      Event   // the event being handed to the sinks, reused to avoid an allocation per event
-	busy     bool    // a sink is running; a nested Emit must not reuse cur
+	ledger   *Ledger      // the ledger sink, called directly
+	budget   *budgetState // the run's delivery budget, if any
+	detailed bool         // some sink shows Detail text
+	cur      Event        // the event being handed to the sinks, reused to avoid an allocation per event
+	busy     bool         // a sink is running; a nested Emit must not reuse cur
 }
 
 // NewTrace returns a trace that forwards to the given sinks in order.
@@ -173,6 +174,9 @@ func (t *Trace) emit(e *Event) {
 	if t.ledger != nil {
 		e.Seq = t.seq
 		t.ledger.Emit(e)
+	}
+	if t.budget != nil {
+		t.budget.count(e)
 	}
 	if len(t.sinks) == 0 {
 		return

@@ -25,6 +25,9 @@ type Env struct {
 	Ledger *Ledger // read it; it is written only by folding Trace's events
 	IDs    IDs
 	Seed   uint64
+
+	budget Budget
+	over   error // the budget error the run stopped with
 }
 
 // newEnv returns an Env with the given seed and an empty ledger attached
@@ -235,6 +238,9 @@ func (w *World) Tick() Tick {
 		}
 	}
 	for _, m := range w.members {
+		if w.env.Exceeded() != nil {
+			break
+		}
 		m.actor.Step(now)
 	}
 	return now
@@ -248,6 +254,9 @@ func (w *World) Run(n Tick) error {
 			return fmt.Errorf("%w: %d ticks", ErrTickCap, w.maxTicks)
 		}
 		w.Tick()
+		if err := w.env.Exceeded(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -265,6 +274,9 @@ func (w *World) RunUntil(done func() bool, max Tick) error {
 			return fmt.Errorf("%w: %d ticks", ErrTickCap, w.maxTicks)
 		}
 		w.Tick()
+		if err := w.env.Exceeded(); err != nil {
+			return err
+		}
 	}
 	if done() {
 		return nil

@@ -1,0 +1,91 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrBudget is wrapped by the error a run stops with when it exceeds its
+// Budget.
+var ErrBudget = errors.New("sim: budget exceeded")
+
+// Budget bounds the work a run may derive from its inputs, so that no
+// configuration (a cascade that doubles every tick, a duplicate of every
+// duplicate, a redrive of a million dead letters every tick) can make a run
+// allocate or loop without bound. A zero field means no cap.
+type Budget struct {
+	// Messages caps the message copies created over the run (every ID
+	// allocated: produced, emitted, redriven, fanned out).
+	Messages uint64
+	// DeliveriesPerTick caps the deliveries (received, redelivered, polled,
+	// delivered events) within one tick.
+	DeliveriesPerTick int
+	// CascadePerRoot caps the copies one root publish may cause through
+	// handlers that publish again (pub/sub cascades); the pub/sub broker
+	// enforces it with Env.Exceed.
+	CascadePerRoot int
+}
+
+// budgetState counts what a Budget caps, as the trace's events go by.
+type budgetState struct {
+	b          Budget
+	env        *Env
+	tick       Tick
+	deliveries int
+}
+
+// count charges e against the budget.
+func (s *budgetState) count(e *Event) {
+	switch e.Kind {
+	case KindReceived, KindRedelivered, KindPolled, KindDelivered:
+	default:
+		return
+	}
+	if e.Tick != s.tick {
+		s.tick, s.deliveries = e.Tick, 0
+	}
+	s.deliveries++
+	if s.b.DeliveriesPerTick > 0 && s.deliveries > s.b.DeliveriesPerTick && s.env.over == nil {
+		s.env.Exceed(fmt.Errorf("%w: more than %d deliveries in tick %d (cap deliveries_per_tick), at %s", ErrBudget, s.b.DeliveriesPerTick, e.Tick, e.Where))
+	}
+}
+
+// SetBudget bounds the world's derived work from now on. Once a cap is
+// hit, the World stops stepping components at once (the current one
+// finishes its step), Run and RunUntil return the error, and Env.Exceeded
+// reports it, so models refuse new work. It costs a comparison per event.
+func (w *World) SetBudget(b Budget) {
+	w.env.budget = b
+	if b.DeliveriesPerTick > 0 {
+		w.env.Trace.budget = &budgetState{b: b, env: w.env}
+	} else {
+		w.env.Trace.budget = nil
+	}
+}
+
+// Err returns the error the world stopped with: a budget that was
+// exceeded (wrapping ErrBudget), or nil.
+func (w *World) Err() error { return w.env.over }
+
+// Exceed stops the run with err (which should wrap ErrBudget): models call
+// it when they find a cap of the Budget hit (a cascade past
+// CascadePerRoot). Only the first call counts.
+func (e *Env) Exceed(err error) {
+	if e.over == nil {
+		e.over = err
+	}
+}
+
+// Exceeded returns the error once the run's budget is spent, nil before.
+// Models check it before creating messages or deliveries and refuse the
+// work with it, so a runaway step stops at once. It also checks the
+// message cap against the IDs allocated so far.
+func (e *Env) Exceeded() error {
+	if e.over == nil && e.budget.Messages > 0 && uint64(e.IDs.Last()) > e.budget.Messages {
+		e.over = fmt.Errorf("%w: more than %d messages created by tick %d (cap messages)", ErrBudget, e.budget.Messages, e.Clock.Now())
+	}
+	return e.over
+}
+
+// BudgetOf returns the budget in force.
+func (e *Env) BudgetOf() Budget { return e.budget }

@@ -1,6 +1,7 @@
 package eventlog_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/brokerlab/brokerlab/eventlog"
@@ -10,8 +11,9 @@ import (
 // Keys pick the partition with crc32 % 3, so every event of one customer
 // lands in one partition, in order.
 func Example() {
-	env := sim.NewEnv(1)
-	orders, err := eventlog.New(eventlog.Config{Name: "orders", Env: env, Partitions: 3})
+	w, _ := sim.New(sim.Config{Seed: 1})
+	env := w.Env()
+	orders, err := eventlog.New(w, eventlog.Config{Name: "orders", Partitions: 3})
 	if err != nil {
 		panic(err)
 	}
@@ -46,27 +48,66 @@ func ExampleAssign() {
 }
 
 // A group member commits after processing; the group's lag drops to zero.
+// The handler records its effect with Apply, which is what the checkers
+// count.
 func ExampleGroup() {
 	w, _ := sim.New(sim.Config{Seed: 7})
-	env := w.Env()
-	t, _ := eventlog.New(eventlog.Config{Name: "orders", Env: env, Partitions: 2})
-	g, _ := t.NewGroup(eventlog.GroupConfig{Name: "billing"})
-	m, _ := g.Join(eventlog.MemberConfig{Name: "b1", Batch: 2})
-	_ = w.Add(sim.PhaseBroker, "orders", t)
-	_ = w.Add(sim.PhaseConsumer, "b1", m)
+	t, _ := eventlog.New(w, eventlog.Config{Name: "orders", Partitions: 2})
+	g, _ := eventlog.NewGroup(w, t, eventlog.GroupConfig{Name: "billing"})
+	_, _ = eventlog.NewMember(w, g, eventlog.MemberConfig{Name: "b1", Batch: 2, Handler: sim.HandlerFunc(func(d *sim.Delivery) error {
+		d.Apply("charged " + d.Msg.Key)
+		return nil
+	})})
 	for _, k := range []string{"kunde-A", "kunde-D", "kunde-A"} {
-		_ = t.Publish(env.NewMessage(k, []byte("x"), sim.Headers{}))
+		_ = t.Publish(w.Env().NewMessage(k, []byte("x"), sim.Headers{}))
 	}
 	fmt.Println("lag before:", g.Metrics().Lag)
 	_ = w.Run(3)
 	for _, p := range g.Metrics().Partitions {
 		fmt.Printf("p%d end=%d committed=%d lag=%d owner=%s\n", p.Partition, p.End, p.Committed, p.Lag, p.Owner)
 	}
-	fmt.Println(sim.Check(env.Ledger, sim.NoLoss(), sim.ExactlyOnce("billing")))
+	fmt.Println(sim.Check(w.Ledger(), sim.NoLoss(), sim.ExactlyOnce("billing")))
 	// Output:
 	// lag before: 3
 	// p0 end=1 committed=1 lag=0 owner=b1
 	// p1 end=2 committed=2 lag=0 owner=b1
+	// <nil>
+}
+
+// A pull member is driven by an adapter: Poll, hand the record to the
+// application, mark it processed, commit. Here the application fails once
+// on m2; with commit after processing the record is read again.
+func ExampleMember_Poll() {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	t, _ := eventlog.New(w, eventlog.Config{Name: "orders"})
+	g, _ := eventlog.NewGroup(w, t, eventlog.GroupConfig{Name: "adapter"})
+	m, _ := eventlog.NewMember(w, g, eventlog.MemberConfig{Name: "sub-1", Pull: true})
+	for i := 0; i < 3; i++ {
+		_ = t.Publish(w.Env().NewMessage("kunde-A", nil, sim.Headers{}))
+	}
+	failed := false
+	for !g.CaughtUp() {
+		w.Tick()
+		for _, r := range m.Poll(1) {
+			d := m.Delivery(r)
+			if r.Message.ID == 2 && !failed {
+				failed = true
+				fmt.Printf("t=%d %v try=%d: nack\n", w.Now(), r.Message.ID, d.Attempt)
+				_ = m.MarkFailed(d, errors.New("downstream busy"))
+				continue
+			}
+			d.Apply("")
+			_ = m.MarkProcessed(d)
+			_ = m.CommitRecords(r)
+			fmt.Printf("t=%d %v try=%d: ack, committed %d\n", w.Now(), r.Message.ID, d.Attempt, r.Offset+1)
+		}
+	}
+	fmt.Println(sim.Check(w.Ledger(), sim.NoLoss(), sim.ExactlyOnce("adapter")))
+	// Output:
+	// t=1 m1 try=1: ack, committed 1
+	// t=2 m2 try=1: nack
+	// t=3 m2 try=2: ack, committed 2
+	// t=4 m3 try=1: ack, committed 3
 	// <nil>
 }
 

@@ -50,6 +50,7 @@ func goldenRun(t *testing.T) string {
 		fmt.Fprintf(&b, "%+v\n", g)
 	}
 	fmt.Fprintf(&b, "-- ledger\n%+v\n", r.env.Ledger.Stats())
+	r.refold()
 	return b.String()
 }
 

@@ -93,6 +93,7 @@ type groupPart struct {
 	initial   int64   // where the group started; used while nothing is committed
 	owner     *Member // nil when unassigned
 	pos       int64   // the owner's fetch position; -1 = no position (reset none)
+	hw        int64   // the next offset the group never fetched: reads below it are redeliveries
 	epoch     uint32  // bumped whenever pos moves other than by reading
 	stuck     bool    // out of range under ResetNone, already traced
 }
@@ -102,26 +103,39 @@ type groupPart struct {
 // one member owns a partition at a time. Rebalances are synchronous: a
 // join, leave, crash or session timeout reassigns at once and bumps the
 // generation; every owner then resumes from the committed offset (eager
-// protocol). Not safe for concurrent use.
+// protocol), and records a member had fetched but not handled are
+// dropped. Not safe for concurrent use.
+//
+// A group is the logical consumer of the ledger: its name is the Consumer
+// of every event about it, and it is created "subscribed" to its topic.
 type Group struct {
 	t     *Topic
 	env   *sim.Env
 	name  string
 	cfg   GroupConfig
-	ref   sim.ConsumerRef
 	gen   int
 	mems  []*Member // in the group now, in join order
+	all   []*Member // every member ever created for the group, in creation order
 	parts []groupPart
 	asg   []Assignment
+	again map[Position]int32 // delivery counts of the records read more than once
 
 	commits, rejected, rebalances int64
 }
 
-// NewGroup creates the consumer group cfg.Name on the topic. The group
-// starts at the log start (ResetEarliest) or the log end (otherwise) of
-// every partition and expects every record from there on. O(records in the
-// topic) for ResetEarliest, O(partitions) otherwise.
-func (t *Topic) NewGroup(cfg GroupConfig) (*Group, error) {
+// NewGroup creates the consumer group cfg.Name on topic t of the world w.
+// The group starts at the log start (ResetEarliest) or the log end
+// (otherwise) of every partition. It traces a "subscribed" event (Detail
+// "earliest" or "latest") from which the ledger learns which records the
+// group expects: every record still in the log for "earliest", every
+// record produced from now on in both cases. O(partitions).
+func NewGroup(w *sim.World, t *Topic, cfg GroupConfig) (*Group, error) {
+	if w == nil || t == nil {
+		return nil, fmt.Errorf("%w: a group needs a world and a topic", ErrInvalidConfig)
+	}
+	if t.env != w.Env() {
+		return nil, fmt.Errorf("%w: topic %s belongs to another world", ErrInvalidConfig, t.cfg.Name)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -131,20 +145,20 @@ func (t *Topic) NewGroup(cfg GroupConfig) (*Group, error) {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = DefaultSessionTimeout
 	}
-	g := &Group{t: t, env: t.env, name: cfg.Name, cfg: cfg, ref: t.env.Ledger.Consumer(cfg.Name)}
+	g := &Group{t: t, env: t.env, name: cfg.Name, cfg: cfg}
 	for _, p := range t.parts {
-		gp := groupPart{committed: -1, initial: p.end, pos: -1}
+		gp := groupPart{committed: -1, initial: p.end, pos: -1, hw: p.start}
 		if cfg.Reset == ResetEarliest {
 			gp.initial = p.start
-			if l := t.env.Ledger; l != nil {
-				for _, e := range p.live() {
-					l.Expect(e.msg.ID, g.ref)
-				}
-			}
 		}
 		g.parts = append(g.parts, gp)
 	}
 	t.groups = append(t.groups, g)
+	from := "latest"
+	if cfg.Reset == ResetEarliest {
+		from = "earliest"
+	}
+	g.env.Emit(sim.Event{Kind: sim.KindSubscribed, Where: t.where, Actor: g.name, Consumer: g.name, Detail: from})
 	return g, nil
 }
 
@@ -198,6 +212,27 @@ func (g *Group) Owner(p int) string {
 	return g.parts[p].owner.cfg.Name
 }
 
+// CaughtUp reports whether the group has nothing left to read or handle:
+// every partition has an owner whose position is at the log end, and no
+// member holds a record it fetched and has not handled. Unlike a lag of
+// zero, it also accounts for records a member must read again below its
+// committed offset (after a handler failure with CommitBefore). O(partitions
+// + members).
+func (g *Group) CaughtUp() bool {
+	for p := range g.parts {
+		gp := &g.parts[p]
+		if gp.owner == nil || gp.pos != g.t.parts[p].end {
+			return false
+		}
+	}
+	for _, m := range g.mems {
+		if len(m.out) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // readFrom is where the group resumes partition p from after a restart.
 func (g *Group) readFrom(p int) int64 {
 	gp := &g.parts[p]
@@ -209,21 +244,27 @@ func (g *Group) readFrom(p int) int64 {
 
 func (g *Group) addPartitions(n int) {
 	for i := 0; i < n; i++ {
-		gp := groupPart{committed: -1, initial: 0, pos: -1}
-		g.parts = append(g.parts, gp)
+		g.parts = append(g.parts, groupPart{committed: -1, initial: 0, pos: -1})
 	}
 	if len(g.mems) > 0 {
-		g.rebalance("partitions added")
+		g.rebalance("partitions added", "")
 	}
 }
 
-func (g *Group) add(m *Member) {
-	m.g = g
+// add puts m into the group, which rebalances.
+func (g *Group) add(m *Member, why string) {
+	m.in = true
 	g.mems = append(g.mems, m)
-	g.rebalance(m.cfg.Name + " joined")
+	if g.env.Trace.Detailed() {
+		why = m.cfg.Name + " " + why
+	}
+	g.rebalance(why, "")
 }
 
-func (g *Group) remove(m *Member, why string) {
+// remove takes m out of the group: m gives its partitions up (see
+// Member.release) and the group rebalances. why is only used for the
+// trace; rule names the fault that caused it.
+func (g *Group) remove(m *Member, why, rule string) {
 	for i, x := range g.mems {
 		if x == m {
 			g.mems = append(g.mems[:i], g.mems[i+1:]...)
@@ -232,20 +273,32 @@ func (g *Group) remove(m *Member, why string) {
 	}
 	for p := range g.parts {
 		if g.parts[p].owner == m {
+			m.release(p, rule)
 			g.parts[p].owner = nil
 		}
 	}
+	m.in = false
+	m.out = m.out[:0]
 	m.owned = m.owned[:0]
-	g.rebalance(m.cfg.Name + " " + why)
+	if g.env.Trace.Detailed() {
+		why = m.cfg.Name + " " + why
+	}
+	g.rebalance(why, rule)
 }
 
 // rebalance bumps the generation and reassigns every partition. Members in
-// auto-commit mode commit their positions first (as on revocation); every
-// owner then resumes from the committed offset.
-func (g *Group) rebalance(why string) {
+// auto-commit mode commit their progress first (as on revocation); every
+// owner gives its partitions up (Member.release) and every new owner
+// resumes from the committed offset.
+func (g *Group) rebalance(why, rule string) {
 	for _, m := range g.mems {
 		if m.cfg.Commit == CommitAuto && m.state == stateActive {
-			m.commitPositions(false, nil)
+			_ = m.commitProgress()
+		}
+	}
+	for p := range g.parts {
+		if m := g.parts[p].owner; m != nil {
+			m.release(p, rule)
 		}
 	}
 	g.gen++
@@ -253,6 +306,7 @@ func (g *Group) rebalance(why string) {
 	names := make([]string, len(g.mems))
 	for i, m := range g.mems {
 		names[i] = m.cfg.Name
+		m.owned = m.owned[:0]
 	}
 	g.asg = Assign(g.cfg.Strategy, names, len(g.parts), g.asg)
 	for p := range g.parts {
@@ -277,7 +331,8 @@ func (g *Group) rebalance(why string) {
 			}
 		}
 	}
-	if g.env.Trace.Enabled() {
+	ev := sim.Event{Kind: sim.KindRebalanced, Where: g.t.where, Actor: g.name, Consumer: g.name, Rule: rule}
+	if g.env.Trace.Detailed() {
 		var b strings.Builder
 		b.WriteString("gen=")
 		b.WriteString(strconv.Itoa(g.gen))
@@ -290,20 +345,24 @@ func (g *Group) rebalance(why string) {
 			b.WriteByte(' ')
 			b.WriteString(a.String())
 		}
-		g.env.Emit(sim.Event{Kind: sim.KindRebalanced, Where: g.t.where, Actor: g.name, Detail: b.String()})
-	} else {
-		g.env.Emit(sim.Event{Kind: sim.KindRebalanced, Where: g.t.where, Actor: g.name})
+		ev.Detail = b.String()
 	}
+	g.env.Emit(ev)
 }
 
 // expireSessions removes every member that has not polled for more than
-// the session timeout.
+// the session timeout: a stalled member, a member busy with a slow record,
+// or a pull member whose adapter stopped polling.
 func (g *Group) expireSessions(now sim.Tick) {
 	for i := 0; i < len(g.mems); {
 		m := g.mems[i]
 		if now-m.lastPoll > g.cfg.SessionTimeout {
 			m.expired = true
-			g.remove(m, "removed: session timeout (last poll "+m.lastPoll.String()+")")
+			why := ""
+			if g.env.Trace.Detailed() {
+				why = "removed: session timeout (last poll " + m.lastPoll.String() + ")"
+			}
+			g.remove(m, why, "")
 			continue
 		}
 		i++
@@ -325,12 +384,16 @@ func (g *Group) Commit(member string, gen int, p int, off int64) error {
 
 func (g *Group) reject(member string, p int, off int64, why string) {
 	g.rejected++
-	g.env.Emit(sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: member, HasPos: true, Partition: p, Offset: off, Detail: "commit by group " + g.name + ": " + why})
+	ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: member, Consumer: g.name, HasPos: true, Partition: p, Offset: off}
+	if g.env.Trace.Detailed() {
+		ev.Detail = "commit by group " + g.name + ": " + why
+	}
+	g.env.Emit(ev)
 }
 
 func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 	name := m.cfg.Name
-	if gen != g.gen || m.g != g || m.state != stateActive && m.state != stateStalled || m.expired {
+	if gen != g.gen || !m.in || m.state != stateActive && m.state != stateStalled {
 		why := "generation " + strconv.Itoa(gen) + " is stale (current " + strconv.Itoa(g.gen) + ")"
 		g.reject(name, p, off, why)
 		return fmt.Errorf("%w: %s", ErrStaleGeneration, why)
@@ -349,8 +412,21 @@ func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 	}
 	g.parts[p].committed = off
 	g.commits++
-	g.env.Emit(sim.Event{Kind: sim.KindCommitted, Where: g.t.where, Actor: name, HasPos: true, Partition: p, Offset: off, Detail: "group " + g.name + " gen=" + strconv.Itoa(gen)})
+	ev := sim.Event{Kind: sim.KindCommitted, Where: g.t.where, Actor: name, Consumer: g.name, HasPos: true, Partition: p, Offset: off}
+	if g.env.Trace.Detailed() {
+		ev.Detail = "group " + g.name + " gen=" + strconv.Itoa(gen)
+	}
+	g.env.Emit(ev)
 	return nil
+}
+
+// lose traces that the group lost the record e of partition p with cause:
+// the ledger books the loss from this event. actor is the member (or the
+// group) whose action lost it; rule the fault rule behind it, if any.
+func (g *Group) lose(actor string, p int, e *entry, cause sim.Cause, rule string) {
+	ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindLost, Where: g.t.where, Actor: actor, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
+		Cause: cause, Corr: e.msg.Headers.CorrelationID, HasPos: true, Partition: p, Offset: e.off, Rule: rule}
+	g.env.Trace.EmitRef(&ev)
 }
 
 // SeekOffset moves the group to offset off of partition p (AllPartitions
@@ -358,76 +434,144 @@ func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 // position. Records before it are not re-read, records after it are read
 // (again). An offset past the end is ErrOffsetOutOfRange; one below the log
 // start is resolved by auto.offset.reset at the next poll.
+//
+// A seek takes effect at once: the owner drops the records of the
+// partition it fetched and has not handled. A seek forward past records
+// the group has not handled yet books each of them lost with
+// sim.CauseSeek, at the seek.
 func (g *Group) SeekOffset(p int, off int64) error {
-	return g.seek(p, "offset "+strconv.FormatInt(off, 10), func(int) (int64, error) { return off, nil })
+	return g.seek(p, "offset", off, func(int) (int64, error) { return off, nil })
 }
 
 // SeekEarliest moves the group to the log start of partition p
-// (AllPartitions for every partition): a replay.
+// (AllPartitions for every partition): a replay. See SeekOffset.
 func (g *Group) SeekEarliest(p int) error {
-	return g.seek(p, "earliest", func(p int) (int64, error) { return g.t.parts[p].start, nil })
+	return g.seek(p, "earliest", 0, func(p int) (int64, error) { return g.t.parts[p].start, nil })
 }
 
 // SeekLatest moves the group to the log end of partition p (AllPartitions
-// for every partition): it skips the backlog.
+// for every partition): it skips the backlog, whose records are lost for
+// the group (sim.CauseSeek). See SeekOffset.
 func (g *Group) SeekLatest(p int) error {
-	return g.seek(p, "latest", func(p int) (int64, error) { return g.t.parts[p].end, nil })
+	return g.seek(p, "latest", 0, func(p int) (int64, error) { return g.t.parts[p].end, nil })
 }
 
 // SeekTick moves the group to the first record of partition p
 // (AllPartitions for every partition) appended at or after tick at, or to
-// the end when there is none. O(log n) per partition.
+// the end when there is none. O(log n) per partition. See SeekOffset.
 func (g *Group) SeekTick(p int, at sim.Tick) error {
-	return g.seek(p, "first record at or after "+at.String(), func(p int) (int64, error) { return g.t.OffsetForTick(p, at) })
+	return g.seek(p, "tick", int64(at), func(p int) (int64, error) { return g.t.OffsetForTick(p, at) })
 }
 
-func (g *Group) seek(p int, what string, target func(p int) (int64, error)) error {
+// seek moves partition p (or all) to target(p); what and arg describe it in
+// the trace. It costs O(log n) per partition plus O(records skipped).
+func (g *Group) seek(p int, what string, arg int64, target func(p int) (int64, error)) error {
 	lo, hi := p, p+1
 	if p == AllPartitions {
 		lo, hi = 0, len(g.parts)
 	} else if p < 0 || p >= len(g.parts) {
 		return fmt.Errorf("%w: %d", ErrNoPartition, p)
 	}
+	detailed := g.env.Trace.Detailed()
 	for q := lo; q < hi; q++ {
 		off, err := target(q)
 		if err != nil {
 			return err
 		}
-		if off < 0 || off > g.t.parts[q].end {
-			return fmt.Errorf("%w: seek partition %d to %d (end %d)", ErrOffsetOutOfRange, q, off, g.t.parts[q].end)
+		part := g.t.parts[q]
+		if off < 0 || off > part.end {
+			return fmt.Errorf("%w: seek partition %d to %d (end %d)", ErrOffsetOutOfRange, q, off, part.end)
 		}
 		gp := &g.parts[q]
+		ev := sim.Event{Kind: sim.KindSeeked, Where: g.t.where, Actor: g.name, Consumer: g.name, HasPos: true, Partition: q, Offset: off}
+		if detailed {
+			switch what {
+			case "offset":
+				ev.Detail = "offset " + strconv.FormatInt(arg, 10)
+			case "tick":
+				ev.Detail = "first record at or after " + sim.Tick(arg).String()
+			default:
+				ev.Detail = what
+			}
+		}
+		g.env.Emit(ev)
+		g.skip(q, gp, part, off)
 		gp.committed = off
 		gp.stuck = false
-		if gp.owner != nil {
+		if m := gp.owner; m != nil {
+			m.drop(q)
 			gp.pos = off
 			gp.epoch++
 		}
-		g.env.Emit(sim.Event{Kind: sim.KindSeeked, Where: g.t.where, Actor: g.name, HasPos: true, Partition: q, Offset: off, Detail: what})
 	}
 	return nil
 }
 
+// skip books as lost with sim.CauseSeek the live records of partition q
+// below off that the group has not handled yet and would have without the
+// seek: with an owner, the records it holds unhandled and those at or past
+// its position; without one, those at or past the offset it resumes from.
+func (g *Group) skip(q int, gp *groupPart, part *partition, off int64) {
+	m := gp.owner
+	from := g.readFrom(q)
+	if m != nil && gp.pos >= 0 {
+		from = m.progress(q)
+	} else {
+		m = nil
+	}
+	for i := part.search(max(from, part.start)); i < len(part.recs) && part.recs[i].off < off; i++ {
+		e := &part.recs[i]
+		if m != nil && e.off < gp.pos && m.find(q, e.off) < 0 {
+			continue // handled already
+		}
+		g.lose(g.name, q, e, sim.CauseSeek, "")
+	}
+}
+
+// attempt returns the delivery count of the record at off of partition p
+// for the group, counting this delivery. Only records read more than once
+// take memory.
+func (g *Group) attempt(gp *groupPart, p int, off int64) int {
+	if off >= gp.hw {
+		gp.hw = off + 1
+		return 1
+	}
+	if g.again == nil {
+		g.again = map[Position]int32{}
+	}
+	k := Position{Partition: p, Offset: off}
+	n := g.again[k]
+	if n == 0 {
+		n = 1
+	}
+	n++
+	g.again[k] = n
+	return int(n)
+}
+
 // fetch appends up to max records of partition p from the owner's position
-// to dst, applying auto.offset.reset when the position is out of range, and
-// records each as a delivery. O(log n + max), plus O(skipped records) for
-// a reset to latest.
+// to dst, applying auto.offset.reset when the position is out of range,
+// and traces each as "polled" (one delivery for the ledger). The records
+// become outstanding for m. O(log n + max), plus O(skipped records) for a
+// reset to latest.
 func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 	gp := &g.parts[p]
 	part := g.t.parts[p]
-	now := g.env.Now()
 	if gp.pos < 0 || gp.pos < part.start || gp.pos > part.end {
-		if !g.reset(m, p, gp, part, now) {
+		if !g.reset(m, p, gp, part) {
 			return dst
 		}
 	}
-	l := g.env.Ledger
+	tr := g.env.Trace
 	for i := part.search(gp.pos); i < len(part.recs) && max > 0; i++ {
 		e := &part.recs[i]
-		n := l.Delivered(e.msg.ID, g.ref, now)
+		n := g.attempt(gp, p, e.off)
 		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg})
-		if tr := g.env.Trace; tr.Enabled() {
-			g.env.Emit(sim.Event{Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.msg.Headers.CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: e.off})
+		m.out = append(m.out, outRec{p: p, off: e.off, id: e.msg.ID, attempt: n})
+		if tr.Enabled() {
+			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
+				Corr: e.msg.Headers.CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: e.off}
+			tr.EmitRef(&ev)
 		} else {
 			tr.Skip() // numbers the event as Emit would, without building it
 		}
@@ -438,39 +582,45 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 }
 
 // reset applies auto.offset.reset to partition p; it reports whether the
-// member may read.
-func (g *Group) reset(m *Member, p int, gp *groupPart, part *partition, now sim.Tick) bool {
+// member may read. A reset to latest books every record it skips as lost
+// with sim.CauseOffsetReset.
+func (g *Group) reset(m *Member, p int, gp *groupPart, part *partition) bool {
+	detailed := g.env.Trace.Detailed()
 	if g.cfg.Reset == ResetNone {
 		if !gp.stuck {
 			gp.stuck = true
-			why := "no committed offset"
-			if gp.pos >= 0 {
-				why = "offset " + strconv.FormatInt(gp.pos, 10) + " out of range [" + strconv.FormatInt(part.start, 10) + ", " + strconv.FormatInt(part.end, 10) + ")"
+			ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, HasPos: true, Partition: p, Offset: max(gp.pos, 0)}
+			if detailed {
+				why := "no committed offset"
+				if gp.pos >= 0 {
+					why = "offset " + strconv.FormatInt(gp.pos, 10) + " out of range [" + strconv.FormatInt(part.start, 10) + ", " + strconv.FormatInt(part.end, 10) + ")"
+				}
+				ev.Detail = "poll by group " + g.name + ": " + why + " and auto.offset.reset=none"
 			}
-			g.env.Emit(sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, HasPos: true, Partition: p, Offset: max(gp.pos, 0),
-				Detail: "poll by group " + g.name + ": " + why + " and auto.offset.reset=none"})
+			g.env.Emit(ev)
 		}
 		return false
 	}
 	from := gp.pos
+	m.drop(p)
+	ev := sim.Event{Kind: sim.KindSeeked, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, HasPos: true, Partition: p}
 	switch g.cfg.Reset {
 	case ResetLatest:
-		l := g.env.Ledger
-		for i := part.search(max(from, part.start)); i < len(part.recs); i++ {
-			e := &part.recs[i]
-			d := l.Delivery(e.msg.ID, g.ref)
-			if l != nil && d.Expected && d.Applied == 0 && d.Lost == "" {
-				l.Lost(e.msg.ID, g.ref, sim.CauseOffsetReset, now)
-				g.env.Emit(sim.Event{Kind: sim.KindLost, Where: g.t.where, Actor: g.name, Msg: e.msg.ID, Key: e.msg.Key, HasPos: true, Partition: p, Offset: e.off, Detail: string(sim.CauseOffsetReset)})
-			}
-		}
 		gp.pos = part.end
 	default:
 		gp.pos = part.start
 	}
 	gp.epoch++
-	g.env.Emit(sim.Event{Kind: sim.KindSeeked, Where: g.t.where, Actor: m.cfg.Name, HasPos: true, Partition: p, Offset: gp.pos,
-		Detail: "auto.offset.reset=" + g.cfg.Reset.String() + " from offset " + strconv.FormatInt(from, 10) + " (log start " + strconv.FormatInt(part.start, 10) + ")"})
+	ev.Offset = gp.pos
+	if detailed {
+		ev.Detail = "auto.offset.reset=" + g.cfg.Reset.String() + " from offset " + strconv.FormatInt(from, 10) + " (log start " + strconv.FormatInt(part.start, 10) + ")"
+	}
+	g.env.Emit(ev)
+	if g.cfg.Reset == ResetLatest {
+		for i := part.search(max(from, part.start)); i < len(part.recs); i++ {
+			g.lose(m.cfg.Name, p, &part.recs[i], sim.CauseOffsetReset, "")
+		}
+	}
 	return true
 }
 
@@ -491,15 +641,19 @@ type GroupMetrics struct {
 	Generation      int
 	Members         int
 	Lag             int64 // sum over partitions
+	Outstanding     int   // records members fetched and have not handled yet
 	Commits         int64
 	RejectedCommits int64
 	Rebalances      int64
 	Partitions      []PartitionLag
 }
 
-// Metrics returns the group's metrics. O(partitions).
+// Metrics returns the group's metrics. O(partitions + members).
 func (g *Group) Metrics() GroupMetrics {
 	m := GroupMetrics{Group: g.name, Generation: g.gen, Members: len(g.mems), Commits: g.commits, RejectedCommits: g.rejected, Rebalances: g.rebalances}
+	for _, x := range g.mems {
+		m.Outstanding += len(x.out)
+	}
 	for p := range g.parts {
 		gp := &g.parts[p]
 		part := g.t.parts[p]

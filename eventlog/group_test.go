@@ -56,6 +56,7 @@ func TestCommitBeforeCrashLoses(t *testing.T) {
 	if crashes(r) == 0 {
 		t.Fatal("no crash happened")
 	}
+	r.refold()
 	if err := sim.Check(l, sim.AtMostOnce("billing"), sim.OrderedPerKey("billing")); err != nil {
 		t.Error(err)
 	}
@@ -76,10 +77,9 @@ func TestCommitBeforeCrashLoses(t *testing.T) {
 		t.Error("AtLeastOnce holds although records were lost")
 	}
 	// Conservation: every record was applied once or lost with its cause.
-	for _, rec := range l.Records() {
-		d := l.Delivery(rec.ID, l.Consumer("billing"))
-		if (d.Applied == 1) == (d.Lost != "") {
-			t.Errorf("%v: applied %d, lost %q", rec.ID, d.Applied, d.Lost)
+	for _, o := range l.Outcomes("billing") {
+		if o.Verdict == sim.VerdictApplied && o.Effects != 1 || o.Verdict != sim.VerdictApplied && (o.Verdict != sim.VerdictLost || o.Cause != sim.CauseCommitBeforeProcess) {
+			t.Errorf("%v: %s (%s), %d effects", o.Origin, o.Verdict, o.Cause, o.Effects)
 		}
 	}
 }
@@ -114,9 +114,7 @@ func TestOffByOneRereadsLastRecord(t *testing.T) {
 		faults.Rule{Name: "crash", Point: faults.MemberCrash, From: 3, Count: 1})
 	g := r.group(eventlog.GroupConfig{Name: "g"})
 	r.member(g, eventlog.MemberConfig{Name: "a", Commit: eventlog.CommitOffByOne})
-	for i := 0; i < 10; i++ {
-		_ = r.topic.Publish(r.env.NewMessage(keys5[i%5], nil, sim.Headers{}))
-	}
+	r.publish(10, keys5...)
 	var ends [2]int64
 	r.w.At(3, "one more record", func() {
 		ends = [2]int64{r.topic.End(0), r.topic.End(1)}
@@ -202,9 +200,7 @@ func TestCommitValidation(t *testing.T) {
 	r := newRig(t, 1, eventlog.Config{Partitions: 2})
 	g := r.group(eventlog.GroupConfig{Name: "g"})
 	a := r.member(g, eventlog.MemberConfig{Name: "a"})
-	for i := 0; i < 4; i++ {
-		_ = r.topic.Publish(r.env.NewMessage(keys5[i], nil, sim.Headers{}))
-	}
+	r.publish(4, keys5[:4]...)
 	old := g.Generation()
 	r.member(g, eventlog.MemberConfig{Name: "b"})
 	if err := g.Commit("a", old, a.Assigned()[0], 1); !errors.Is(err, eventlog.ErrStaleGeneration) {
@@ -266,7 +262,7 @@ func TestReplayRebuildsProjection(t *testing.T) {
 	r := newRig(t, 9, eventlog.Config{Partitions: 3})
 	g := r.group(eventlog.GroupConfig{Name: "projection"})
 	s := r.env.Stream("amounts")
-	err := r.w.Add(sim.PhaseProducer, "shop", sim.ActorFunc(func(now sim.Tick) {
+	err := r.w.AddFunc("shop", sim.PhaseProducer, func(now sim.Tick) {
 		if now > 20 {
 			return
 		}
@@ -277,23 +273,24 @@ func TestReplayRebuildsProjection(t *testing.T) {
 			}
 			_ = r.topic.Publish(r.env.NewMessage(keys5[s.IntN(5)], []byte(strconv.Itoa(amount)), sim.Headers{Type: typ}))
 		}
-	}))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	balance := map[string]int{}
-	handler := func(buggy bool) eventlog.Handler {
-		return func(rec eventlog.Record) error {
-			n, err := strconv.Atoi(string(rec.Message.Body))
+	handler := func(buggy bool) sim.Handler {
+		return sim.HandlerFunc(func(d *sim.Delivery) error {
+			n, err := strconv.Atoi(string(d.Msg.Body))
 			if err != nil {
 				return err
 			}
-			if rec.Message.Headers.Type == "refund" && !buggy {
+			if d.Msg.Headers.Type == "refund" && !buggy {
 				n = -n // the bug: refunds were added instead of subtracted
 			}
-			balance[rec.Message.Key] += n
+			balance[d.Msg.Key] += n
+			d.Apply("balance")
 			return nil
-		}
+		})
 	}
 	m := r.member(g, eventlog.MemberConfig{Name: "p1", Handler: handler(true)})
 	_ = r.w.Run(21)
@@ -334,12 +331,12 @@ func TestReplayRebuildsProjection(t *testing.T) {
 		t.Errorf("%d seeks traced, want 3", n)
 	}
 	// Every record was applied exactly twice: once buggy, once fixed.
-	l := r.env.Ledger
-	for _, rec := range l.Records() {
-		if d := l.Delivery(rec.ID, l.Consumer("projection")); d.Applied != 2 {
-			t.Errorf("%v applied %d times", rec.ID, d.Applied)
+	for _, o := range r.env.Ledger.Outcomes("projection") {
+		if o.Effects != 2 {
+			t.Errorf("%v applied %d times", o.Origin, o.Effects)
 		}
 	}
+	r.refold()
 }
 
 func TestSeekTargets(t *testing.T) {

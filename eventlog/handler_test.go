@@ -2,9 +2,11 @@ package eventlog_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/eventlog"
+	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -14,16 +16,15 @@ func TestHandlerErrorRetriesInOrder(t *testing.T) {
 	r := newRig(t, 1, eventlog.Config{Partitions: 1})
 	g := r.group(eventlog.GroupConfig{Name: "g"})
 	fails := map[sim.ID]int{3: 2} // m3 fails twice
-	r.member(g, eventlog.MemberConfig{Name: "a", Batch: 4, Handler: func(rec eventlog.Record) error {
-		if fails[rec.Message.ID] > 0 {
-			fails[rec.Message.ID]--
+	r.member(g, eventlog.MemberConfig{Name: "a", Batch: 4, Handler: sim.HandlerFunc(func(d *sim.Delivery) error {
+		if fails[d.Msg.ID] > 0 {
+			fails[d.Msg.ID]--
 			return errors.New("database busy")
 		}
+		d.Apply("")
 		return nil
-	}})
-	for i := 0; i < 6; i++ {
-		_ = r.topic.Publish(r.env.NewMessage("kunde-A", nil, sim.Headers{}))
-	}
+	})})
+	r.publish(6, "kunde-A")
 	r.drain(g, 20)
 	if err := sim.Check(r.env.Ledger, sim.NoLoss(), sim.ExactlyOnce("g"), sim.OrderedPerKey("g")); err != nil {
 		t.Error(err)
@@ -31,41 +32,115 @@ func TestHandlerErrorRetriesInOrder(t *testing.T) {
 	if n := len(r.events(sim.KindFailed)); n != 2 {
 		t.Errorf("%d failures traced, want 2", n)
 	}
-	rep := eventlog.CheckHistory(nil)
-	if rep.Err() != nil {
-		t.Error(rep.Err())
+	for _, e := range r.events(sim.KindFailed) {
+		if e.Consumer != "g" || e.Actor != "a" || !e.HasPos || e.Msg != 3 {
+			t.Errorf("failed event %+v", e)
+		}
 	}
+	r.refold()
 }
 
-// Committed before processing, a record whose handler failed is lost when
-// the member crashes before the retry.
-func TestCommitBeforeHandlerErrorThenCrash(t *testing.T) {
+// Committed before processing, a record whose handler failed is gone: it
+// is booked lost at once, and the records after it in the batch, committed
+// too, are read again by the member at its next poll.
+func TestCommitBeforeHandlerErrorIsGone(t *testing.T) {
 	r := newRig(t, 1, eventlog.Config{Partitions: 1})
 	g := r.group(eventlog.GroupConfig{Name: "g"})
-	failing := true
-	m := r.member(g, eventlog.MemberConfig{Name: "a", Commit: eventlog.CommitBefore, Batch: 4, Handler: func(rec eventlog.Record) error {
-		if rec.Message.ID == 2 && failing {
-			return errors.New("bug")
-		}
-		return nil
-	}})
-	for i := 0; i < 4; i++ {
-		_ = r.topic.Publish(r.env.NewMessage("kunde-A", nil, sim.Headers{}))
-	}
+	on := true
+	r.member(g, eventlog.MemberConfig{Name: "a", Commit: eventlog.CommitBefore, Batch: 4, Handler: failOn(&on, 2)})
+	r.publish(4, "kunde-A")
 	_ = r.w.Run(1)
 	if c, _ := g.Committed(0); c != 4 {
 		t.Fatalf("committed %d, want 4 (before processing)", c)
 	}
+	r.drain(g, 10)
+	out := r.outcomes("g")
+	for id, want := range map[sim.ID]sim.Verdict{1: sim.VerdictApplied, 2: sim.VerdictLost, 3: sim.VerdictApplied, 4: sim.VerdictApplied} {
+		if o := out[id]; o.Verdict != want || o.Effects > 1 {
+			t.Errorf("%v: %s (%s) %d effects, want %s", id, o.Verdict, o.Cause, o.Effects, want)
+		}
+	}
+	if o := out[2]; o.Cause != sim.CauseCommitBeforeProcess {
+		t.Errorf("m2 lost with cause %q", o.Cause)
+	}
+	r.refold()
+}
+
+// Committed before processing, the records a failure left unprocessed are
+// lost when the member crashes before it reads them again.
+func TestCommitBeforeHandlerErrorThenCrash(t *testing.T) {
+	r := newRig(t, 1, eventlog.Config{Partitions: 1})
+	g := r.group(eventlog.GroupConfig{Name: "g"})
+	on := true
+	m := r.member(g, eventlog.MemberConfig{Name: "a", Commit: eventlog.CommitBefore, Batch: 4, Handler: failOn(&on, 2)})
+	r.publish(4, "kunde-A")
+	_ = r.w.Run(1)
 	m.Crash("")
-	failing = false
+	on = false
 	r.drain(g, 10)
 	vs := violations(sim.Check(r.env.Ledger, sim.NoLoss()))
 	if len(vs) != 3 {
 		t.Fatalf("violations %v, want m2..m4 lost", vs)
 	}
 	for i, v := range vs {
-		if v.Msg != sim.ID(i+2) {
-			t.Errorf("lost %v, want m%d", v.Msg, i+2)
+		if v.Msg != sim.ID(i+2) || !strings.Contains(v.Detail, string(sim.CauseCommitBeforeProcess)) {
+			t.Errorf("violation %v, want m%d lost (commit before processing)", v, i+2)
 		}
 	}
+	r.refold()
+}
+
+// The handler fault points apply to group members, through the handler
+// wrapped with the injector: transient failures are retried (commit
+// after), a poison record is gone with commit before, and handler.slow
+// keeps the member busy.
+func TestHandlerFaultsApplyToMembers(t *testing.T) {
+	r := newRig(t, 3, eventlog.Config{Partitions: 1},
+		faults.Rule{Name: "flaky", Point: faults.HandlerTransient, Param: 2, Count: 1, Match: faults.Match{Key: "kunde-B", Group: "after"}},
+		faults.Rule{Name: "poison", Point: faults.HandlerPoison, Match: faults.Match{Key: "kunde-C", Group: "before"}},
+		faults.Rule{Name: "slow", Point: faults.HandlerSlow, Param: 3, Count: 1, Match: faults.Match{Consumer: "s1"}})
+	after := r.group(eventlog.GroupConfig{Name: "after"})
+	before := r.group(eventlog.GroupConfig{Name: "before"})
+	slow := r.group(eventlog.GroupConfig{Name: "slow"})
+	r.member(after, eventlog.MemberConfig{Name: "a1", Batch: 1})
+	r.member(before, eventlog.MemberConfig{Name: "b1", Commit: eventlog.CommitBefore, Batch: 1})
+	s1 := r.member(slow, eventlog.MemberConfig{Name: "s1", Batch: 3})
+	r.publish(3, "kunde-A", "kunde-B", "kunde-C")
+	_ = r.w.Run(1)
+	if !s1.Busy() || s1.Outstanding() != 3 {
+		t.Fatalf("s1 busy=%v outstanding=%d, want busy with 3", s1.Busy(), s1.Outstanding())
+	}
+	if n := len(r.events(sim.KindProcessed)); n != 2 { // a1 and b1 applied m1; s1's effect waits
+		t.Errorf("%d effects at t=1, want 2", n)
+	}
+	_ = r.w.Run(2) // t=2, t=3: still busy
+	if !s1.Busy() {
+		t.Error("s1 finished early")
+	}
+	for _, g := range []*eventlog.Group{after, before, slow} {
+		r.drain(g, 30)
+	}
+	if err := sim.Check(r.env.Ledger, sim.ExactlyOnce("after"), sim.ExactlyOnce("slow")); err != nil {
+		t.Error(err)
+	}
+	vs := violations(sim.Check(r.env.Ledger, sim.AtLeastOnce("before")))
+	if len(vs) != 1 || vs[0].Msg != 3 || !strings.Contains(vs[0].Detail, "commit before processing") {
+		t.Errorf("before: %v, want m3 (poison) lost", vs)
+	}
+	fails := 0
+	for _, e := range r.events(sim.KindFailed) {
+		if e.Consumer == "after" {
+			fails++
+		}
+	}
+	if fails != 2 {
+		t.Errorf("after failed %d times on kunde-B, want 2", fails)
+	}
+	// The slow record's effect landed when the work ended: t=1 + 3.
+	for _, e := range r.events(sim.KindProcessed) {
+		if e.Consumer == "slow" && e.Msg == 1 && e.Tick != 4 {
+			t.Errorf("slow effect at t=%d, want 4", e.Tick)
+		}
+	}
+	r.refold()
 }

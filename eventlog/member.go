@@ -15,13 +15,17 @@ type CommitMode int
 // The commit modes.
 const (
 	// CommitAfter commits after the batch was processed: at-least-once; a
-	// crash re-reads the uncommitted records. Default.
+	// crash re-reads the uncommitted records, and a record whose handler
+	// failed is read again at the next poll. Default.
 	CommitAfter CommitMode = iota
 	// CommitBefore commits right after the poll, before processing:
-	// at-most-once; a crash loses the committed but unprocessed records.
+	// at-most-once. A record whose handler failed is gone, and the records
+	// committed but not processed when the member crashes, leaves or loses
+	// the partition in a rebalance are lost (sim.CauseCommitBeforeProcess).
 	CommitBefore
-	// CommitAuto commits the current positions every AutoCommitEvery ticks
-	// (and on revocation); a crash re-reads what was processed since.
+	// CommitAuto commits the member's progress (the offset of the first
+	// record it has not handled) at a poll once AutoCommitEvery ticks have
+	// passed, and on revocation; a crash re-reads what was processed since.
 	CommitAuto
 	// CommitOffByOne is the classic mistake: after processing it commits the
 	// offset of the last processed record instead of the next one, so every
@@ -52,16 +56,6 @@ func ParseCommitMode(s string) (CommitMode, error) {
 	return 0, fmt.Errorf("%w: unknown commit mode %q", ErrInvalidConfig, s)
 }
 
-// Handler processes one record. A nil error means its effect was applied;
-// an error leaves the record to be retried at the next poll (the partition
-// waits behind it).
-type Handler func(r Record) error
-
-// ErrAlreadyApplied is what an idempotent handler returns (wrapped or not)
-// for a record whose effect it applied before: the member moves past the
-// record, traced as deduplicated, without recording the effect again.
-var ErrAlreadyApplied = errors.New("eventlog: effect already applied")
-
 // The defaults of MemberConfig.
 const (
 	DefaultBatch           = 10
@@ -72,20 +66,35 @@ const (
 // MemberConfig configures a group member.
 type MemberConfig struct {
 	// Name is required and unique within the group; assignment orders
-	// members by it.
+	// members by it, and the World names the member "member:<group>/<name>".
 	Name string
-	// Handler processes each record; nil accepts every record.
-	Handler Handler
+	// Handler handles each record: the one handler contract of every model.
+	// It records the record's effect with d.Apply, or d.Skip for a
+	// duplicate it recognises; a nil error means it is done with the
+	// record, an error of any class fails it (see CommitMode). nil means
+	// sim.Effect(""): apply every record. It is wrapped with the topic's
+	// fault injector (faults.Injector.Handler), so the handler.* fault
+	// points apply to every member. A handler implementing sim.Timed keeps
+	// the member busy: it stops polling until the record is done.
+	Handler sim.Handler
+	// Pull makes the member a pull member for adapters: Step polls nothing,
+	// and the adapter drives it with Poll, MarkProcessed, MarkFailed,
+	// Commit and CommitRecords. Handler must be nil then.
+	Pull bool
 	// Commit is the commit mode; the zero value is CommitAfter.
 	Commit CommitMode
 	// AutoCommitEvery is the interval of CommitAuto in ticks; 0 means
 	// DefaultAutoCommitEvery.
 	AutoCommitEvery sim.Tick
-	// Batch is the most records one poll returns; 0 means DefaultBatch.
+	// Batch is the most records one Step polls; 0 means DefaultBatch.
 	Batch int
 	// RestartAfter is how many ticks a crashed member stays down before it
 	// rejoins; 0 means DefaultRestartAfter.
 	RestartAfter sim.Tick
+	// Start is the tick the member joins its group at: it joins at its
+	// first Step at or after Start, or at once when Start has come when it
+	// is created.
+	Start sim.Tick
 }
 
 // Validate reports a configuration error.
@@ -97,8 +106,11 @@ func (c MemberConfig) Validate() error {
 	if c.Commit < CommitAfter || c.Commit > CommitOffByOne {
 		errs = append(errs, fmt.Errorf("%w: unknown commit mode %d", ErrInvalidConfig, int(c.Commit)))
 	}
-	if c.AutoCommitEvery < 0 || c.Batch < 0 || c.RestartAfter < 0 {
-		errs = append(errs, fmt.Errorf("%w: member %q: intervals and batch must not be negative", ErrInvalidConfig, c.Name))
+	if c.AutoCommitEvery < 0 || c.Batch < 0 || c.RestartAfter < 0 || c.Start < 0 {
+		errs = append(errs, fmt.Errorf("%w: member %q: start, intervals and batch must not be negative", ErrInvalidConfig, c.Name))
+	}
+	if c.Pull && c.Handler != nil {
+		errs = append(errs, fmt.Errorf("%w: member %q: a pull member has no handler", ErrInvalidConfig, c.Name))
 	}
 	return errors.Join(errs...)
 }
@@ -106,47 +118,145 @@ func (c MemberConfig) Validate() error {
 type memberState uint8
 
 const (
-	stateActive  memberState = iota
-	stateStalled             // paused past its session timeout; commits pending
-	stateDown                // crashed, restarting
-	stateLeft                // left the group
+	stateIdle    memberState = iota // created, waiting for its start tick
+	stateActive                     // polling (in the group, or removed by the coordinator and about to rejoin)
+	stateStalled                    // paused past its session timeout; commits pending
+	stateDown                       // crashed, restarting
+	stateLeft                       // left the group
 )
 
-// Member is a consumer-group member: a sim.Actor for sim.PhaseConsumer.
-// Each Step polls at most Batch records from its partitions (rotating the
-// partition it starts with), runs the handler on each in order, records
-// each success as a ledger application, and commits by its CommitMode. It
-// consults the fault points member.leave, broker.unavailable (the poll
-// fails), member.crash, consumer.crash_after_effect,
-// consumer.crash_before_commit and member.session_timeout. O(partitions owned + batch x log n) per Step.
+// outRec is a record a member fetched and has not handled: outstanding.
+type outRec struct {
+	p       int
+	off     int64
+	id      sim.ID
+	attempt int
+}
+
+// Member is a consumer-group member, a sim.Component of sim.PhaseConsumer.
+//
+// A handler member (the default) runs one poll-handle-commit cycle per
+// Step: it polls at most Batch records from its partitions (Poll, rotating
+// the partition it starts with), hands each to its handler in order,
+// reports each as done (MarkProcessed or MarkFailed) and commits by its
+// CommitMode (Commit). A handler failure ends the batch: the rest of it is
+// dropped and read again at the next poll. A handler that takes time
+// (sim.Timed, handler.slow) keeps the member busy: the member stops
+// polling, and the record is handled when the time is up, so its effect
+// lands then; a record whose partition is revoked meanwhile is abandoned
+// unhandled. A pull member (MemberConfig.Pull) is driven by an adapter
+// through the same calls; its Step only restarts, rejoins and wakes it.
+//
+// Fault points: member.leave, broker.unavailable (the poll fails),
+// member.crash (before a record), consumer.crash_after_effect,
+// consumer.crash_before_commit and member.session_timeout; the handler.*
+// points through the wrapped handler. O(partitions owned + batch x log n)
+// per Step.
+//
+// The pull API (Poll, Delivery, MarkProcessed, MarkFailed, Commit,
+// CommitRecords) is what Step is built from, so a pull member driven by an
+// adapter behaves exactly as a handler member does. Its invariants:
+//
+//   - Poll returns records only of partitions the member owns in the
+//     group's current generation, each partition's records in offset order
+//     from the member's position, which moves past them. A record Poll
+//     returns is outstanding until the member reports it done with
+//     MarkProcessed or MarkFailed, or drops it.
+//   - The member drops its outstanding records of a partition whenever the
+//     partition's position moves other than by reading: a rebalance (which a
+//     join, leave, crash or session timeout causes), a seek, an
+//     auto.offset.reset, and a failure (MarkFailed drops the records after
+//     the failed one, and the member reads them again at its next poll).
+//   - When the member gives a partition up (rebalance, crash, leave, session
+//     timeout), the next owner resumes at the committed offset: the records
+//     below it that the member never handled (outstanding ones, and those
+//     between its position and the committed offset after a CommitBefore
+//     failure) were committed but never processed, and the member books
+//     them lost with sim.CauseCommitBeforeProcess, at that moment. A seek
+//     forward books the records it skips that the group has not handled
+//     with sim.CauseSeek, at the seek.
+//   - Effects are recorded on the Delivery (Apply, Skip) and count for the
+//     group whenever they happen: a handler that applies a dropped record
+//     after all still applied it, and the ledger reconciles a booked loss.
+//   - The member's progress in a partition is the offset of its first
+//     outstanding record there, or its position when none is outstanding.
+//     Commit commits progress (minus one in CommitOffByOne), so a commit
+//     never passes a record that was not handled; CommitRecords commits
+//     exactly what it is given; CommitBefore commits the position right
+//     after Poll; CommitAuto commits progress at a Poll once the interval
+//     has passed, and on revocation.
+//   - A member the coordinator removed (no poll for longer than the
+//     session timeout) rejoins at its next Poll; its commits in between are
+//     rejected as stale.
+//
+// The adapter must call the pull API from the goroutine that drives the
+// World, like every other call of this package.
 type Member struct {
-	g        *Group
-	cfg      MemberConfig
-	state    memberState
-	expired  bool // removed by the coordinator while stalled
-	gen      int
-	owned    []int
-	rr       int
-	lastPoll sim.Tick
-	lastAuto sim.Tick
-	until    sim.Tick // end of a stall or a restart
-	pending  []Position
-	batch    []Record
-	touched  []int
-	reads    []Read
+	g         *Group
+	cfg       MemberConfig
+	h         sim.Handler // cfg.Handler behind the injector's handler faults
+	state     memberState
+	in        bool // in the group now
+	expired   bool // removed by the coordinator (session timeout); rejoins at its next poll
+	gen       int
+	owned     []int
+	rr        int
+	lastPoll  sim.Tick
+	lastAuto  sim.Tick
+	until     sim.Tick // end of a stall or a restart
+	busy      bool     // the handler is working on batch[next]
+	busyUntil sim.Tick
+	pending   []Position // commits held back by a stall
+	batch     []Record   // the last poll
+	next      int        // the index in batch of the record to handle next
+	out       []outRec   // outstanding records, in fetch order
+	touched   []int
+	reads     []Read
+	d         sim.Delivery
 
 	crashes int
 }
 
-// Join adds a member to the group, which rebalances. The member must be
-// stepped (registered as a sim.Actor, or its Step called by hand) while the
-// topic steps, or its session times out.
-func (g *Group) Join(cfg MemberConfig) (*Member, error) {
+// memberHandler calls the member's current handler, so SetHandler takes
+// effect behind the fault wrapper.
+type memberHandler struct{ m *Member }
+
+// Handle calls the configured handler, or applies the record without one.
+func (x memberHandler) Handle(d *sim.Delivery) error {
+	if h := x.m.cfg.Handler; h != nil {
+		return h.Handle(d)
+	}
+	d.Apply("")
+	return nil
+}
+
+// Duration is the configured handler's processing time.
+func (x memberHandler) Duration(d *sim.Delivery) sim.Tick {
+	if h := x.m.cfg.Handler; h != nil {
+		return sim.DurationOf(h, d)
+	}
+	return 0
+}
+
+// NewMember creates a member of group g on the world w and registers it
+// there as the component "member:<group>/<name>". It joins the group (which
+// rebalances) at once when cfg.Start has come, else at its first Step at or
+// after cfg.Start. A name is used once per group: a member that left comes
+// back with Rejoin.
+func NewMember(w *sim.World, g *Group, cfg MemberConfig) (*Member, error) {
+	if w == nil || g == nil {
+		return nil, fmt.Errorf("%w: a member needs a world and a group", ErrInvalidConfig)
+	}
+	if g.env != w.Env() {
+		return nil, fmt.Errorf("%w: group %s belongs to another world", ErrInvalidConfig, g.name)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if g.Member(cfg.Name) != nil {
-		return nil, fmt.Errorf("%w: %q in group %s", ErrDuplicateMember, cfg.Name, g.name)
+	for _, x := range g.all {
+		if x.cfg.Name == cfg.Name {
+			return nil, fmt.Errorf("%w: %q in group %s", ErrDuplicateMember, cfg.Name, g.name)
+		}
 	}
 	if cfg.Batch == 0 {
 		cfg.Batch = DefaultBatch
@@ -157,11 +267,20 @@ func (g *Group) Join(cfg MemberConfig) (*Member, error) {
 	if cfg.RestartAfter == 0 {
 		cfg.RestartAfter = DefaultRestartAfter
 	}
-	now := g.env.Now()
-	m := &Member{cfg: cfg, lastPoll: now, lastAuto: now}
-	g.add(m)
+	m := &Member{g: g, cfg: cfg}
+	m.h = g.t.cfg.Faults.Handler(memberHandler{m})
+	if err := w.Add("member:"+g.name+"/"+cfg.Name, m); err != nil {
+		return nil, err
+	}
+	g.all = append(g.all, m)
+	if cfg.Start <= w.Now() {
+		m.join("joined")
+	}
 	return m, nil
 }
+
+// Phase returns sim.PhaseConsumer.
+func (m *Member) Phase() sim.Phase { return sim.PhaseConsumer }
 
 // Name returns the member's name.
 func (m *Member) Name() string { return m.cfg.Name }
@@ -178,122 +297,138 @@ func (m *Member) Generation() int { return m.gen }
 func (m *Member) Assigned() []int { return m.owned }
 
 // Active reports whether the member is in the group and polling.
-func (m *Member) Active() bool { return m.state == stateActive }
+func (m *Member) Active() bool { return m.state == stateActive && m.in }
+
+// Busy reports whether a slow handler is working on a record.
+func (m *Member) Busy() bool { return m.busy }
 
 // Crashes returns how often the member crashed.
 func (m *Member) Crashes() int { return m.crashes }
 
-// SetHandler replaces the handler ("deploy the fix"); nil accepts every
-// record.
-func (m *Member) SetHandler(h Handler) { m.cfg.Handler = h }
+// SetHandler replaces the handler ("deploy the fix"); nil applies every
+// record. The handler fault points still apply.
+func (m *Member) SetHandler(h sim.Handler) { m.cfg.Handler = h }
 
-// Leave takes the member out of the group (the group rebalances). A member
-// in auto-commit mode commits its positions first. Leaving twice is a no-op.
-func (m *Member) Leave() {
+// join puts the member into the group afresh.
+func (m *Member) join(why string) {
+	now := m.g.env.Now()
+	m.state, m.expired, m.busy = stateActive, false, false
+	m.pending, m.out, m.batch, m.next = m.pending[:0], m.out[:0], m.batch[:0], 0
+	m.lastPoll, m.lastAuto = now, now
+	m.g.add(m, why)
+}
+
+// Leave takes the member out of the group (the group rebalances): it
+// drops the records it fetched and has not handled, and stops until
+// Rejoin. A member in auto-commit mode commits its progress first. Records
+// committed but not processed are lost (CommitBefore). A member that has
+// not started yet will not start; leaving twice is a no-op.
+func (m *Member) Leave() { m.leave("") }
+
+func (m *Member) leave(rule string) {
 	switch m.state {
 	case stateLeft:
 		return
-	case stateDown:
+	case stateIdle, stateDown:
 		m.state = stateLeft
 		return
 	}
-	if m.state == stateActive && m.cfg.Commit == CommitAuto {
-		m.commitPositions(false, nil)
+	if m.state == stateActive && m.in && m.cfg.Commit == CommitAuto {
+		_ = m.commitProgress()
 	}
-	was := m.state
-	m.state = stateLeft
-	if was == stateActive || !m.expired {
-		m.g.remove(m, "left")
+	m.state, m.busy = stateLeft, false
+	if m.in {
+		m.g.remove(m, "left", rule)
 	}
+	m.out = m.out[:0]
 }
 
 // Rejoin puts a member that left, crashed or was removed back into the
-// group, which rebalances. It fails when the member is in the group.
+// group, which rebalances; a member whose start tick has not come yet
+// waits for it. It fails when the member is in the group.
 func (m *Member) Rejoin() error {
-	if m.state == stateActive || m.state == stateStalled && !m.expired {
+	if m.in {
 		return fmt.Errorf("%w: %q in group %s", ErrDuplicateMember, m.cfg.Name, m.g.name)
 	}
-	if m.g.Member(m.cfg.Name) != nil {
-		return fmt.Errorf("%w: %q in group %s", ErrDuplicateMember, m.cfg.Name, m.g.name)
+	if m.state == stateIdle {
+		return nil
 	}
-	now := m.g.env.Now()
-	m.state, m.expired, m.pending = stateActive, false, m.pending[:0]
-	m.lastPoll, m.lastAuto = now, now
-	m.g.add(m)
+	if m.state == stateLeft && m.g.env.Now() < m.cfg.Start {
+		m.state = stateIdle
+		return nil
+	}
+	m.join("joined")
 	return nil
 }
 
-// Crash makes the member crash now: it loses its uncommitted progress,
-// leaves the group and rejoins after RestartAfter ticks. rule names the
-// fault rule in the trace ("" for a crash by hand).
-func (m *Member) Crash(rule string) { m.crash(nil, rule, "") }
+// Crash makes the member crash now: it loses its uncommitted progress and
+// the records it fetched and has not handled, leaves the group and rejoins
+// after RestartAfter ticks. Records committed but not processed are lost
+// (CommitBefore). rule names the fault rule in the trace ("" for a crash
+// by hand).
+func (m *Member) Crash(rule string) { m.crash(rule, "") }
+
+// crash takes the member down.
+func (m *Member) crash(rule, why string) {
+	if m.state != stateActive && m.state != stateStalled {
+		return
+	}
+	g := m.g
+	now := g.env.Now()
+	m.crashes++
+	ev := sim.Event{Kind: sim.KindCrashed, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: rule}
+	if g.env.Trace.Detailed() {
+		ev.Detail = "member of group " + g.name + " crashed, restarts at " + (now + m.cfg.RestartAfter).String()
+		if why != "" {
+			ev.Detail = why + ": " + ev.Detail
+		}
+	}
+	g.env.Emit(ev)
+	m.state, m.busy = stateDown, false
+	m.until = now + m.cfg.RestartAfter
+	m.pending = m.pending[:0]
+	if m.in {
+		g.remove(m, "crashed", rule)
+	}
+	m.out = m.out[:0]
+}
 
 // Stall makes the member stop polling for d ticks (a long pause). When d
 // exceeds the session timeout, the coordinator removes it; its commits
-// after waking are rejected as stale and it rejoins.
+// after waking are rejected as stale and it rejoins. A member that is not
+// active, or busy with a slow record, does not stall.
 func (m *Member) Stall(d sim.Tick) {
-	if m.state != stateActive {
+	if m.state != stateActive || m.busy {
 		return
 	}
 	m.state = stateStalled
 	m.until = m.g.env.Now() + d
 }
 
-// crash loses rest (records committed but not processed, for CommitBefore)
-// and takes the member down.
-func (m *Member) crash(rest []Record, rule, why string) {
-	if m.state != stateActive && m.state != stateStalled {
-		return
-	}
+// wake ends a stall: the member sends the commits it had pending. When the
+// coordinator removed it meanwhile, they are rejected as stale and it
+// rejoins. A commit that is accepted (the member kept the partition
+// through a rebalance) also moves its position up to the committed offset:
+// it handled those records before the stall.
+func (m *Member) wake() {
 	g := m.g
-	now := g.env.Now()
-	if m.cfg.Commit == CommitBefore {
-		for _, r := range rest {
-			m.lose(r.Partition, r.Offset, r.Message, rule)
-		}
-		// A rewind after a handler error leaves committed offsets ahead of
-		// the position: those records are committed but unprocessed too.
-		for _, p := range m.owned {
-			gp := &g.parts[p]
-			if gp.owner != m || gp.pos < 0 || gp.committed <= gp.pos {
-				continue
-			}
-			part := g.t.parts[p]
-			for i := part.search(gp.pos); i < len(part.recs) && part.recs[i].off < gp.committed; i++ {
-				m.lose(p, part.recs[i].off, part.recs[i].msg, rule)
+	m.state = stateActive
+	for _, p := range m.pending {
+		if g.commit(m, m.gen, p.Partition, p.Offset) == nil {
+			if gp := &g.parts[p.Partition]; gp.pos >= 0 && gp.pos < p.Offset {
+				gp.pos = p.Offset
+				gp.epoch++
 			}
 		}
 	}
-	m.crashes++
-	detail := "member of group " + g.name + " crashed, restarts at " + (now + m.cfg.RestartAfter).String()
-	if why != "" {
-		detail = why + ": " + detail
-	}
-	g.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: g.t.where, Actor: m.cfg.Name, Rule: rule, Detail: detail})
-	wasIn := m.state == stateActive || !m.expired
-	m.state = stateDown
-	m.until = now + m.cfg.RestartAfter
 	m.pending = m.pending[:0]
-	if wasIn {
-		g.remove(m, "crashed")
+	m.lastPoll = g.env.Now()
+	if m.expired {
+		m.join("joined")
 	}
 }
 
-// lose records a commit-before-processing loss of a record the group never
-// applied.
-func (m *Member) lose(p int, off int64, msg sim.Message, rule string) {
-	g := m.g
-	l := g.env.Ledger
-	if l == nil {
-		return
-	}
-	if d := l.Delivery(msg.ID, g.ref); d.Applied > 0 || d.Lost != "" {
-		return
-	}
-	l.Lost(msg.ID, g.ref, sim.CauseCommitBeforeProcess, g.env.Now())
-	g.env.Emit(sim.Event{Kind: sim.KindLost, Where: g.t.where, Actor: m.cfg.Name, Msg: msg.ID, Key: msg.Key, HasPos: true, Partition: p, Offset: off, Rule: rule, Detail: string(sim.CauseCommitBeforeProcess)})
-}
-
+// fault consults point p for the member, about record r if set.
 func (m *Member) fault(p faults.Point, r *Record) (faults.Firing, bool) {
 	in := m.g.t.cfg.Faults
 	if !in.Has(p) {
@@ -306,16 +441,25 @@ func (m *Member) fault(p faults.Point, r *Record) (faults.Firing, bool) {
 	return in.Check(p, c)
 }
 
-// Step runs one poll-process-commit cycle at tick now.
+// Step runs the member at tick now. A handler member finishes the record
+// its handler is busy with, or polls a batch, hands each record to the
+// handler and commits: the same calls a pull member's adapter makes. It
+// also joins at the start tick, restarts after a crash and wakes from a
+// stall.
 func (m *Member) Step(now sim.Tick) {
 	switch m.state {
 	case stateLeft:
 		return
+	case stateIdle:
+		if now < m.cfg.Start {
+			return
+		}
+		m.join("joined")
 	case stateDown:
 		if now < m.until {
 			return
 		}
-		_ = m.Rejoin()
+		m.join("joined")
 	case stateStalled:
 		if now < m.until {
 			return
@@ -323,169 +467,70 @@ func (m *Member) Step(now sim.Tick) {
 		m.wake()
 		return
 	}
-	g := m.g
-	m.lastPoll = now
-	if f, ok := m.fault(faults.MemberLeave, nil); ok {
-		g.env.Emit(sim.Event{Kind: sim.KindAction, Where: g.t.where, Actor: m.cfg.Name, Rule: f.Rule, Detail: "member leaves group " + g.name})
-		m.Leave()
-		return
-	}
-	if m.cfg.Commit == CommitAuto && now-m.lastAuto >= m.cfg.AutoCommitEvery {
-		m.commitPositions(false, nil)
-		m.lastAuto = now
-	}
-	if f, ok := m.fault(faults.BrokerUnavailable, nil); ok {
-		g.env.Emit(sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, Rule: f.Rule, Detail: "poll: broker unavailable"})
-		return
-	}
-	m.poll()
-	batch := m.batch
-	if len(batch) == 0 {
-		return
-	}
-	if m.cfg.Commit == CommitBefore {
-		if f, ok := m.fault(faults.ConsumerCrashBeforeCommit, &batch[0]); ok {
-			m.crash(nil, f.Rule, "before commit")
+	switch {
+	case m.busy:
+		if now < m.busyUntil {
 			return
 		}
-		m.commitPositions(true, nil)
-	}
-	l := g.env.Ledger
-	for i := range batch {
-		r := &batch[i]
-		if f, ok := m.fault(faults.MemberCrash, r); ok {
-			m.crash(batch[i:], f.Rule, "")
+	case m.cfg.Pull:
+		return
+	default:
+		if len(m.Poll(m.cfg.Batch)) == 0 {
 			return
 		}
-		if h := m.cfg.Handler; h != nil {
-			if err := h(*r); errors.Is(err, ErrAlreadyApplied) {
-				g.env.Emit(sim.Event{Kind: sim.KindDeduplicated, Where: g.t.where, Actor: m.cfg.Name, Msg: r.Message.ID, Key: r.Message.Key, HasPos: true, Partition: r.Partition, Offset: r.Offset, Detail: "effect already applied"})
-				continue
-			} else if err != nil {
-				g.env.Emit(sim.Event{Kind: sim.KindFailed, Where: g.t.where, Actor: m.cfg.Name, Msg: r.Message.ID, Key: r.Message.Key, HasPos: true, Partition: r.Partition, Offset: r.Offset, Detail: err.Error()})
-				m.rewind(batch[i:])
-				batch = batch[:i]
-				break
+	}
+	m.process(now)
+}
+
+// process hands the records of the last poll to the handler, from
+// batch[next] on, then ends the batch. It returns early while the handler
+// is busy with a slow record, or when the member crashed or left.
+func (m *Member) process(now sim.Tick) {
+	for m.next < len(m.batch) {
+		if m.state != stateActive {
+			return
+		}
+		r := &m.batch[m.next]
+		i := m.find(r.Partition, r.Offset)
+		if i < 0 {
+			m.busy = false // dropped by a rebalance or a seek: abandoned unhandled
+			m.next++
+			continue
+		}
+		if !m.busy {
+			if f, ok := m.fault(faults.MemberCrash, r); ok {
+				m.crash(f.Rule, "")
+				return
+			}
+			m.prepare(&m.d, r, m.out[i].attempt)
+			if t := sim.DurationOf(m.h, &m.d); t > 0 {
+				m.busy, m.busyUntil = true, now+t
+				return
 			}
 		}
-		l.Applied(r.Message.ID, g.ref, now)
-		if tr := g.env.Trace; tr.Enabled() {
-			g.env.Emit(sim.Event{Kind: sim.KindProcessed, Where: g.t.where, Actor: m.cfg.Name, Msg: r.Message.ID, Key: r.Message.Key, HasPos: true, Partition: r.Partition, Offset: r.Offset})
-		} else {
-			tr.Skip() // numbers the event as Emit would, without building it
+		m.busy = false
+		err := m.h.Handle(&m.d)
+		_ = m.finish(&m.d, err)
+		if err != nil {
+			m.dropAll()
+			break
 		}
 		if f, ok := m.fault(faults.ConsumerCrashAfterEffect, r); ok {
-			m.crash(batch[i+1:], f.Rule, "after effect")
+			m.crash(f.Rule, "after effect")
 			return
 		}
+		m.next++
 	}
-	if m.cfg.Commit == CommitAfter || m.cfg.Commit == CommitOffByOne {
-		if f, ok := m.fault(faults.ConsumerCrashBeforeCommit, nil); ok {
-			m.crash(nil, f.Rule, "before commit")
-			return
-		}
-	}
-	if _, ok := m.fault(faults.MemberSessionTimeout, nil); ok {
-		if m.cfg.Commit == CommitAfter || m.cfg.Commit == CommitOffByOne {
-			m.pending = m.pending[:0]
-			m.commitPositions(true, &m.pending)
-		}
-		m.Stall(g.cfg.SessionTimeout + 1)
+	m.next = len(m.batch)
+	if m.state != stateActive || !m.in {
 		return
 	}
-	if m.cfg.Commit == CommitAfter || m.cfg.Commit == CommitOffByOne {
-		m.commitPositions(true, nil)
-	}
-}
-
-// wake ends a stall: the member sends the commits it had pending. When the
-// coordinator removed it meanwhile, they are rejected as stale and it
-// rejoins.
-func (m *Member) wake() {
-	g := m.g
-	m.state = stateActive
-	for _, p := range m.pending {
-		_ = g.commit(m, m.gen, p.Partition, p.Offset)
-	}
-	m.pending = m.pending[:0]
-	m.lastPoll = g.env.Now()
-	if m.expired {
-		m.state = stateLeft
-		_ = m.Rejoin()
-	}
-}
-
-// poll fills m.batch with up to Batch records, starting at a rotating
-// partition, and records the poll in the history.
-func (m *Member) poll() {
-	m.batch = m.batch[:0]
-	m.touched = m.touched[:0]
-	n := len(m.owned)
-	if n == 0 {
-		return
-	}
-	g := m.g
-	start := m.rr % n
-	m.rr++
-	for i := 0; i < n && len(m.batch) < m.cfg.Batch; i++ {
-		p := m.owned[(start+i)%n]
-		before := len(m.batch)
-		m.batch = g.fetch(m, p, m.cfg.Batch-len(m.batch), m.batch)
-		if len(m.batch) > before {
-			m.touched = append(m.touched, p)
+	switch m.cfg.Commit {
+	case CommitAfter, CommitOffByOne:
+		_ = m.Commit()
+	default:
+		if _, ok := m.fault(faults.MemberSessionTimeout, nil); ok {
+			m.Stall(m.g.cfg.SessionTimeout + 1)
 		}
-	}
-	if h := g.t.history; h != nil && len(m.batch) > 0 {
-		m.reads = m.reads[:0]
-		for _, r := range m.batch {
-			m.reads = append(m.reads, Read{Partition: r.Partition, Offset: r.Offset, Value: r.Message.ID, Epoch: g.parts[r.Partition].epoch})
-		}
-		h.Poll(g.env.Now(), g.name, m.cfg.Name, m.reads...)
-	}
-}
-
-// rewind moves the positions back to the first unprocessed record of each
-// partition in rest.
-func (m *Member) rewind(rest []Record) {
-	g := m.g
-	for _, r := range rest {
-		gp := &g.parts[r.Partition]
-		if gp.owner == m && r.Offset < gp.pos {
-			gp.pos = r.Offset
-			gp.epoch++
-		}
-	}
-}
-
-// commitPositions commits the member's positions: of the partitions touched
-// by the last poll when touched is set, else of every owned partition whose
-// position moved past the committed offset. With into set, the commits are
-// collected instead of sent.
-func (m *Member) commitPositions(touched bool, into *[]Position) {
-	g := m.g
-	parts := m.owned
-	if touched {
-		parts = m.touched
-	}
-	for _, p := range parts {
-		gp := &g.parts[p]
-		if gp.owner != m || gp.pos < 0 {
-			continue
-		}
-		off := gp.pos
-		if m.cfg.Commit == CommitOffByOne {
-			off--
-			if off < 0 {
-				continue
-			}
-		}
-		if !touched && off == gp.committed {
-			continue
-		}
-		if into != nil {
-			*into = append(*into, Position{Partition: p, Offset: off})
-			continue
-		}
-		_ = g.commit(m, m.gen, p, off)
 	}
 }

@@ -84,6 +84,7 @@ func TestPropertyCommitAfterNoLoss(t *testing.T) {
 		if rep.Unseen != 0 {
 			t.Fatalf("seed %d: %d values never read", seed, rep.Unseen)
 		}
+		r.refold()
 		dups += l.DuplicateEffects("g")
 		crashed += len(r.events(sim.KindCrashed))
 	}

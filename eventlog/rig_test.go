@@ -1,6 +1,7 @@
 package eventlog_test
 
 import (
+	"bytes"
 	"errors"
 	"strconv"
 	"strings"
@@ -11,7 +12,8 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// rig is a world with one topic, its fault injector and a trace recorder.
+// rig is a world with one topic, its fault injector, a trace recorder and
+// a JSON Lines copy of the trace.
 type rig struct {
 	tb    testing.TB
 	w     *sim.World
@@ -19,6 +21,7 @@ type rig struct {
 	in    *faults.Injector
 	topic *eventlog.Topic
 	rec   *sim.Recorder
+	jsonl bytes.Buffer
 }
 
 func newRig(tb testing.TB, seed uint64, cfg eventlog.Config, rules ...faults.Rule) *rig {
@@ -27,56 +30,51 @@ func newRig(tb testing.TB, seed uint64, cfg eventlog.Config, rules ...faults.Rul
 	if err != nil {
 		tb.Fatal(err)
 	}
-	env := w.Env()
-	rec := &sim.Recorder{}
-	env.Trace.Attach(rec)
-	in, err := faults.New(faults.Config{Plan: faults.Plan{Rules: rules}, Env: env})
+	r := &rig{tb: tb, w: w, env: w.Env(), rec: &sim.Recorder{}}
+	w.Trace().Attach(r.rec)
+	w.Trace().Attach(sim.NewJSONWriter(&r.jsonl))
+	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}})
 	if err != nil {
 		tb.Fatal(err)
 	}
+	r.in = in
 	if cfg.Name == "" {
 		cfg.Name = "orders"
 	}
-	cfg.Env, cfg.Faults = env, in
-	t, err := eventlog.New(cfg)
-	if err != nil {
+	cfg.Faults = in
+	if r.topic, err = eventlog.New(w, cfg); err != nil {
 		tb.Fatal(err)
 	}
-	if err := w.Add(sim.PhaseBroker, "log:"+cfg.Name, t); err != nil {
-		tb.Fatal(err)
-	}
-	return &rig{tb: tb, w: w, env: env, in: in, topic: t, rec: rec}
+	return r
 }
 
 func (r *rig) group(cfg eventlog.GroupConfig) *eventlog.Group {
 	r.tb.Helper()
-	g, err := r.topic.NewGroup(cfg)
+	g, err := eventlog.NewGroup(r.w, r.topic, cfg)
 	if err != nil {
 		r.tb.Fatal(err)
 	}
 	return g
 }
 
-// member joins g and registers the member as a consumer-phase actor.
+// member creates a member of g; the world steps it.
 func (r *rig) member(g *eventlog.Group, cfg eventlog.MemberConfig) *eventlog.Member {
 	r.tb.Helper()
-	m, err := g.Join(cfg)
+	m, err := eventlog.NewMember(r.w, g, cfg)
 	if err != nil {
-		r.tb.Fatal(err)
-	}
-	if err := r.w.Add(sim.PhaseConsumer, g.Name()+"/"+cfg.Name, m); err != nil {
 		r.tb.Fatal(err)
 	}
 	return m
 }
 
 // producer produces perTick records per tick until tick until (exclusive),
-// with keys drawn from keys by the producer's own stream.
+// with keys drawn from keys by the producer's own stream. A refused record
+// is dropped, so tests that make the broker unavailable must not expect it.
 func (r *rig) producer(name string, keys []string, perTick int, until sim.Tick) {
 	r.tb.Helper()
 	s := r.env.Stream("producer/" + name)
 	n := 0
-	err := r.w.Add(sim.PhaseProducer, name, sim.ActorFunc(func(now sim.Tick) {
+	err := r.w.AddFunc(name, sim.PhaseProducer, func(now sim.Tick) {
 		if now >= until {
 			return
 		}
@@ -84,28 +82,34 @@ func (r *rig) producer(name string, keys []string, perTick int, until sim.Tick) 
 			n++
 			k := keys[s.IntN(len(keys))]
 			m := r.env.NewMessage(k, []byte(name+"-"+strconv.Itoa(n)), sim.Headers{Type: "order.event", Source: name})
-			if err := r.topic.Publish(m); err != nil && !errors.Is(err, eventlog.ErrUnavailable) {
+			if err := r.topic.Publish(m); err != nil && !errors.Is(err, sim.ErrUnavailable) {
 				r.tb.Fatal(err)
 			}
 		}
-	}))
+	})
 	if err != nil {
 		r.tb.Fatal(err)
 	}
 }
 
-// drain runs until g has no lag and at least one active member, at most
-// max ticks.
+// publish produces n records with the given keys in turn, now.
+func (r *rig) publish(n int, keys ...string) {
+	r.tb.Helper()
+	for i := 0; i < n; i++ {
+		if err := r.topic.Publish(r.env.NewMessage(keys[i%len(keys)], []byte("v"+strconv.Itoa(i)), sim.Headers{Type: "order.event"})); err != nil {
+			r.tb.Fatal(err)
+		}
+	}
+}
+
+// drain runs until the timeline is empty and g has caught up (every
+// partition owned and read to its end, nothing outstanding) with at least
+// one active member, at most max ticks.
 func (r *rig) drain(g *eventlog.Group, max sim.Tick) {
 	r.tb.Helper()
-	ok, err := r.w.RunUntil(func() bool {
-		return r.w.Pending() == 0 && g.Metrics().Lag == 0 && len(g.Members()) > 0
-	}, max)
+	err := r.w.RunUntil(func() bool { return r.w.Pending() == 0 && g.CaughtUp() && len(g.Members()) > 0 }, max)
 	if err != nil {
-		r.tb.Fatal(err)
-	}
-	if !ok {
-		r.tb.Fatalf("group %s not drained after %d ticks: %+v", g.Name(), max, g.Metrics())
+		r.tb.Fatalf("group %s not drained: %v: %+v", g.Name(), err, g.Metrics())
 	}
 }
 
@@ -130,6 +134,45 @@ func (r *rig) traceText() string {
 	return b.String()
 }
 
+// refold folds the JSON Lines trace into a fresh ledger and fails the test
+// unless it equals the live one.
+func (r *rig) refold() {
+	r.tb.Helper()
+	l2 := sim.NewLedger()
+	if err := sim.ReadJSONL(bytes.NewReader(r.jsonl.Bytes()), l2); err != nil {
+		r.tb.Fatal(err)
+	}
+	if a, b := r.w.Ledger().Dump(), l2.Dump(); a != b {
+		r.tb.Fatalf("the ledger folded from the JSON Lines trace differs from the live one:\nlive:\n%s\nfolded:\n%s", a, b)
+	}
+}
+
+// outcomes returns the verdicts for group by origin.
+func (r *rig) outcomes(group string) map[sim.ID]sim.Outcome {
+	out := map[sim.ID]sim.Outcome{}
+	for _, o := range r.w.Ledger().Outcomes(group) {
+		out[o.Origin] = o
+	}
+	return out
+}
+
+// lossCauses counts group's lost verdicts by cause and checks that every
+// origin routed to the group was applied or lost, never neither.
+func lossCauses(t *testing.T, r *rig, group string) map[sim.Cause]int {
+	t.Helper()
+	out := map[sim.Cause]int{}
+	for _, o := range r.w.Ledger().Outcomes(group) {
+		switch o.Verdict {
+		case sim.VerdictApplied:
+		case sim.VerdictLost:
+			out[o.Cause]++
+		default:
+			t.Errorf("%v: verdict %s", o.Origin, o.Verdict)
+		}
+	}
+	return out
+}
+
 var keys5 = []string{"kunde-A", "kunde-B", "kunde-C", "kunde-D", "kunde-E"}
 
 func violations(err error) []sim.Violation {
@@ -138,4 +181,18 @@ func violations(err error) []sim.Violation {
 		return ce.Violations
 	}
 	return nil
+}
+
+// failOn returns a handler that fails on the messages in ids while *on is
+// true and applies the others.
+func failOn(on *bool, ids ...sim.ID) sim.Handler {
+	return sim.HandlerFunc(func(d *sim.Delivery) error {
+		for _, id := range ids {
+			if *on && d.Msg.ID == id {
+				return errors.New("bug")
+			}
+		}
+		d.Apply("")
+		return nil
+	})
 }

@@ -15,7 +15,6 @@ import (
 // one of them.
 var (
 	ErrInvalidConfig    = errors.New("eventlog: invalid config")
-	ErrUnavailable      = errors.New("eventlog: broker unavailable")
 	ErrNoPartition      = errors.New("eventlog: no such partition")
 	ErrOffsetOutOfRange = errors.New("eventlog: offset out of range")
 	ErrStaleGeneration  = errors.New("eventlog: commit from an old generation")
@@ -24,13 +23,28 @@ var (
 	ErrDuplicateMember  = errors.New("eventlog: member already in the group")
 	ErrDuplicateGroup   = errors.New("eventlog: group already exists")
 	ErrNotActive        = errors.New("eventlog: member is not in the group")
+	ErrNotOutstanding   = errors.New("eventlog: record is not outstanding for the member")
 )
+
+// ErrUnavailable is wrapped by a produce or publish the broker refuses. It
+// wraps sim.ErrUnavailable, so code publishing to any sim.Publisher can
+// test errors.Is(err, sim.ErrUnavailable) once.
+var ErrUnavailable error = &sentinel{"eventlog: broker unavailable", sim.ErrUnavailable}
+
+// sentinel is a sentinel error that wraps a shared one.
+type sentinel struct {
+	msg  string
+	also error
+}
+
+func (e *sentinel) Error() string { return e.msg }
+func (e *sentinel) Unwrap() error { return e.also }
 
 // The models implement the sim interfaces.
 var (
 	_ sim.Publisher = (*Topic)(nil)
-	_ sim.Actor     = (*Topic)(nil)
-	_ sim.Actor     = (*Member)(nil)
+	_ sim.Component = (*Topic)(nil)
+	_ sim.Component = (*Member)(nil)
 )
 
 // DefaultCompactEvery is the compaction interval in ticks when
@@ -39,10 +53,9 @@ const DefaultCompactEvery sim.Tick = 10
 
 // Config configures a Topic.
 type Config struct {
-	// Name is required, e.g. "orders"; the trace names the topic "log:"+Name.
+	// Name is required, e.g. "orders"; the trace and the World name the
+	// topic "log:"+Name.
 	Name string
-	// Env provides clock, trace, ledger and IDs; nil means a private Env.
-	Env *sim.Env
 	// Faults is consulted at the log's fault points; nil means no faults.
 	Faults *faults.Injector
 	// Partitions is the initial partition count; 0 means 1.
@@ -158,8 +171,18 @@ func (p *partition) dropHead() {
 	}
 }
 
+// at returns the live record at offset off, or nil when there is none
+// (deleted by retention or compaction, or not written yet). O(1) without
+// compaction gaps, else O(log n).
+func (p *partition) at(off int64) *entry {
+	if i := p.search(off); i < len(p.recs) && p.recs[i].off == off {
+		return &p.recs[i]
+	}
+	return nil
+}
+
 // Topic is a partitioned append-only log. It implements sim.Publisher and
-// sim.Actor (step it in sim.PhaseBroker: retention, compaction, session
+// sim.Component: it runs in sim.PhaseBroker (retention, compaction, session
 // timeouts and the log's fault points). Not safe for concurrent use.
 type Topic struct {
 	cfg     Config
@@ -175,8 +198,13 @@ type Topic struct {
 	compacted, rejections int64
 }
 
-// New returns an empty topic.
-func New(cfg Config) (*Topic, error) {
+// New returns an empty topic on the world w and registers it there as the
+// component "log:"+cfg.Name, so it shares the world's clock, trace and
+// ledger and is stepped in the broker phase.
+func New(w *sim.World, cfg Config) (*Topic, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: a topic needs a world", ErrInvalidConfig)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -186,25 +214,25 @@ func New(cfg Config) (*Topic, error) {
 	if cfg.CompactEvery == 0 {
 		cfg.CompactEvery = DefaultCompactEvery
 	}
-	env := cfg.Env
-	if env == nil {
-		env = sim.NewEnv(0)
-	}
-	t := &Topic{cfg: cfg, env: env, where: "log:" + cfg.Name}
+	t := &Topic{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name}
 	for i := 0; i < cfg.Partitions; i++ {
 		t.parts = append(t.parts, &partition{})
 	}
 	if cfg.History {
 		t.history = &History{}
 	}
+	if err := w.Add(t.where, t); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
+// Phase returns sim.PhaseBroker: a topic runs before producers and members
+// in every tick.
+func (t *Topic) Phase() sim.Phase { return sim.PhaseBroker }
+
 // Name returns the topic's name.
 func (t *Topic) Name() string { return t.cfg.Name }
-
-// Env returns the environment the topic records into.
-func (t *Topic) Env() *sim.Env { return t.env }
 
 // Partitions returns the current partition count.
 func (t *Topic) Partitions() int { return len(t.parts) }
@@ -234,9 +262,9 @@ func checksumIEEE(key string) uint32 {
 }
 
 // Produce appends m to the partition of its key (round robin when the key
-// is empty) and returns where it landed. It registers the message in the
-// ledger, marks it sent and expected by every group of the topic, and
-// traces a "produced" event. Amortised O(groups).
+// is empty) and returns where it landed. It traces a "produced" event,
+// from which the ledger learns that every group following the topic
+// expects the record. O(1) amortised.
 func (t *Topic) Produce(m sim.Message) (Position, error) {
 	var p int
 	if m.Key == "" {
@@ -248,7 +276,10 @@ func (t *Topic) Produce(m sim.Message) (Position, error) {
 	return t.ProduceTo(p, m)
 }
 
-// ProduceTo appends m to partition p; see Produce.
+// ProduceTo appends m to partition p; see Produce. While the fault point
+// broker.unavailable fires, it refuses m with an error wrapping
+// ErrUnavailable (and so sim.ErrUnavailable) and traces a "rejected" event;
+// whether the message is retried or given up is the producer's business.
 func (t *Topic) ProduceTo(p int, m sim.Message) (Position, error) {
 	if p < 0 || p >= len(t.parts) {
 		return Position{}, fmt.Errorf("%w: %d (topic %s has %d)", ErrNoPartition, p, t.cfg.Name, len(t.parts))
@@ -256,7 +287,11 @@ func (t *Topic) ProduceTo(p int, m sim.Message) (Position, error) {
 	if in := t.cfg.Faults; in.Has(faults.BrokerUnavailable) {
 		if f, ok := in.Check(faults.BrokerUnavailable, faults.Context{Where: t.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); ok {
 			t.rejections++
-			t.env.Emit(sim.Event{Kind: sim.KindRejected, Where: t.where, Msg: m.ID, Key: m.Key, Rule: f.Rule, Detail: "produce: broker unavailable"})
+			ev := sim.Event{Kind: sim.KindRejected, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Key: m.Key, Rule: f.Rule}
+			if t.env.Trace.Detailed() {
+				ev.Detail = "produce: broker unavailable"
+			}
+			t.env.Emit(ev)
 			return Position{}, fmt.Errorf("%w: produce to %s: %s", ErrUnavailable, t.cfg.Name, f.Error)
 		}
 	}
@@ -267,15 +302,10 @@ func (t *Topic) ProduceTo(p int, m sim.Message) (Position, error) {
 	part.end++
 	part.bytes += int64(len(m.Key) + len(m.Body))
 	t.produced++
-	if l := t.env.Ledger; l != nil {
-		l.Register(&m)
-		l.Sent(m.ID, now)
-		for _, g := range t.groups {
-			l.Expect(m.ID, g.ref)
-		}
-	}
 	if tr := t.env.Trace; tr.Enabled() {
-		t.env.Emit(sim.Event{Kind: sim.KindProduced, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, HasPos: true, Partition: p, Offset: off})
+		ev := sim.Event{Tick: now, Kind: sim.KindProduced, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Origin: m.Origin, Key: m.Key,
+			Type: m.Headers.Type, Corr: m.Headers.CorrelationID, HasPos: true, Partition: p, Offset: off}
+		tr.EmitRef(&ev)
 	} else {
 		tr.Skip() // numbers the event as Emit would, without building it
 	}
@@ -315,8 +345,8 @@ func (t *Topic) End(p int) int64 {
 
 // Fetch appends to dst up to max records of partition p at or after offset
 // off and returns the extended slice. It is a read outside any group: it
-// touches neither ledger nor trace. An offset below the log start or past
-// the end is ErrOffsetOutOfRange. O(log n + max).
+// emits no event, so the ledger counts no delivery. An offset below the
+// log start or past the end is ErrOffsetOutOfRange. O(log n + max).
 func (t *Topic) Fetch(p int, off int64, max int, dst []Record) ([]Record, error) {
 	if p < 0 || p >= len(t.parts) {
 		return dst, fmt.Errorf("%w: %d", ErrNoPartition, p)
@@ -352,7 +382,7 @@ func (t *Topic) OffsetForTick(p int, at sim.Tick) (int64, error) {
 // AddPartitions adds n empty partitions. Keys are remapped from now on, so a
 // key's later records may land in another partition than its earlier ones:
 // per-key order is no longer guaranteed across the change. Every group
-// rebalances. It returns an error when n < 1.
+// with members rebalances. It returns an error when n < 1.
 func (t *Topic) AddPartitions(n int) error {
 	if n < 1 {
 		return fmt.Errorf("%w: add %d partitions", ErrInvalidConfig, n)
@@ -361,7 +391,11 @@ func (t *Topic) AddPartitions(n int) error {
 	for i := 0; i < n; i++ {
 		t.parts = append(t.parts, &partition{})
 	}
-	t.env.Emit(sim.Event{Kind: sim.KindAction, Where: t.where, Detail: "partitions " + strconv.Itoa(old) + " -> " + strconv.Itoa(len(t.parts)) + ": keys remapped"})
+	ev := sim.Event{Kind: sim.KindAction, Where: t.where}
+	if t.env.Trace.Detailed() {
+		ev.Detail = "partitions " + strconv.Itoa(old) + " -> " + strconv.Itoa(len(t.parts)) + ": keys remapped"
+	}
+	t.env.Emit(ev)
 	for _, g := range t.groups {
 		g.addPartitions(n)
 	}
@@ -405,11 +439,15 @@ func (t *Topic) overtake(g *Group, f faults.Firing) {
 	if n < 1 {
 		n = 1
 	}
+	why := ""
+	if t.env.Trace.Detailed() {
+		why = "retention overtook group " + g.name
+	}
 	for p, part := range t.parts {
 		pos := g.readFrom(p)
 		target := min(part.end, max(pos, part.start)+n)
 		for part.start < target && part.head < len(part.recs) {
-			t.expire(p, part, "retention overtook group "+g.name, f.Rule)
+			t.expire(p, part, why, f.Rule)
 		}
 	}
 }
@@ -441,45 +479,48 @@ func (t *Topic) retain(now sim.Tick) {
 	}
 }
 
-// expire deletes the first live record of partition p and records a
-// retention loss for every group that expected it, never applied it and
-// had not moved past it.
+// expire deletes the first live record of partition p and traces it as
+// "expired" with sim.CauseRetention: from that event the ledger books the
+// loss for every group that expected the record and had not applied it.
 func (t *Topic) expire(p int, part *partition, why, rule string) {
 	e := &part.recs[part.head] // valid until dropHead below
-	now := t.env.Now()
 	t.expired++
 	if tr := t.env.Trace; tr.Enabled() {
-		t.env.Emit(sim.Event{Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, HasPos: true, Partition: p, Offset: e.off, Rule: rule, Detail: why})
+		ev := sim.Event{Tick: t.env.Now(), Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, Cause: sim.CauseRetention,
+			HasPos: true, Partition: p, Offset: e.off, Rule: rule}
+		if tr.Detailed() {
+			ev.Detail = why
+		}
+		tr.EmitRef(&ev)
 	} else {
 		tr.Skip() // numbers the event as Emit would, without building it
 	}
-	if l := t.env.Ledger; l != nil {
-		l.SetState(e.msg.ID, sim.StateExpired, now)
-		for _, g := range t.groups {
-			if e.off < g.readFrom(p) {
-				continue // the group moved past it: no ledger lookup needed
-			}
-			if d := l.Delivery(e.msg.ID, g.ref); d.Expected && d.Applied == 0 && d.Lost == "" {
-				l.Lost(e.msg.ID, g.ref, sim.CauseRetention, now)
-				t.env.Emit(sim.Event{Kind: sim.KindLost, Where: t.where, Actor: g.name, Msg: e.msg.ID, Key: e.msg.Key, HasPos: true, Partition: p, Offset: e.off, Rule: rule, Detail: string(sim.CauseRetention)})
-			}
+	t.forget(p, e.off)
+	part.dropHead()
+}
+
+// forget drops the groups' redelivery counts of a deleted record.
+func (t *Topic) forget(p int, off int64) {
+	for _, g := range t.groups {
+		if len(g.again) > 0 {
+			delete(g.again, Position{Partition: p, Offset: off})
 		}
 	}
-	part.dropHead()
 }
 
 // Compact keeps, in every partition, only the latest record of each key;
 // keyless records stay, and a tombstone stays until it is older than
-// Config.TombstoneRetention. A removed value that a group had not read is
-// recorded as missed by that group (superseded by design, not lost).
-// O(records). It does nothing on a topic without Config.Compact.
+// Config.TombstoneRetention. Every removed record is traced as "expired"
+// with sim.CauseCompaction, so a group that expected a superseded value and
+// had not applied it loses it with that cause. O(records). It does
+// nothing on a topic without Config.Compact.
 func (t *Topic) Compact() {
 	if !t.cfg.Compact {
 		return
 	}
 	now := t.env.Now()
 	t.lastCompact = now
-	l := t.env.Ledger
+	detailed := t.env.Trace.Detailed()
 	for p, part := range t.parts {
 		live := part.live()
 		latest := make(map[string]int64, len(live))
@@ -499,16 +540,12 @@ func (t *Topic) Compact() {
 			}
 			t.compacted++
 			part.bytes -= int64(len(e.msg.Key) + len(e.msg.Body))
-			t.env.Emit(sim.Event{Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, HasPos: true, Partition: p, Offset: e.off, Detail: "compacted"})
-			if l != nil {
-				l.SetState(e.msg.ID, sim.StateExpired, now)
-				for _, g := range t.groups {
-					d := l.Delivery(e.msg.ID, g.ref)
-					if d.Expected && d.Applied == 0 && d.Lost == "" && e.off >= g.readFrom(p) {
-						l.Missed(e.msg.ID, g.ref, now)
-					}
-				}
+			ev := sim.Event{Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, Cause: sim.CauseCompaction, HasPos: true, Partition: p, Offset: e.off}
+			if detailed {
+				ev.Detail = "compacted"
 			}
+			t.env.Emit(ev)
+			t.forget(p, e.off)
 		}
 		clear(part.recs[w:])
 		part.recs = part.recs[:w]

@@ -55,21 +55,20 @@ func (f *faultyHandler) Duration(d *sim.Delivery) sim.Tick {
 func (f *faultyHandler) Handle(d *sim.Delivery) error {
 	in := f.in
 	c := context(d)
-	fail := func(class error, x *Firing, def string) error {
-		text := x.Error
-		if text == "" {
-			text = def
+	fail := func(class error, x *Firing) error {
+		if x.Error == "" {
+			return fmt.Errorf("%w (rule %s)", class, x.Rule)
 		}
-		return fmt.Errorf("%w: %s (rule %s)", class, text, x.Rule)
+		return fmt.Errorf("%w: %s (rule %s)", class, x.Error, x.Rule)
 	}
 	if in.Has(HandlerPoison) {
 		if x := in.CheckRef(HandlerPoison, &c); x != nil {
-			return fail(sim.ErrPoison, x, "poison message")
+			return fail(sim.ErrPoison, x)
 		}
 	}
 	if in.Has(HandlerPermanent) {
 		if x := in.CheckRef(HandlerPermanent, &c); x != nil {
-			return fail(sim.ErrPermanent, x, "permanent failure")
+			return fail(sim.ErrPermanent, x)
 		}
 	}
 	if n := f.left[d.Msg.ID]; n > 0 {
@@ -85,7 +84,7 @@ func (f *faultyHandler) Handle(d *sim.Delivery) error {
 			if x.Param > 1 {
 				f.left[d.Msg.ID] = min(x.Param, 1<<20) - 1
 			}
-			return fail(sim.ErrTransient, x, "transient failure")
+			return fail(sim.ErrTransient, x)
 		}
 	}
 	return f.h.Handle(d)

@@ -17,14 +17,18 @@ var benchCustomers = []string{"kunde-A", "kunde-B", "kunde-C", "kunde-D"}
 // shared machine; it includes the garbage collector's work). Processed rows are removed outside the timer every few
 // thousand orders so the table stays small in both benchmarks.
 func benchOrders(b *testing.B, perTick int, cfg RelayConfig, place func(s *Service, reqs []OrderRequest) error) {
-	env := sim.NewEnv(1)
-	s, err := New(Config{Name: "shop", Env: env})
+	w, err := sim.New(sim.Config{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := w.Env()
+	s, err := New(w, Config{Name: "shop"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	p := &nopPublisher{}
 	cfg.Service, cfg.Target = s, p
-	r, err := NewRelay(cfg)
+	r, err := NewRelay(w, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,8 @@ import (
 type CDCConfig struct {
 	// Name names the relay (trace Actor); default "cdc".
 	Name string
-	// Service must have been created with Config.ChangeLog. Required.
+	// Service must have been created with Config.ChangeLog. Required; it
+	// must belong to the relay's world.
 	Service *Service
 	// Target receives the messages. Required.
 	Target sim.Publisher
@@ -27,6 +28,12 @@ type CDCConfig struct {
 	MaxPerStep int
 	// RestartAfter is how many ticks a crashed relay stays down; default 1.
 	RestartAfter sim.Tick
+	// Start is the first tick the relay runs at.
+	Start sim.Tick
+	// Interval, when above 1, runs the relay only every Interval ticks
+	// from Start (a connector that reads the change log in intervals);
+	// default 1, every tick.
+	Interval sim.Tick
 }
 
 // Validate reports a configuration error.
@@ -38,7 +45,7 @@ func (c CDCConfig) Validate() error {
 		return fmt.Errorf("%w: service %q has no change log", ErrInvalidConfig, c.Service.name)
 	case c.Target == nil:
 		return fmt.Errorf("%w: a CDC relay needs a target", ErrInvalidConfig)
-	case c.CommitEvery < 0 || c.MaxPerStep < 0 || c.RestartAfter < 0:
+	case c.CommitEvery < 0 || c.MaxPerStep < 0 || c.RestartAfter < 0 || c.Start < 0 || c.Interval < 0:
 		return fmt.Errorf("%w: negative CDC setting", ErrInvalidConfig)
 	}
 	return nil
@@ -46,8 +53,9 @@ func (c CDCConfig) Validate() error {
 
 // CDCRelay publishes outbox inserts by following the service's change log,
 // which the service fills from memdb change tracking (Txn.TrackChanges) at
-// each commit, instead of polling the table. It is a sim.Actor for
-// PhaseRelay. It keeps a read position (a log sequence number) and commits
+// each commit, instead of polling the table. It is a component of the
+// relay phase. Like the polling Relay, its publish makes the target emit
+// the event that moves the message on in the ledger. It keeps a read position (a log sequence number) and commits
 // it, together with marking the published rows sent, in one transaction;
 // the committed position is the only state that survives a crash, so a
 // crash after a publish re-publishes everything since the last commit. It
@@ -61,15 +69,20 @@ type CDCRelay struct {
 	pos       uint64 // last lsn published
 	committed uint64 // last lsn committed
 	down      bool
+	killed    bool
 	upAt      sim.Tick
 	stats     RelayStats
 }
 
 // NewCDCRelay returns a CDC relay that starts at the beginning of the
 // service's change log and registers with it, so the log keeps every
-// change this relay has not committed.
-func NewCDCRelay(cfg CDCConfig) (*CDCRelay, error) {
+// change this relay has not committed, and adds it to the world w as
+// "outbox:"+service+"/relay:"+Name.
+func NewCDCRelay(w *sim.World, cfg CDCConfig) (*CDCRelay, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Service.sameWorld(w, "a CDC relay"); err != nil {
 		return nil, err
 	}
 	if cfg.Name == "" {
@@ -78,7 +91,13 @@ func NewCDCRelay(cfg CDCConfig) (*CDCRelay, error) {
 	if cfg.RestartAfter == 0 {
 		cfg.RestartAfter = 1
 	}
+	if cfg.Interval == 0 {
+		cfg.Interval = 1
+	}
 	r := &CDCRelay{cfg: cfg, s: cfg.Service}
+	if err := w.Add(r.s.where+"/relay:"+cfg.Name, r); err != nil {
+		return nil, err
+	}
 	if len(r.s.log) > 0 {
 		r.pos = r.s.log[0].lsn - 1
 		r.committed = r.pos
@@ -86,6 +105,22 @@ func NewCDCRelay(cfg CDCConfig) (*CDCRelay, error) {
 	r.s.readers = append(r.s.readers, r)
 	return r, nil
 }
+
+// Phase places relays after the producers and before the consumers.
+func (r *CDCRelay) Phase() sim.Phase { return sim.PhaseRelay }
+
+// Down reports whether the relay is crashed and not yet restarted, or
+// killed.
+func (r *CDCRelay) Down() bool { return r.down || r.killed }
+
+// Kill stops the relay until Resume; its committed position survives.
+func (r *CDCRelay) Kill() { r.killed = true }
+
+// Resume restarts a killed relay.
+func (r *CDCRelay) Resume() { r.killed = false }
+
+// Killed reports whether Kill stopped the relay.
+func (r *CDCRelay) Killed() bool { return r.killed }
 
 // Name returns the relay's name.
 func (r *CDCRelay) Name() string { return r.cfg.Name }
@@ -97,8 +132,15 @@ func (r *CDCRelay) Stats() RelayStats { return r.stats }
 // numbers.
 func (r *CDCRelay) Position() (published, committed uint64) { return r.pos, r.committed }
 
-// Step publishes the changes committed since the relay's position.
+// Step publishes the changes committed since the relay's position, at
+// the ticks the relay runs at (from Start, every Interval, unless killed).
 func (r *CDCRelay) Step(now sim.Tick) {
+	if now < r.cfg.Start || r.killed {
+		return
+	}
+	if iv := r.cfg.Interval; iv > 1 && (now-r.cfg.Start)%iv != 0 {
+		return
+	}
 	if r.down {
 		if now < r.upAt {
 			return
@@ -109,12 +151,8 @@ func (r *CDCRelay) Step(now sim.Tick) {
 	_ = r.run(now)
 }
 
-func (r *CDCRelay) check(p faults.Point, row *Row) (faults.Firing, bool) {
-	if !r.cfg.Faults.Has(p) {
-		return faults.Firing{}, false
-	}
-	return r.cfg.Faults.Check(p, faults.Context{Where: r.s.where, Consumer: r.cfg.Name, Key: row.AggregateID,
-		Type: row.EventType, Msg: row.Msg})
+func (r *CDCRelay) check(p faults.Point, row *Row) *faults.Firing {
+	return checkRow(r.cfg.Faults, p, r.s.where, r.cfg.Name, row)
 }
 
 func (r *CDCRelay) run(now sim.Tick) error {
@@ -134,15 +172,20 @@ func (r *CDCRelay) run(now sim.Tick) error {
 		c := log[i]
 		row := c.row
 		var err error
-		if f, ok := r.check(faults.BrokerUnavailable, row); ok {
+		if f := r.check(faults.BrokerUnavailable, row); f != nil {
 			err = unavailable(f)
 		} else {
 			err = r.cfg.Target.Publish(row.Message(r.s.name))
 		}
+		detailed := r.s.env.Trace.Detailed()
 		if err != nil {
 			r.stats.Failed++
 			r.s.m.Failed++
-			r.s.env.Emit(sim.Event{Kind: sim.KindFailed, Where: r.s.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID, Detail: err.Error()})
+			ev := sim.Event{Kind: sim.KindFailed, Where: r.s.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID}
+			if detailed {
+				ev.Detail = err.Error()
+			}
+			r.s.env.Emit(ev)
 			break
 		}
 		n++
@@ -155,16 +198,22 @@ func (r *CDCRelay) run(now sim.Tick) error {
 		if lag > m.MaxLag {
 			m.MaxLag = lag
 		}
-		r.s.env.Emit(sim.Event{Kind: sim.KindRelayed, Where: r.s.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID,
-			Attempt: 1, Detail: "lsn " + strconv.FormatUint(c.lsn, 10) + " lag=" + strconv.FormatInt(int64(lag), 10)})
+		ev := sim.Event{Kind: sim.KindRelayed, Where: r.s.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID, Attempt: 1}
+		if detailed {
+			ev.Detail = "lsn " + strconv.FormatUint(c.lsn, 10) + " lag=" + strconv.FormatInt(int64(lag), 10)
+		}
+		r.s.env.Emit(ev)
 		batch = append(batch, row)
-		if f, ok := r.check(faults.RelayCrashAfterPublish, row); ok {
+		if f := r.check(faults.RelayCrashAfterPublish, row); f != nil {
 			r.down = true
 			r.upAt = now + r.cfg.RestartAfter
 			r.stats.Crashes++
 			r.s.m.RelayCrash++
-			r.s.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: r.s.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID,
-				Rule: f.Rule, Detail: "crashed after publish, before committing lsn " + strconv.FormatUint(c.lsn, 10)})
+			ev := sim.Event{Kind: sim.KindCrashed, Where: r.s.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID, Rule: f.Rule}
+			if detailed {
+				ev.Detail = "crashed after publish, before committing lsn " + strconv.FormatUint(c.lsn, 10)
+			}
+			r.s.env.Emit(ev)
 			return fmt.Errorf("outbox: CDC relay %s: %w", r.cfg.Name, ErrCrashed)
 		}
 		if r.cfg.CommitEvery > 0 && len(batch) >= r.cfg.CommitEvery {

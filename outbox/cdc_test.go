@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -18,42 +19,34 @@ type styleRun struct {
 // every 3 ticks, batch marking) or a CDC relay.
 func runStyle(t *testing.T, seed uint64, cdc bool, crashP float64) styleRun {
 	t.Helper()
-	w, err := sim.New(sim.Config{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := w.Env()
-	s := mustService(t, env, cdc)
-	p := newSink(env)
+	w := mustWorld(t, seed)
+	var jsonl bytes.Buffer
+	w.Trace().Attach(sim.NewJSONWriter(&jsonl))
+	s := mustService(t, w, cdc)
+	p := newSink(w)
 	var in *faults.Injector
 	if crashP > 0 {
-		in = mustFaults(t, env, faults.Rule{Name: "relay-crash", Point: faults.RelayCrashAfterPublish, Probability: crashP, Until: 100})
+		in = mustFaults(t, w, faults.Rule{Name: "relay-crash", Point: faults.RelayCrashAfterPublish, Probability: crashP, Until: 100})
 	}
-	wr, err := NewWriter(WriterConfig{Service: s, Mode: Outbox, PerTick: 2, Limit: 120})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Add(sim.PhaseProducer, "writer", wr); err != nil {
-		t.Fatal(err)
-	}
-	var relay sim.Actor
+	wr := mustWriter(t, w, WriterConfig{Service: s, Mode: Outbox})
+	mustCommander(t, w, CommanderConfig{Name: "client", Writer: wr, Rate: 2, Count: 120,
+		Keys: []string{"kunde-A", "kunde-B", "kunde-C"}, RandomKeys: true})
+	var err error
 	if cdc {
-		relay, err = NewCDCRelay(CDCConfig{Service: s, Target: p, Faults: in, RestartAfter: 2})
+		_, err = NewCDCRelay(w, CDCConfig{Service: s, Target: p, Faults: in, RestartAfter: 2})
 	} else {
-		relay, err = NewRelay(RelayConfig{Service: s, Target: p, Faults: in, PollEvery: 3, Batch: 20, Lease: 2, RestartAfter: 2})
+		_, err = NewRelay(w, RelayConfig{Service: s, Target: p, Faults: in, PollEvery: 3, Batch: 20, Lease: 2, RestartAfter: 2})
 	}
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Add(sim.PhaseRelay, "relay", relay); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Run(200); err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.Check(env.Ledger, sim.NoLoss(), sim.AtLeastOnce("sink"), sim.OrderedPerKey("sink")); err != nil {
+	if err := sim.Check(w.Ledger(), sim.NoLoss(), sim.AtLeastOnce("sink"), sim.OrderedPerKey("sink")); err != nil {
 		t.Errorf("cdc=%v: %v", cdc, err)
 	}
+	foldsAgain(t, w, jsonl.Bytes())
 	for _, r := range s.Rows() {
 		if r.State != StateSent || p.count(r.Msg) == 0 {
 			t.Errorf("cdc=%v: row %d %s, published %d times", cdc, r.ID, r.State, p.count(r.Msg))
@@ -62,7 +55,7 @@ func runStyle(t *testing.T, seed uint64, cdc bool, crashP float64) styleRun {
 	if cdc && len(s.log) != 0 {
 		t.Errorf("change log keeps %d committed entries", len(s.log))
 	}
-	return styleRun{m: s.Metrics(), dups: env.Ledger.Duplicates("sink"), rows: len(s.Rows())}
+	return styleRun{m: s.Metrics(), dups: w.Ledger().Duplicates("sink"), rows: len(s.Rows())}
 }
 
 func TestPollingVersusCDC(t *testing.T) {
@@ -93,11 +86,11 @@ func TestPollingVersusCDC(t *testing.T) {
 }
 
 func TestCDCCommitEveryAndFailure(t *testing.T) {
-	env := sim.NewEnv(1)
-	s := mustService(t, env, true)
-	p := newSink(env)
+	w := mustWorld(t, 1)
+	s := mustService(t, w, true)
+	p := newSink(w)
 	p.failNth[3] = true
-	r, err := NewCDCRelay(CDCConfig{Service: s, Target: p, CommitEvery: 1})
+	r, err := NewCDCRelay(w, CDCConfig{Service: s, Target: p, CommitEvery: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +110,13 @@ func TestCDCCommitEveryAndFailure(t *testing.T) {
 	if got := rowStates(s); len(got) != 4 || got[3] != StateSent {
 		t.Errorf("states %v", got)
 	}
-	if _, err := NewCDCRelay(CDCConfig{Service: mustService(t, env, false), Target: p}); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := NewCDCRelay(w, CDCConfig{Service: mustService(t, w, false), Target: p}); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("CDC relay on a service without change log: %v", err)
+	}
+	if _, err := NewCDCRelay(w, CDCConfig{Service: s, Target: p, Interval: -1}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("negative interval: %v", err)
+	}
+	if err := sim.Check(w.Ledger(), sim.NoLoss(), sim.ExactlyOnce("sink")); err != nil {
+		t.Error(err)
 	}
 }

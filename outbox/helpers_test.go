@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"testing"
@@ -13,20 +14,20 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 var errScripted = errors.New("sink: connection refused")
 
-// sink is a scripted sim.Publisher: it accepts messages into a slice, records
-// them in the ledger as sent, delivered and applied by the logical consumer
-// "sink" (in publish order), and fails the publishes the script names.
+// sink is a scripted sim.Publisher that behaves as a tiny broker with one
+// logical consumer "sink": it traces every accepted message as sent to
+// "sink", received, applied (through Delivery.Apply) and acked, in publish
+// order, and fails the publishes the script names.
 type sink struct {
 	env      *sim.Env
-	ref      sim.ConsumerRef
 	attempts int
 	failNth  map[int]bool              // 1-based publish attempts that fail
 	reject   func(m sim.Message) error // fails matching messages
 	got      []sim.Message
 }
 
-func newSink(env *sim.Env) *sink {
-	return &sink{env: env, ref: env.Ledger.Consumer("sink"), failNth: map[int]bool{}}
+func newSink(w *sim.World) *sink {
+	return &sink{env: w.Env(), failNth: map[int]bool{}}
 }
 
 func (p *sink) Publish(m sim.Message) error {
@@ -39,10 +40,11 @@ func (p *sink) Publish(m sim.Message) error {
 			return err
 		}
 	}
-	now := p.env.Now()
-	p.env.Ledger.Sent(m.ID, now)
-	p.env.Ledger.Delivered(m.ID, p.ref, now)
-	p.env.Ledger.Applied(m.ID, p.ref, now)
+	env := p.env
+	env.Emit(sim.Event{Kind: sim.KindSent, Where: "sink", Consumer: "sink", Msg: m.ID, Origin: m.Origin, Key: m.Key, Type: m.Headers.Type})
+	env.Emit(sim.Event{Kind: sim.KindReceived, Where: "sink", Actor: "sink", Consumer: "sink", Msg: m.ID, Key: m.Key})
+	sim.NewDelivery(env, m, "sink", "sink", "", 1).Apply("")
+	env.Emit(sim.Event{Kind: sim.KindAcked, Where: "sink", Actor: "sink", Consumer: "sink", Msg: m.ID, Key: m.Key})
 	p.got = append(p.got, m)
 	return nil
 }
@@ -58,31 +60,58 @@ func (p *sink) count(id sim.ID) int {
 	return n
 }
 
-func mustService(t testing.TB, env *sim.Env, changeLog bool) *Service {
+func mustWorld(t testing.TB, seed uint64) *sim.World {
 	t.Helper()
-	s, err := New(Config{Name: "shop", Env: env, ChangeLog: changeLog})
+	w, err := sim.New(sim.Config{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func mustService(t testing.TB, w *sim.World, changeLog bool) *Service {
+	t.Helper()
+	s, err := New(w, Config{Name: "shop", ChangeLog: changeLog})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func mustFaults(t testing.TB, env *sim.Env, rules ...faults.Rule) *faults.Injector {
+func mustFaults(t testing.TB, w *sim.World, rules ...faults.Rule) *faults.Injector {
 	t.Helper()
-	in, err := faults.New(faults.Config{Env: env, Plan: faults.Plan{Rules: rules}})
+	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return in
 }
 
-func mustRelay(t testing.TB, cfg RelayConfig) *Relay {
+func mustRelay(t testing.TB, w *sim.World, cfg RelayConfig) *Relay {
 	t.Helper()
-	r, err := NewRelay(cfg)
+	r, err := NewRelay(w, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+func mustWriter(t testing.TB, w *sim.World, cfg WriterConfig) *Writer {
+	t.Helper()
+	wr, err := NewWriter(w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wr
+}
+
+func mustCommander(t testing.TB, w *sim.World, cfg CommanderConfig) *Commander {
+	t.Helper()
+	c, err := NewCommander(w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func rowStates(s *Service) []State {
@@ -91,4 +120,17 @@ func rowStates(s *Service) []State {
 		out = append(out, r.State)
 	}
 	return out
+}
+
+// foldsAgain checks that the ledger folded from the JSON Lines trace in
+// buf equals the live ledger of w.
+func foldsAgain(t testing.TB, w *sim.World, jsonl []byte) {
+	t.Helper()
+	l2 := sim.NewLedger()
+	if err := sim.ReadJSONL(bytes.NewReader(jsonl), l2); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := w.Ledger().Dump(), l2.Dump(); a != b {
+		t.Fatalf("the ledger folded from the JSON Lines trace differs from the live one:\nlive:\n%s\nfolded:\n%s", a, b)
+	}
 }

@@ -37,7 +37,8 @@ func (o Ordering) String() string {
 type RelayConfig struct {
 	// Name names the relay instance (trace Actor, lease owner); default "relay".
 	Name string
-	// Service is the service whose outbox the relay drains. Required.
+	// Service is the service whose outbox the relay drains. Required; it
+	// must belong to the relay's world.
 	Service *Service
 	// Target receives the messages (a queue, a pub/sub topic or a log topic,
 	// keyed by aggregate id). Required.
@@ -82,6 +83,9 @@ type RelayConfig struct {
 	// CleanupAfter, when positive, removes after each poll up to 4*Batch
 	// sent rows processed at least that many ticks ago.
 	CleanupAfter sim.Tick
+	// Start is the first tick the relay polls at; before it the relay is
+	// not running yet.
+	Start sim.Tick
 }
 
 // Validate reports a configuration error.
@@ -93,7 +97,7 @@ func (c RelayConfig) Validate() error {
 		return fmt.Errorf("%w: a relay needs a target", ErrInvalidConfig)
 	case c.Batch < 0 || c.ScanLimit < 0 || c.MaxAttempts < 0:
 		return fmt.Errorf("%w: batch, scan limit and max attempts must not be negative", ErrInvalidConfig)
-	case c.PollEvery < 0 || c.Lease < 0 || c.Backoff < 0 || c.MaxBackoff < 0 || c.RestartAfter < 0 || c.CleanupAfter < 0:
+	case c.PollEvery < 0 || c.Lease < 0 || c.Backoff < 0 || c.MaxBackoff < 0 || c.RestartAfter < 0 || c.CleanupAfter < 0 || c.Start < 0:
 		return fmt.Errorf("%w: tick durations must not be negative", ErrInvalidConfig)
 	case c.Ordering > PerAggregate:
 		return fmt.Errorf("%w: unknown ordering %d", ErrInvalidConfig, c.Ordering)
@@ -140,29 +144,49 @@ type RelayStats struct {
 	Crashes      int
 }
 
-// Relay is a polling outbox relay, a sim.Actor for PhaseRelay. Each poll is
-// one claim transaction (a bounded scan of the pending index), the
+// Relay is a polling outbox relay, a component of the relay phase. Each
+// poll is one claim transaction (a bounded scan of the pending index), the
 // publishes, and one finishing transaction (marks, failures, releases), or
 // one transaction per row with MarkEach. It never scans sent rows.
+//
+// The relay's publish makes the target broker emit its own event (sent,
+// produced, published) for the row's message, which moves the message on
+// from the outbox in the ledger. A row that fails MaxAttempts times is
+// "dead_lettered" at "outbox:"+service: parked until a manual Retry. A
+// crash after a publish and before the mark publishes the same message
+// (the same ID) again later: one more delivery of the same copy, which the
+// ledger counts as a duplicate of its origin.
 type Relay struct {
 	cfg      RelayConfig
 	s        *Service
 	where    string
 	down     bool
+	killed   bool
 	upAt     sim.Tick
 	nextPoll sim.Tick
 	stats    RelayStats
 	blocked  map[string]bool // per poll, PerAggregate only; never iterated
 }
 
-// NewRelay returns a relay.
-func NewRelay(cfg RelayConfig) (*Relay, error) {
+// NewRelay returns a relay and adds it to the world w as
+// "outbox:"+service+"/relay:"+Name.
+func NewRelay(w *sim.World, cfg RelayConfig) (*Relay, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := cfg.Service.sameWorld(w, "a relay"); err != nil {
+		return nil, err
+	}
 	cfg.defaults()
-	return &Relay{cfg: cfg, s: cfg.Service, where: cfg.Service.where, blocked: map[string]bool{}}, nil
+	r := &Relay{cfg: cfg, s: cfg.Service, where: cfg.Service.where, blocked: map[string]bool{}}
+	if err := w.Add(r.where+"/relay:"+cfg.Name, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
+
+// Phase places relays after the producers and before the consumers.
+func (r *Relay) Phase() sim.Phase { return sim.PhaseRelay }
 
 // Name returns the relay's name.
 func (r *Relay) Name() string { return r.cfg.Name }
@@ -170,11 +194,26 @@ func (r *Relay) Name() string { return r.cfg.Name }
 // Stats returns the relay's counters.
 func (r *Relay) Stats() RelayStats { return r.stats }
 
-// Down reports whether the relay is crashed and not yet restarted.
-func (r *Relay) Down() bool { return r.down }
+// Down reports whether the relay is crashed and not yet restarted, or
+// killed.
+func (r *Relay) Down() bool { return r.down || r.killed }
 
-// Step polls when the relay is up and its poll interval has passed.
+// Kill stops the relay until Resume, as an operator stopping its process
+// would: it keeps its leases, which run out.
+func (r *Relay) Kill() { r.killed = true }
+
+// Resume restarts a killed relay.
+func (r *Relay) Resume() { r.killed = false }
+
+// Killed reports whether Kill stopped the relay.
+func (r *Relay) Killed() bool { return r.killed }
+
+// Step polls when the relay has started, is neither killed nor down, and
+// its poll interval has passed.
 func (r *Relay) Step(now sim.Tick) {
+	if now < r.cfg.Start || r.killed {
+		return
+	}
 	if r.down {
 		if now < r.upAt {
 			return
@@ -188,8 +227,8 @@ func (r *Relay) Step(now sim.Tick) {
 	_ = r.poll(now)
 }
 
-// Poll runs one poll now, regardless of the interval, restarting a crashed
-// relay first. It returns the publish error that stopped the batch (or the
+// Poll runs one poll now, regardless of the interval, the start tick and
+// Kill, restarting a crashed relay first. It returns the publish error that stopped the batch (or the
 // first one, with ContinueOnError), or an error wrapping ErrCrashed when the
 // relay crashed after a publish.
 func (r *Relay) Poll() error {
@@ -235,7 +274,7 @@ func (r *Relay) poll(now sim.Tick) error {
 			continue
 		}
 		r.published(row, now)
-		if f, ok := r.check(faults.RelayCrashAfterPublish, row); ok {
+		if f := r.check(faults.RelayCrashAfterPublish, row); f != nil {
 			r.crash(now, row, f)
 			return fmt.Errorf("outbox: relay %s after publishing row %d: %w", r.cfg.Name, row.ID, ErrCrashed)
 		}
@@ -258,22 +297,29 @@ func (r *Relay) poll(now sim.Tick) error {
 	return first
 }
 
-func (r *Relay) check(p faults.Point, row *Row) (faults.Firing, bool) {
-	if !r.cfg.Faults.Has(p) {
-		return faults.Firing{}, false
+func (r *Relay) check(p faults.Point, row *Row) *faults.Firing {
+	return checkRow(r.cfg.Faults, p, r.where, r.cfg.Name, row)
+}
+
+// checkRow consults point p of in for a relay's row.
+func checkRow(in *faults.Injector, p faults.Point, where, relay string, row *Row) *faults.Firing {
+	if !in.Has(p) {
+		return nil
 	}
-	return r.cfg.Faults.Check(p, faults.Context{Where: r.where, Consumer: r.cfg.Name, Key: row.AggregateID,
-		Type: row.EventType, Msg: row.Msg})
+	c := faults.Context{Where: where, Consumer: relay, Key: row.AggregateID, Type: row.EventType, Msg: row.Msg}
+	return in.CheckRef(p, &c)
 }
 
 func (r *Relay) publish(row *Row) error {
-	if f, ok := r.check(faults.BrokerUnavailable, row); ok {
+	if f := r.check(faults.BrokerUnavailable, row); f != nil {
 		return unavailable(f)
 	}
 	return r.cfg.Target.Publish(row.Message(r.s.name))
 }
 
-func unavailable(f faults.Firing) error {
+// unavailable returns the error of a broker.unavailable firing; it wraps
+// ErrUnavailable and so sim.ErrUnavailable.
+func unavailable(f *faults.Firing) error {
 	if f.Error != "" {
 		return fmt.Errorf("%w: %s", ErrUnavailable, f.Error)
 	}
@@ -291,12 +337,17 @@ func (r *Relay) published(row *Row, now sim.Tick) {
 	if lag > m.MaxLag {
 		m.MaxLag = lag
 	}
-	r.s.env.Emit(sim.Event{Kind: sim.KindRelayed, Where: r.where, Actor: r.cfg.Name, Msg: row.Msg,
-		Key: row.AggregateID, Attempt: row.Attempts + 1, Detail: r.rowDetail(row, "lag="+strconv.FormatInt(int64(lag), 10))})
+	ev := sim.Event{Kind: sim.KindRelayed, Where: r.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID, Attempt: row.Attempts + 1}
+	if r.s.env.Trace.Detailed() {
+		ev.Detail = r.rowDetail(row, "lag="+strconv.FormatInt(int64(lag), 10))
+	}
+	r.s.env.Emit(ev)
 }
 
+// rowDetail describes row for a trace event's Detail; callers build it
+// only when a sink shows details.
 func (r *Relay) rowDetail(row *Row, extra string) string {
-	if !r.s.env.Trace.Enabled() {
+	if !r.s.env.Trace.Detailed() {
 		return ""
 	}
 	d := "row " + strconv.FormatUint(row.ID, 10)
@@ -306,7 +357,7 @@ func (r *Relay) rowDetail(row *Row, extra string) string {
 	return d
 }
 
-func (r *Relay) crash(now sim.Tick, row *Row, f faults.Firing) {
+func (r *Relay) crash(now sim.Tick, row *Row, f *faults.Firing) {
 	r.down = true
 	r.upAt = now + r.cfg.RestartAfter
 	r.stats.Crashes++
@@ -318,9 +369,9 @@ func (r *Relay) crash(now sim.Tick, row *Row, f faults.Firing) {
 // claim leases up to Batch eligible pending rows in one transaction.
 func (r *Relay) claim(now sim.Tick) ([]*Row, error) {
 	txn := r.s.db.Txn(true)
+	defer txn.Abort()
 	it, err := txn.Get(TableOutbox, IndexPending)
 	if err != nil {
-		txn.Abort()
 		return nil, fmt.Errorf("%w: %w", ErrDB, err)
 	}
 	perAgg := r.cfg.Ordering == PerAggregate
@@ -345,7 +396,6 @@ func (r *Relay) claim(now sim.Tick) ([]*Row, error) {
 		picked = append(picked, row)
 	}
 	if len(picked) == 0 {
-		txn.Abort()
 		return nil, nil
 	}
 	until := now + r.cfg.Lease
@@ -355,18 +405,19 @@ func (r *Relay) claim(now sim.Tick) ([]*Row, error) {
 		c := &claimed[i]
 		c.ClaimedBy, c.LeaseUntil = r.cfg.Name, until
 		if err := txn.Insert(TableOutbox, c); err != nil {
-			txn.Abort()
 			return nil, fmt.Errorf("%w: claim: %w", ErrDB, err)
 		}
 		picked[i] = c
 	}
 	txn.Commit()
 	r.stats.Claimed += len(picked)
-	if r.s.env.Trace.Enabled() {
-		for _, row := range picked {
-			r.s.env.Emit(sim.Event{Kind: KindClaimed, Where: r.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID,
-				Attempt: row.Attempts + 1, Detail: r.rowDetail(row, "until="+strconv.FormatInt(int64(until), 10))})
+	detailed := r.s.env.Trace.Detailed()
+	for _, row := range picked {
+		ev := sim.Event{Kind: KindClaimed, Where: r.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID, Attempt: row.Attempts + 1}
+		if detailed {
+			ev.Detail = r.rowDetail(row, "until="+strconv.FormatInt(int64(until), 10))
 		}
+		r.s.env.Emit(ev)
 	}
 	return picked, nil
 }
@@ -473,6 +524,7 @@ func (r *Relay) finish(now sim.Tick, done []*Row, failed []failure, rest []*Row)
 		return err
 	}
 	m := &r.s.m
+	detailed := r.s.env.Trace.Detailed()
 	for _, o := range out {
 		row := o.row
 		ev := sim.Event{Kind: o.kind, Where: r.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID}
@@ -488,13 +540,16 @@ func (r *Relay) finish(now sim.Tick, done []*Row, failed []failure, rest []*Row)
 			r.stats.Failed++
 			m.Failed++
 			ev.Attempt = row.Attempts
-			ev.Detail = o.err.Error()
+			if detailed {
+				ev.Detail = o.err.Error()
+			}
 			if o.kind == sim.KindDeadLettered {
 				r.stats.DeadLettered++
 				m.DeadLetters++
 				m.Pending--
-				r.s.env.Ledger.SetState(row.Msg, sim.StateDeadLettered, now)
-				ev.Detail = "after " + strconv.Itoa(row.Attempts) + " attempts: " + ev.Detail
+				if detailed {
+					ev.Detail = "after " + strconv.Itoa(row.Attempts) + " attempts: " + ev.Detail
+				}
 			}
 		}
 		r.s.env.Emit(ev)

@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -14,42 +15,33 @@ import (
 // runMultiRelay runs one seed: a writer, three relays with random settings,
 // relay crashes and broker outages, then a quiet period to drain.
 func runMultiRelay(t *testing.T, seed uint64, ordering Ordering) (crashes, dups int) {
-	w, err := sim.New(sim.Config{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustWorld(t, seed)
 	env := w.Env()
 	rnd := env.Stream("test/setup")
 	lease := sim.Tick(2 + rnd.IntN(5))
-	s := mustService(t, env, false)
-	p := newSink(env)
-	in := mustFaults(t, env,
+	s := mustService(t, w, false)
+	p := newSink(w)
+	in := mustFaults(t, w,
 		faults.Rule{Name: "relay-crash", Point: faults.RelayCrashAfterPublish, Probability: 0.03 + 0.1*rnd.Float64(), Until: 150},
 		faults.Rule{Name: "broker-down", Point: faults.BrokerUnavailable, Probability: 0.1 * rnd.Float64(), Until: 150},
 	)
 	customers := []string{"kunde-A", "kunde-B", "kunde-C", "kunde-D", "kunde-E"}
-	wr, err := NewWriter(WriterConfig{Service: s, Mode: Outbox, Customers: customers, PerTick: 1 + rnd.IntN(3), Limit: 80})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Add(sim.PhaseProducer, "writer", wr); err != nil {
-		t.Fatal(err)
-	}
+	wr := mustWriter(t, w, WriterConfig{Service: s, Mode: Outbox})
+	mustCommander(t, w, CommanderConfig{Name: "client", Writer: wr, Keys: customers, RandomKeys: true, Rate: 1 + rnd.IntN(3), Count: 80})
 	var relays []*Relay
 	for i := 0; i < 3; i++ {
-		r := mustRelay(t, RelayConfig{
+		r := mustRelay(t, w, RelayConfig{
 			Name: "relay-" + strconv.Itoa(i), Service: s, Target: p, Faults: in,
 			Batch: 1 + rnd.IntN(6), Lease: lease, MaxAttempts: 1000, Backoff: sim.Tick(rnd.IntN(3)),
 			Ordering: ordering, MarkEach: rnd.IntN(2) == 0, ContinueOnError: rnd.IntN(2) == 0,
 			RestartAfter: sim.Tick(1 + rnd.IntN(12)), PollEvery: sim.Tick(1 + rnd.IntN(2)),
 		})
 		relays = append(relays, r)
-		if err := w.Add(sim.PhaseRelay, r.Name(), r); err != nil {
-			t.Fatal(err)
-		}
 	}
 	audit := NewInFlightCheck(relays...)
 	env.Trace.Attach(audit)
+	var jsonl bytes.Buffer
+	env.Trace.Attach(sim.NewJSONWriter(&jsonl))
 	if err := w.Run(400); err != nil {
 		t.Fatal(err)
 	}
@@ -76,17 +68,18 @@ func runMultiRelay(t *testing.T, seed uint64, ordering Ordering) (crashes, dups 
 	if ordering == PerAggregate {
 		checks = append(checks, sim.OrderedPerKey("sink"))
 	}
-	if err := sim.Check(env.Ledger, checks...); err != nil {
+	if err := sim.Check(w.Ledger(), checks...); err != nil {
 		fail("%v", err)
 	}
+	foldsAgain(t, w, jsonl.Bytes())
 	for _, r := range relays {
 		crashes += r.Stats().Crashes
 	}
 	m := s.Metrics()
-	if m.Pending != 0 || m.Sent != 80 || m.Marked != 80 || m.Duplicates() != env.Ledger.Duplicates("sink") {
-		fail("metrics %+v, ledger duplicates %d", m, env.Ledger.Duplicates("sink"))
+	if m.Pending != 0 || m.Sent != 80 || m.Marked != 80 || m.Duplicates() != w.Ledger().Duplicates("sink") {
+		fail("metrics %+v, ledger duplicates %d", m, w.Ledger().Duplicates("sink"))
 	}
-	return crashes, env.Ledger.Duplicates("sink")
+	return crashes, w.Ledger().Duplicates("sink")
 }
 
 func TestMultiRelayLeases(t *testing.T) {
@@ -112,27 +105,18 @@ func TestMultiRelayLeases(t *testing.T) {
 }
 
 func TestCrashedRelayLeaseExpires(t *testing.T) {
-	w, err := sim.New(sim.Config{Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := w.Env()
+	w := mustWorld(t, 3)
 	var rec sim.Recorder
-	env.Trace.Attach(&rec)
-	s := mustService(t, env, false)
-	p := newSink(env)
-	in := mustFaults(t, env, faults.Rule{Name: "a-dies", Point: faults.RelayCrashAfterPublish, Match: faults.Match{Consumer: "A"}, Nth: 1})
+	w.Trace().Attach(&rec)
+	s := mustService(t, w, false)
+	p := newSink(w)
+	in := mustFaults(t, w, faults.Rule{Name: "a-dies", Point: faults.RelayCrashAfterPublish, Match: faults.Match{Consumer: "A"}, Nth: 1})
 	_, row, err := s.PlaceOrder("kunde-A", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := mustRelay(t, RelayConfig{Name: "A", Service: s, Target: p, Faults: in, Lease: 5, RestartAfter: 100})
-	b := mustRelay(t, RelayConfig{Name: "B", Service: s, Target: p, Faults: in, Lease: 5})
-	for _, r := range []*Relay{a, b} {
-		if err := w.Add(sim.PhaseRelay, r.Name(), r); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a := mustRelay(t, w, RelayConfig{Name: "A", Service: s, Target: p, Faults: in, Lease: 5, RestartAfter: 100})
+	b := mustRelay(t, w, RelayConfig{Name: "B", Service: s, Target: p, Faults: in, Lease: 5})
 	if err := w.Run(10); err != nil {
 		t.Fatal(err)
 	}
@@ -152,12 +136,66 @@ func TestCrashedRelayLeaseExpires(t *testing.T) {
 	if !a.Down() || a.Stats().Crashes != 1 || b.Stats().Marked != 1 {
 		t.Errorf("A %+v down=%v, B %+v", a.Stats(), a.Down(), b.Stats())
 	}
+	if d := w.Ledger().Duplicates("sink"); d != 1 {
+		t.Errorf("%d duplicates, want 1 (B re-published what A had published)", d)
+	}
+}
+
+// TestRelayStartKillResume runs a relay from a start tick, kills it while
+// rows pile up and resumes it: nothing is lost, only delayed.
+func TestRelayStartKillResume(t *testing.T) {
+	for _, cdc := range []bool{false, true} {
+		w := mustWorld(t, 1)
+		s := mustService(t, w, cdc)
+		p := newSink(w)
+		wr := mustWriter(t, w, WriterConfig{Service: s, Mode: Outbox})
+		mustCommander(t, w, CommanderConfig{Name: "client", Writer: wr, Count: 10, Keys: []string{"kunde-A"}})
+		type relay interface {
+			Kill()
+			Resume()
+			Down() bool
+		}
+		var r relay
+		if cdc {
+			c, err := NewCDCRelay(w, CDCConfig{Service: s, Target: p, Start: 3, Interval: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = c
+		} else {
+			r = mustRelay(t, w, RelayConfig{Service: s, Target: p, Start: 3, PollEvery: 2})
+		}
+		w.At(5, "kill", r.Kill)
+		w.At(12, "resume", r.Resume)
+		if err := w.Run(4); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.got) != 3 || r.Down() { // t=1..4 placed 4 orders; the relay ran at t=3 only
+			t.Fatalf("cdc=%v: %d published by t=4, down=%v; want 3 (the relay starts at t=3)", cdc, len(p.got), r.Down())
+		}
+		if err := w.Run(7); err != nil { // to t=11, killed since t=5
+			t.Fatal(err)
+		}
+		if len(p.got) != 3 || !r.Down() {
+			t.Fatalf("cdc=%v: %d published while killed, down=%v", cdc, len(p.got), r.Down())
+		}
+		if err := w.Run(2); err != nil { // resumed at t=12
+			t.Fatal(err)
+		}
+		if len(p.got) != 10 || r.Down() {
+			t.Fatalf("cdc=%v: %d published after the resume, down=%v; want 10", cdc, len(p.got), r.Down())
+		}
+		if err := sim.Check(w.Ledger(), sim.NoLoss(), sim.ExactlyOnce("sink"), sim.OrderedPerKey("sink")); err != nil {
+			t.Errorf("cdc=%v: %v", cdc, err)
+		}
+	}
 }
 
 func TestPerAggregateBlocksOnlyItsAggregate(t *testing.T) {
-	env := sim.NewEnv(1)
-	s := mustService(t, env, false)
-	p := newSink(env)
+	w := mustWorld(t, 1)
+	env := w.Env()
+	s := mustService(t, w, false)
+	p := newSink(w)
 	for _, c := range []string{"kunde-A", "kunde-B", "kunde-A", "kunde-B"} {
 		if _, _, err := s.PlaceOrder(c, 1); err != nil {
 			t.Fatal(err)
@@ -170,7 +208,7 @@ func TestPerAggregateBlocksOnlyItsAggregate(t *testing.T) {
 		}
 		return nil
 	}
-	r := mustRelay(t, RelayConfig{Service: s, Target: p, Ordering: PerAggregate, ContinueOnError: true, Backoff: 4})
+	r := mustRelay(t, w, RelayConfig{Service: s, Target: p, Ordering: PerAggregate, ContinueOnError: true, Backoff: 4})
 	if err := r.Poll(); !errors.Is(err, errScripted) {
 		t.Fatalf("Poll = %v", err)
 	}
@@ -193,15 +231,16 @@ func TestPerAggregateBlocksOnlyItsAggregate(t *testing.T) {
 	if got := fmt.Sprint(rowStates(s)); got != "[sent sent sent sent]" {
 		t.Fatalf("states %s", got)
 	}
-	if err := sim.Check(env.Ledger, sim.OrderedPerKey("sink"), sim.ExactlyOnce("sink")); err != nil {
+	if err := sim.Check(w.Ledger(), sim.OrderedPerKey("sink"), sim.ExactlyOnce("sink")); err != nil {
 		t.Error(err)
 	}
 }
 
 func TestDeadLetters(t *testing.T) {
-	env := sim.NewEnv(1)
-	s := mustService(t, env, false)
-	p := newSink(env)
+	w := mustWorld(t, 1)
+	env := w.Env()
+	s := mustService(t, w, false)
+	p := newSink(w)
 	var poison Row
 	for i, c := range []string{"kunde-A", "kunde-B", "kunde-C"} {
 		_, r, err := s.PlaceOrder(c, int64(i+1))
@@ -218,7 +257,7 @@ func TestDeadLetters(t *testing.T) {
 		}
 		return nil
 	}
-	r := mustRelay(t, RelayConfig{Service: s, Target: p, MaxAttempts: 3, Backoff: 1, MaxBackoff: 2})
+	r := mustRelay(t, w, RelayConfig{Service: s, Target: p, MaxAttempts: 3, Backoff: 1, MaxBackoff: 2})
 	for tick := sim.Tick(1); tick <= 10; tick++ {
 		env.Clock.Set(tick)
 		r.Step(tick)
@@ -233,8 +272,12 @@ func TestDeadLetters(t *testing.T) {
 	if m := s.Metrics(); m.DeadLetters != 1 || m.Failed != 3 || m.Pending != 0 {
 		t.Errorf("metrics %+v", m)
 	}
-	if rec, _ := env.Ledger.Record(poison.Msg); rec.State != sim.StateDeadLettered {
-		t.Errorf("ledger state %s, want dead-lettered", rec.State)
+	if rec, _ := w.Ledger().Record(poison.Msg); rec.State != sim.StateDeadLettered || rec.Where != "outbox:shop" {
+		t.Errorf("ledger record %+v, want dead-lettered at outbox:shop", rec)
+	}
+	// Parked: not a loss, and nothing is pending.
+	if err := sim.Check(w.Ledger(), sim.NoLoss()); err != nil {
+		t.Errorf("a dead row is parked, not lost: %v", err)
 	}
 	// A dead letter is never polled again on its own.
 	r.Step(11)
@@ -255,6 +298,9 @@ func TestDeadLetters(t *testing.T) {
 	if row, _ := s.Row(poison.ID); row.State != StatePending || row.Attempts != 0 || row.Msg != poison.Msg {
 		t.Fatalf("retried row %+v", row)
 	}
+	if rec, _ := w.Ledger().Record(poison.Msg); rec.State != sim.StatePending || rec.Where != "outbox:shop" {
+		t.Errorf("ledger record after the retry %+v, want pending at outbox:shop", rec)
+	}
 	env.Clock.Set(12)
 	r.Step(12)
 	if len(s.DeadLetters()) != 0 || p.count(poison.Msg) != 1 {
@@ -263,16 +309,17 @@ func TestDeadLetters(t *testing.T) {
 	if m := s.Metrics(); m.DeadLetters != 0 || m.Retried != 1 || m.Sent != 3 {
 		t.Errorf("metrics %+v", m)
 	}
-	if err := sim.Check(env.Ledger, sim.ExactlyOnce("sink")); err != nil {
+	if err := sim.Check(w.Ledger(), sim.NoLoss(), sim.ExactlyOnce("sink")); err != nil {
 		t.Error(err)
 	}
 }
 
 func TestCleanup(t *testing.T) {
-	env := sim.NewEnv(1)
-	s := mustService(t, env, false)
-	p := newSink(env)
-	r := mustRelay(t, RelayConfig{Service: s, Target: p})
+	w := mustWorld(t, 1)
+	env := w.Env()
+	s := mustService(t, w, false)
+	p := newSink(w)
+	r := mustRelay(t, w, RelayConfig{Service: s, Target: p})
 	for tick := sim.Tick(1); tick <= 6; tick++ {
 		env.Clock.Set(tick)
 		if _, _, err := s.PlaceOrder("kunde-A", int64(tick)); err != nil {
@@ -301,7 +348,7 @@ func TestCleanup(t *testing.T) {
 		t.Error("negative age accepted")
 	}
 	// The relay cleans up by itself when asked to.
-	r2 := mustRelay(t, RelayConfig{Name: "r2", Service: s, Target: p, CleanupAfter: 1})
+	r2 := mustRelay(t, w, RelayConfig{Name: "r2", Service: s, Target: p, CleanupAfter: 1})
 	env.Clock.Set(20)
 	r2.Step(20)
 	if rows := s.Rows(); len(rows) != 1 || rows[0].ID != 7 {
@@ -309,22 +356,59 @@ func TestCleanup(t *testing.T) {
 	}
 }
 
+// TestServiceCleanupAfter: a service with CleanupAfter removes old sent
+// rows by itself, whichever relay marked them.
+func TestServiceCleanupAfter(t *testing.T) {
+	w := mustWorld(t, 1)
+	s, err := New(w, Config{Name: "shop", CleanupAfter: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := mustWriter(t, w, WriterConfig{Service: s, Mode: Outbox})
+	mustCommander(t, w, CommanderConfig{Name: "client", Writer: wr, Count: 5})
+	mustRelay(t, w, RelayConfig{Service: s, Target: newSink(w)})
+	if err := w.Run(6); err != nil { // rows marked at t=1..5; those of t<=3 go
+		t.Fatal(err)
+	}
+	if m := s.Metrics(); m.Cleaned != 3 || m.Sent != 2 || len(s.Rows()) != 2 {
+		t.Errorf("metrics %+v, %d rows", m, len(s.Rows()))
+	}
+	if _, err := New(w, Config{Name: "shop"}); err != nil {
+		t.Errorf("a second service of the same name without a cleaner: %v", err)
+	}
+	if _, err := New(w, Config{Name: "shop", CleanupAfter: 1}); !errors.Is(err, sim.ErrDuplicateName) {
+		t.Errorf("a second cleaner of the same name: %v", err)
+	}
+}
+
 func TestRelayConfigValidate(t *testing.T) {
-	s := mustService(t, nil, false)
-	p := newSink(s.Env())
+	w := mustWorld(t, 1)
+	s := mustService(t, w, false)
+	p := newSink(w)
 	bad := []RelayConfig{
 		{Target: p},
 		{Service: s},
 		{Service: s, Target: p, Batch: -1},
 		{Service: s, Target: p, Lease: -1},
 		{Service: s, Target: p, Ordering: 7},
+		{Service: s, Target: p, Start: -1},
 	}
 	for i, c := range bad {
-		if _, err := NewRelay(c); !errors.Is(err, ErrInvalidConfig) {
+		if _, err := NewRelay(w, c); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("config %d: %v", i, err)
 		}
 	}
-	if _, err := New(Config{}); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := NewRelay(mustWorld(t, 2), RelayConfig{Service: s, Target: p}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("a relay of another world: %v", err)
+	}
+	mustRelay(t, w, RelayConfig{Name: "r", Service: s, Target: p})
+	if _, err := NewRelay(w, RelayConfig{Name: "r", Service: s, Target: p}); !errors.Is(err, sim.ErrDuplicateName) {
+		t.Errorf("two relays named r: %v", err)
+	}
+	if _, err := New(w, Config{}); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("nameless service: %v", err)
+	}
+	if _, err := New(nil, Config{Name: "x"}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("service without a world: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
@@ -18,9 +19,9 @@ import (
 // publish and mark.
 
 func TestExerciseNormalCase(t *testing.T) {
-	env := sim.NewEnv(1)
-	s := mustService(t, env, false)
-	p := newSink(env)
+	w := mustWorld(t, 1)
+	s := mustService(t, w, false)
+	p := newSink(w)
 	o, row, err := s.PlaceOrder("kunde-A", 100)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +32,10 @@ func TestExerciseNormalCase(t *testing.T) {
 	if got, ok := s.Row(row.ID); !ok || got.State != StatePending || got.Msg == 0 {
 		t.Fatalf("outbox row not stored as pending: %+v", got)
 	}
-	r := mustRelay(t, RelayConfig{Service: s, Target: p})
+	if rec, ok := w.Ledger().Record(row.Msg); !ok || rec.State != sim.StatePending || rec.Where != "outbox:shop" || rec.Type != EventOrderPlaced {
+		t.Fatalf("ledger record of the stored row %+v, want pending at outbox:shop", rec)
+	}
+	r := mustRelay(t, w, RelayConfig{Service: s, Target: p})
 	if err := r.Poll(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,25 +58,31 @@ func TestExerciseNormalCase(t *testing.T) {
 	if m := s.Metrics(); m.Pending != 0 || m.Sent != 1 || m.Published != 1 || m.Marked != 1 {
 		t.Errorf("metrics %+v", m)
 	}
+	if rec, _ := w.Ledger().Record(row.Msg); rec.State != sim.StateDone || rec.Sends != 2 {
+		t.Errorf("ledger record %+v, want done after 2 sends (stored, then sent)", rec)
+	}
+	if err := sim.Check(w.Ledger(), sim.NoLoss(), sim.ExactlyOnce("sink")); err != nil {
+		t.Error(err)
+	}
 }
 
 func TestExerciseCrashWhilePlacingStoresNeither(t *testing.T) {
-	env := sim.NewEnv(1)
-	s := mustService(t, env, false)
-	in := mustFaults(t, env, faults.Rule{Name: "crash-mid-order", Point: faults.WriterCrashAfterPublish, Nth: 1})
-	w, err := NewWriter(WriterConfig{Service: s, Mode: Outbox, Faults: in})
-	if err != nil {
-		t.Fatal(err)
-	}
+	world := mustWorld(t, 1)
+	s := mustService(t, world, false)
+	in := mustFaults(t, world, faults.Rule{Name: "crash-mid-order", Point: faults.WriterCrashAfterPublish, Nth: 1})
+	w := mustWriter(t, world, WriterConfig{Service: s, Mode: Outbox, Faults: in})
 	if _, err := w.PlaceOrder("kunde-A", 100); !errors.Is(err, ErrCrashed) {
 		t.Fatalf("PlaceOrder = %v, want ErrCrashed", err)
 	}
 	if n, m := len(s.Orders()), len(s.Rows()); n != 0 || m != 0 {
 		t.Fatalf("after the crash: %d orders, %d outbox rows; want neither", n, m)
 	}
+	if recs := world.Ledger().Records(); len(recs) != 0 {
+		t.Fatalf("the ledger knows %+v; an aborted order must leave no event", recs)
+	}
 	// The same through Update: an error after the order insert aborts both.
 	boom := errors.New("power cut")
-	err = s.Update(func(tx *Tx) error {
+	err := s.Update(func(tx *Tx) error {
 		o, err := tx.InsertOrder("kunde-B", 5)
 		if err != nil {
 			return err
@@ -91,12 +101,19 @@ func TestExerciseCrashWhilePlacingStoresNeither(t *testing.T) {
 	if m := s.Metrics(); m.Written != 0 || m.Pending != 0 {
 		t.Errorf("metrics count aborted rows: %+v", m)
 	}
-	// The next order goes through.
+	// The next order goes through: its row is pending at the outbox, and
+	// with no relay running no-loss says so.
 	if _, err := w.PlaceOrder("kunde-C", 7); err != nil {
 		t.Fatal(err)
 	}
 	if n, m := len(s.Orders()), len(s.Rows()); n != 1 || m != 1 {
 		t.Fatalf("%d orders, %d rows, want 1 and 1", n, m)
+	}
+	if st := world.Ledger().Stats(); st.Messages != 1 || st.Pending != 1 {
+		t.Errorf("ledger %+v, want one message pending", st)
+	}
+	if err := sim.Check(world.Ledger(), sim.NoLoss()); err == nil || !strings.Contains(err.Error(), "still pending at outbox:shop") {
+		t.Errorf("no-loss = %v, want the unrelayed row reported pending at the outbox", err)
 	}
 }
 
@@ -116,22 +133,22 @@ func placeThree(t *testing.T, s *Service) []Row {
 func TestExerciseBrokerFailsOnSecondOfThree(t *testing.T) {
 	for _, via := range []string{"target error", "fault rule"} {
 		t.Run(via, func(t *testing.T) {
-			env := sim.NewEnv(1)
-			s := mustService(t, env, false)
-			p := newSink(env)
+			w := mustWorld(t, 1)
+			s := mustService(t, w, false)
+			p := newSink(w)
 			var in *faults.Injector
 			if via == "target error" {
 				p.failNth[2] = true
 			} else {
-				in = mustFaults(t, env, faults.Rule{Name: "broker-down", Point: faults.BrokerUnavailable, Nth: 2})
+				in = mustFaults(t, w, faults.Rule{Name: "broker-down", Point: faults.BrokerUnavailable, Nth: 2})
 			}
 			rows := placeThree(t, s)
-			r := mustRelay(t, RelayConfig{Service: s, Target: p, Faults: in})
+			r := mustRelay(t, w, RelayConfig{Service: s, Target: p, Faults: in})
 			err := r.Poll()
 			if err == nil {
 				t.Fatal("Poll = nil, want the broker error")
 			}
-			if via == "target error" && !errors.Is(err, errScripted) || via == "fault rule" && !errors.Is(err, ErrUnavailable) {
+			if via == "target error" && !errors.Is(err, errScripted) || via == "fault rule" && (!errors.Is(err, ErrUnavailable) || !errors.Is(err, sim.ErrUnavailable)) {
 				t.Fatalf("Poll = %v, want it to wrap the broker error", err)
 			}
 			if got, want := rowStates(s), []State{StateSent, StatePending, StatePending}; !reflect.DeepEqual(got, want) {
@@ -158,7 +175,7 @@ func TestExerciseBrokerFailsOnSecondOfThree(t *testing.T) {
 					t.Errorf("row %d published %d times, want 1", row.ID, n)
 				}
 			}
-			if err := sim.Check(env.Ledger, sim.ExactlyOnce("sink"), sim.OrderedPerKey("sink"), sim.NoLoss()); err != nil {
+			if err := sim.Check(w.Ledger(), sim.ExactlyOnce("sink"), sim.OrderedPerKey("sink"), sim.NoLoss()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -166,12 +183,13 @@ func TestExerciseBrokerFailsOnSecondOfThree(t *testing.T) {
 }
 
 func TestExerciseRelayCrashPublishesTwice(t *testing.T) {
-	env := sim.NewEnv(1)
-	s := mustService(t, env, false)
-	p := newSink(env)
-	in := mustFaults(t, env, faults.Rule{Name: "relay-crash", Point: faults.RelayCrashAfterPublish, Nth: 2})
+	w := mustWorld(t, 1)
+	env := w.Env()
+	s := mustService(t, w, false)
+	p := newSink(w)
+	in := mustFaults(t, w, faults.Rule{Name: "relay-crash", Point: faults.RelayCrashAfterPublish, Nth: 2})
 	rows := placeThree(t, s)
-	r := mustRelay(t, RelayConfig{Service: s, Target: p, Faults: in, MarkEach: true})
+	r := mustRelay(t, w, RelayConfig{Service: s, Target: p, Faults: in, MarkEach: true})
 	if err := r.Poll(); !errors.Is(err, ErrCrashed) {
 		t.Fatalf("Poll = %v, want ErrCrashed", err)
 	}
@@ -188,16 +206,21 @@ func TestExerciseRelayCrashPublishesTwice(t *testing.T) {
 			t.Errorf("row %d published %d times, want %d", row.ID, n, want[i])
 		}
 	}
-	if rec, _ := env.Ledger.Record(rows[1].Msg); rec.Sends != 2 {
-		t.Errorf("ledger counts %d sends of the re-published message, want 2", rec.Sends)
+	// Stored once, then sent twice: the same copy (the same ID), two
+	// deliveries of one origin.
+	if rec, _ := w.Ledger().Record(rows[1].Msg); rec.Sends != 3 || rec.Origin != 0 {
+		t.Errorf("ledger record %+v of the re-published message, want 3 sends (stored, sent, sent) of one copy", rec)
 	}
-	if d := env.Ledger.Duplicates("sink"); d != 1 {
+	if d := w.Ledger().Duplicates("sink"); d != 1 {
 		t.Errorf("ledger duplicates %d, want 1", d)
 	}
 	if m := s.Metrics(); m.Duplicates() != 1 || m.RelayCrash != 1 {
 		t.Errorf("metrics %+v: duplicates %d, want 1", m, m.Duplicates())
 	}
-	if err := sim.Check(env.Ledger, sim.AtMostOnce("sink")); err == nil {
+	if err := sim.Check(w.Ledger(), sim.NoLoss(), sim.AtLeastOnce("sink")); err != nil {
+		t.Error(err)
+	}
+	if err := sim.Check(w.Ledger(), sim.AtMostOnce("sink")); err == nil {
 		t.Error("at-most-once holds, want the duplicate reported")
 	}
 }
@@ -206,33 +229,26 @@ func TestExerciseRelayCrashPublishesTwice(t *testing.T) {
 // the same calls produce a byte-identical trace.
 func TestExerciseGoldenTrace(t *testing.T) {
 	run := func() []byte {
-		var buf bytes.Buffer
-		w, err := sim.New(sim.Config{Seed: 7})
-		if err != nil {
-			t.Fatal(err)
-		}
-		env := w.Env()
-		env.Trace.Attach(sim.NewTextWriter(&buf))
-		s := mustService(t, env, false)
-		p := newSink(env)
-		in := mustFaults(t, env,
+		var buf, jsonl bytes.Buffer
+		w := mustWorld(t, 7)
+		w.Trace().Attach(sim.NewTextWriter(&buf))
+		w.Trace().Attach(sim.NewJSONWriter(&jsonl))
+		s := mustService(t, w, false)
+		p := newSink(w)
+		in := mustFaults(t, w,
 			faults.Rule{Name: "broker-down", Point: faults.BrokerUnavailable, Nth: 2},
 			faults.Rule{Name: "relay-crash", Point: faults.RelayCrashAfterPublish, From: 4, Nth: 1},
 		)
-		wr, err := NewWriter(WriterConfig{Service: s, Mode: Outbox, Limit: 6})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := mustRelay(t, RelayConfig{Service: s, Target: p, Faults: in, Lease: 3, Backoff: 1, MarkEach: true})
-		if err := w.Add(sim.PhaseProducer, "writer", wr); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Add(sim.PhaseRelay, "relay", r); err != nil {
-			t.Fatal(err)
-		}
+		wr := mustWriter(t, w, WriterConfig{Service: s, Mode: Outbox})
+		mustCommander(t, w, CommanderConfig{Name: "client", Writer: wr, Count: 6, Keys: []string{"kunde-A", "kunde-B", "kunde-C"}, RandomKeys: true})
+		mustRelay(t, w, RelayConfig{Service: s, Target: p, Faults: in, Lease: 3, Backoff: 1, MarkEach: true})
 		if err := w.Run(12); err != nil {
 			t.Fatal(err)
 		}
+		if err := sim.Check(w.Ledger(), sim.NoLoss(), sim.AtLeastOnce("sink")); err != nil {
+			t.Error(err)
+		}
+		foldsAgain(t, w, jsonl.Bytes())
 		return buf.Bytes()
 	}
 	got := run()

@@ -20,18 +20,31 @@ var (
 	ErrNotFound      = errors.New("outbox: no such row")
 	ErrNotDead       = errors.New("outbox: row is not a dead letter")
 	ErrCrashed       = errors.New("outbox: crashed")
-	ErrUnavailable   = errors.New("outbox: broker unavailable")
 	ErrDB            = errors.New("outbox: database error")
+	// ErrUnavailable reports a publish refused by fault point
+	// broker.unavailable at a writer or a relay. It wraps
+	// sim.ErrUnavailable, so errors.Is(err, sim.ErrUnavailable) holds for
+	// it as for every model's "broker unavailable".
+	ErrUnavailable error = &sentinel{"outbox: broker unavailable", sim.ErrUnavailable}
 )
+
+// sentinel is a package sentinel error that wraps a shared one of package
+// sim while keeping its own text.
+type sentinel struct {
+	text string
+	base error
+}
+
+func (e *sentinel) Error() string { return e.text }
+func (e *sentinel) Unwrap() error { return e.base }
 
 // Trace kinds the outbox models emit besides the core ones.
 const (
 	KindClaimed  sim.Kind = "claimed"  // a relay leased an outbox row
 	KindMarked   sim.Kind = "marked"   // a relay marked an outbox row sent
 	KindReleased sim.Kind = "released" // a relay gave back a lease without publishing
-	KindRetried  sim.Kind = "retried"  // a dead-letter row was reset for another try
 	KindCleaned  sim.Kind = "cleaned"  // cleanup removed processed rows
-	KindWritten  sim.Kind = "written"  // a writer committed an order (and its outbox row)
+	KindWritten  sim.Kind = "written"  // a dual-write writer committed an order (an outbox write is "stored")
 )
 
 // Table and index names of the service database.
@@ -213,9 +226,12 @@ func (orderIndex) FromObject(obj any) (bool, []byte, error) {
 func (orderIndex) FromArgs(args ...any) ([]byte, error) { return uintArgs(args) }
 
 // Schema returns the service database schema: the orders table, the outbox
-// table and the extra business tables.
+// table, the dedup table of the consumers that keep their entries in the
+// service's database (ConsumerConfig.Service) and the extra business
+// tables.
 func Schema(extra ...*memdb.TableSchema) *memdb.DBSchema {
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
+		TableProcessed: processedTable(),
 		TableOrders: {Name: TableOrders, Indexes: map[string]*memdb.IndexSchema{
 			IndexID: {Name: IndexID, Unique: true, Indexer: orderIndex{}},
 		}},
@@ -238,14 +254,16 @@ func Schema(extra ...*memdb.TableSchema) *memdb.DBSchema {
 type Config struct {
 	// Name names the service; trace Where is "outbox:"+Name. Required.
 	Name string
-	// Env is the shared environment; nil means a private one.
-	Env *sim.Env
 	// Tables are extra business tables for Update callers.
 	Tables []*memdb.TableSchema
 	// ChangeLog records every committed outbox insert (from memdb change
 	// tracking) for CDC relays; it costs one slice entry per row until every
 	// CDC relay has committed past it.
 	ChangeLog bool
+	// CleanupAfter, when positive, removes every sent row processed at
+	// least that many ticks ago, once per tick in the observer phase,
+	// whichever relay marked it; it costs O(rows removed) per tick.
+	CleanupAfter sim.Tick
 }
 
 // Validate reports a configuration error.
@@ -257,9 +275,12 @@ func (c Config) Validate() error {
 		if t == nil {
 			return fmt.Errorf("%w: nil table schema", ErrInvalidConfig)
 		}
-		if t.Name == TableOrders || t.Name == TableOutbox {
+		if t.Name == TableOrders || t.Name == TableOutbox || t.Name == TableProcessed {
 			return fmt.Errorf("%w: table name %q is reserved", ErrInvalidConfig, t.Name)
 		}
+	}
+	if c.CleanupAfter < 0 {
+		return fmt.Errorf("%w: cleanup age %d is negative", ErrInvalidConfig, c.CleanupAfter)
 	}
 	return nil
 }
@@ -301,16 +322,24 @@ type change struct {
 	row *Row
 }
 
-// Service is a simulated service with its own memdb database. It is driven
-// by one goroutine; relays, writers and consumers call into it.
+// Service is a simulated service with its own memdb database, bound to one
+// World. It is passive (a database, not a component): writers, relays,
+// commanders and consumers call into it. It is driven by one goroutine.
+//
+// Every outbox row a committed transaction writes is a "stored" trace
+// event (Msg, Key, Type, Where "outbox:"+Name): from then on the ledger
+// holds the row's message pending at the outbox until a relay hands it to
+// a broker, whose own event moves it on.
 type Service struct {
 	name    string
 	where   string
+	w       *sim.World
 	env     *sim.Env
 	db      *memdb.MemDB
 	orderID uint64
 	rowID   uint64
 	m       Metrics
+	added   []*Row // rows appended by the running transaction, reused
 
 	changeLog bool
 	log       []change // committed outbox inserts, lsn ascending
@@ -318,8 +347,13 @@ type Service struct {
 	readers   []*CDCRelay
 }
 
-// New returns a service with an empty database.
-func New(cfg Config) (*Service, error) {
+// New returns a service of the world w with an empty database. With
+// CleanupAfter it adds its cleaner to w as "outbox:"+Name+"/cleanup"
+// (observer phase).
+func New(w *sim.World, cfg Config) (*Service, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: a service needs a world", ErrInvalidConfig)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -327,12 +361,37 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	env := cfg.Env
-	if env == nil {
-		env = sim.NewEnv(0)
+	s := &Service{name: cfg.Name, where: "outbox:" + cfg.Name, w: w, env: w.Env(), db: db,
+		changeLog: cfg.ChangeLog, nextLSN: 1}
+	if cfg.CleanupAfter > 0 {
+		if err := w.Add(s.where+"/cleanup", &cleaner{s: s, after: cfg.CleanupAfter}); err != nil {
+			return nil, err
+		}
 	}
-	return &Service{name: cfg.Name, where: "outbox:" + cfg.Name, env: env, db: db,
-		changeLog: cfg.ChangeLog, nextLSN: 1}, nil
+	return s, nil
+}
+
+// cleaner removes a service's old sent rows once per tick.
+type cleaner struct {
+	s     *Service
+	after sim.Tick
+}
+
+// Phase places the cleaner after every broker, relay and consumer.
+func (c *cleaner) Phase() sim.Phase { return sim.PhaseObserver }
+
+// Step removes the sent rows processed at least CleanupAfter ticks ago.
+func (c *cleaner) Step(sim.Tick) { _, _ = c.s.Cleanup(c.after, 0) }
+
+// sameWorld reports an error unless s belongs to the world w.
+func (s *Service) sameWorld(w *sim.World, what string) error {
+	if w == nil {
+		return fmt.Errorf("%w: %s needs a world", ErrInvalidConfig, what)
+	}
+	if s.w != w {
+		return fmt.Errorf("%w: %s and service %q belong to different worlds", ErrInvalidConfig, what, s.name)
+	}
+	return nil
 }
 
 // Name returns the service name.
@@ -341,8 +400,8 @@ func (s *Service) Name() string { return s.name }
 // Where returns the trace component name, "outbox:"+Name.
 func (s *Service) Where() string { return s.where }
 
-// Env returns the service's environment.
-func (s *Service) Env() *sim.Env { return s.env }
+// World returns the world the service belongs to.
+func (s *Service) World() *sim.World { return s.w }
 
 // DB returns the database, for reads and for tests; writes to the outbox
 // table must go through the service so its counters stay true.
@@ -354,9 +413,8 @@ func (s *Service) Metrics() Metrics { return s.m }
 // Tx is one write transaction of the service. It is valid only inside the
 // function given to Update.
 type Tx struct {
-	s    *Service
-	txn  *memdb.Txn
-	rows int
+	s   *Service
+	txn *memdb.Txn
 }
 
 // Txn returns the underlying memdb transaction, for business tables.
@@ -376,8 +434,9 @@ func (tx *Tx) InsertOrder(customer string, amount int64) (Order, error) {
 }
 
 // Append writes an outbox row for e in this transaction. It allocates the
-// row's message (and so its stable sim.ID) now; if the transaction aborts,
-// that message stays in the ledger in state "created" and is never sent.
+// row's message (and so its stable sim.ID) now; when the transaction
+// commits, the row is a "stored" event; if it aborts, no event ever names
+// that message and the ledger never hears of it.
 func (tx *Tx) Append(e Event) (Row, error) {
 	if e.AggregateID == "" || e.EventType == "" {
 		return Row{}, fmt.Errorf("%w: aggregate id and event type are required", ErrInvalidEvent)
@@ -390,36 +449,42 @@ func (tx *Tx) Append(e Event) (Row, error) {
 	if err := tx.txn.Insert(TableOutbox, r); err != nil {
 		return Row{}, fmt.Errorf("%w: insert outbox row: %w", ErrDB, err)
 	}
-	tx.rows++
+	s.added = append(s.added, r)
 	return *r, nil
 }
 
 // Update runs fn in one write transaction and commits it when fn returns
 // nil; otherwise it aborts, so no write of fn survives, and returns fn's
 // error. fn writes business tables through tx.Txn() and outbox rows only
-// through tx.Append, so the counters and the change log stay true; objects
-// already in the database must be copied, never modified.
+// through tx.Append, so the counters, the change log and the "stored"
+// events stay true; objects already in the database must be copied, never
+// modified.
 func (s *Service) Update(fn func(tx *Tx) error) error {
-	return s.update(fn, nil)
+	return s.update(fn, nil, "", nil)
 }
 
-// update runs fn, then beforeCommit (a crash point), then commits.
-func (s *Service) update(fn func(tx *Tx) error, beforeCommit func() error) error {
+// update runs fn, then beforeCommit (a crash point), then commits, and
+// emits a "stored" event for every outbox row fn appended, by actor, with
+// note(row) as its detail when a sink shows details.
+func (s *Service) update(fn func(tx *Tx) error, beforeCommit func() error, actor string, note func(r *Row) string) error {
 	txn := s.db.Txn(true)
+	defer txn.Abort()
 	if s.changeLog {
 		txn.TrackChanges()
 	}
+	s.added = s.added[:0]
 	tx := &Tx{s: s, txn: txn}
 	err := fn(tx)
 	if err == nil && beforeCommit != nil {
 		err = beforeCommit()
 	}
 	if err != nil {
-		txn.Abort()
+		s.added = s.added[:0]
 		return err
 	}
+	rows := len(s.added)
 	var created []*Row
-	if s.changeLog && tx.rows > 0 {
+	if s.changeLog && rows > 0 {
 		for _, c := range txn.Changes() {
 			if c.Table == TableOutbox && c.Created() {
 				created = append(created, c.After.(*Row))
@@ -427,11 +492,27 @@ func (s *Service) update(fn func(tx *Tx) error, beforeCommit func() error) error
 		}
 	}
 	txn.Commit()
-	s.m.Written += tx.rows
-	s.m.Pending += tx.rows
+	s.m.Written += rows
+	s.m.Pending += rows
 	for _, r := range created {
 		s.log = append(s.log, change{lsn: s.nextLSN, row: r})
 		s.nextLSN++
+	}
+	if rows > 0 {
+		detailed := s.env.Trace.Detailed()
+		for i, r := range s.added {
+			ev := sim.Event{Tick: s.env.Now(), Kind: sim.KindStored, Where: s.where, Actor: actor, Msg: r.Msg, Key: r.AggregateID, Type: r.EventType}
+			if detailed {
+				if note != nil {
+					ev.Detail = note(r)
+				} else {
+					ev.Detail = "row " + strconv.FormatUint(r.ID, 10)
+				}
+			}
+			s.added[i] = nil
+			s.env.Trace.EmitRef(&ev)
+		}
+		s.added = s.added[:0]
 	}
 	return nil
 }
@@ -543,7 +624,9 @@ func (s *Service) PendingRows(max int) []Row { return s.rows(IndexPending, max) 
 func (s *Service) DeadLetters() []Row { return s.rows(IndexDead, 0) }
 
 // Retry resets the dead-letter row id by hand: attempts back to 0, no
-// back-off, no lease, pending again. The row keeps its message ID.
+// back-off, no lease, pending again. The row keeps its message ID; it is
+// a "stored" event again, so the ledger holds the message pending at the
+// outbox until a relay publishes it.
 func (s *Service) Retry(id uint64) error {
 	var r Row
 	err := s.Update(func(tx *Tx) error {
@@ -571,9 +654,11 @@ func (s *Service) Retry(id uint64) error {
 	s.m.DeadLetters--
 	s.m.Pending++
 	s.m.Retried++
-	s.env.Ledger.SetState(r.Msg, sim.StateCreated, s.env.Now())
-	s.env.Emit(sim.Event{Kind: KindRetried, Where: s.where, Msg: r.Msg, Key: r.AggregateID,
-		Detail: "row " + strconv.FormatUint(id, 10) + " reset by hand"})
+	ev := sim.Event{Kind: sim.KindStored, Where: s.where, Msg: r.Msg, Key: r.AggregateID, Type: r.EventType}
+	if s.env.Trace.Detailed() {
+		ev.Detail = "row " + strconv.FormatUint(id, 10) + " reset by hand (retry of a dead row)"
+	}
+	s.env.Emit(ev)
 	return nil
 }
 
@@ -613,7 +698,11 @@ func (s *Service) Cleanup(k sim.Tick, max int) (int, error) {
 	if n > 0 {
 		s.m.Sent -= n
 		s.m.Cleaned += n
-		s.env.Emit(sim.Event{Kind: KindCleaned, Where: s.where, Detail: strconv.Itoa(n) + " processed row(s) removed"})
+		ev := sim.Event{Kind: KindCleaned, Where: s.where}
+		if s.env.Trace.Detailed() {
+			ev.Detail = strconv.Itoa(n) + " processed row(s) removed"
+		}
+		s.env.Emit(ev)
 	}
 	return n, nil
 }

@@ -17,9 +17,10 @@ func TestSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		TableOrders: {IndexID},
-		TableOutbox: {IndexDead, IndexID, IndexPending, IndexSent},
-		"charges":   {"id"},
+		TableOrders:    {IndexID},
+		TableOutbox:    {IndexDead, IndexID, IndexPending, IndexSent},
+		TableProcessed: {IndexID, IndexSeen},
+		"charges":      {"id"},
 	}
 	for table, idx := range want {
 		ts, ok := s.Tables[table]
@@ -57,7 +58,7 @@ func TestSchema(t *testing.T) {
 		t.Error(err)
 	}
 	// Wrong object types are refused, not panicked on.
-	svc := mustService(t, nil, false)
+	svc := mustService(t, mustWorld(t, 1), false)
 	txn := svc.DB().Txn(true)
 	defer txn.Abort()
 	if err := txn.Insert(TableOutbox, &Order{ID: 1}); err == nil {
@@ -69,18 +70,21 @@ func TestSchema(t *testing.T) {
 	if _, err := txn.First(TableOutbox, IndexID, "x"); err == nil {
 		t.Error("a string key was accepted for an integer index")
 	}
-	if _, err := New(Config{Name: "x", Tables: []*memdb.TableSchema{{Name: TableOutbox}}}); err == nil {
-		t.Error("a reserved table name was accepted")
+	for _, name := range []string{TableOrders, TableOutbox, TableProcessed} {
+		if _, err := New(mustWorld(t, 1), Config{Name: "x", Tables: []*memdb.TableSchema{{Name: name}}}); err == nil {
+			t.Errorf("the reserved table name %s was accepted", name)
+		}
 	}
 }
 
 // TestRowsNeverMutated keeps the objects a snapshot saw and checks that no
 // relay step, failure, dead letter, retry or cleanup modified them in place.
 func TestRowsNeverMutated(t *testing.T) {
-	env := sim.NewEnv(2)
-	s := mustService(t, env, true)
-	p := newSink(env)
-	in := mustFaults(t, env,
+	w := mustWorld(t, 2)
+	env := w.Env()
+	s := mustService(t, w, true)
+	p := newSink(w)
+	in := mustFaults(t, w,
 		faults.Rule{Name: "down", Point: faults.BrokerUnavailable, Nth: 2},
 		faults.Rule{Name: "crash", Point: faults.RelayCrashAfterPublish, Nth: 4})
 	for i := 0; i < 6; i++ {
@@ -106,8 +110,8 @@ func TestRowsNeverMutated(t *testing.T) {
 		}
 	}
 	snap()
-	r := mustRelay(t, RelayConfig{Service: s, Target: p, Faults: in, MaxAttempts: 1, CleanupAfter: 2})
-	cdc, err := NewCDCRelay(CDCConfig{Service: s, Target: newSink(env)})
+	r := mustRelay(t, w, RelayConfig{Service: s, Target: p, Faults: in, MaxAttempts: 1, CleanupAfter: 2})
+	cdc, err := NewCDCRelay(w, CDCConfig{Service: s, Target: newSink(w)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/eventlog"
@@ -9,40 +10,37 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// TestRelayToLogTopic publishes to a partitioned log: every event of an
-// aggregate lands on the aggregate's partition, in row order.
+// TestRelayToLogTopic publishes to a partitioned log with two relays that
+// crash now and then: every event of an aggregate lands on the
+// aggregate's partition, in row order, re-published records are repeats of
+// the same message, and a consumer group whose members use the idempotent
+// consumer applies every order exactly once.
 func TestRelayToLogTopic(t *testing.T) {
-	w, err := sim.New(sim.Config{Seed: 21})
+	w := mustWorld(t, 21)
+	var jsonl bytes.Buffer
+	w.Trace().Attach(sim.NewJSONWriter(&jsonl))
+	in := mustFaults(t, w, faults.Rule{Name: "relay-crash", Point: faults.RelayCrashAfterPublish, Probability: 0.1, Until: 60})
+	topic, err := eventlog.New(w, eventlog.Config{Name: "orders", Partitions: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := w.Env()
-	in := mustFaults(t, env, faults.Rule{Name: "relay-crash", Point: faults.RelayCrashAfterPublish, Probability: 0.1, Until: 60})
-	topic, err := eventlog.New(eventlog.Config{Name: "orders", Env: env, Partitions: 3})
+	g, err := eventlog.NewGroup(w, topic, eventlog.GroupConfig{Name: "billing"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := mustService(t, env, false)
-	wr, err := NewWriter(WriterConfig{Service: s, Mode: Outbox, PerTick: 2, Limit: 60,
-		Customers: []string{"kunde-A", "kunde-B", "kunde-C", "kunde-D"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	relays := []*Relay{
-		mustRelay(t, RelayConfig{Name: "r1", Service: s, Target: topic, Faults: in, Ordering: PerAggregate, Batch: 4, Lease: 3}),
-		mustRelay(t, RelayConfig{Name: "r2", Service: s, Target: topic, Faults: in, Ordering: PerAggregate, Batch: 4, Lease: 3}),
-	}
-	if err := w.Add(sim.PhaseBroker, "topic", topic); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Add(sim.PhaseProducer, "writer", wr); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range relays {
-		if err := w.Add(sim.PhaseRelay, r.Name(), r); err != nil {
+	b := newBank(t)
+	for _, name := range []string{"m1", "m2"} {
+		h := mustConsumer(t, w, ConsumerConfig{Name: "billing", DB: b.db, Effect: b.charge})
+		if _, err := eventlog.NewMember(w, g, eventlog.MemberConfig{Name: name, Handler: h}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	s := mustService(t, w, false)
+	wr := mustWriter(t, w, WriterConfig{Service: s, Mode: Outbox})
+	mustCommander(t, w, CommanderConfig{Name: "client", Writer: wr, Rate: 2, Count: 60,
+		Keys: []string{"kunde-A", "kunde-B", "kunde-C", "kunde-D"}, RandomKeys: true})
+	mustRelay(t, w, RelayConfig{Name: "r1", Service: s, Target: topic, Faults: in, Ordering: PerAggregate, Batch: 4, Lease: 3})
+	mustRelay(t, w, RelayConfig{Name: "r2", Service: s, Target: topic, Faults: in, Ordering: PerAggregate, Batch: 4, Lease: 3})
 	if err := w.Run(120); err != nil {
 		t.Fatal(err)
 	}
@@ -75,52 +73,66 @@ func TestRelayToLogTopic(t *testing.T) {
 			t.Errorf("row %d (%s) %s, %d records", row.ID, row.Msg, row.State, seen[row.Msg])
 		}
 	}
-	if dups == 0 || dups != s.Metrics().Duplicates() {
-		t.Errorf("%d duplicate records, metrics say %d", dups, s.Metrics().Duplicates())
+	l := w.Ledger()
+	if dups == 0 || dups != s.Metrics().Duplicates() || dups != l.Duplicates("billing") {
+		t.Errorf("%d duplicate records, metrics say %d, the ledger %d", dups, s.Metrics().Duplicates(), l.Duplicates("billing"))
 	}
+	if err := sim.Check(l, sim.NoLoss(), sim.ExactlyOnce("billing"), sim.OrderedPerKey("billing")); err != nil {
+		t.Error(err)
+	}
+	if n := len(b.charges(t)); n != 60 {
+		t.Errorf("%d charges for 60 orders", n)
+	}
+	foldsAgain(t, w, jsonl.Bytes())
 	t.Logf("60 rows, %d records, %d duplicates from %d relay crashes", len(seen)+dups, dups, s.Metrics().RelayCrash)
 }
 
 // TestRelayToPubSub publishes to an ephemeral pub/sub broker: the event
-// type is the subject, every connected subscriber gets every event.
+// type is the subject, every connected subscriber gets every event, and a
+// relay crash re-publishes one: the idempotent subscriber absorbs it, the
+// naive one applies it twice.
 func TestRelayToPubSub(t *testing.T) {
-	w, err := sim.New(sim.Config{Seed: 4})
+	w := mustWorld(t, 4)
+	var jsonl bytes.Buffer
+	w.Trace().Attach(sim.NewJSONWriter(&jsonl))
+	b, err := pubsub.New(w, pubsub.Config{Name: "events"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := w.Env()
-	b, err := pubsub.New(pubsub.Config{Name: "events", Env: env})
-	if err != nil {
-		t.Fatal(err)
+	idem, naive := newBank(t), newBank(t)
+	for _, sub := range []struct {
+		name string
+		bank *bank
+		mode Dedup
+	}{{"mailer", idem, ByMessageID}, {"mailer-naive", naive, NoDedup}} {
+		h := mustConsumer(t, w, ConsumerConfig{Name: sub.name, DB: sub.bank.db, Effect: sub.bank.charge, Dedup: sub.mode})
+		if _, err := b.Subscribe(pubsub.SubscriberConfig{Name: sub.name, Pattern: "order.*", Handler: h}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := b.Subscribe(pubsub.SubscriberConfig{Name: "mailer", Pattern: "order.*"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Attach(w); err != nil {
-		t.Fatal(err)
-	}
-	in := mustFaults(t, env, faults.Rule{Name: "relay-crash", Point: faults.RelayCrashAfterPublish, Nth: 3})
-	s := mustService(t, env, false)
-	wr, err := NewWriter(WriterConfig{Service: s, Mode: Outbox, Limit: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Add(sim.PhaseProducer, "writer", wr); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Add(sim.PhaseRelay, "relay", mustRelay(t, RelayConfig{Service: s, Target: b, Faults: in, MarkEach: true})); err != nil {
-		t.Fatal(err)
-	}
+	in := mustFaults(t, w, faults.Rule{Name: "relay-crash", Point: faults.RelayCrashAfterPublish, Nth: 3})
+	s := mustService(t, w, false)
+	wr := mustWriter(t, w, WriterConfig{Service: s, Mode: Outbox})
+	mustCommander(t, w, CommanderConfig{Name: "client", Writer: wr, Count: 10, Keys: []string{"kunde-A", "kunde-B", "kunde-C"}, RandomKeys: true})
+	mustRelay(t, w, RelayConfig{Service: s, Target: b, Faults: in, MarkEach: true})
 	if err := w.Run(20); err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.Check(env.Ledger, sim.NoLoss(), sim.AtLeastOnce("mailer")); err != nil {
+	l := w.Ledger()
+	if err := sim.Check(l, sim.NoLoss(), sim.ExactlyOnce("mailer"), sim.AtLeastOnce("mailer-naive")); err != nil {
 		t.Error(err)
 	}
-	if d := env.Ledger.Duplicates("mailer"); d != 1 {
+	if err := sim.Check(l, sim.AtMostOnce("mailer-naive")); err == nil {
+		t.Error("at-most-once holds for the naive subscriber, want the re-published event applied twice")
+	}
+	if d := l.Duplicates("mailer"); d != 1 {
 		t.Errorf("mailer saw %d duplicates, want 1 (the relay crash)", d)
 	}
 	if m := s.Metrics(); m.Sent != 10 || m.Duplicates() != 1 {
 		t.Errorf("metrics %+v", m)
 	}
+	if a, b := len(idem.charges(t)), len(naive.charges(t)); a != 10 || b != 11 {
+		t.Errorf("charges: idempotent %d, naive %d; want 10 and 11", a, b)
+	}
+	foldsAgain(t, w, jsonl.Bytes())
 }

@@ -38,7 +38,8 @@ func (m Mode) String() string {
 type WriterConfig struct {
 	// Name names the writer (trace Actor, fault Consumer); default "writer".
 	Name string
-	// Service is the service whose database the writer writes. Required.
+	// Service is the service whose database the writer writes. Required;
+	// it must belong to the writer's world.
 	Service *Service
 	// Mode selects the write path.
 	Mode Mode
@@ -53,15 +54,6 @@ type WriterConfig struct {
 	// CommitThenPublish). The dual-write modes also consult
 	// faults.BrokerUnavailable before publishing.
 	Faults *faults.Injector
-	// Customers are the aggregate ids of the workload; default
-	// kunde-A, kunde-B, kunde-C.
-	Customers []string
-	// PerTick is how many orders Step places; default 1.
-	PerTick int
-	// MaxAmount bounds the amounts, drawn in [1, MaxAmount]; default 100.
-	MaxAmount int64
-	// Limit stops Step after that many orders (0 = no limit).
-	Limit int
 }
 
 // Validate reports a configuration error.
@@ -73,13 +65,6 @@ func (c WriterConfig) Validate() error {
 		return fmt.Errorf("%w: unknown writer mode %d", ErrInvalidConfig, c.Mode)
 	case c.Mode != Outbox && c.Target == nil:
 		return fmt.Errorf("%w: mode %s needs a target", ErrInvalidConfig, c.Mode)
-	case c.PerTick < 0 || c.MaxAmount < 0 || c.Limit < 0:
-		return fmt.Errorf("%w: per-tick, max amount and limit must not be negative", ErrInvalidConfig)
-	}
-	for _, k := range c.Customers {
-		if k == "" {
-			return fmt.Errorf("%w: empty customer name", ErrInvalidConfig)
-		}
 	}
 	return nil
 }
@@ -95,34 +80,44 @@ type WriterStats struct {
 	Failed    int // orders refused without a crash (broker down in PublishThenCommit)
 }
 
-// Writer is a service front end that places orders, a sim.Actor for
-// PhaseProducer. Each order is one database transaction.
+// Writer is a service front end that places orders, one database
+// transaction each. It is passive, not a component: callers, or a
+// Commander (the producer-phase component that places a workload of
+// commands), call PlaceOrder.
+//
+// Its events are what the ledger folds: in Outbox mode the committed
+// outbox row is "stored" at "outbox:"+service; in the dual-write modes the
+// target broker's own event (sent, produced, published) records the
+// publish, a crash between commit and publish is "lost" with
+// sim.CauseDualWrite and no consumer, a publish the broker refused after
+// the commit is "lost" with sim.CauseBrokerUnavailable, and a crash after
+// the publish and before the commit is "phantom" for the published
+// message.
 type Writer struct {
-	cfg    WriterConfig
-	s      *Service
-	stream *sim.Stream
-	stats  WriterStats
+	cfg   WriterConfig
+	s     *Service
+	stats WriterStats
 }
 
-// NewWriter returns a writer.
-func NewWriter(cfg WriterConfig) (*Writer, error) {
+// NewWriter returns a writer of the world w.
+func NewWriter(w *sim.World, cfg WriterConfig) (*Writer, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Service.sameWorld(w, "a writer"); err != nil {
 		return nil, err
 	}
 	if cfg.Name == "" {
 		cfg.Name = "writer"
 	}
-	if len(cfg.Customers) == 0 {
-		cfg.Customers = []string{"kunde-A", "kunde-B", "kunde-C"}
-	}
-	if cfg.PerTick == 0 {
-		cfg.PerTick = 1
-	}
-	if cfg.MaxAmount == 0 {
-		cfg.MaxAmount = 100
-	}
-	return &Writer{cfg: cfg, s: cfg.Service, stream: cfg.Service.env.Stream("outbox/" + cfg.Service.name + "/" + cfg.Name)}, nil
+	return &Writer{cfg: cfg, s: cfg.Service}, nil
 }
+
+// Name returns the writer's name.
+func (w *Writer) Name() string { return w.cfg.Name }
+
+// Service returns the service the writer writes.
+func (w *Writer) Service() *Service { return w.s }
 
 // Stats returns the writer's counters.
 func (w *Writer) Stats() WriterStats { return w.stats }
@@ -130,42 +125,44 @@ func (w *Writer) Stats() WriterStats { return w.stats }
 // Mode returns the writer's mode.
 func (w *Writer) Mode() Mode { return w.cfg.Mode }
 
-// Step places PerTick orders for customers and amounts drawn from the
-// writer's own stream.
-func (w *Writer) Step(now sim.Tick) {
-	for i := 0; i < w.cfg.PerTick; i++ {
-		if w.cfg.Limit > 0 && w.stats.Attempts >= w.cfg.Limit {
-			return
-		}
-		c := w.cfg.Customers[w.stream.IntN(len(w.cfg.Customers))]
-		amount := 1 + int64(w.stream.IntN(int(w.cfg.MaxAmount)))
-		_, _ = w.PlaceOrder(c, amount)
-	}
-}
-
-func (w *Writer) check(p faults.Point, m *sim.Message) (faults.Firing, bool) {
+func (w *Writer) check(p faults.Point, m *sim.Message) *faults.Firing {
 	if !w.cfg.Faults.Has(p) {
-		return faults.Firing{}, false
+		return nil
 	}
-	return w.cfg.Faults.Check(p, faults.Context{Where: w.s.where, Consumer: w.cfg.Name, Key: m.Key, Type: m.Headers.Type, Msg: m.ID})
+	c := faults.Context{Where: w.s.where, Consumer: w.cfg.Name, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}
+	return w.cfg.Faults.CheckRef(p, &c)
 }
 
-func (w *Writer) crash(m *sim.Message, f faults.Firing, what string) {
+// emit traces one event of the writer about m, with detail when a sink
+// shows details.
+func (w *Writer) emit(k sim.Kind, m *sim.Message, rule string, cause sim.Cause, detail func() string) {
+	env := w.s.env
+	ev := sim.Event{Kind: k, Where: w.s.where, Actor: w.cfg.Name, Msg: m.ID, Key: m.Key, Rule: rule, Cause: cause}
+	if k == sim.KindLost {
+		ev.Type = m.Headers.Type // the loss may be the only event that names the message
+	}
+	if detail != nil && env.Trace.Detailed() {
+		ev.Detail = detail()
+	}
+	env.Emit(ev)
+}
+
+func (w *Writer) crash(m *sim.Message, f *faults.Firing, what string) {
 	w.stats.Crashes++
-	w.s.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: w.s.where, Actor: w.cfg.Name, Msg: m.ID, Key: m.Key, Rule: f.Rule, Detail: what})
+	w.emit(sim.KindCrashed, m, f.Rule, "", func() string { return what })
 }
 
 // PlaceOrder places one order in the writer's mode. The order's message is
-// allocated before the transaction in every mode, so IDs line up across
+// allocated inside the transaction in every mode, so IDs line up across
 // modes. It returns an error wrapping ErrCrashed when the writer crashed
 // (the order may or may not be stored: see the mode) and one wrapping the
-// publish error when the broker refused the event.
+// publish error when the broker refused the event (in CommitThenPublish
+// the order is stored then and its event lost).
 func (w *Writer) PlaceOrder(customer string, amount int64) (Order, error) {
 	w.stats.Attempts++
 	s := w.s
 	var o Order
 	var m sim.Message
-	var crashed error
 	beforeCommit := func() error {
 		if w.cfg.Mode == PublishThenCommit {
 			if err := w.publish(&m); err != nil {
@@ -173,19 +170,23 @@ func (w *Writer) PlaceOrder(customer string, amount int64) (Order, error) {
 				return err
 			}
 		}
-		if f, ok := w.check(faults.WriterCrashAfterPublish, &m); ok {
+		if f := w.check(faults.WriterCrashAfterPublish, &m); f != nil {
 			switch w.cfg.Mode {
 			case PublishThenCommit:
 				w.stats.Phantoms++
-				s.env.Ledger.MarkPhantom(m.ID)
 				w.crash(&m, f, "crashed after publish, before commit: phantom event")
+				w.emit(sim.KindPhantom, &m, f.Rule, "", func() string {
+					return "order " + strconv.FormatUint(o.ID, 10) + " was never committed"
+				})
 			default:
 				w.crash(&m, f, "crashed before commit: nothing stored")
 			}
-			crashed = fmt.Errorf("outbox: writer %s before commit: %w", w.cfg.Name, ErrCrashed)
-			return crashed
+			return fmt.Errorf("outbox: writer %s before commit: %w", w.cfg.Name, ErrCrashed)
 		}
 		return nil
+	}
+	note := func(*Row) string {
+		return "order " + strconv.FormatUint(o.ID, 10) + " amount " + strconv.FormatInt(o.Amount, 10) + " (" + w.cfg.Mode.String() + ")"
 	}
 	err := s.update(func(tx *Tx) error {
 		var err error
@@ -203,21 +204,19 @@ func (w *Writer) PlaceOrder(customer string, amount int64) (Order, error) {
 		}
 		m = s.env.NewMessage(e.AggregateID, e.Payload, sim.Headers{Type: e.EventType, Source: s.name})
 		return nil
-	}, beforeCommit)
+	}, beforeCommit, w.cfg.Name, note)
 	if err != nil {
 		return Order{}, err
 	}
 	w.stats.Committed++
-	if s.env.Trace.Enabled() {
-		s.env.Emit(sim.Event{Kind: KindWritten, Where: s.where, Actor: w.cfg.Name, Msg: m.ID, Key: m.Key,
-			Detail: "order " + strconv.FormatUint(o.ID, 10) + " amount " + strconv.FormatInt(o.Amount, 10) + " (" + w.cfg.Mode.String() + ")"})
+	if w.cfg.Mode != Outbox {
+		w.emit(KindWritten, &m, "", "", func() string { return note(nil) })
 	}
-	if f, ok := w.check(faults.WriterCrashAfterCommit, &m); ok {
+	if f := w.check(faults.WriterCrashAfterCommit, &m); f != nil {
 		if w.cfg.Mode == CommitThenPublish {
 			w.stats.Lost++
 			w.crash(&m, f, "crashed after commit, before publish: event lost")
-			s.env.Ledger.Lost(m.ID, sim.NoConsumer, sim.CauseDualWrite, s.env.Now())
-			s.env.Emit(sim.Event{Kind: sim.KindLost, Where: s.where, Actor: w.cfg.Name, Msg: m.ID, Key: m.Key, Detail: string(sim.CauseDualWrite)})
+			w.emit(sim.KindLost, &m, f.Rule, sim.CauseDualWrite, nil)
 		} else {
 			w.crash(&m, f, "crashed after commit: nothing lost")
 		}
@@ -226,8 +225,7 @@ func (w *Writer) PlaceOrder(customer string, amount int64) (Order, error) {
 	if w.cfg.Mode == CommitThenPublish {
 		if err := w.publish(&m); err != nil {
 			w.stats.Lost++
-			s.env.Ledger.Lost(m.ID, sim.NoConsumer, sim.CauseBrokerUnavailable, s.env.Now())
-			s.env.Emit(sim.Event{Kind: sim.KindLost, Where: s.where, Actor: w.cfg.Name, Msg: m.ID, Key: m.Key, Detail: string(sim.CauseBrokerUnavailable)})
+			w.emit(sim.KindLost, &m, "", sim.CauseBrokerUnavailable, err.Error)
 			return o, err
 		}
 	}
@@ -235,9 +233,9 @@ func (w *Writer) PlaceOrder(customer string, amount int64) (Order, error) {
 }
 
 func (w *Writer) publish(m *sim.Message) error {
-	if f, ok := w.check(faults.BrokerUnavailable, m); ok {
+	if f := w.check(faults.BrokerUnavailable, m); f != nil {
 		err := unavailable(f)
-		w.s.env.Emit(sim.Event{Kind: sim.KindRejected, Where: w.s.where, Actor: w.cfg.Name, Msg: m.ID, Key: m.Key, Rule: f.Rule, Detail: err.Error()})
+		w.emit(sim.KindRejected, m, f.Rule, "", err.Error)
 		return fmt.Errorf("outbox: writer %s: %w", w.cfg.Name, err)
 	}
 	if err := w.cfg.Target.Publish(*m); err != nil {

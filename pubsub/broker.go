@@ -11,28 +11,43 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// Sentinel errors of package pubsub.
+// sentinel is an error with its own text that still matches the shared
+// sentinel it wraps (errors.Is), so "pubsub: broker unavailable" reads well
+// and errors.Is(err, sim.ErrUnavailable) holds.
+type sentinel struct {
+	text string
+	base error
+}
+
+func (e *sentinel) Error() string { return e.text }
+func (e *sentinel) Unwrap() error { return e.base }
+
+// Sentinel errors of package pubsub. ErrUnavailable wraps
+// sim.ErrUnavailable, so code publishing to any sim.Publisher can test for
+// an unavailable broker once.
 var (
 	ErrInvalidConfig  = errors.New("pubsub: invalid config")
 	ErrInvalidSubject = errors.New("pubsub: invalid subject")
 	ErrInvalidMessage = errors.New("pubsub: invalid message")
 	ErrDuplicateName  = errors.New("pubsub: duplicate subscriber name")
-	ErrUnavailable    = errors.New("pubsub: broker unavailable")
+	ErrUnavailable    = error(&sentinel{"pubsub: broker unavailable", sim.ErrUnavailable})
 	ErrBackpressure   = errors.New("pubsub: back-pressure")
 	ErrCascadeLimit   = errors.New("pubsub: cascade depth limit")
 	ErrClosed         = errors.New("pubsub: subscriber closed")
+	ErrNoContext      = errors.New("pubsub: no cascade context")
 )
 
 // errConnection is what an unavailable broker reports when the fault rule
 // states no error text.
 var errConnection = errors.New("connection refused")
 
-// The trace kinds pubsub adds to sim's.
+// The trace kinds pubsub adds to sim's. The ledger ignores them.
 const (
 	KindSuppressed     sim.Kind = "suppressed"      // the supervisor switch kept a copy from a subscriber
-	KindCascadeLimited sim.Kind = "cascade_limited" // a child publish was refused by the cascade depth limit
+	KindCascadeLimited sim.Kind = "cascade_limited" // a child publish was refused by a cascade depth limit
 	KindConnected      sim.Kind = "connected"       // a subscriber connected
 	KindDisconnected   sim.Kind = "disconnected"    // a subscriber disconnected
+	KindForwarded      sim.Kind = "forwarded"       // a durable fan-out accepted its copy (Msg: the copy, Origin: the publish)
 )
 
 // DefaultMaxDepth is the cascade depth limit when Config.MaxDepth is 0.
@@ -47,14 +62,14 @@ const routeCacheMax = 4096
 
 // Config configures a Broker.
 type Config struct {
-	// Name identifies the broker; Attach registers its actors as
-	// "pubsub:"+Name and "pubsub:"+Name+"/subscribers". Required.
+	// Name identifies the broker; New registers it with the world as
+	// "pubsub:"+Name and its subscribers as "pubsub:"+Name+"/subscribers".
+	// Required.
 	Name string
-	// Env is the shared environment; nil means a private one.
-	Env *sim.Env
 	// Faults is consulted at the points subscriber.offline,
 	// subscriber.slow, broker.duplicate, broker.delay, broker.reorder and
-	// broker.unavailable; nil means no faults.
+	// broker.unavailable, and, through Injector.Handler, at the handler
+	// points of every subscriber; nil means no faults.
 	Faults *faults.Injector
 	// MaxDepth refuses a child publish deeper than this many hops from its
 	// root event (the root is depth 0); 0 means DefaultMaxDepth.
@@ -75,27 +90,30 @@ func (c Config) Validate() error {
 // Metrics are the broker's counters since it was created. Every copy of an
 // accepted publish for a matching subscriber (two when broker.duplicate
 // fires) ends up counted exactly once as Missed, Dropped, Suppressed,
-// Handled or Failed, or is still counted in Buffered or InFlight. Delivered
-// counts the copies that entered a buffer; Discarded, a part of Missed,
-// those a disconnect threw out of one.
+// Handled, Skipped, Failed or Discarded, or is still counted in Buffered,
+// InFlight or Handling. Delivered counts the copies that entered a buffer.
 type Metrics struct {
 	Published      int // publishes accepted
 	Rejected       int // publishes refused (unavailable or back-pressure)
 	Backpressure   int // of Rejected, refused because a Block subscriber was full
 	Delivered      int // copies placed in a subscriber buffer
-	Missed         int // copies not placed because the subscriber was offline
+	Missed         int // copies not placed because the subscriber was offline (by design)
 	Dropped        int // copies dropped by an overflow policy
 	Suppressed     int // copies kept from subscribers by the supervisor switch
 	Handled        int // copies whose handler succeeded
-	Failed         int // copies whose handler returned an error
-	Discarded      int // buffered copies thrown away by a disconnect (included in Missed)
+	Skipped        int // copies a subscriber ignored (muted, or its own change under SourceCheck)
+	Failed         int // copies whose handler returned an error (lost: no redelivery)
+	Discarded      int // copies a disconnect threw out of a buffer or a handler (lost)
 	Duplicated     int // extra copies made by broker.duplicate
 	Delayed        int // copies held back by broker.delay or broker.reorder
-	Forwarded      int // messages forwarded into a durable fan-out target
-	ForwardFailed  int // forwards the target refused
-	CascadeLimited int // child publishes refused by the depth limit
+	Forwarded      int // copies forwarded into a durable fan-out target
+	ForwardFailed  int // forwards the target refused (lost)
+	CascadeLimited int // child publishes refused by a depth limit
+	Emitted        int // child publishes of subscribers' Emits accepted
+	EmitsLost      int // child publishes of Emits the broker refused (lost)
 	Buffered       int // copies in subscriber buffers now
 	InFlight       int // copies held by the broker now (delayed, reordered, waiting for room)
+	Handling       int // copies a slow handler is working on now
 }
 
 // envelope is one accepted publish, shared by every subscriber buffer that
@@ -117,20 +135,26 @@ type route struct {
 	block   bool   // some subscriber has the Block policy
 	subs    []*Subscriber
 	fanouts []*fanout
+	stat    *subjectStat
+}
+
+// subjectStat counts what one subject saw; it outlives the route cache.
+type subjectStat struct {
+	published int
 }
 
 type fanout struct {
-	name     string
-	pattern  Pattern
-	target   sim.Publisher
-	consumer sim.ConsumerRef
+	name    string
+	pattern Pattern
+	target  sim.Publisher
 }
 
 type delayed struct {
-	at  sim.Tick
-	seq uint64
-	sub *Subscriber
-	env *envelope
+	at      sim.Tick
+	seq     uint64
+	sub     *Subscriber
+	env     *envelope
+	attempt int32
 }
 
 type delayHeap []delayed
@@ -149,10 +173,17 @@ func (h *delayHeap) Pop() any {
 	return x
 }
 
-// Broker is an ephemeral publish/subscribe broker. It implements
-// sim.Publisher (Publish routes by Headers.Type) and sim.Actor (Step, in
-// sim.PhaseBroker, releases delayed and reordered copies). A Broker is
-// driven by one goroutine.
+// Broker is an ephemeral publish/subscribe broker bound to one World. It
+// implements sim.Publisher (Publish routes by Headers.Type) and
+// sim.Component: Step, in sim.PhaseBroker, releases delayed and reordered
+// copies. Its subscribers are stepped together by a second component in
+// sim.PhaseConsumer. New registers both, so a broker can be neither
+// forgotten nor stepped in the wrong phase. A Broker is driven by one
+// goroutine.
+//
+// The broker never writes the ledger: it reports what happens as trace
+// events, which the world's ledger folds (see the package doc for the
+// vocabulary).
 type Broker struct {
 	name     string
 	env      *sim.Env
@@ -163,6 +194,7 @@ type Broker struct {
 	fanouts []*fanout
 	names   map[string]bool
 	routes  map[string]*route
+	stats   map[string]*subjectStat
 	free    []*envelope // settled envelopes for reuse
 
 	mute     int
@@ -170,36 +202,59 @@ type Broker struct {
 	delaySeq uint64
 	held     []*Subscriber
 
-	gen     uint64   // handling generation, advanced by a tick's first subscriber step
+	gen     uint64   // handling generation, advanced by a tick's subscriber step
 	genTick sim.Tick // the tick gen was last advanced
 
 	cascades map[sim.ID]*Cascade
 	m        Metrics
 }
 
-// New returns a broker without subscribers.
-func New(cfg Config) (*Broker, error) {
+// subscriberSet steps a broker's subscribers in subscription order: the
+// broker's component in sim.PhaseConsumer.
+type subscriberSet struct{ b *Broker }
+
+// Phase returns sim.PhaseConsumer.
+func (subscriberSet) Phase() sim.Phase { return sim.PhaseConsumer }
+
+// Step steps every subscriber once; subscribers added during the step are
+// stepped from the next tick on.
+func (s subscriberSet) Step(now sim.Tick) { s.b.stepSubscribers(now) }
+
+// New returns a broker without subscribers, bound to w: it uses w's clock,
+// trace and IDs, and registers itself as "pubsub:"+Name (sim.PhaseBroker)
+// and its subscribers as "pubsub:"+Name+"/subscribers" (sim.PhaseConsumer).
+func New(w *sim.World, cfg Config) (*Broker, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: no world", ErrInvalidConfig)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	env := cfg.Env
-	if env == nil {
-		env = sim.NewEnv(0)
 	}
 	depth := cfg.MaxDepth
 	if depth == 0 {
 		depth = DefaultMaxDepth
 	}
-	return &Broker{
-		name: cfg.Name, env: env, faults: cfg.Faults, maxDepth: depth,
-		genTick: -1, names: map[string]bool{}, routes: map[string]*route{}, cascades: map[sim.ID]*Cascade{},
-	}, nil
+	b := &Broker{
+		name: cfg.Name, env: w.Env(), faults: cfg.Faults, maxDepth: depth, genTick: -1,
+		names: map[string]bool{}, routes: map[string]*route{}, stats: map[string]*subjectStat{}, cascades: map[sim.ID]*Cascade{},
+	}
+	if err := w.Add("pubsub:"+cfg.Name, b); err != nil {
+		return nil, err
+	}
+	if err := w.Add("pubsub:"+cfg.Name+"/subscribers", subscriberSet{b}); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
+
+// Phase returns sim.PhaseBroker: the broker releases held copies before
+// producers and consumers run.
+func (b *Broker) Phase() sim.Phase { return sim.PhaseBroker }
 
 // Name returns the broker's name.
 func (b *Broker) Name() string { return b.name }
 
-// Env returns the environment the broker runs in.
+// Env returns the environment of the world the broker runs in.
 func (b *Broker) Env() *sim.Env { return b.env }
 
 // MaxDepth returns the cascade depth limit in effect.
@@ -207,6 +262,21 @@ func (b *Broker) MaxDepth() int { return b.maxDepth }
 
 // Metrics returns the broker's counters.
 func (b *Broker) Metrics() Metrics { return b.m }
+
+// Idle reports whether the broker holds no copy anywhere: none buffered,
+// none held back by a fault or by back-pressure, none in a slow handler.
+// A run has drained the broker when it is idle.
+func (b *Broker) Idle() bool { return b.m.Buffered == 0 && b.m.InFlight == 0 && b.m.Handling == 0 }
+
+// PublishedTo returns how many publishes to subject the broker accepted,
+// roots and children alike. It costs one map lookup; the broker keeps one
+// small counter per subject ever published to.
+func (b *Broker) PublishedTo(subject string) int {
+	if s := b.stats[subject]; s != nil {
+		return s.published
+	}
+	return 0
+}
 
 // Subscribers returns the subscribers in subscription order.
 func (b *Broker) Subscribers() []*Subscriber {
@@ -224,13 +294,17 @@ func (b *Broker) Subscriber(name string) (*Subscriber, bool) {
 }
 
 // FanOut subscribes a durable target (a queue, in SNS-to-SQS style) to
-// every subject matching pattern: each matching publish is forwarded to
-// target.Publish with its ID and headers unchanged, whether or not any
-// ephemeral subscriber is online, and the supervisor switch does not mute
-// it. A forward the target refuses is traced as "rejected" and recorded in
-// the ledger as lost, with cause sim.CauseBrokerUnavailable, for the logical
-// consumer called name; name the fan-out after the target's ledger consumer
-// (a queue's Consumer, by default its Name) so the loss shows up there.
+// every subject matching pattern. Each matching publish makes a new copy
+// for the target: a new ID from the world's IDs, the same key, body and
+// headers, and Origin set to the published message's ID, so the ledger
+// judges the target's copy as part of the publish's lineage while every
+// target holds a state of its own. The copy is handed to target.Publish
+// whether or not any ephemeral subscriber is online, and the supervisor
+// switch does not mute it. A forward the target accepts is traced as
+// "forwarded"; one it refuses is traced as "rejected" and then "lost" with
+// cause sim.CauseForwardFailed (no consumer: the copy never reached one).
+// name identifies the fan-out in the trace and must be unique among the
+// broker's subscribers and fan-outs.
 func (b *Broker) FanOut(name, pattern string, target sim.Publisher) error {
 	if name == "" {
 		return fmt.Errorf("%w: a fan-out needs a name", ErrInvalidConfig)
@@ -246,7 +320,7 @@ func (b *Broker) FanOut(name, pattern string, target sim.Publisher) error {
 		return fmt.Errorf("%w: %q", ErrDuplicateName, name)
 	}
 	b.names[name] = true
-	b.fanouts = append(b.fanouts, &fanout{name: name, pattern: p, target: target, consumer: b.env.Ledger.Consumer(name)})
+	b.fanouts = append(b.fanouts, &fanout{name: name, pattern: p, target: target})
 	b.invalidate()
 	return nil
 }
@@ -262,7 +336,11 @@ func (b *Broker) route(subject string) (*route, error) {
 	if err := ValidSubject(subject); err != nil {
 		return nil, err
 	}
-	r := &route{where: "topic:" + subject}
+	r := &route{where: "topic:" + subject, stat: b.stats[subject]}
+	if r.stat == nil {
+		r.stat = &subjectStat{}
+		b.stats[subject] = r.stat
+	}
 	for _, s := range b.subs {
 		if s.pattern.Match(subject) {
 			r.subs = append(r.subs, s)
@@ -283,7 +361,8 @@ func (b *Broker) route(subject string) (*route, error) {
 
 // Mute turns the supervisor switch on: until the matching Unmute, publishes
 // reach no ephemeral subscriber (each skipped copy is traced as
-// "suppressed"); durable fan-outs still get them. Calls nest.
+// "suppressed" and is not routed to that subscriber); durable fan-outs
+// still get them. Calls nest.
 func (b *Broker) Mute() { b.mute++ }
 
 // Unmute undoes one Mute.
@@ -301,12 +380,16 @@ func (b *Broker) Muted() bool { return b.mute > 0 }
 func (b *Broker) Publish(m sim.Message) error { return b.PublishTo(m.Headers.Type, m) }
 
 // PublishTo publishes m to subject as a root event (cascade depth 0). The
-// message is copied to every matching subscriber connected now and
-// forwarded to every matching fan-out. It returns an error wrapping
-// ErrInvalidSubject or ErrInvalidMessage for bad input, ErrUnavailable while
-// the broker.unavailable fault fires, and ErrBackpressure when a matching
+// message is copied to every matching subscriber connected now and a new
+// copy is forwarded to every matching fan-out. It returns an error
+// wrapping ErrInvalidSubject or ErrInvalidMessage for bad input,
+// ErrUnavailable (which wraps sim.ErrUnavailable) while the
+// broker.unavailable fault fires, and ErrBackpressure when a matching
 // online subscriber with the Block policy has a full buffer; in those cases
-// nothing was delivered and the publisher may retry the same message.
+// nothing was delivered, the ledger has not heard of m, and the publisher
+// may retry the same message (or give up and report the loss). Once the
+// world's budget is spent (sim.World.SetBudget) it refuses every publish
+// with the budget error.
 func (b *Broker) PublishTo(subject string, m sim.Message) error {
 	return b.publish(subject, m, nil)
 }
@@ -321,9 +404,15 @@ func (b *Broker) corrOf(m *sim.Message, parent *envelope) string {
 	return m.ID.String()
 }
 
+// detailed reports whether Detail text is worth building.
+func (b *Broker) detailed() bool { return b.env.Trace.Detailed() }
+
 func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error {
 	if m.ID == 0 {
 		return fmt.Errorf("%w: message has no ID (create it with Env.NewMessage)", ErrInvalidMessage)
+	}
+	if err := b.env.Exceeded(); err != nil {
+		return err // the run's budget is spent: refuse new work, record nothing
 	}
 	r, err := b.route(subject)
 	if err != nil {
@@ -331,14 +420,19 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 	}
 	where := r.where
 	if b.faults.Has(faults.BrokerUnavailable) {
-		if f, ok := b.faults.Check(faults.BrokerUnavailable, faults.Context{Where: where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); ok {
+		c := faults.Context{Where: where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}
+		if f := b.faults.CheckRef(faults.BrokerUnavailable, &c); f != nil {
 			cause := errConnection
 			if f.Error != "" {
 				cause = errors.New(f.Error)
 			}
-			err := fmt.Errorf("%w: %w", ErrUnavailable, cause)
+			err := fmt.Errorf("%w: %s: %w", ErrUnavailable, where, cause)
 			b.m.Rejected++
-			b.env.Emit(sim.Event{Kind: sim.KindRejected, Where: where, Msg: m.ID, Key: m.Key, Corr: b.corrOf(&m, parent), Rule: f.Rule, Detail: err.Error()})
+			ev := sim.Event{Kind: sim.KindRejected, Where: where, Msg: m.ID, Key: m.Key, Corr: b.corrOf(&m, parent), Rule: f.Rule}
+			if b.detailed() {
+				ev.Detail = err.Error()
+			}
+			b.env.Emit(ev)
 			return err
 		}
 	}
@@ -348,19 +442,16 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 			if s.policy == Block && s.online && s.full() {
 				b.m.Rejected++
 				b.m.Backpressure++
-				b.env.Emit(sim.Event{Kind: sim.KindRejected, Where: where, Actor: s.name, Msg: m.ID, Key: m.Key, Corr: b.corrOf(&m, parent),
-					Detail: "back-pressure: buffer full (" + strconv.Itoa(len(s.ring)) + ")"})
+				ev := sim.Event{Kind: sim.KindRejected, Where: where, Actor: s.name, Consumer: s.consumer, Msg: m.ID, Key: m.Key, Corr: b.corrOf(&m, parent)}
+				if b.detailed() {
+					ev.Detail = "back-pressure: buffer full (" + strconv.Itoa(len(s.ring)) + ")"
+				}
+				b.env.Emit(ev)
 				return fmt.Errorf("%w: subscriber %q has a full buffer of %d", ErrBackpressure, s.name, len(s.ring))
 			}
 		}
 	}
 
-	if led := b.env.Ledger; led != nil {
-		now := b.env.Now()
-		led.Register(&m)
-		led.Sent(m.ID, now)
-		led.SetState(m.ID, sim.StateDelivered, now)
-	}
 	e := b.newEnvelope()
 	e.msg, e.subject, e.where, e.corr = m, subject, where, b.corrOf(&m, parent)
 	if parent != nil {
@@ -373,17 +464,14 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 		c.Published[e.depth]++
 	}
 	b.m.Published++
-	if tr := b.env.Trace; tr.Enabled() {
-		ev := sim.Event{Kind: sim.KindPublished, Where: where, Msg: m.ID, Key: m.Key, Corr: e.corr}
-		if e.depth == 0 {
-			ev.Actor = m.Headers.Source // a root publish names its producer
-		} else {
-			ev.Detail = "depth " + strconv.Itoa(int(e.depth)) + " of root " + e.cascade.Root.String() + ", caused by " + m.Headers.CausationID.String()
-		}
-		b.env.Emit(ev)
-	} else {
-		tr.Skip()
+	r.stat.published++
+	ev := sim.Event{Kind: sim.KindPublished, Where: where, Msg: m.ID, Origin: m.Origin, Key: m.Key, Type: m.Headers.Type, Corr: e.corr}
+	if e.depth == 0 {
+		ev.Actor = m.Headers.Source // a root publish names its producer
+	} else if b.detailed() {
+		ev.Detail = "depth " + strconv.Itoa(int(e.depth)) + " of root " + e.cascade.Root.String() + ", caused by " + m.Headers.CausationID.String()
 	}
+	b.env.Emit(ev)
 	if b.faults == nil && !muted {
 		b.fanOutFast(r, e)
 	} else {
@@ -400,26 +488,16 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 // the supervisor switch is off: the common case, with the bookkeeping of
 // place done once per publish instead of once per copy.
 func (b *Broker) fanOutFast(r *route, e *envelope) {
-	led, tr := b.env.Ledger, b.env.Trace
-	tracing := tr.Enabled()
 	placed := 0
 	for _, s := range r.subs {
 		if !s.online || s.full() {
-			b.offer(s, e, true) // missed, or the overflow policy decides
+			b.offer(s, e, true, 1) // missed, or the overflow policy decides
 			continue
 		}
-		s.push(slot{env: e, gen: b.gen})
+		s.push(slot{env: e, gen: b.gen, attempt: 1})
 		s.m.Delivered++
 		placed++
-		n := 0
-		if led != nil {
-			n = led.Delivered(e.msg.ID, s.consumer, b.env.Now())
-		}
-		if tracing {
-			b.emitCopySlow(sim.KindDelivered, s.name, e, n, "")
-		} else {
-			tr.Skip()
-		}
+		b.emitCopy(sim.KindDelivered, s, e, 1)
 	}
 	e.refs += int32(placed)
 	b.m.Buffered += placed
@@ -434,8 +512,6 @@ func (b *Broker) fanOutFast(r *route, e *envelope) {
 // fanOut copies e to the subscribers of r one by one, consulting the fault
 // points for each copy, or suppresses every copy while muted.
 func (b *Broker) fanOut(r *route, e *envelope, muted bool) {
-	m := &e.msg
-	where := e.where
 	for _, s := range r.subs {
 		if muted {
 			b.m.Suppressed++
@@ -443,27 +519,44 @@ func (b *Broker) fanOut(r *route, e *envelope, muted bool) {
 			if e.cascade != nil {
 				e.cascade.Suppressed++
 			}
-			b.env.Emit(sim.Event{Kind: KindSuppressed, Where: where, Actor: s.name, Msg: m.ID, Key: m.Key, Corr: e.corr, Detail: "supervisor switch is on"})
+			ev := sim.Event{Kind: KindSuppressed, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr}
+			if b.detailed() {
+				ev.Detail = "supervisor switch is on"
+			}
+			b.env.Emit(ev)
 			continue
 		}
-		b.offer(s, e, true)
+		b.offer(s, e, true, 1)
 	}
 }
 
-// forward hands e's message to a durable fan-out target.
+// forward hands a new copy of e's message to a durable fan-out target.
 func (b *Broker) forward(f *fanout, e *envelope) {
-	m := e.msg
-	if err := f.target.Publish(m); err != nil {
+	c := e.msg
+	c.ID = b.env.IDs.Next()
+	c.Origin = e.msg.ID
+	c.Created = b.env.Now()
+	if _, ok := c.Headers.Get(sim.HeaderEventID); !ok {
+		c.Headers = c.Headers.With(sim.HeaderEventID, e.msg.ID.String())
+	}
+	if err := f.target.Publish(c); err != nil {
 		b.m.ForwardFailed++
-		now := b.env.Now()
-		b.env.Ledger.Lost(m.ID, f.consumer, sim.CauseBrokerUnavailable, now)
-		b.env.Emit(sim.Event{Kind: sim.KindRejected, Where: e.where, Actor: f.name, Msg: m.ID, Key: m.Key, Corr: e.corr, Detail: "fan-out failed: " + err.Error()})
-		b.env.Emit(sim.Event{Kind: sim.KindLost, Where: e.where, Actor: f.name, Msg: m.ID, Key: m.Key, Corr: e.corr, Detail: string(sim.CauseBrokerUnavailable)})
+		ev := sim.Event{Kind: sim.KindRejected, Where: e.where, Actor: f.name, Msg: c.ID, Origin: c.Origin, Key: c.Key, Corr: e.corr}
+		if b.detailed() {
+			ev.Detail = "fan-out " + f.name + " refused the copy: " + err.Error()
+		}
+		b.env.Emit(ev)
+		b.env.Emit(sim.Event{Kind: sim.KindLost, Where: e.where, Actor: f.name, Msg: c.ID, Origin: c.Origin, Key: c.Key, Type: c.Headers.Type,
+			Corr: e.corr, Cause: sim.CauseForwardFailed})
 		return
 	}
 	b.m.Forwarded++
 	e.addCopy()
-	b.env.Emit(sim.Event{Kind: sim.KindDelivered, Where: e.where, Actor: f.name, Msg: m.ID, Key: m.Key, Corr: e.corr, Detail: "forwarded to durable fan-out"})
+	ev := sim.Event{Kind: KindForwarded, Where: e.where, Actor: f.name, Msg: c.ID, Origin: c.Origin, Key: c.Key, Corr: e.corr}
+	if b.detailed() {
+		ev.Detail = "copy for fan-out " + f.name
+	}
+	b.env.Emit(ev)
 }
 
 func (e *envelope) addCopy() {
@@ -481,37 +574,38 @@ func faultCtx(s *Subscriber, e *envelope) faults.Context {
 
 // offer tries to hand a copy of e to s: missed when s is offline, held back
 // by broker.delay or broker.reorder (only at publish time), otherwise
-// placed in the buffer, twice when broker.duplicate fires.
-func (b *Broker) offer(s *Subscriber, e *envelope, atPublish bool) {
+// placed in the buffer, twice when broker.duplicate fires. attempt is the
+// delivery number the copy gets when placed.
+func (b *Broker) offer(s *Subscriber, e *envelope, atPublish bool, attempt int32) {
 	if !s.online {
 		b.miss(s, e, "", "subscriber offline")
 		return
 	}
 	in := b.faults
 	if in == nil {
-		b.place(s, e)
+		b.place(s, e, attempt)
 		return
 	}
 	if in.Has(faults.SubscriberOffline) {
-		if f, ok := in.Check(faults.SubscriberOffline, faultCtx(s, e)); ok {
+		c := faultCtx(s, e)
+		if f := in.CheckRef(faults.SubscriberOffline, &c); f != nil {
 			b.miss(s, e, f.Rule, "subscriber offline")
 			return
 		}
 	}
 	if atPublish {
 		if in.Has(faults.BrokerDelay) {
-			if f, ok := in.Check(faults.BrokerDelay, faultCtx(s, e)); ok {
-				d := sim.Tick(f.Param)
-				if d <= 0 {
-					d = 1
-				}
-				b.hold(s, e, b.env.Now()+d, f.Rule, "delayed by "+strconv.FormatInt(int64(d), 10)+" tick(s)")
+			c := faultCtx(s, e)
+			if f := in.CheckRef(faults.BrokerDelay, &c); f != nil {
+				d := sim.Tick(max(f.Param, 1))
+				b.hold(s, e, b.env.Now()+d, attempt, f.Rule, "delayed by "+strconv.FormatInt(int64(d), 10)+" tick(s)")
 				return
 			}
 		}
 		if s.held == nil && in.Has(faults.BrokerReorder) {
-			if f, ok := in.Check(faults.BrokerReorder, faultCtx(s, e)); ok {
-				s.held, s.heldAt = e, b.env.Now()
+			c := faultCtx(s, e)
+			if f := in.CheckRef(faults.BrokerReorder, &c); f != nil {
+				s.held, s.heldAt, s.heldAttempt = e, b.env.Now(), attempt
 				e.refs++
 				if !s.listed {
 					s.listed = true
@@ -519,101 +613,103 @@ func (b *Broker) offer(s *Subscriber, e *envelope, atPublish bool) {
 				}
 				b.m.Delayed++
 				b.m.InFlight++
-				b.env.Emit(sim.Event{Kind: sim.KindDelayed, Where: e.where, Actor: s.name, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr, Rule: f.Rule,
-					Detail: "reordered: held back behind the next copy"})
+				ev := sim.Event{Kind: sim.KindDelayed, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr, Rule: f.Rule}
+				if b.detailed() {
+					ev.Detail = "reordered: held back behind the next copy"
+				}
+				b.env.Emit(ev)
 				return
 			}
 		}
 	}
 	dup := false
 	if in.Has(faults.BrokerDuplicate) {
-		if _, ok := in.Check(faults.BrokerDuplicate, faultCtx(s, e)); ok {
+		c := faultCtx(s, e)
+		if f := in.CheckRef(faults.BrokerDuplicate, &c); f != nil {
 			dup = true
 			b.m.Duplicated++
 		}
 	}
-	b.place(s, e)
+	b.place(s, e, attempt)
 	if dup {
-		b.place(s, e)
+		b.place(s, e, attempt+1)
 	}
 	if atPublish && s.held != nil && s.held != e {
-		h := s.held
+		h, n := s.held, s.heldAttempt
 		s.held = nil
 		b.m.InFlight--
-		b.place(s, h)
+		b.place(s, h, n)
 		b.unref(h)
 	}
 }
 
-// hold keeps a copy of e for s in the broker until tick at.
-func (b *Broker) hold(s *Subscriber, e *envelope, at sim.Tick, rule, detail string) {
+// hold keeps a copy of e for s in the broker until tick at. A non-empty
+// detail marks a fault's delay, which is traced and counted.
+func (b *Broker) hold(s *Subscriber, e *envelope, at sim.Tick, attempt int32, rule, detail string) {
 	b.delaySeq++
-	heap.Push(&b.delayed, delayed{at: at, seq: b.delaySeq, sub: s, env: e})
+	heap.Push(&b.delayed, delayed{at: at, seq: b.delaySeq, sub: s, env: e, attempt: attempt})
 	e.refs++
 	b.m.InFlight++
 	if detail != "" {
 		b.m.Delayed++
-		b.env.Emit(sim.Event{Kind: sim.KindDelayed, Where: e.where, Actor: s.name, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr, Rule: rule, Detail: detail})
+		ev := sim.Event{Kind: sim.KindDelayed, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr, Rule: rule}
+		if b.detailed() {
+			ev.Detail = detail
+		}
+		b.env.Emit(ev)
 	}
 }
 
-// miss records that s missed e.
+// miss traces that s missed e by design ("missed").
 func (b *Broker) miss(s *Subscriber, e *envelope, rule, detail string) {
 	b.m.Missed++
 	s.m.Missed++
-	led := b.env.Ledger
-	led.Expect(e.msg.ID, s.consumer)
-	led.Missed(e.msg.ID, s.consumer, b.env.Now())
-	b.env.Emit(sim.Event{Kind: sim.KindMissed, Where: e.where, Actor: s.name, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr, Rule: rule, Detail: detail})
+	ev := sim.Event{Kind: sim.KindMissed, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr, Rule: rule}
+	if b.detailed() {
+		ev.Detail = detail
+	}
+	b.env.Emit(ev)
 }
 
-// drop records that an overflow policy dropped s's copy of e.
-func (b *Broker) drop(s *Subscriber, e *envelope, detail string) {
+// drop traces that an overflow policy dropped s's copy of e ("dropped",
+// which the ledger books as lost with cause sim.CauseOverflow).
+func (b *Broker) drop(s *Subscriber, e *envelope, policy string) {
 	b.m.Dropped++
 	s.m.Dropped++
-	now := b.env.Now()
-	led := b.env.Ledger
-	led.Expect(e.msg.ID, s.consumer)
-	led.Lost(e.msg.ID, s.consumer, sim.CauseOverflow, now)
-	b.env.Emit(sim.Event{Kind: sim.KindDropped, Where: e.where, Actor: s.name, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr,
-		Detail: detail})
+	ev := sim.Event{Kind: sim.KindDropped, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr}
+	if b.detailed() {
+		ev.Detail = "overflow: " + policy + ", buffer " + strconv.Itoa(len(s.ring))
+	}
+	b.env.Emit(ev)
 }
 
 // place puts a copy of e into s's buffer, applying s's overflow policy
 // when the buffer is full. A Block subscriber that is full (possible only
 // for copies the broker already accepted) keeps the copy in the broker and
 // retries on the next tick.
-func (b *Broker) place(s *Subscriber, e *envelope) {
+func (b *Broker) place(s *Subscriber, e *envelope, attempt int32) {
 	if s.full() {
 		switch s.policy {
 		case DropNewest:
-			b.drop(s, e, "overflow: drop newest, buffer "+strconv.Itoa(len(s.ring)))
+			b.drop(s, e, "drop newest")
 			return
 		case DropOldest:
 			old := s.pop()
 			b.m.Buffered--
-			b.drop(s, old.env, "overflow: drop oldest, buffer "+strconv.Itoa(len(s.ring)))
+			b.drop(s, old.env, "drop oldest")
 			b.unref(old.env)
 		case Block:
-			b.hold(s, e, b.env.Now()+1, "", "")
+			b.hold(s, e, b.env.Now()+1, attempt, "", "")
 			return
 		}
 	}
-	s.push(slot{env: e, gen: b.gen})
+	s.push(slot{env: e, gen: b.gen, attempt: attempt})
 	e.refs++
 	b.m.Buffered++
 	b.m.Delivered++
 	s.m.Delivered++
 	e.addCopy()
-	n := 0
-	if led := b.env.Ledger; led != nil {
-		n = led.Delivered(e.msg.ID, s.consumer, b.env.Now())
-	}
-	if tr := b.env.Trace; tr.Enabled() {
-		b.emitCopySlow(sim.KindDelivered, s.name, e, n, "")
-	} else {
-		tr.Skip()
-	}
+	b.emitCopy(sim.KindDelivered, s, e, attempt)
 }
 
 // newEnvelope returns a cleared envelope with one reference, reusing a
@@ -641,15 +737,17 @@ func (b *Broker) unref(e *envelope) {
 	}
 }
 
-// emitCopySlow traces an event about a copy of e; callers on the per-copy
-// hot path call it only when a sink listens, and Trace.Skip otherwise.
-func (b *Broker) emitCopySlow(k sim.Kind, actor string, e *envelope, attempt int, detail string) {
-	b.env.Emit(sim.Event{Kind: k, Where: e.where, Actor: actor, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr, Attempt: attempt, Detail: detail})
+// emitCopy traces an event about s's copy of e, built in place.
+func (b *Broker) emitCopy(k sim.Kind, s *Subscriber, e *envelope, attempt int32) {
+	ev := sim.Event{Tick: b.env.Now(), Kind: k, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key,
+		Corr: e.corr, Attempt: int(attempt)}
+	b.env.Trace.EmitRef(&ev)
 }
 
-// Step releases the copies held by broker.delay whose time has come, and
-// the copies held by broker.reorder that no later copy overtook. It is the
-// broker's sim.Actor step, for sim.PhaseBroker; its cost is O(released).
+// Step releases the copies held by broker.delay or by back-pressure whose
+// time has come, and the copies held by broker.reorder that no later copy
+// overtook. It is the broker's step in sim.PhaseBroker; its cost is
+// O(released).
 func (b *Broker) Step(now sim.Tick) {
 	keep := b.held[:0]
 	for _, s := range b.held {
@@ -659,7 +757,7 @@ func (b *Broker) Step(now sim.Tick) {
 		case s.heldAt < now:
 			s.held, s.listed = nil, false
 			b.m.InFlight--
-			b.release(s, h)
+			b.release(s, h, s.heldAttempt)
 			b.unref(h)
 		default: // held this very tick: wait for a later copy or the next tick
 			keep = append(keep, s)
@@ -670,38 +768,32 @@ func (b *Broker) Step(now sim.Tick) {
 	for len(b.delayed) > 0 && b.delayed[0].at <= now {
 		d := heap.Pop(&b.delayed).(delayed)
 		b.m.InFlight--
-		b.release(d.sub, d.env)
+		b.release(d.sub, d.env, d.attempt)
 		b.unref(d.env)
 	}
 }
 
 // release delivers a copy the broker held back, as if published now.
-func (b *Broker) release(s *Subscriber, e *envelope) {
+func (b *Broker) release(s *Subscriber, e *envelope, attempt int32) {
 	if s.closed {
 		b.miss(s, e, "", "subscriber closed")
 		return
 	}
-	b.offer(s, e, false)
+	b.offer(s, e, false, attempt)
 }
 
-// StepSubscribers steps every subscriber in subscription order; Attach
-// registers it in sim.PhaseConsumer. Subscribers added during the step are
-// stepped from the next tick on.
-func (b *Broker) StepSubscribers(now sim.Tick) {
-	subs := b.subs
-	for _, s := range subs {
-		s.Step(now)
+// stepSubscribers steps every subscriber in subscription order.
+func (b *Broker) stepSubscribers(now sim.Tick) {
+	if b.genTick != now {
+		b.gen++
+		b.genTick = now
 	}
-}
-
-// Attach registers the broker with w: Step as "pubsub:"+Name in
-// sim.PhaseBroker and StepSubscribers as "pubsub:"+Name+"/subscribers" in
-// sim.PhaseConsumer. Do not also add the subscribers to w one by one.
-func (b *Broker) Attach(w *sim.World) error {
-	if err := w.Add(sim.PhaseBroker, "pubsub:"+b.name, b); err != nil {
-		return err
+	for _, s := range b.subs {
+		if b.env.Exceeded() != nil {
+			return // the run's budget is spent: stop at once
+		}
+		s.step(now)
 	}
-	return w.Add(sim.PhaseConsumer, "pubsub:"+b.name+"/subscribers", sim.ActorFunc(b.StepSubscribers))
 }
 
 // cascadeOf returns the cascade record of parent's root, creating it when a
@@ -758,7 +850,7 @@ type Cascade struct {
 	// Suppressed counts the copies the supervisor switch kept from
 	// subscribers.
 	Suppressed int
-	// Limited counts the child publishes the depth limit refused.
+	// Limited counts the child publishes a depth limit refused.
 	Limited int
 }
 

@@ -17,48 +17,96 @@
 //
 // A publish is copied into the buffer of every subscriber whose pattern
 // matches and that is connected at that tick, and stored nowhere else. A
-// subscriber that is offline misses it; the ledger records the copy as
-// missed, by design, not as a loss. Each subscriber is a logical consumer in
-// the ledger: a copy placed in its buffer is Expect+Delivered, a handled copy
-// is Applied, a missed copy is Expect+Missed, and a copy an overflow policy
-// drops is Lost with cause sim.CauseOverflow. A copy published before the
-// consumer phase of a tick is handled in that tick; a copy a handler
-// publishes is handled in the next one, so a cascade advances one
-// generation per tick.
+// subscriber that is offline misses it, by design, not as a loss. A copy
+// published before the consumer phase of a tick is handled in that tick; a
+// copy a handler publishes is handled in the next one, so a cascade
+// advances one generation per tick.
 //
 // Broker.Publish uses the message's Headers.Type as the subject;
 // Broker.PublishTo names the subject explicitly. The trace's Where for a
 // publish and for every copy of it is "topic:" followed by the subject.
 //
+// # Events and the ledger
+//
+// The package never writes the ledger; the world's ledger folds the trace
+// events it emits, and so does a ledger folded from a recorded JSON Lines
+// trace. Each subscriber is a logical consumer (SubscriberConfig.Consumer,
+// by default its name); events name it as Consumer and the subscriber as
+// Actor. The events the fold reads:
+//
+//   - published (Msg, Key, Type, Origin): the broker accepted a publish; it
+//     is handed to subscribers and kept nowhere.
+//   - delivered (Msg, Consumer, Attempt): a copy entered the subscriber's
+//     buffer.
+//   - processed / skipped (Msg, Consumer): the handler applied an effect
+//     (sim.Delivery.Apply) or recognised a duplicate (sim.Delivery.Skip);
+//     a muted subscriber and a SourceCheck subscriber receiving its own
+//     change skip too.
+//   - failed, then lost with sim.CauseHandlerFailed (Msg, Consumer): the
+//     handler failed; ephemeral delivery has no retry.
+//   - missed (Msg, Consumer): the subscriber was offline.
+//   - dropped (Msg, Consumer): an overflow policy dropped the copy.
+//   - lost with sim.CauseDisconnect (Msg, Consumer): a disconnect threw the
+//     copy out of the buffer or out of a working handler.
+//   - lost with sim.CauseForwardFailed (Msg: the fan-out copy, Origin: the
+//     publish, no Consumer): a durable fan-out target refused its copy.
+//   - lost with sim.CauseBrokerUnavailable or sim.CauseOverflow (no
+//     Consumer): a subscriber's Emit was refused and given up.
+//
+// Copies the supervisor switch suppresses are not routed to the
+// subscriber at all ("suppressed", which the ledger ignores, as it ignores
+// "delayed", "connected", "disconnected", "forwarded" and
+// "cascade_limited"). Detail text is built only when a sink that shows it
+// is attached.
+//
+// # Handlers and behaviour
+//
+// A subscriber's handler is a sim.Handler, the contract every model
+// shares: it records effects through the delivery and returns an error
+// whose class does not matter here (nothing is retried). The broker wraps
+// it with its fault injector (faults.Injector.Handler), so the handler
+// fault points apply to subscribers as to every other consumer, and asks
+// sim.DurationOf before each copy: a slow handler keeps its subscriber
+// from reading its buffer, which may then overflow. A subscriber's
+// behaviour beyond its handler is configuration (SubscriberConfig): Emits
+// that publish children for every handled copy, SourceCheck, Supervisor,
+// a start tick, and Mute and Connect/Disconnect at run time, so a scenario
+// file and a Go test get the same subscriber.
+//
 // # Cascades
 //
-// A handler publishes through its Context. Each child gets a new ID from
-// env.NewMessage, its parent's ID as CausationID, the root's correlation ID
-// (the root's own CorrelationID, or the root's ID when it has none) and, by
-// default, the parent's Source header. The broker counts every cascade per
-// root event (messages per depth, copies, suppressions) and refuses a child
-// deeper than Config.MaxDepth with a "cascade_limited" trace event. While
-// the supervisor switch is on (Broker.Mute, Context.Muted), publishes reach
-// no ephemeral subscriber: each skipped copy is a "suppressed" event, which
-// is how a worker saves without starting a new storm.
+// A handler publishes through its delivery's Context (ContextOf, or a
+// HandlerFunc). Each child gets a new ID from Env.NewMessage, its parent's
+// ID as CausationID, the root's correlation ID (the root's own
+// CorrelationID, or the root's ID when it has none) and, by default, the
+// parent's Source header. The broker counts every cascade per root event
+// (messages per depth, copies, suppressions) and refuses a child deeper
+// than Config.MaxDepth, or than an Emit's CascadeLimit, with a
+// "cascade_limited" trace event. While the supervisor switch is on
+// (Broker.Mute, Context.Muted, SubscriberConfig.Supervisor), publishes
+// reach no ephemeral subscriber: each skipped copy is a "suppressed" event,
+// which is how a worker saves without starting a new storm.
 //
 // # Durable fan-out
 //
 // Broker.FanOut subscribes any sim.Publisher, typically a queue.Queue, to a
-// pattern in SNS-to-SQS style: every matching publish is forwarded with its
-// ID and headers, whether or not an ephemeral subscriber is online, so the
-// same publish can be missed by an offline ephemeral subscriber and kept by
-// the queue for its consumer to get after reconnecting.
+// pattern in SNS-to-SQS style: every matching publish makes a new copy
+// (new ID, same key, body and headers, Origin = the publish) for the
+// target, whether or not an ephemeral subscriber is online. Each target's
+// copy has a state of its own, so one queue's consumer acking its copy says
+// nothing about another queue's copy, and the ledger judges both as part
+// of the publish's lineage.
 //
 // # Determinism and cost
 //
-// Everything runs on the caller's goroutine, driven by Broker.Step
-// (sim.PhaseBroker) and Subscriber.Step (sim.PhaseConsumer); Broker.Attach
-// registers both with a World. A publish costs O(matching subscribers) once
-// the subject's route is cached (the route cache is rebuilt after a
-// subscription change and costs O(subscriptions) per new subject). Buffers
-// are fixed-size rings of pointers to one shared envelope per publish, so a
-// resident message costs about 220 bytes plus 16 bytes per subscriber
-// holding a copy, beyond its body; settled envelopes are reused, so a
-// steady publish rate does not allocate.
+// Everything runs on the caller's goroutine, driven by the broker's step
+// (sim.PhaseBroker) and its subscribers' step (sim.PhaseConsumer), both
+// registered with the World by New. A publish costs O(matching
+// subscribers) once the subject's route is cached (the route cache is
+// rebuilt after a subscription change and costs O(subscriptions) per new
+// subject), plus one trace event per copy. Buffers are fixed-size rings of
+// pointers to one shared envelope per publish, so a resident message costs
+// about 220 bytes plus 24 bytes per subscriber holding a copy, beyond its
+// body; settled envelopes are reused, so a steady publish rate does not
+// allocate.
 package pubsub

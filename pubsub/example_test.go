@@ -14,9 +14,8 @@ import (
 func Example() {
 	w, _ := sim.New(sim.Config{Seed: 1})
 	env := w.Env()
-	env.Trace.Attach(sim.NewTextWriter(os.Stdout))
-	b, _ := pubsub.New(pubsub.Config{Name: "shop", Env: env})
-	_ = b.Attach(w)
+	w.Trace().Attach(sim.NewTextWriter(os.Stdout))
+	b, _ := pubsub.New(w, pubsub.Config{Name: "shop"})
 	for _, name := range []string{"billing", "shipping", "mailer"} {
 		_, _ = b.Subscribe(pubsub.SubscriberConfig{Name: name, Pattern: "orders.>"})
 	}
@@ -31,7 +30,7 @@ func Example() {
 	})
 	_ = w.Run(2)
 
-	st := env.Ledger.Stats()
+	st := w.Ledger().Stats()
 	fmt.Printf("delivered %d, applied %d, missed %d, lost %d\n", st.Delivered, st.Applied, st.Missed, st.Lost)
 	// Output:
 	// t=1 action timeline - "order placed"
@@ -39,9 +38,9 @@ func Example() {
 	// t=1 delivered topic:orders.placed m1 key=order-1 by=billing try=1 corr=m1
 	// t=1 delivered topic:orders.placed m1 key=order-1 by=shipping try=1 corr=m1
 	// t=1 delivered topic:orders.placed m1 key=order-1 by=mailer try=1 corr=m1
-	// t=1 processed topic:orders.placed m1 key=order-1 by=billing corr=m1
-	// t=1 processed topic:orders.placed m1 key=order-1 by=shipping corr=m1
-	// t=1 processed topic:orders.placed m1 key=order-1 by=mailer corr=m1
+	// t=1 processed topic:orders.placed m1 key=order-1 by=billing try=1 corr=m1
+	// t=1 processed topic:orders.placed m1 key=order-1 by=shipping try=1 corr=m1
+	// t=1 processed topic:orders.placed m1 key=order-1 by=mailer try=1 corr=m1
 	// t=2 action timeline - "mailer disconnects"
 	// t=2 disconnected topic:orders.> - by=mailer "0 buffered"
 	// t=2 action timeline - "order paid"
@@ -49,8 +48,8 @@ func Example() {
 	// t=2 delivered topic:orders.eu.paid m2 key=order-1 by=billing try=1 corr=m2
 	// t=2 delivered topic:orders.eu.paid m2 key=order-1 by=shipping try=1 corr=m2
 	// t=2 missed topic:orders.eu.paid m2 key=order-1 by=mailer corr=m2 "subscriber offline"
-	// t=2 processed topic:orders.eu.paid m2 key=order-1 by=billing corr=m2
-	// t=2 processed topic:orders.eu.paid m2 key=order-1 by=shipping corr=m2
+	// t=2 processed topic:orders.eu.paid m2 key=order-1 by=billing try=1 corr=m2
+	// t=2 processed topic:orders.eu.paid m2 key=order-1 by=shipping try=1 corr=m2
 	// delivered 5, applied 5, missed 1, lost 0
 }
 
@@ -59,8 +58,7 @@ func Example() {
 func Example_storm() {
 	for _, supervisor := range []bool{false, true} {
 		w, _ := sim.New(sim.Config{Seed: 1})
-		b, _ := pubsub.New(pubsub.Config{Name: "shop", Env: w.Env(), MaxDepth: 2})
-		_ = b.Attach(w)
+		b, _ := pubsub.New(w, pubsub.Config{Name: "shop", MaxDepth: 2})
 		storm, _ := pubsub.NewStorm(b, pubsub.StormConfig{Subject: "product.saved", Subscribers: 8, Supervisor: supervisor})
 		root, _ := storm.Save("product-1", nil)
 		_ = w.Run(4)
@@ -78,8 +76,7 @@ func Example_storm() {
 // once, where it is ignored.
 func ExampleNewSync() {
 	w, _ := sim.New(sim.Config{Seed: 1})
-	b, _ := pubsub.New(pubsub.Config{Name: "sync", Env: w.Env()})
-	_ = b.Attach(w)
+	b, _ := pubsub.New(w, pubsub.Config{Name: "sync"})
 	s, _ := pubsub.NewSync(b, pubsub.SyncConfig{Subject: "customer.updated", Systems: [2]string{"commerce", "operations"}, SourceTracking: true})
 	root, _ := s.Change("commerce", "customer-7", []byte("new address"))
 	_ = w.Run(5)

@@ -14,9 +14,9 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // goldenRun plays a small scenario touching every feature: wildcards, an
-// offline window, a full drop-oldest buffer, a cascade muted halfway by the
-// supervisor, a sync loop with source tracking, and seeded probabilistic
-// faults. Its trace must be byte-identical on every run.
+// offline window, a full drop-oldest buffer, a cascade muted halfway by a
+// supervisor subscriber's emits, a sync loop with source tracking, and
+// seeded probabilistic faults. Its trace must be byte-identical on every run.
 func goldenRun(t *testing.T) []byte {
 	var out bytes.Buffer
 	r := newRig(t, 42, 3,
@@ -24,25 +24,22 @@ func goldenRun(t *testing.T) []byte {
 		faults.Rule{Name: "lag", Point: faults.BrokerDelay, Probability: 0.5, Param: 2, Match: faults.Match{Consumer: "billing"}},
 		faults.Rule{Name: "nap", Point: faults.SubscriberOffline, From: 4, Until: 6, Match: faults.Match{Consumer: "audit"}},
 	)
-	r.env.Trace.Attach(sim.NewTextWriter(&out))
+	r.w.Trace().Attach(sim.NewTextWriter(&out))
 	r.sub(SubscriberConfig{Name: "audit", Pattern: ">"})
-	r.sub(SubscriberConfig{Name: "billing", Pattern: "orders.*", Handler: func(ctx *Context, m sim.Message) error {
+	r.sub(SubscriberConfig{Name: "billing", Pattern: "orders.*", Handler: HandlerFunc(func(ctx *Context, d *sim.Delivery) error {
+		d.Apply("billed")
 		if ctx.Depth() > 0 {
 			return nil
 		}
-		_, err := ctx.Publish("invoices.created", m.Key, nil)
+		_, err := ctx.Publish("invoices.created", d.Msg.Key, nil)
 		return err
-	}})
-	r.sub(SubscriberConfig{Name: "ledger", Pattern: "invoices.>", Buffer: 2, Policy: DropOldest, Rate: 1, Handler: func(ctx *Context, m sim.Message) error {
-		return ctx.Muted(func() error {
-			_, err := ctx.Publish("orders.updated", m.Key, nil)
-			return err
-		})
-	}})
+	})})
+	r.sub(SubscriberConfig{Name: "ledger", Pattern: "invoices.>", Buffer: 2, Policy: DropOldest, Rate: 1, Supervisor: true,
+		Emits: []Emit{{Subject: "orders.updated"}}})
 	if _, err := NewSync(r.b, SyncConfig{Subject: "customer", Systems: [2]string{"crm", "shop"}, SourceTracking: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.w.Add(sim.PhaseProducer, "producer", sim.ActorFunc(func(now sim.Tick) {
+	r.producer(func(now sim.Tick) {
 		if now > 6 {
 			return
 		}
@@ -52,9 +49,7 @@ func goldenRun(t *testing.T) []byte {
 				r.mustPublish("invoices.manual", "adhoc")
 			}
 		}
-	})); err != nil {
-		t.Fatal(err)
-	}
+	})
 	r.w.At(3, "crm edits a customer", func() {
 		m := r.env.NewMessage("customer-1", nil, sim.Headers{Type: "customer.crm", Source: "crm"})
 		if err := r.b.Publish(m); err != nil {
@@ -62,6 +57,7 @@ func goldenRun(t *testing.T) []byte {
 		}
 	})
 	r.run(12)
+	r.refold()
 	return out.Bytes()
 }
 

@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -8,14 +9,16 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// rig is a world with one broker and a trace recorder.
+// rig is a world with one broker, a trace recorder and a JSON Lines copy
+// of the trace.
 type rig struct {
-	t   testing.TB
-	w   *sim.World
-	env *sim.Env
-	b   *Broker
-	rec *sim.Recorder
-	in  *faults.Injector
+	t     testing.TB
+	w     *sim.World
+	env   *sim.Env
+	b     *Broker
+	rec   *sim.Recorder
+	jsonl *bytes.Buffer
+	in    *faults.Injector
 }
 
 func newRig(t testing.TB, seed uint64, maxDepth int, rules ...faults.Rule) *rig {
@@ -24,24 +27,22 @@ func newRig(t testing.TB, seed uint64, maxDepth int, rules ...faults.Rule) *rig 
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := w.Env()
 	rec := &sim.Recorder{}
-	env.Trace.Attach(rec)
+	w.Trace().Attach(rec)
+	jsonl := &bytes.Buffer{}
+	w.Trace().Attach(sim.NewJSONWriter(jsonl))
 	var in *faults.Injector
 	if len(rules) > 0 {
-		in, err = faults.New(faults.Config{Plan: faults.Plan{Rules: rules}, Env: env})
+		in, err = faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	b, err := New(Config{Name: "bus", Env: env, Faults: in, MaxDepth: maxDepth})
+	b, err := New(w, Config{Name: "bus", Faults: in, MaxDepth: maxDepth})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Attach(w); err != nil {
-		t.Fatal(err)
-	}
-	return &rig{t: t, w: w, env: env, b: b, rec: rec, in: in}
+	return &rig{t: t, w: w, env: w.Env(), b: b, rec: rec, jsonl: jsonl, in: in}
 }
 
 func (r *rig) sub(cfg SubscriberConfig) *Subscriber {
@@ -75,12 +76,49 @@ func (r *rig) run(n sim.Tick) {
 	}
 }
 
+// producer registers a producer actor.
+func (r *rig) producer(f func(now sim.Tick)) {
+	r.t.Helper()
+	if err := r.w.AddFunc("producer", sim.PhaseProducer, f); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 // events returns the recorded events of kind k (any kind when "") for actor
 // (any actor when "").
 func (r *rig) events(k sim.Kind, actor string) []sim.Event {
 	return sim.Filter(r.rec.Events(), func(e *sim.Event) bool {
 		return (k == "" || e.Kind == k) && (actor == "" || e.Actor == actor)
 	})
+}
+
+// entry returns what the ledger knows of id for the consumer called name.
+func (r *rig) entry(id sim.ID, name string) sim.Entry {
+	led := r.w.Ledger()
+	return led.Entry(id, led.Consumer(name))
+}
+
+// verdict returns the verdict of origin id for the consumer called name.
+func (r *rig) verdict(id sim.ID, name string) (sim.Outcome, bool) {
+	for _, o := range r.w.Ledger().Outcomes(name) {
+		if o.Origin == id {
+			return o, true
+		}
+	}
+	return sim.Outcome{}, false
+}
+
+// refold checks that the ledger folded from the JSON Lines trace equals the
+// live one.
+func (r *rig) refold() {
+	r.t.Helper()
+	l := sim.NewLedger()
+	if err := sim.ReadJSONL(bytes.NewReader(r.jsonl.Bytes()), l); err != nil {
+		r.t.Fatal(err)
+	}
+	if live, folded := r.w.Ledger().Dump(), l.Dump(); live != folded {
+		r.t.Errorf("the ledger folded from the JSON Lines trace differs from the live one:\nlive:\n%s\nfolded:\n%s", live, folded)
+	}
 }
 
 func ids(evs []sim.Event) []sim.ID {
@@ -100,10 +138,12 @@ func (r *rig) dump() string {
 	return b.String()
 }
 
-// recorder is a handler that remembers what it handled.
+// recorder is a handler that remembers what it handled and applies one
+// effect per delivery.
 type recorder struct{ got []sim.ID }
 
-func (h *recorder) handle(_ *Context, m sim.Message) error {
-	h.got = append(h.got, m.ID)
+func (h *recorder) Handle(d *sim.Delivery) error {
+	h.got = append(h.got, d.Msg.ID)
+	d.Apply("")
 	return nil
 }

@@ -3,6 +3,7 @@ package pubsub
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
@@ -10,15 +11,28 @@ import (
 )
 
 func TestConfigValidate(t *testing.T) {
-	if _, err := New(Config{}); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("New without name: %v", err)
-	}
-	if _, err := New(Config{Name: "x", MaxDepth: -1}); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("New with negative depth: %v", err)
-	}
-	b, err := New(Config{Name: "x"})
+	w, err := sim.New(sim.Config{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := New(nil, Config{Name: "x"}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("New without a world: %v", err)
+	}
+	if _, err := New(w, Config{}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("New without name: %v", err)
+	}
+	if _, err := New(w, Config{Name: "x", MaxDepth: -1}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("New with negative depth: %v", err)
+	}
+	b, err := New(w, Config{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(w, Config{Name: "x"}); !errors.Is(err, sim.ErrDuplicateName) {
+		t.Errorf("a second broker of the same name: %v", err)
+	}
+	if got := w.Components(); !slices.Equal(got, []string{"pubsub:x", "pubsub:x/subscribers"}) {
+		t.Errorf("components %v", got)
 	}
 	bad := []SubscriberConfig{
 		{Pattern: "a"},
@@ -26,6 +40,10 @@ func TestConfigValidate(t *testing.T) {
 		{Name: "s", Pattern: "a", Buffer: -1},
 		{Name: "s", Pattern: "a", Rate: -1},
 		{Name: "s", Pattern: "a", Policy: Policy(7)},
+		{Name: "s", Pattern: "a", Start: -1},
+		{Name: "s", Pattern: "a", Emits: []Emit{{Subject: "b.*"}}},
+		{Name: "s", Pattern: "a", Emits: []Emit{{Subject: "b", Count: -1}}},
+		{Name: "s", Pattern: "a", Emits: []Emit{{Subject: "b", CascadeLimit: -1}}},
 	}
 	for _, c := range bad {
 		if _, err := b.Subscribe(c); err == nil {
@@ -60,9 +78,9 @@ func TestConfigValidate(t *testing.T) {
 func TestOfflineWindow(t *testing.T) {
 	r := newRig(t, 1, 0, faults.Rule{Name: "outage", Point: faults.SubscriberOffline, From: 5, Until: 10, Match: faults.Match{Consumer: "faulty"}})
 	var steady, flaky, faulty recorder
-	r.sub(SubscriberConfig{Name: "steady", Pattern: "orders.>", Handler: steady.handle})
-	fl := r.sub(SubscriberConfig{Name: "flaky", Pattern: "orders.*", Handler: flaky.handle})
-	r.sub(SubscriberConfig{Name: "faulty", Pattern: "orders.created", Handler: faulty.handle})
+	r.sub(SubscriberConfig{Name: "steady", Pattern: "orders.>", Handler: &steady})
+	fl := r.sub(SubscriberConfig{Name: "flaky", Pattern: "orders.*", Handler: &flaky})
+	r.sub(SubscriberConfig{Name: "faulty", Pattern: "orders.created", Handler: &faulty})
 	r.w.At(5, "flaky disconnects", fl.Disconnect)
 	r.w.At(10, "flaky reconnects", func() {
 		if err := fl.Connect(); err != nil {
@@ -70,13 +88,11 @@ func TestOfflineWindow(t *testing.T) {
 		}
 	})
 	byTick := map[sim.Tick]sim.ID{}
-	if err := r.w.Add(sim.PhaseProducer, "producer", sim.ActorFunc(func(now sim.Tick) {
+	r.producer(func(now sim.Tick) {
 		if now <= 15 {
 			byTick[now] = r.mustPublish("orders.created", "k").ID
 		}
-	})); err != nil {
-		t.Fatal(err)
-	}
+	})
 	r.run(16)
 
 	var inside, outside []sim.ID
@@ -92,19 +108,19 @@ func TestOfflineWindow(t *testing.T) {
 	if !slices.Equal(steady.got, all) {
 		t.Errorf("steady got %v, want all %v", steady.got, all)
 	}
-	led := r.env.Ledger
+	led := r.w.Ledger()
 	for _, name := range []string{"flaky", "faulty"} {
 		if got := ids(r.events(sim.KindMissed, name)); !slices.Equal(got, inside) {
 			t.Errorf("%s missed %v, want exactly %v", name, got, inside)
 		}
 		c := led.Consumer(name)
 		for _, id := range inside {
-			if d := led.Delivery(id, c); !d.Missed || d.Delivered != 0 || d.Applied != 0 {
+			if d := led.Entry(id, c); !d.Missed || d.Delivered != 0 || d.Applied != 0 {
 				t.Errorf("%s: ledger for %v = %+v, want missed only", name, id, d)
 			}
 		}
 		for _, id := range outside {
-			if d := led.Delivery(id, c); d.Missed || d.Delivered != 1 || d.Applied != 1 {
+			if d := led.Entry(id, c); d.Missed || d.Delivered != 1 || d.Applied != 1 {
 				t.Errorf("%s: ledger for %v = %+v, want delivered and applied once", name, id, d)
 			}
 		}
@@ -124,12 +140,14 @@ func TestOfflineWindow(t *testing.T) {
 	}
 }
 
-// TestDisconnectDiscardsBuffer shows that copies still buffered when a
-// subscriber disconnects are missed, not handled later.
-func TestDisconnectDiscardsBuffer(t *testing.T) {
+// TestDisconnectLosesBuffer shows that copies still buffered when a
+// subscriber disconnects are lost, with cause disconnect, and never handled
+// later: they had reached the subscriber, unlike the publishes it misses
+// while offline.
+func TestDisconnectLosesBuffer(t *testing.T) {
 	r := newRig(t, 1, 0)
 	var h recorder
-	s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Rate: 1, Handler: h.handle})
+	s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Rate: 1, Handler: &h})
 	var sent []sim.ID
 	r.w.At(1, "burst", func() {
 		for range 4 {
@@ -137,19 +155,46 @@ func TestDisconnectDiscardsBuffer(t *testing.T) {
 		}
 	})
 	r.w.At(3, "disconnect", s.Disconnect)
+	r.w.At(4, "publish while offline", func() { sent = append(sent, r.mustPublish("x", "k").ID) })
 	r.run(5)
 	if !slices.Equal(h.got, sent[:2]) {
 		t.Fatalf("handled %v, want %v", h.got, sent[:2])
 	}
-	if got := ids(r.events(sim.KindMissed, "s")); !slices.Equal(got, sent[2:]) {
-		t.Errorf("missed %v, want %v", got, sent[2:])
+	var lost []sim.ID
+	for _, e := range r.events(sim.KindLost, "s") {
+		if e.Cause != sim.CauseDisconnect || e.Consumer != "s" {
+			t.Errorf("lost event %s", sim.AppendText(nil, &e))
+		}
+		lost = append(lost, e.Msg)
 	}
-	if err := sim.Check(r.env.Ledger, sim.AtLeastOnce("s"), sim.NoLoss()); err != nil {
-		t.Error(err)
+	if !slices.Equal(lost, sent[2:4]) {
+		t.Errorf("lost %v, want %v", lost, sent[2:4])
 	}
-	if m := r.b.Metrics(); m.Discarded != 2 || m.Buffered != 0 {
+	if got := ids(r.events(sim.KindMissed, "s")); !slices.Equal(got, sent[4:]) {
+		t.Errorf("missed %v, want %v", got, sent[4:])
+	}
+	for i, id := range sent {
+		o, _ := r.verdict(id, "s")
+		want := sim.VerdictApplied
+		switch {
+		case i >= 4:
+			want = sim.VerdictMissed
+		case i >= 2:
+			want = sim.VerdictLost
+		}
+		if o.Verdict != want || want == sim.VerdictLost && o.Cause != sim.CauseDisconnect {
+			t.Errorf("%v: verdict %v (%s), want %v", id, o.Verdict, o.Cause, want)
+		}
+	}
+	err := sim.Check(r.w.Ledger(), sim.AtLeastOnce("s"), sim.NoLoss())
+	var ce *sim.CheckError
+	if !errors.As(err, &ce) || len(ce.Violations) != 4 {
+		t.Errorf("at-least-once and no-loss should each report both discarded copies: %v", err)
+	}
+	if m := r.b.Metrics(); m.Discarded != 2 || m.Buffered != 0 || m.Missed != 1 || !r.b.Idle() {
 		t.Errorf("metrics %+v", m)
 	}
+	r.refold()
 }
 
 // TestOverflowPolicies bursts six publishes into a buffer of three.
@@ -158,7 +203,7 @@ func TestOverflowPolicies(t *testing.T) {
 		t.Run(p.String(), func(t *testing.T) {
 			r := newRig(t, 1, 0)
 			var h recorder
-			s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Buffer: 3, Rate: 1, Policy: p, Handler: h.handle})
+			s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Buffer: 3, Rate: 1, Policy: p, Handler: &h})
 			var sent []sim.ID
 			var errs []error
 			r.w.At(1, "burst", func() {
@@ -169,7 +214,7 @@ func TestOverflowPolicies(t *testing.T) {
 				}
 			})
 			r.run(8)
-			led := r.env.Ledger
+			led := r.w.Ledger()
 			var wantHandled, wantDropped []sim.ID
 			switch p {
 			case DropNewest:
@@ -233,11 +278,11 @@ func TestOverflowPolicies(t *testing.T) {
 func TestBlockRetry(t *testing.T) {
 	r := newRig(t, 1, 0)
 	var h recorder
-	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Buffer: 1, Rate: 1, Policy: Block, Handler: h.handle})
+	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Buffer: 1, Rate: 1, Policy: Block, Handler: &h})
 	var pending []sim.Message
 	var sent []sim.ID
 	refusals := 0
-	if err := r.w.Add(sim.PhaseProducer, "producer", sim.ActorFunc(func(now sim.Tick) {
+	r.producer(func(now sim.Tick) {
 		if now <= 3 {
 			for range 2 {
 				m := r.env.NewMessage("k", nil, sim.Headers{Type: "x"})
@@ -252,9 +297,7 @@ func TestBlockRetry(t *testing.T) {
 			}
 			pending = pending[1:]
 		}
-	})); err != nil {
-		t.Fatal(err)
-	}
+	})
 	r.run(10)
 	if !slices.Equal(h.got, sent) {
 		t.Errorf("handled %v, want every message in order %v", h.got, sent)
@@ -262,7 +305,7 @@ func TestBlockRetry(t *testing.T) {
 	if refusals == 0 || r.b.Metrics().Dropped != 0 {
 		t.Errorf("refusals %d, metrics %+v", refusals, r.b.Metrics())
 	}
-	if err := sim.Check(r.env.Ledger, sim.NoLoss(), sim.ExactlyOnce("s"), sim.OrderedPerKey("s")); err != nil {
+	if err := sim.Check(r.w.Ledger(), sim.NoLoss(), sim.ExactlyOnce("s"), sim.OrderedPerKey("s")); err != nil {
 		t.Error(err)
 	}
 }
@@ -270,8 +313,8 @@ func TestBlockRetry(t *testing.T) {
 func TestFaultDuplicate(t *testing.T) {
 	r := newRig(t, 1, 0, faults.Rule{Name: "dup", Point: faults.BrokerDuplicate, Nth: 2, Match: faults.Match{Consumer: "a"}})
 	var a, b recorder
-	r.sub(SubscriberConfig{Name: "a", Pattern: "x", Handler: a.handle})
-	r.sub(SubscriberConfig{Name: "b", Pattern: "x", Handler: b.handle})
+	r.sub(SubscriberConfig{Name: "a", Pattern: "x", Handler: &a})
+	r.sub(SubscriberConfig{Name: "b", Pattern: "x", Handler: &b})
 	var sent []sim.ID
 	r.w.At(1, "publish", func() {
 		for range 3 {
@@ -285,7 +328,7 @@ func TestFaultDuplicate(t *testing.T) {
 	if !slices.Equal(b.got, sent) {
 		t.Errorf("b got %v, want %v", b.got, sent)
 	}
-	led := r.env.Ledger
+	led := r.w.Ledger()
 	if led.Duplicates("a") != 1 || led.Duplicates("b") != 0 {
 		t.Errorf("duplicates a=%d b=%d", led.Duplicates("a"), led.Duplicates("b"))
 	}
@@ -303,8 +346,8 @@ func TestFaultDelayAndReorder(t *testing.T) {
 		faults.Rule{Name: "last", Point: faults.BrokerReorder, Nth: 1, Match: faults.Match{Consumer: "swapped"}},
 	)
 	var d, s recorder
-	r.sub(SubscriberConfig{Name: "delayed", Pattern: "x", Handler: d.handle})
-	r.sub(SubscriberConfig{Name: "swapped", Pattern: "x", Handler: s.handle})
+	r.sub(SubscriberConfig{Name: "delayed", Pattern: "x", Handler: &d})
+	r.sub(SubscriberConfig{Name: "swapped", Pattern: "x", Handler: &s})
 	var sent []sim.ID
 	r.w.At(1, "publish", func() {
 		for range 3 {
@@ -323,7 +366,7 @@ func TestFaultDelayAndReorder(t *testing.T) {
 	if got := len(r.events(sim.KindDelayed, "")); got != 3 {
 		t.Errorf("delayed events %d, want 3", got)
 	}
-	led := r.env.Ledger
+	led := r.w.Ledger()
 	if err := sim.Check(led, sim.ExactlyOnce(""), sim.NoLoss()); err != nil {
 		t.Error(err)
 	}
@@ -338,22 +381,20 @@ func TestFaultDelayAndReorder(t *testing.T) {
 func TestFaultUnavailable(t *testing.T) {
 	r := newRig(t, 1, 0, faults.Rule{Name: "down", Point: faults.BrokerUnavailable, From: 3, Until: 5})
 	var h recorder
-	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: h.handle})
+	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: &h})
 	var ok []sim.ID
 	failed := 0
-	if err := r.w.Add(sim.PhaseProducer, "producer", sim.ActorFunc(func(now sim.Tick) {
+	r.producer(func(now sim.Tick) {
 		m, err := r.publish("x", "k")
 		switch {
 		case err == nil:
 			ok = append(ok, m.ID)
-		case errors.Is(err, ErrUnavailable):
+		case errors.Is(err, ErrUnavailable) && errors.Is(err, sim.ErrUnavailable):
 			failed++
 		default:
 			t.Error(err)
 		}
-	})); err != nil {
-		t.Fatal(err)
-	}
+	})
 	r.run(6)
 	if failed != 2 || len(ok) != 4 || !slices.Equal(h.got, ok) {
 		t.Errorf("failed %d, ok %v, handled %v", failed, ok, h.got)
@@ -366,8 +407,8 @@ func TestFaultUnavailable(t *testing.T) {
 func TestFaultSlow(t *testing.T) {
 	r := newRig(t, 1, 0, faults.Rule{Name: "slow", Point: faults.SubscriberSlow, Param: 2, Match: faults.Match{Consumer: "slow"}})
 	var fast, slow recorder
-	r.sub(SubscriberConfig{Name: "fast", Pattern: "x", Handler: fast.handle})
-	r.sub(SubscriberConfig{Name: "slow", Pattern: "x", Handler: slow.handle})
+	r.sub(SubscriberConfig{Name: "fast", Pattern: "x", Handler: &fast})
+	r.sub(SubscriberConfig{Name: "slow", Pattern: "x", Handler: &slow})
 	r.w.At(1, "publish", func() {
 		for range 4 {
 			r.mustPublish("x", "k")
@@ -404,7 +445,7 @@ func TestRateLimitsHandling(t *testing.T) {
 func TestCloseAndConnect(t *testing.T) {
 	r := newRig(t, 1, 0)
 	var h recorder
-	s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Offline: true, Handler: h.handle})
+	s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Offline: true, Handler: &h})
 	r.w.At(1, "first", func() { r.mustPublish("x", "k") })
 	r.w.At(2, "connect", func() {
 		if err := s.Connect(); err != nil {
@@ -432,20 +473,35 @@ func TestCloseAndConnect(t *testing.T) {
 func TestContextOutsideHandler(t *testing.T) {
 	r := newRig(t, 1, 0)
 	var kept *Context
-	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: func(ctx *Context, m sim.Message) error {
+	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: HandlerFunc(func(ctx *Context, d *sim.Delivery) error {
 		kept = ctx
+		m := d.Msg
 		if ctx.Subscriber() != "s" || ctx.Subject() != "x" || ctx.Depth() != 0 || ctx.Root() != m.ID || ctx.Corr() != "m1" || ctx.Now() != 1 {
 			t.Errorf("context: %s %s %d %v %s %v", ctx.Subscriber(), ctx.Subject(), ctx.Depth(), ctx.Root(), ctx.Corr(), ctx.Now())
+		}
+		if ContextOf(d) != ctx {
+			t.Error("ContextOf differs from the HandlerFunc's context")
 		}
 		if _, err := ctx.Publish("bad.*", "", nil); !errors.Is(err, ErrInvalidSubject) {
 			t.Errorf("child to a wildcard: %v", err)
 		}
+		d.Apply("")
 		return nil
-	}})
+	})})
 	r.w.At(1, "publish", func() { r.mustPublish("x", "k") })
 	r.run(1)
-	if _, err := kept.Publish("y", "", nil); !errors.Is(err, ErrInvalidMessage) {
+	if _, err := kept.Publish("y", "", nil); !errors.Is(err, ErrNoContext) {
 		t.Errorf("publish through a kept context: %v", err)
+	}
+	if kept.Subject() != "" || kept.Root() != 0 || kept.Depth() != 0 || kept.Corr() != "" {
+		t.Error("a kept context still describes a copy")
+	}
+	if ContextOf(nil) != nil || ContextOf(sim.NewDelivery(r.env, sim.Message{ID: 1}, "queue:q", "q", "", 1)) != nil {
+		t.Error("ContextOf of a delivery that is not a pub/sub one")
+	}
+	err := HandlerFunc(func(*Context, *sim.Delivery) error { return nil }).Handle(sim.NewDelivery(r.env, sim.Message{ID: 1}, "queue:q", "q", "", 1))
+	if !errors.Is(err, ErrNoContext) || sim.Classify(err) != sim.ClassPermanent {
+		t.Errorf("HandlerFunc outside pub/sub: %v", err)
 	}
 	if _, ok := r.b.Cascade(99); ok {
 		t.Error("cascade for an unknown root")
@@ -466,19 +522,121 @@ func TestContextOutsideHandler(t *testing.T) {
 	}
 }
 
+// TestHandlerFailure shows that a failed ephemeral delivery is lost, with
+// cause "handler failed": nothing redelivers it.
 func TestHandlerFailure(t *testing.T) {
 	r := newRig(t, 1, 0)
-	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: func(*Context, sim.Message) error { return errors.New("boom") }})
+	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: sim.HandlerFunc(func(*sim.Delivery) error { return errors.New("boom") })})
 	r.w.At(1, "publish", func() { r.mustPublish("x", "k") })
 	r.run(2)
 	if f := r.events(sim.KindFailed, "s"); len(f) != 1 || f[0].Detail != "boom" {
 		t.Errorf("failed events %+v", f)
 	}
-	d := r.env.Ledger.Delivery(1, r.env.Ledger.Consumer("s"))
-	if d.Delivered != 1 || d.Applied != 0 {
+	d := r.entry(1, "s")
+	if d.Delivered != 1 || d.Applied != 0 || d.Lost != sim.CauseHandlerFailed {
 		t.Errorf("ledger %+v", d)
+	}
+	if o, _ := r.verdict(1, "s"); o.Verdict != sim.VerdictLost || o.Cause != sim.CauseHandlerFailed {
+		t.Errorf("outcome %+v", o)
 	}
 	if m := r.b.Metrics(); m.Failed != 1 || m.Handled != 0 {
 		t.Errorf("metrics %+v", m)
 	}
+	r.refold()
+}
+
+// TestHandlerFaultPoints shows that the handler fault points apply to
+// subscribers as to every model: the fault injector wraps the handler.
+func TestHandlerFaultPoints(t *testing.T) {
+	r := newRig(t, 1, 0,
+		faults.Rule{Name: "bad", Point: faults.HandlerPermanent, Match: faults.Match{Consumer: "a", Key: "k1"}},
+		faults.Rule{Name: "flaky", Point: faults.HandlerTransient, Match: faults.Match{Consumer: "b"}, Count: 1},
+		faults.Rule{Name: "poison", Point: faults.HandlerPoison, Match: faults.Match{Consumer: "b", Key: "k3"}},
+	)
+	var a, b recorder
+	r.sub(SubscriberConfig{Name: "a", Pattern: "x", Handler: &a})
+	r.sub(SubscriberConfig{Name: "b", Pattern: "x", Handler: &b})
+	var sent []sim.ID
+	r.w.At(1, "publish", func() {
+		for _, k := range []string{"k1", "k2", "k3"} {
+			sent = append(sent, r.mustPublish("x", k).ID)
+		}
+	})
+	r.run(2)
+	if !slices.Equal(a.got, sent[1:]) || !slices.Equal(b.got, sent[1:2]) {
+		t.Errorf("a handled %v, b handled %v", a.got, b.got)
+	}
+	want := map[string][]sim.Verdict{
+		"a": {sim.VerdictLost, sim.VerdictApplied, sim.VerdictApplied},
+		"b": {sim.VerdictLost, sim.VerdictApplied, sim.VerdictLost},
+	}
+	for name, vs := range want {
+		for i, v := range vs {
+			if o, _ := r.verdict(sent[i], name); o.Verdict != v || v == sim.VerdictLost && o.Cause != sim.CauseHandlerFailed {
+				t.Errorf("%s %v: %v (%s), want %v", name, sent[i], o.Verdict, o.Cause, v)
+			}
+		}
+	}
+	if got := len(r.events(sim.KindFault, "")); got != 3 {
+		t.Errorf("%d fault events, want 3", got)
+	}
+	r.refold()
+}
+
+// TestSlowHandlerOverflows shows that processing time is the subscriber's
+// own: while its handler works it reads nothing, its buffer fills and the
+// overflow policy drops what does not fit. The effect lands when the work
+// ends.
+func TestSlowHandlerOverflows(t *testing.T) {
+	r := newRig(t, 1, 0)
+	s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Buffer: 2, Handler: &sim.Script{Ticks: 3, Note: "slow"}})
+	var sent []sim.ID
+	r.w.At(1, "burst", func() {
+		for range 3 {
+			sent = append(sent, r.mustPublish("x", "k").ID)
+		}
+	})
+	r.w.At(2, "more", func() {
+		for range 2 {
+			sent = append(sent, r.mustPublish("x", "k").ID)
+		}
+	})
+	r.run(12)
+	var at []sim.Tick
+	for _, e := range r.events(sim.KindProcessed, "s") {
+		at = append(at, e.Tick)
+	}
+	// The burst fills the buffer (m3 does not fit); m1 is taken at t=1 and
+	// applied at t=4. m4 takes m1's place at t=2, and m5 does not fit:
+	// the subscriber is still working on m1 and reads nothing.
+	if !slices.Equal(at, []sim.Tick{4, 7, 10}) {
+		t.Errorf("applied at %v, want t=4,7,10", at)
+	}
+	if got := ids(r.events(sim.KindDropped, "s")); !slices.Equal(got, []sim.ID{sent[2], sent[4]}) {
+		t.Errorf("dropped %v, want %v", got, []sim.ID{sent[2], sent[4]})
+	}
+	if m := s.Metrics(); m.Handled != 3 || m.Dropped != 2 || m.Handling != 0 {
+		t.Errorf("metrics %+v", m)
+	}
+	r.refold()
+}
+
+// TestSlowHandlerUnfinished shows that a copy in a slow handler at the end
+// of a run is pending, and that a disconnect loses it.
+func TestSlowHandlerUnfinished(t *testing.T) {
+	r := newRig(t, 1, 0)
+	s := r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: &sim.Script{Ticks: 5}})
+	r.w.At(1, "publish", func() { r.mustPublish("x", "k") })
+	r.run(3)
+	if o, _ := r.verdict(1, "s"); o.Verdict != sim.VerdictPending || r.b.Idle() || r.b.Metrics().Handling != 1 {
+		t.Errorf("outcome %+v, metrics %+v", o, r.b.Metrics())
+	}
+	if err := sim.Check(r.w.Ledger(), sim.NoLoss()); err == nil || !strings.Contains(err.Error(), "still pending") {
+		t.Errorf("no-loss on a copy in the handler: %v", err)
+	}
+	s.Disconnect()
+	if o, _ := r.verdict(1, "s"); o.Verdict != sim.VerdictLost || o.Cause != sim.CauseDisconnect || !r.b.Idle() {
+		t.Errorf("outcome after disconnect %+v", o)
+	}
+	r.refold()
 }

@@ -1,7 +1,6 @@
 package pubsub
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -46,7 +45,9 @@ type Storm struct {
 	cfg StormConfig
 }
 
-// NewStorm subscribes the storm's handlers to b.
+// NewStorm subscribes the storm's handlers to b. Each is a subscriber
+// whose Emits publish one save per copy it handles, under the supervisor
+// switch when StormConfig.Supervisor is set.
 func NewStorm(b *Broker, cfg StormConfig) (*Storm, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -54,30 +55,13 @@ func NewStorm(b *Broker, cfg StormConfig) (*Storm, error) {
 	s := &Storm{b: b, cfg: cfg}
 	for i := 1; i <= cfg.Subscribers; i++ {
 		if _, err := b.Subscribe(SubscriberConfig{
-			Name: cfg.Subject + "/" + strconv.Itoa(i), Pattern: cfg.Subject, Buffer: cfg.Buffer, Handler: s.handle,
+			Name: cfg.Subject + "/" + strconv.Itoa(i), Pattern: cfg.Subject, Buffer: cfg.Buffer,
+			Handler: sim.Effect("saved"), Emits: []Emit{{Subject: cfg.Subject}}, Supervisor: cfg.Supervisor,
 		}); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
-}
-
-func (s *Storm) handle(ctx *Context, m sim.Message) error {
-	save := func() error {
-		_, err := ctx.Publish(s.cfg.Subject, m.Key, m.Body)
-		return err
-	}
-	var err error
-	if s.cfg.Supervisor {
-		err = ctx.Muted(save)
-	} else {
-		err = save()
-	}
-	if errors.Is(err, ErrCascadeLimit) {
-		ctx.Note("saved; the next generation was refused by the cascade depth limit")
-		return nil
-	}
-	return err
 }
 
 // Save announces one save of the entity key as a root event.

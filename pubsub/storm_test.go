@@ -67,7 +67,7 @@ func TestStorm(t *testing.T) {
 					t.Errorf("depth %d published at %v", d, e.Tick)
 				}
 			}
-			if err := sim.Check(r.env.Ledger, sim.ExactlyOnce(""), sim.NoLoss()); err != nil {
+			if err := sim.Check(r.w.Ledger(), sim.ExactlyOnce(""), sim.NoLoss()); err != nil {
 				t.Error(err)
 			}
 			if cs := r.b.Cascades(); len(cs) != 1 || cs[0].Root != root.ID {
@@ -92,9 +92,11 @@ func TestCorrelationEveryHop(t *testing.T) {
 	r := newRig(t, 1, 3)
 	parent := map[sim.ID]sim.ID{}
 	corr := map[sim.ID]string{}
-	hop := func(next string) Handler {
-		return func(ctx *Context, m sim.Message) error {
+	hop := func(next string) sim.Handler {
+		return HandlerFunc(func(ctx *Context, d *sim.Delivery) error {
+			m := d.Msg
 			corr[m.ID] = m.Headers.CorrelationID
+			d.Apply("")
 			if next == "" {
 				return nil
 			}
@@ -103,7 +105,7 @@ func TestCorrelationEveryHop(t *testing.T) {
 				parent[c.ID] = m.ID
 			}
 			return err
-		}
+		})
 	}
 	r.sub(SubscriberConfig{Name: "billing", Pattern: "order.placed", Handler: hop("invoice.created")})
 	r.sub(SubscriberConfig{Name: "stock", Pattern: "order.placed", Handler: hop("stock.reserved")})
@@ -123,7 +125,7 @@ func TestCorrelationEveryHop(t *testing.T) {
 	// Each root: itself, invoice.created, stock.reserved, mail.sent.
 	want := map[string]int{"req-42": 4, root2.ID.String(): 4}
 	got := map[string]int{}
-	for _, rec := range r.env.Ledger.Records() {
+	for _, rec := range r.w.Ledger().Records() {
 		m := rec.ID
 		if m == root1.ID || m == root2.ID {
 			got[r.corrOfRoot(m, root1)]++
@@ -170,11 +172,8 @@ func TestCorrelationEveryHop(t *testing.T) {
 	// A FilterSink sees the same events while the run goes on.
 	var live sim.Recorder
 	r2 := newRig(t, 1, 3)
-	r2.env.Trace.Attach(sim.FilterSink{Keep: sim.ByCorr("c-9"), Next: &live})
-	r2.sub(SubscriberConfig{Name: "a", Pattern: "x", Handler: func(ctx *Context, m sim.Message) error {
-		_, err := ctx.Publish("y", "", nil)
-		return err
-	}})
+	r2.w.Trace().Attach(sim.FilterSink{Keep: sim.ByCorr("c-9"), Next: &live})
+	r2.sub(SubscriberConfig{Name: "a", Pattern: "x", Emits: []Emit{{Subject: "y"}}})
 	r2.sub(SubscriberConfig{Name: "b", Pattern: "y"})
 	r2.w.At(1, "publish", func() {
 		_ = r2.b.Publish(r2.env.NewMessage("", nil, sim.Headers{Type: "x", CorrelationID: "c-9"}))

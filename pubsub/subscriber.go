@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -11,8 +12,8 @@ import (
 // Policy says what a full subscriber buffer does with one more copy.
 type Policy int
 
-// The overflow policies. Every drop is traced as "dropped" and recorded in
-// the ledger as lost with cause sim.CauseOverflow.
+// The overflow policies. Every drop is traced as "dropped", which the
+// ledger books as lost with cause sim.CauseOverflow.
 const (
 	// DropNewest drops the incoming copy and keeps the buffer as it is.
 	DropNewest Policy = iota
@@ -48,13 +49,43 @@ func ParsePolicy(s string) (Policy, error) {
 // DefaultBuffer is the buffer capacity when SubscriberConfig.Buffer is 0.
 const DefaultBuffer = 256
 
-// Handler handles one copy of a message in the subscriber's Step. It may
-// publish further events through ctx. A nil error counts as applied in the
-// ledger; an error is traced as "failed" and the copy is gone (ephemeral
-// delivery has no retry).
-type Handler func(ctx *Context, m sim.Message) error
+// Emit is a child event a subscriber publishes for every copy its handler
+// handled (applied, or failed on nothing): Count messages to Subject, each
+// a child of the handled message in its cascade.
+type Emit struct {
+	// Subject is where the child is published; it must be a valid subject.
+	Subject string
+	// Count is how many children are published per handled copy; 0 means 1.
+	Count int
+	// Type is the children's Type header; "" keeps the handled message's.
+	Type string
+	// CascadeLimit refuses a child deeper than this many hops from its
+	// root (traced as "cascade_limited", and the rest of this emit's Count
+	// is not tried); 0 leaves only the broker's MaxDepth.
+	CascadeLimit int
+}
 
-// SubscriberConfig configures a subscriber.
+// SubscriberConfig configures a subscriber: its subscription, its buffer
+// and its behaviour. A copy the subscriber takes from its buffer goes
+// through these steps, in order:
+//
+//  1. While the subscriber is muted (Subscriber.Mute), the copy is
+//     ignored: the delivery records a skip ("skipped") and nothing else
+//     happens.
+//  2. With SourceCheck, a copy whose Source header is the subscriber's
+//     source is ignored the same way: it is the subscriber's own change
+//     coming back.
+//  3. The handler (wrapped by the broker's fault injector, so the handler
+//     fault points apply) takes sim.DurationOf ticks, during which the
+//     subscriber reads nothing, and then handles the copy. With
+//     Supervisor, the broker's supervisor switch is on while it does, so
+//     whatever it publishes reaches no ephemeral subscriber.
+//  4. When the handler succeeded and did not skip the copy as a duplicate,
+//     the Emits are published, under the supervisor switch as well.
+//
+// A handler error loses the copy for this subscriber (ephemeral delivery
+// has no retry): it is traced as "failed" and "lost" with cause
+// sim.CauseHandlerFailed.
 type SubscriberConfig struct {
 	// Name identifies the subscriber in the trace; unique per broker.
 	Name string
@@ -69,10 +100,27 @@ type SubscriberConfig struct {
 	Policy Policy
 	// Rate caps the copies handled per tick; 0 means every eligible copy.
 	Rate int
-	// Handler handles each copy; nil accepts every copy without effect.
-	Handler Handler
+	// Handler handles each copy and records its effects through the
+	// delivery (sim.Delivery.Apply); a cascade-aware handler gets the
+	// broker's context with ContextOf or is written as a HandlerFunc. nil
+	// applies one effect per copy (sim.Effect("")).
+	Handler sim.Handler
 	// Offline starts the subscriber disconnected.
 	Offline bool
+	// Start is the first tick the subscriber reads its buffer; before it,
+	// copies wait there (and may overflow).
+	Start sim.Tick
+	// Emits are published for every copy handled (step 4 above).
+	Emits []Emit
+	// SourceCheck ignores copies whose Source header is Source (step 2),
+	// which breaks sync loops.
+	SourceCheck bool
+	// Source is the name SourceCheck looks for; "" means Name.
+	Source string
+	// Supervisor handles every copy with the broker's supervisor switch
+	// on: the subscriber's own publishes (its handler's and its Emits) are
+	// published and reach durable fan-outs, but no ephemeral subscriber.
+	Supervisor bool
 }
 
 // Validate reports a configuration error.
@@ -84,11 +132,22 @@ func (c SubscriberConfig) Validate() error {
 		return fmt.Errorf("%w: subscriber %q: Buffer %d is negative", ErrInvalidConfig, c.Name, c.Buffer)
 	case c.Rate < 0:
 		return fmt.Errorf("%w: subscriber %q: Rate %d is negative", ErrInvalidConfig, c.Name, c.Rate)
+	case c.Start < 0:
+		return fmt.Errorf("%w: subscriber %q: Start %d is negative", ErrInvalidConfig, c.Name, c.Start)
 	case c.Policy < DropNewest || c.Policy > Block:
 		return fmt.Errorf("%w: subscriber %q: unknown policy %d", ErrInvalidConfig, c.Name, int(c.Policy))
 	}
 	if _, err := ParsePattern(c.Pattern); err != nil {
 		return fmt.Errorf("subscriber %q: %w", c.Name, err)
+	}
+	for i, e := range c.Emits {
+		if err := ValidSubject(e.Subject); err != nil {
+			return fmt.Errorf("subscriber %q: emit %d: %w", c.Name, i+1, err)
+		}
+		if e.Count < 0 || e.CascadeLimit < 0 {
+			return fmt.Errorf("%w: subscriber %q: emit %d: Count %d and CascadeLimit %d must not be negative",
+				ErrInvalidConfig, c.Name, i+1, e.Count, e.CascadeLimit)
+		}
 	}
 	return nil
 }
@@ -96,44 +155,62 @@ func (c SubscriberConfig) Validate() error {
 // SubscriberMetrics are one subscriber's counters.
 type SubscriberMetrics struct {
 	Delivered  int // copies placed in the buffer
-	Missed     int // copies missed while offline, at publish or at disconnect
+	Missed     int // copies missed while offline (by design)
 	Dropped    int // copies dropped by the overflow policy
 	Suppressed int // copies kept away by the supervisor switch
 	Handled    int // copies handled successfully
+	Skipped    int // copies ignored: muted, own source, or skipped by the handler as duplicates
 	Failed     int // copies whose handler failed
+	Discarded  int // copies a disconnect threw away (buffered or in the handler)
+	Emitted    int // children of its Emits the broker accepted
 	Buffered   int // copies in the buffer now
+	Handling   int // copies its handler is working on now (0 or 1)
 }
 
 type slot struct {
-	env *envelope
-	gen uint64 // the broker's handling generation when the copy entered the buffer
+	env     *envelope
+	gen     uint64 // the broker's handling generation when the copy entered the buffer
+	attempt int32  // the delivery number of this copy
 }
 
-// Subscriber is an ephemeral subscription with a bounded buffer. It is a
-// sim.Actor for sim.PhaseConsumer: Step hands eligible copies to the
-// handler. Broker.Attach steps every subscriber; a subscriber is never
-// stepped twice per tick.
+// Subscriber is an ephemeral subscription with a bounded buffer. Its
+// broker steps it in sim.PhaseConsumer; it hands eligible copies to its
+// handler, one at a time.
 type Subscriber struct {
-	b        *Broker
-	name     string
-	consumer sim.ConsumerRef
-	pattern  Pattern
-	policy   Policy
-	rate     int
-	handler  Handler
-	online   bool
-	closed   bool
+	b           *Broker
+	name        string
+	consumer    string
+	where       string // "topic:"+pattern, for connect events
+	pattern     Pattern
+	policy      Policy
+	rate        int
+	start       sim.Tick
+	h           sim.Handler // the configured handler, wrapped by the fault injector
+	emits       []Emit
+	sourceCheck bool
+	source      string
+	supervisor  bool
+	online      bool
+	closed      bool
+	muted       bool
 
 	ring []slot // fixed capacity
 	head int
 	n    int
 
-	held      *envelope // a copy broker.reorder holds behind the next one
-	heldAt    sim.Tick
-	listed    bool // in the broker's list of subscribers holding a copy
-	busyUntil sim.Tick
-	ctx       Context
-	m         SubscriberMetrics
+	held        *envelope // a copy broker.reorder holds behind the next one
+	heldAt      sim.Tick
+	heldAttempt int32
+	listed      bool     // in the broker's list of subscribers holding a copy
+	restUntil   sim.Tick // subscriber.slow: reads nothing before this tick
+
+	working bool     // a Timed handler is working on work
+	work    slot     // the copy in the handler
+	doneAt  sim.Tick // when the handler's work ends
+
+	d   sim.Delivery // reused for every copy
+	ctx Context
+	m   SubscriberMetrics
 }
 
 // Subscribe adds a subscriber. Subscribing costs O(subscriptions) once per
@@ -154,9 +231,19 @@ func (b *Broker) Subscribe(cfg SubscriberConfig) (*Subscriber, error) {
 	if consumer == "" {
 		consumer = cfg.Name
 	}
+	source := cfg.Source
+	if source == "" {
+		source = cfg.Name
+	}
+	h := cfg.Handler
+	if h == nil {
+		h = sim.Effect("")
+	}
 	s := &Subscriber{
-		b: b, name: cfg.Name, consumer: b.env.Ledger.Consumer(consumer), pattern: p, policy: cfg.Policy,
-		rate: cfg.Rate, handler: cfg.Handler, online: !cfg.Offline, ring: make([]slot, size),
+		b: b, name: cfg.Name, consumer: consumer, where: "topic:" + p.text, pattern: p, policy: cfg.Policy,
+		rate: cfg.Rate, start: cfg.Start, h: b.faults.Handler(h), emits: append([]Emit(nil), cfg.Emits...),
+		sourceCheck: cfg.SourceCheck, source: source, supervisor: cfg.Supervisor,
+		online: !cfg.Offline, ring: make([]slot, size),
 	}
 	s.ctx.sub = s
 	b.names[cfg.Name] = true
@@ -167,6 +254,9 @@ func (b *Broker) Subscribe(cfg SubscriberConfig) (*Subscriber, error) {
 
 // Name returns the subscriber's name.
 func (s *Subscriber) Name() string { return s.name }
+
+// Consumer returns the subscriber's logical consumer in the ledger.
+func (s *Subscriber) Consumer() string { return s.consumer }
 
 // Pattern returns the subscriber's pattern.
 func (s *Subscriber) Pattern() Pattern { return s.pattern }
@@ -187,8 +277,24 @@ func (s *Subscriber) Cap() int { return len(s.ring) }
 func (s *Subscriber) Metrics() SubscriberMetrics {
 	m := s.m
 	m.Buffered = s.n
+	if s.working {
+		m.Handling = 1
+	}
 	return m
 }
+
+// Mute makes the subscriber ignore what it takes from its buffer until
+// Unmute: each copy is recorded as skipped, its handler does not run and
+// it emits nothing. This is the subscriber's own switch, unlike
+// Broker.Mute (the supervisor switch), which keeps copies away from every
+// subscriber.
+func (s *Subscriber) Mute() { s.muted = true }
+
+// Unmute ends Mute.
+func (s *Subscriber) Unmute() { s.muted = false }
+
+// Muted reports whether the subscriber ignores its copies.
+func (s *Subscriber) Muted() bool { return s.muted }
 
 func (s *Subscriber) full() bool { return s.n == len(s.ring) }
 
@@ -221,28 +327,38 @@ func (s *Subscriber) Connect() error {
 	}
 	if !s.online {
 		s.online = true
-		s.b.env.Emit(sim.Event{Kind: KindConnected, Where: "topic:" + s.pattern.text, Actor: s.name})
+		s.b.env.Emit(sim.Event{Kind: KindConnected, Where: s.where, Actor: s.name, Consumer: s.consumer})
 	}
 	return nil
 }
 
-// Disconnect takes the subscriber offline. Copies still in its buffer (and
-// one held back by broker.reorder) are thrown away and recorded as missed,
-// as a client's pending messages are when its connection goes. It costs
-// O(buffered copies).
+// Disconnect takes the subscriber offline. The copies still in its buffer,
+// and the one its handler is working on, are thrown away: each is traced
+// as "lost" with cause sim.CauseDisconnect, as a client's pending messages
+// are when its connection goes. A copy the broker held back for it
+// (broker.reorder) had not reached it and is missed. It costs O(buffered
+// copies).
 func (s *Subscriber) Disconnect() {
 	if !s.online {
 		return
 	}
 	s.online = false
 	b := s.b
-	b.env.Emit(sim.Event{Kind: KindDisconnected, Where: "topic:" + s.pattern.text, Actor: s.name, Detail: strconv.Itoa(s.n) + " buffered"})
+	ev := sim.Event{Kind: KindDisconnected, Where: s.where, Actor: s.name, Consumer: s.consumer}
+	if b.detailed() {
+		ev.Detail = strconv.Itoa(s.n) + " buffered"
+	}
+	b.env.Emit(ev)
+	if s.working {
+		s.working = false
+		b.m.Handling--
+		s.discard(s.work.env, "discarded from the handler at disconnect")
+		s.work = slot{}
+	}
 	for s.n > 0 {
 		x := s.pop()
 		b.m.Buffered--
-		b.m.Discarded++
-		b.miss(s, x.env, "", "discarded from the buffer at disconnect")
-		b.unref(x.env)
+		s.discard(x.env, "discarded from the buffer at disconnect")
 	}
 	if h := s.held; h != nil {
 		s.held = nil
@@ -250,6 +366,20 @@ func (s *Subscriber) Disconnect() {
 		b.miss(s, h, "", "subscriber offline (disconnected while the broker held the copy back)")
 		b.unref(h)
 	}
+}
+
+// discard traces that a disconnect threw away s's copy of e, and releases it.
+func (s *Subscriber) discard(e *envelope, detail string) {
+	b := s.b
+	b.m.Discarded++
+	s.m.Discarded++
+	ev := sim.Event{Kind: sim.KindLost, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr,
+		Cause: sim.CauseDisconnect}
+	if b.detailed() {
+		ev.Detail = detail
+	}
+	b.env.Emit(ev)
+	b.unref(e)
 }
 
 // Close disconnects the subscriber and removes it from the broker; its name
@@ -271,166 +401,173 @@ func (s *Subscriber) Close() {
 	b.invalidate()
 }
 
-// Step hands eligible copies to the handler, at most Rate of them, in
-// buffer order. A copy is eligible once a tick's first subscriber step has
-// begun after it entered the buffer: a publish made before the consumer
-// phase is handled in the same tick, a child published by a handler in the
-// next one, so a cascade advances one generation per tick. A subscriber.slow firing
-// lets it handle one copy and then rest for the rule's Param ticks
-// (default 1). Each handled copy costs O(1) plus the handler.
-func (s *Subscriber) Step(now sim.Tick) {
-	b := s.b
-	if b.genTick != now {
-		b.gen++
-		b.genTick = now
+// step hands eligible copies to the handler, at most Rate of them per
+// tick, in buffer order. A copy is eligible once a tick's subscriber step
+// has begun after it entered the buffer: a publish made before the
+// consumer phase is handled in the same tick, a child published by a
+// handler in the next one, so a cascade advances one generation per tick.
+// A Timed handler keeps the subscriber busy with one copy for its
+// duration, and the copy is handled when the time is up; a subscriber.slow
+// firing lets it take one copy and then rest for the rule's Param ticks
+// (default 1). Once the world's budget is spent it takes nothing more.
+// Each copy costs O(1) plus the handler.
+func (s *Subscriber) step(now sim.Tick) {
+	if !s.online || now < s.start {
+		return
 	}
-	if !s.online || now < s.busyUntil {
+	b := s.b
+	handled := 0
+	if s.working {
+		if now < s.doneAt {
+			return
+		}
+		x := s.work
+		s.working, s.work = false, slot{}
+		b.m.Handling--
+		s.run(x.env)
+		handled++
+	}
+	if now < s.restUntil {
 		return
 	}
 	in := b.faults
-	for handled := 0; s.online && s.n > 0 && (s.rate == 0 || handled < s.rate); handled++ {
+	for s.online && s.n > 0 && (s.rate == 0 || handled < s.rate) {
 		x := s.ring[s.head]
-		if x.gen >= b.gen {
+		if x.gen >= b.gen || b.env.Exceeded() != nil {
 			break
 		}
-		slow := false
+		rest := false
 		if in != nil && in.Has(faults.SubscriberSlow) {
-			if f, ok := b.faults.Check(faults.SubscriberSlow, faultCtx(s, x.env)); ok {
-				d := sim.Tick(f.Param)
-				if d <= 0 {
-					d = 1
-				}
-				s.busyUntil = now + d
-				slow = true
+			c := faultCtx(s, x.env)
+			if f := in.CheckRef(faults.SubscriberSlow, &c); f != nil {
+				s.restUntil = now + sim.Tick(max(f.Param, 1))
+				rest = true
 			}
 		}
-		s.ring[s.head] = slot{}
-		if s.head++; s.head == len(s.ring) {
-			s.head = 0
-		}
-		s.n--
+		s.pop()
 		b.m.Buffered--
-		e := x.env
-		var err error
-		if s.handler != nil {
-			err = s.handle(e)
-		}
-		if err != nil {
-			b.m.Failed++
-			s.m.Failed++
-			b.env.Emit(sim.Event{Kind: sim.KindFailed, Where: e.where, Actor: s.name, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr, Detail: err.Error()})
-		} else {
-			b.m.Handled++
-			s.m.Handled++
-			if led := b.env.Ledger; led != nil {
-				led.Applied(e.msg.ID, s.consumer, now)
-			}
-			if tr := b.env.Trace; tr.Enabled() {
-				b.emitCopySlow(sim.KindProcessed, s.name, e, 0, s.ctx.note)
-			} else {
-				tr.Skip()
-			}
-		}
-		b.unref(e)
-		if slow {
+		handled++
+		if s.begin(x, now) || rest {
 			break
 		}
 	}
 }
 
-// handle runs the handler on a copy of e with a fresh Context.
-func (s *Subscriber) handle(e *envelope) error {
-	c := &s.ctx
-	c.note = ""
+// begin takes copy x from the buffer: it is ignored at once (mute, source
+// check), handled at once, or, when the handler takes time, kept in the
+// handler until doneAt. It reports whether the handler is busy with it.
+func (s *Subscriber) begin(x slot, now sim.Tick) bool {
+	b, e := s.b, x.env
+	d := &s.d
+	d.Reset(b.env, e.msg, e.where, s.consumer, s.name, int(x.attempt))
+	d.Corr = e.corr
+	switch {
+	case s.muted:
+		s.ignore(e, "muted: ignored")
+		return false
+	case s.sourceCheck && e.msg.Headers.Source == s.source:
+		s.ignore(e, "own change ignored (source check)")
+		return false
+	}
+	d.Ext = &s.ctx
+	s.ctx.parent = e
+	t := sim.DurationOf(s.h, d)
+	s.ctx.parent = nil
+	if t > 0 {
+		s.working, s.work, s.doneAt = true, x, now+t
+		b.m.Handling++
+		return true
+	}
+	s.run(e)
+	return false
+}
+
+// ignore records that the subscriber skipped its copy of e without
+// handling it, and releases the copy.
+func (s *Subscriber) ignore(e *envelope, why string) {
+	s.b.m.Skipped++
+	s.m.Skipped++
+	s.d.Skip(why)
+	s.b.unref(e)
+}
+
+// run calls the handler on the copy of e prepared in s.d, publishes the
+// emits when it succeeded, and settles the copy.
+func (s *Subscriber) run(e *envelope) {
+	b, d, c := s.b, &s.d, &s.ctx
 	c.parent = e
-	err := s.handler(c, e.msg)
+	d.Ext = c
+	if s.supervisor {
+		b.Mute()
+	}
+	err := s.h.Handle(d)
+	skipped := err == nil && d.Effects() == 0 && d.Skipped()
+	if err == nil && !skipped {
+		s.emit(e)
+	}
+	if s.supervisor {
+		b.Unmute()
+	}
 	c.parent = nil
-	return err
+	switch {
+	case err != nil:
+		b.m.Failed++
+		s.m.Failed++
+		ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindFailed, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key,
+			Corr: e.corr, Attempt: d.Attempt}
+		if b.detailed() {
+			ev.Detail = err.Error()
+		}
+		b.env.Trace.EmitRef(&ev)
+		ev = sim.Event{Tick: b.env.Now(), Kind: sim.KindLost, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key,
+			Corr: e.corr, Cause: sim.CauseHandlerFailed}
+		if b.detailed() {
+			ev.Detail = sim.Classify(err).String() + " failure; ephemeral delivery has no retry"
+		}
+		b.env.Trace.EmitRef(&ev)
+	case skipped:
+		b.m.Skipped++
+		s.m.Skipped++
+	default:
+		b.m.Handled++
+		s.m.Handled++
+	}
+	b.unref(e)
 }
 
-// Context is what a handler gets besides the message: it publishes child
-// events that inherit the cascade's correlation ID, and switches the
-// supervisor. A Context is valid only during the handler call.
-type Context struct {
-	sub    *Subscriber
-	parent *envelope
-	note   string
-}
-
-// Subscriber returns the name of the subscriber whose handler runs.
-func (c *Context) Subscriber() string { return c.sub.name }
-
-// Now returns the current tick.
-func (c *Context) Now() sim.Tick { return c.sub.b.env.Now() }
-
-// Subject returns the subject the message was published to.
-func (c *Context) Subject() string { return c.parent.subject }
-
-// Depth returns the message's depth in its cascade (0 for a root event).
-func (c *Context) Depth() int { return int(c.parent.depth) }
-
-// Corr returns the cascade's correlation ID.
-func (c *Context) Corr() string { return c.parent.corr }
-
-// Root returns the ID of the cascade's root event.
-func (c *Context) Root() sim.ID {
-	if c.parent.cascade != nil {
-		return c.parent.cascade.Root
+// emit publishes the subscriber's Emits for its handled copy of e. A child
+// the broker refuses is given up and traced as lost before any consumer:
+// with cause sim.CauseBrokerUnavailable while the broker is unavailable,
+// sim.CauseOverflow when a Block subscriber's full buffer refused it.
+func (s *Subscriber) emit(e *envelope) {
+	b, c := s.b, &s.ctx
+	for i := range s.emits {
+		em := &s.emits[i]
+		typ := em.Type
+		if typ == "" {
+			typ = e.msg.Headers.Type
+		}
+		for range max(em.Count, 1) {
+			m, err := c.publish(em.Subject, e.msg.Key, e.msg.Body, sim.Headers{Type: typ}, em.CascadeLimit)
+			if err == nil {
+				b.m.Emitted++
+				s.m.Emitted++
+				continue
+			}
+			if errors.Is(err, ErrCascadeLimit) || m.ID == 0 {
+				break
+			}
+			cause := sim.CauseBrokerUnavailable
+			if errors.Is(err, ErrBackpressure) {
+				cause = sim.CauseOverflow
+			}
+			b.m.EmitsLost++
+			ev := sim.Event{Kind: sim.KindLost, Where: "topic:" + em.Subject, Actor: s.name, Msg: m.ID, Key: m.Key, Type: m.Headers.Type,
+				Corr: e.corr, Cause: cause}
+			if b.detailed() {
+				ev.Detail = "emit given up: " + err.Error()
+			}
+			b.env.Emit(ev)
+		}
 	}
-	return c.parent.msg.ID
-}
-
-// Note sets the Detail of the "processed" event traced when the handler
-// returns nil, e.g. why it ignored the message.
-func (c *Context) Note(detail string) { c.note = detail }
-
-// Publish publishes a child event to subject: a new message from
-// env.NewMessage with Type subject, the handled message as CausationID, the
-// cascade's correlation ID and the handled message's Source. It returns the
-// child and the error of Broker.PublishTo, or ErrCascadeLimit (no message
-// is created then) when the child would be deeper than the broker's
-// MaxDepth.
-func (c *Context) Publish(subject, key string, body []byte) (sim.Message, error) {
-	return c.PublishHeaders(subject, key, body, sim.Headers{})
-}
-
-// PublishHeaders is Publish with headers: an empty Type becomes subject, an
-// empty Source the handled message's Source; CorrelationID and CausationID
-// are always set by the cascade.
-func (c *Context) PublishHeaders(subject, key string, body []byte, h sim.Headers) (sim.Message, error) {
-	if c.parent == nil {
-		return sim.Message{}, fmt.Errorf("%w: a Context is valid only during its handler call", ErrInvalidMessage)
-	}
-	s, b, p := c.sub, c.sub.b, c.parent
-	if err := ValidSubject(subject); err != nil {
-		return sim.Message{}, err
-	}
-	if depth := int(p.depth) + 1; depth > b.maxDepth {
-		cas := b.cascadeOf(p)
-		cas.Limited++
-		b.m.CascadeLimited++
-		b.env.Emit(sim.Event{Kind: KindCascadeLimited, Where: "topic:" + subject, Actor: s.name, Msg: p.msg.ID, Key: key, Corr: p.corr,
-			Detail: "depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(b.maxDepth) + "; root " + cas.Root.String() + "; publish refused"})
-		return sim.Message{}, fmt.Errorf("%w: depth %d exceeds %d (root %s)", ErrCascadeLimit, depth, b.maxDepth, cas.Root)
-	}
-	if h.Type == "" {
-		h.Type = subject
-	}
-	if h.Source == "" {
-		h.Source = p.msg.Headers.Source
-	}
-	h.CorrelationID = p.corr
-	h.CausationID = p.msg.ID
-	m := b.env.NewMessage(key, body, h)
-	return m, b.publish(subject, m, p)
-}
-
-// Muted runs f with the broker's supervisor switch on, so whatever f
-// publishes (a worker's save) reaches no ephemeral subscriber. The switch is
-// restored even when f fails.
-func (c *Context) Muted(f func() error) error {
-	b := c.sub.b
-	b.Mute()
-	defer b.Unmute()
-	return f()
 }

@@ -1,7 +1,6 @@
 package pubsub
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/brokerlab/brokerlab/sim"
@@ -46,12 +45,13 @@ func (c SyncConfig) Validate() error {
 // Sync models two systems that mirror each other's changes through a
 // broker: when one applies a change received from the other, the save
 // announces a change of its own. Each system is a subscriber named
-// "sync:"+system. A Sync is driven by the broker's Step calls.
+// "sync:"+system whose handler applies the change and whose Emits announce
+// it; with source tracking it is a SourceCheck subscriber whose source is
+// the system. A Sync is driven by its broker's steps.
 type Sync struct {
-	b       *Broker
-	cfg     SyncConfig
-	applied [2]int
-	ignored [2]int
+	b    *Broker
+	cfg  SyncConfig
+	subs [2]*Subscriber
 }
 
 // NewSync subscribes both systems of cfg to b.
@@ -61,15 +61,20 @@ func NewSync(b *Broker, cfg SyncConfig) (*Sync, error) {
 	}
 	s := &Sync{b: b, cfg: cfg}
 	for i := range 2 {
-		_, err := b.Subscribe(SubscriberConfig{
-			Name:    "sync:" + cfg.Systems[i],
-			Pattern: s.subject(1 - i),
-			Buffer:  cfg.Buffer,
-			Handler: func(ctx *Context, m sim.Message) error { return s.handle(i, ctx, m) },
+		own := s.subject(i)
+		sub, err := b.Subscribe(SubscriberConfig{
+			Name:        "sync:" + cfg.Systems[i],
+			Pattern:     s.subject(1 - i),
+			Buffer:      cfg.Buffer,
+			Handler:     sim.Effect("applied the change"),
+			Emits:       []Emit{{Subject: own, Type: own}}, // saving the change announces a change of this system
+			SourceCheck: cfg.SourceTracking,
+			Source:      cfg.Systems[i],
 		})
 		if err != nil {
 			return nil, err
 		}
+		s.subs[i] = sub
 	}
 	return s, nil
 }
@@ -83,23 +88,6 @@ func (s *Sync) index(system string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: %q is not a system of this sync", ErrInvalidConfig, system)
-}
-
-func (s *Sync) handle(i int, ctx *Context, m sim.Message) error {
-	self := s.cfg.Systems[i]
-	if s.cfg.SourceTracking && m.Headers.Source == self {
-		s.ignored[i]++
-		ctx.Note("ignored: the change started here (source " + self + ")")
-		return nil
-	}
-	s.applied[i]++
-	// Saving the received change announces a change of this system.
-	_, err := ctx.Publish(s.subject(i), m.Key, m.Body)
-	if errors.Is(err, ErrCascadeLimit) {
-		ctx.Note("applied; the echo was refused by the cascade depth limit")
-		return nil
-	}
-	return err
 }
 
 // Change records a local change in system and announces it as a root
@@ -123,7 +111,7 @@ func (s *Sync) Applied(system string) int {
 	if err != nil {
 		return 0
 	}
-	return s.applied[i]
+	return s.subs[i].Metrics().Handled
 }
 
 // Ignored returns how many of its own changes came back to system and were
@@ -133,5 +121,5 @@ func (s *Sync) Ignored(system string) int {
 	if err != nil {
 		return 0
 	}
-	return s.ignored[i]
+	return s.subs[i].Metrics().Skipped
 }

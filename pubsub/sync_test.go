@@ -53,7 +53,7 @@ func TestSyncLoop(t *testing.T) {
 			if s.Applied("operations") != 1 || s.Applied("commerce") != 0 || s.Ignored("commerce") != 1 {
 				t.Errorf("applied ops=%d com=%d ignored com=%d", s.Applied("operations"), s.Applied("commerce"), s.Ignored("commerce"))
 			}
-			for _, rec := range r.env.Ledger.Records() {
+			for _, rec := range r.w.Ledger().Records() {
 				if rec.Type == "" {
 					t.Errorf("%v has no type", rec.ID)
 				}
@@ -63,7 +63,8 @@ func TestSyncLoop(t *testing.T) {
 }
 
 func TestSyncConfig(t *testing.T) {
-	b, _ := New(Config{Name: "x"})
+	w, _ := sim.New(sim.Config{})
+	b, _ := New(w, Config{Name: "x"})
 	for _, c := range []SyncConfig{
 		{Subject: "s", Systems: [2]string{"a", ""}},
 		{Subject: "s", Systems: [2]string{"a", "a"}},

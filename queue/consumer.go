@@ -3,147 +3,20 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
 )
-
-// Outcome is what a handler decided about one delivery: an error (nil for
-// success; classify it with ErrTransient, ErrPermanent or ErrPoison) and how
-// many extra ticks the work takes. With Ticks > 0 the message stays in
-// progress and the effect (or the failure) takes hold that many ticks later,
-// possibly after the visibility timeout ran out.
-type Outcome struct {
-	Err   error
-	Ticks sim.Tick
-	// Duplicate reports that an idempotent handler recognised the message
-	// as already processed and applied nothing: the consumer acks it
-	// without booking an effect in the ledger and traces it as
-	// deduplicated.
-	Duplicate bool
-}
-
-// Handler processes deliveries for a Consumer. Handle is called once per
-// delivery, when processing starts.
-type Handler interface {
-	Handle(d Delivery) Outcome
-}
-
-// HandlerFunc adapts user code to a Handler that takes no extra ticks.
-type HandlerFunc func(d Delivery) error
-
-// Handle calls f(d).
-func (f HandlerFunc) Handle(d Delivery) Outcome { return Outcome{Err: f(d)} }
-
-// OutcomeFunc adapts a function returning a full Outcome to a Handler.
-type OutcomeFunc func(d Delivery) Outcome
-
-// Handle calls f(d).
-func (f OutcomeFunc) Handle(d Delivery) Outcome { return f(d) }
-
-type behaviourKind uint8
-
-const (
-	bSucceed behaviourKind = iota
-	bTransient
-	bPermanent
-	bPoison
-	bSlow
-)
-
-// behaviour is a built-in handler behaviour.
-type behaviour struct {
-	kind  behaviourKind
-	n     int
-	ticks sim.Tick
-}
-
-// Succeed returns a handler that succeeds at once.
-func Succeed() Handler { return behaviour{kind: bSucceed} }
-
-// Transient returns a handler that fails the first n receives of every
-// message with ErrTransient and succeeds after that; n must be >= 1.
-func Transient(n int) Handler { return behaviour{kind: bTransient, n: n} }
-
-// Permanent returns a handler that fails every message with ErrPermanent.
-func Permanent() Handler { return behaviour{kind: bPermanent} }
-
-// Poison returns a handler that fails every message with ErrPoison.
-func Poison() Handler { return behaviour{kind: bPoison} }
-
-// Slow returns a handler that succeeds after n ticks; n must be >= 1.
-func Slow(n sim.Tick) Handler { return behaviour{kind: bSlow, ticks: n} }
-
-// Handle applies the behaviour.
-func (b behaviour) Handle(d Delivery) Outcome {
-	switch b.kind {
-	case bTransient:
-		if d.ReceiveCount <= b.n {
-			return Outcome{Err: fmt.Errorf("%w: attempt %d of %d failing", ErrTransient, d.ReceiveCount, b.n)}
-		}
-	case bPermanent:
-		return Outcome{Err: ErrPermanent}
-	case bPoison:
-		return Outcome{Err: ErrPoison}
-	case bSlow:
-		return Outcome{Ticks: b.ticks}
-	}
-	return Outcome{}
-}
-
-func (b behaviour) validate() error {
-	switch {
-	case b.kind == bTransient && b.n < 1:
-		return fmt.Errorf("%w: Transient(%d) needs n >= 1", ErrInvalidConfig, b.n)
-	case b.kind == bSlow && (b.ticks < 1 || b.ticks > MaxDuration):
-		return fmt.Errorf("%w: Slow(%d) needs ticks in [1, %d]", ErrInvalidConfig, b.ticks, MaxDuration)
-	}
-	return nil
-}
-
-type selector struct {
-	pred         func(sim.Message) bool
-	match, other Handler
-}
-
-// Select returns a handler that uses match for messages pred accepts and
-// other for the rest, e.g. a poison handler for one key only.
-func Select(pred func(sim.Message) bool, match, other Handler) Handler {
-	return selector{pred, match, other}
-}
-
-// Handle dispatches d.
-func (s selector) Handle(d Delivery) Outcome {
-	if s.pred(d.Message) {
-		return s.match.Handle(d)
-	}
-	return s.other.Handle(d)
-}
-
-func (s selector) validate() error {
-	if s.pred == nil || s.match == nil || s.other == nil {
-		return fmt.Errorf("%w: Select needs a predicate and two handlers", ErrInvalidConfig)
-	}
-	if err := validateHandler(s.match); err != nil {
-		return err
-	}
-	return validateHandler(s.other)
-}
-
-func validateHandler(h Handler) error {
-	if v, ok := h.(interface{ validate() error }); ok {
-		return v.validate()
-	}
-	return nil
-}
 
 // AckMode says when a consumer acks.
 type AckMode uint8
 
 // The ack modes.
 const (
-	// AckAfterProcess acks after the effect is applied: at-least-once. A
-	// crash before the ack redelivers the message (a duplicate effect).
+	// AckAfterProcess acks after the handler succeeded: at-least-once. A
+	// crash before the ack redelivers the message (a duplicate effect for a
+	// handler that is not idempotent).
 	AckAfterProcess AckMode = iota
 	// AckBeforeProcess acks on receipt, before processing: at-most-once. A
 	// crash or a failure after the ack loses the message
@@ -159,16 +32,36 @@ func (m AckMode) String() string {
 	return "ack-after-process"
 }
 
-// ConsumerConfig configures a Consumer.
+// MaxInstances caps ConsumerConfig.Instances.
+const MaxInstances = 1 << 12
+
+// ConsumerConfig configures a Consumer: a worker pool of Instances
+// competing instances that share one handler, one retry policy and one
+// fault injector. Every instance is an instance of the queue's logical
+// consumer (Config.Consumer); the checkers judge them together under that
+// name.
 type ConsumerConfig struct {
-	// Queue is the queue to consume; required.
+	// Queue is the queue to consume; required, made with New on the world
+	// the consumer is made for.
 	Queue *Queue
-	// Name is the worker's name in the trace and in fault matches; required.
+	// Name names the worker pool; required. With one instance the instance
+	// is called Name; with n > 1 they are Name#1 .. Name#n. Instance names
+	// are the actors in the trace and what fault rules match as consumer.
+	// The World knows the pool as "consumer:"+Name.
 	Name string
-	// Batch is the most messages one receive takes; 0 means 1.
+	// Instances is the number of competing instances; 0 means 1.
+	Instances int
+	// Start is the first tick the consumer works at; before it, it neither
+	// receives nor processes.
+	Start sim.Tick
+	// Batch is the most messages one receive of an instance takes; 0
+	// means 1.
 	Batch int
-	// Handler processes messages; nil means Succeed().
-	Handler Handler
+	// Handler processes deliveries and records their effects with
+	// d.Apply; nil means sim.Effect(""), which applies one effect per
+	// delivery. A handler that implements sim.Timed takes that long; one
+	// with a Validate() error method (a *sim.Script) is validated.
+	Handler sim.Handler
 	// AckMode says whether to ack after (default) or before processing.
 	AckMode AckMode
 	// Retry handles transient failures; the zero value is RetryNone.
@@ -176,18 +69,13 @@ type ConsumerConfig struct {
 	// MaxAttempts, when positive, dead-letters a message whose transient
 	// failure happened on receive number MaxAttempts or later.
 	MaxAttempts int
-	// Faults is consulted at the consumer and handler fault points; nil
-	// means the queue's injector.
+	// Faults is consulted at the consumer crash points and, through
+	// Injector.Handler, at the handler fault points; nil means the queue's
+	// injector.
 	Faults *faults.Injector
-	// RestartDelay is how many ticks a crashed consumer stays down; 0 means 1.
+	// RestartDelay is how many ticks a crashed instance stays down; 0
+	// means 1.
 	RestartDelay sim.Tick
-	// Dedup, when set, makes the consumer idempotent: it is called when a
-	// successful handling would apply the effect and reports whether the
-	// message's effect was applied before (looked up in the consumer's
-	// processed table, which it records in the same step when it reports
-	// false). A duplicate is acked without applying the effect again and
-	// traced as deduplicated. nil applies every success.
-	Dedup func(m sim.Message) bool
 }
 
 // Validate reports a configuration error, wrapping ErrInvalidConfig.
@@ -197,6 +85,10 @@ func (c ConsumerConfig) Validate() error {
 		return fmt.Errorf("%w: consumer %q needs a queue made with New", ErrInvalidConfig, c.Name)
 	case c.Name == "":
 		return fmt.Errorf("%w: a consumer needs a name", ErrInvalidConfig)
+	case c.Instances < 0 || c.Instances > MaxInstances:
+		return fmt.Errorf("%w: consumer %q: instances %d is outside [0, %d]", ErrInvalidConfig, c.Name, c.Instances, MaxInstances)
+	case c.Start < 0:
+		return fmt.Errorf("%w: consumer %q: start %d is negative", ErrInvalidConfig, c.Name, c.Start)
 	case c.Batch < 0:
 		return fmt.Errorf("%w: consumer %q: batch %d is negative", ErrInvalidConfig, c.Name, c.Batch)
 	case c.AckMode > AckBeforeProcess:
@@ -209,10 +101,16 @@ func (c ConsumerConfig) Validate() error {
 	if err := c.Retry.Validate(); err != nil {
 		return fmt.Errorf("consumer %q: %w", c.Name, err)
 	}
-	if c.Handler != nil {
-		if err := validateHandler(c.Handler); err != nil {
-			return fmt.Errorf("consumer %q: %w", c.Name, err)
-		}
+	if err := validateHandler(c.Handler); err != nil {
+		return fmt.Errorf("%w: consumer %q: %w", ErrInvalidConfig, c.Name, err)
+	}
+	return nil
+}
+
+// validateHandler calls h's Validate method when it has one.
+func validateHandler(h sim.Handler) error {
+	if v, ok := h.(interface{ Validate() error }); ok {
+		return v.Validate()
 	}
 	return nil
 }
@@ -220,65 +118,125 @@ func (c ConsumerConfig) Validate() error {
 // ConsumerStats counts what a consumer did.
 type ConsumerStats struct {
 	Received     int // deliveries taken
-	Processed    int // effects applied
+	Processed    int // effects the handler recorded (d.Apply)
+	Skipped      int // deliveries the handler absorbed as duplicates (d.Skip)
 	Failed       int // handler failures
 	Retried      int // nacks sent by the retry policy
 	DeadLettered int // messages the consumer sent to the dead-letter queue
 	Crashes      int
 	StaleAcks    int // acks (or nacks) the queue rejected as stale
 	Lost         int // messages lost by acking before processing
-	Deduplicated int // successes reported as duplicates (Outcome.Duplicate or Dedup)
 }
 
+// add adds the counts of o to s.
+func (s *ConsumerStats) add(o *ConsumerStats) {
+	s.Received += o.Received
+	s.Processed += o.Processed
+	s.Skipped += o.Skipped
+	s.Failed += o.Failed
+	s.Retried += o.Retried
+	s.DeadLettered += o.DeadLettered
+	s.Crashes += o.Crashes
+	s.StaleAcks += o.StaleAcks
+	s.Lost += o.Lost
+}
+
+// work is one delivery an instance holds.
 type work struct {
 	d      Delivery
+	h      sim.Handler // the user's handler when processing started
 	doneAt sim.Tick
-	err    error
 	acked  bool
-	dup    bool // the handler reported a duplicate (Outcome.Duplicate)
 }
 
-// Consumer is a competing consumer of a Queue, a sim.Actor for the
-// consumer phase. Each Step it first completes the work whose time came (in
-// the order it started), then, when it holds nothing, receives a batch,
-// acks all of it at once (AckBeforeProcess), and starts each message: the
-// crash point
-// consumer.crash_before_process, the handler faults (poison, permanent,
-// transient, slow), then the Handler. A completed success records the
-// effect in the ledger (Applied) and traces processed, consults
-// consumer.crash_after_effect, and acks (AckAfterProcess). A failure is
-// traced failed and classified: permanent and poison go to the dead-letter
-// queue; transient ones are dead-lettered once MaxAttempts is reached and
+// dispatch is the handler the fault wrapper calls: the user's handler a
+// delivery started with. One fault wrapper serves every delivery, so its
+// state (consecutive transient failures per message) survives SetHandler.
+type dispatch struct {
+	h sim.Handler
+}
+
+// Handle calls the current handler.
+func (x *dispatch) Handle(d *sim.Delivery) error { return x.h.Handle(d) }
+
+// Duration asks the current handler.
+func (x *dispatch) Duration(d *sim.Delivery) sim.Tick { return sim.DurationOf(x.h, d) }
+
+// Consumer is a pool of competing consumers of a Queue, a sim.Component of
+// the consumer phase. One NewConsumer call makes Instances instances; each
+// tick (from Start, unless paused) every instance, in order, first
+// completes the work whose time came (in the order it started), then, when
+// it holds nothing, receives a batch, acks all of it at once
+// (AckBeforeProcess), and starts each message: the crash point
+// consumer.crash_before_process, then the handler's processing time
+// (sim.DurationOf, including handler.slow). A message whose processing
+// takes time stays in flight meanwhile, and the handler is called when the
+// time is up, so a visibility timeout shorter than the processing lets
+// another instance receive the message concurrently.
+//
+// The handler is the user's, wrapped by the injector's Handler, so the
+// handler fault points (poison, permanent, transient) are consulted before
+// it runs. It records effects with d.Apply and absorbed duplicates with
+// d.Skip; the consumer never reports an effect itself. After a success the
+// consumer consults consumer.crash_after_effect, then acks
+// (AckAfterProcess). A failure is traced failed and classified with
+// sim.Classify: permanent and poison go to the dead-letter queue at once;
+// transient ones are dead-lettered once MaxAttempts is reached and
 // otherwise retried by the retry policy (a nack with delay, or nothing for
-// RetryNone). A crash drops everything the consumer holds without acking;
-// messages it had acked but not processed are lost. Cost per message is
-// O(log n) in the queue plus the handler.
+// RetryNone: the visibility timeout brings the message back). Without a
+// dead-letter queue a message to dead-letter stays unacked and comes back.
+// A crash drops everything the instance holds without acking; messages it
+// had acked but not processed are lost (traced lost with
+// sim.CauseAckBeforeProcess). Cost per message is O(log n) in the queue
+// plus the handler.
 type Consumer struct {
-	cfg       ConsumerConfig
-	q         *Queue
-	env       *sim.Env
-	faults    *faults.Injector
-	fctx      faults.Context // scratch context for fault consultations
-	stream    *sim.Stream
+	cfg    ConsumerConfig
+	q      *Queue
+	env    *sim.Env
+	faults *faults.Injector
+	user   sim.Handler // the handler deliveries start with from now on
+	disp   dispatch
+	h      sim.Handler // the fault wrapper around disp
+	inst   []*instance
+	paused bool
+	d      sim.Delivery   // the delivery handed to the handler, reused
+	fctx   faults.Context // scratch context for crash-point consultations
+}
+
+// instance is one competing instance of a Consumer.
+type instance struct {
+	c         *Consumer
+	name      string
+	stream    *sim.Stream // retry jitter
 	held      []work
 	due       []work
 	batch     []work
 	buf       []Delivery
-	transient map[sim.ID]int
 	downUntil sim.Tick
 	stats     ConsumerStats
 }
 
-// NewConsumer returns a consumer; add it to a World in sim.PhaseConsumer.
-func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
+// NewConsumer returns a consumer pool of cfg.Instances instances bound to
+// the world w and registers it with w under "consumer:"+Name, in the
+// consumer phase (Phase). The queue must belong to w.
+func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: consumer %q needs a world", ErrInvalidConfig, cfg.Name)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Queue.env != w.Env() {
+		return nil, fmt.Errorf("%w: consumer %q: queue %q belongs to another world", ErrInvalidConfig, cfg.Name, cfg.Queue.name)
+	}
+	if cfg.Instances == 0 {
+		cfg.Instances = 1
 	}
 	if cfg.Batch == 0 {
 		cfg.Batch = 1
 	}
 	if cfg.Handler == nil {
-		cfg.Handler = Succeed()
+		cfg.Handler = sim.Effect("")
 	}
 	if cfg.RestartDelay == 0 {
 		cfg.RestartDelay = 1
@@ -287,301 +245,336 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	if in == nil {
 		in = cfg.Queue.faults
 	}
-	return &Consumer{cfg: cfg, q: cfg.Queue, env: cfg.Queue.env, faults: in,
-		stream: cfg.Queue.env.Stream(cfg.Queue.where + "/consumer/" + cfg.Name), transient: map[sim.ID]int{}}, nil
+	c := &Consumer{cfg: cfg, q: cfg.Queue, env: w.Env(), faults: in, user: cfg.Handler}
+	c.h = in.Handler(&c.disp)
+	for k := 1; k <= cfg.Instances; k++ {
+		name := cfg.Name
+		if cfg.Instances > 1 {
+			name += "#" + strconv.Itoa(k)
+		}
+		c.inst = append(c.inst, &instance{c: c, name: name, stream: c.env.Stream(c.q.where + "/consumer/" + name)})
+	}
+	if err := w.Add("consumer:"+cfg.Name, c); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return c, nil
 }
 
-// Name returns the consumer's name.
+// Phase returns sim.PhaseConsumer.
+func (c *Consumer) Phase() sim.Phase { return sim.PhaseConsumer }
+
+// Name returns the pool's name (ConsumerConfig.Name).
 func (c *Consumer) Name() string { return c.cfg.Name }
 
-// Busy returns how many messages are in progress.
-func (c *Consumer) Busy() int { return len(c.held) }
+// Instances returns the names of the instances, in the order they step.
+func (c *Consumer) Instances() []string {
+	out := make([]string, len(c.inst))
+	for i, x := range c.inst {
+		out[i] = x.name
+	}
+	return out
+}
 
-// Stats returns the consumer's counters.
-func (c *Consumer) Stats() ConsumerStats { return c.stats }
+// Queue returns the queue the consumer consumes.
+func (c *Consumer) Queue() *Queue { return c.q }
 
-// SetHandler replaces the handler, e.g. after "fixing the bug" in a lesson.
-func (c *Consumer) SetHandler(h Handler) error {
+// Busy returns how many messages the instances hold in progress.
+func (c *Consumer) Busy() int {
+	n := 0
+	for _, x := range c.inst {
+		n += len(x.held)
+	}
+	return n
+}
+
+// Stats returns the counters summed over the instances.
+func (c *Consumer) Stats() ConsumerStats {
+	var s ConsumerStats
+	for _, x := range c.inst {
+		s.add(&x.stats)
+	}
+	return s
+}
+
+// Handler returns the handler deliveries start with (without the fault
+// wrapper).
+func (c *Consumer) Handler() sim.Handler { return c.user }
+
+// SetHandler replaces the handler, e.g. after "fixing the bug" in a
+// lesson. Deliveries that start processing after the call use h;
+// deliveries already in progress (a slow handler) finish with the handler
+// they started with, as a deployed fix reaches only new work. The handler
+// fault points keep their state across the change. A nil handler, or one
+// whose Validate fails, is refused with ErrInvalidConfig and the old
+// handler stays.
+func (c *Consumer) SetHandler(h sim.Handler) error {
 	if h == nil {
 		return fmt.Errorf("%w: consumer %q: nil handler", ErrInvalidConfig, c.cfg.Name)
 	}
 	if err := validateHandler(h); err != nil {
-		return err
+		return fmt.Errorf("%w: consumer %q: %w", ErrInvalidConfig, c.cfg.Name, err)
 	}
-	c.cfg.Handler = h
+	c.user = h
 	return nil
 }
 
-// Step runs the consumer at tick now.
+// Pause takes the consumer offline (a "disconnect"): from the next step
+// on, no instance receives, processes, acks or retries until Resume. Work
+// in progress stays with its instance and completes after Resume; the
+// messages it holds unacked come back to the queue when their visibility
+// timeout runs out, as for any stalled consumer. It is idempotent.
+func (c *Consumer) Pause() { c.paused = true }
+
+// Resume brings a paused consumer back online (a "connect"). It is
+// idempotent.
+func (c *Consumer) Resume() { c.paused = false }
+
+// Paused reports whether the consumer is paused.
+func (c *Consumer) Paused() bool { return c.paused }
+
+// Step runs every instance at tick now, in order, unless the consumer is
+// paused or its start tick has not come.
 func (c *Consumer) Step(now sim.Tick) {
-	if c == nil || c.q == nil || now < c.downUntil {
+	if c == nil || c.q == nil || c.paused || now < c.cfg.Start {
 		return
 	}
-	keep := c.held[:0]
-	c.due = c.due[:0]
-	for _, w := range c.held {
+	for _, x := range c.inst {
+		x.step(now)
+	}
+}
+
+// Crash makes every instance crash now, as a timeline action or an
+// operator would: everything they hold is dropped without an ack (unacked
+// messages come back after their visibility timeout; ones acked before
+// processing are lost) and they stay down for RestartDelay ticks. It
+// costs O(held messages).
+func (c *Consumer) Crash(reason string) {
+	if c == nil || c.q == nil {
+		return
+	}
+	now := c.env.Now()
+	for _, x := range c.inst {
+		x.stats.Crashes++
+		c.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: x.name, Detail: reason})
+		x.dropHeld()
+		x.downUntil = now + c.cfg.RestartDelay
+	}
+}
+
+// step runs the instance at tick now.
+func (x *instance) step(now sim.Tick) {
+	if now < x.downUntil {
+		return
+	}
+	c := x.c
+	keep := x.held[:0]
+	x.due = x.due[:0]
+	for _, w := range x.held {
 		if w.doneAt > now {
 			keep = append(keep, w)
 		} else {
-			c.due = append(c.due, w)
+			x.due = append(x.due, w)
 		}
 	}
-	clear(c.held[len(keep):])
-	c.held = keep
-	for i := range c.due {
-		if c.finish(&c.due[i], now, c.due[i+1:]) {
-			clear(c.due)
+	clear(x.held[len(keep):])
+	x.held = keep
+	for i := range x.due {
+		if x.finish(&x.due[i], now, x.due[i+1:]) {
+			clear(x.due)
 			return
 		}
 	}
-	clear(c.due)
-	if len(c.held) > 0 {
+	clear(x.due)
+	if len(x.held) > 0 {
 		return
 	}
 	var err error
-	c.buf, err = c.q.AppendReceive(c.buf[:0], c.cfg.Name, c.cfg.Batch)
+	x.buf, err = c.q.AppendReceive(x.buf[:0], x.name, c.cfg.Batch)
 	if err != nil {
 		return // the queue traced the rejection; try again next tick
 	}
-	c.batch = c.batch[:0]
-	for i := range c.buf {
-		d := &c.buf[i]
-		c.stats.Received++
+	x.batch = x.batch[:0]
+	for i := range x.buf {
+		d := &x.buf[i]
+		x.stats.Received++
 		acked := false
 		if c.cfg.AckMode == AckBeforeProcess {
 			if err := c.q.Ack(d.Receipt); err != nil {
-				c.stats.StaleAcks++
+				x.stats.StaleAcks++
 				continue
 			}
 			acked = true
 		}
 		// Filled in place: a composite literal would be built in a
 		// temporary and copied.
-		c.batch = append(c.batch, work{})
-		w := &c.batch[len(c.batch)-1]
+		x.batch = append(x.batch, work{})
+		w := &x.batch[len(x.batch)-1]
 		w.d = *d
 		w.acked = acked
 	}
-	// c.buf and c.batch are not cleared: the next batch overwrites them, so
+	// x.buf and x.batch are not cleared: the next batch overwrites them, so
 	// they keep at most one batch of messages reachable, and clearing them
 	// would cost a write of every byte of every delivery once more.
-	for i := range c.batch {
-		if c.start(&c.batch[i], now, c.batch[i+1:]) {
+	for i := range x.batch {
+		if x.start(&x.batch[i], now, x.batch[i+1:]) {
 			break
 		}
 	}
 }
 
-// fire consults point p for message m; it returns the firing, nil when no
-// rule fired. The context is built in the consumer's scratch space, so a
-// consultation copies only the message's fields.
-func (c *Consumer) fire(p faults.Point, m *sim.Message) *faults.Firing {
-	if c.faults == nil {
+// fire consults crash point p for message m; it returns the firing, nil
+// when no rule fired. The context is built in the consumer's scratch
+// space, so a consultation copies only the message's fields.
+func (x *instance) fire(p faults.Point, m *sim.Message) *faults.Firing {
+	c := x.c
+	if !c.faults.Has(p) {
 		return nil
 	}
-	x := &c.fctx
-	x.Where, x.Consumer, x.Key, x.Type, x.Msg = c.q.where, c.cfg.Name, m.Key, m.Headers.Type, m.ID
-	return c.faults.CheckRef(p, x)
+	f := &c.fctx
+	f.Where, f.Consumer, f.Key, f.Type, f.Msg = c.q.where, x.name, m.Key, m.Headers.Type, m.ID
+	return c.faults.CheckRef(p, f)
 }
 
-// start begins processing w; it reports whether the consumer crashed.
+// delivery returns the consumer's Delivery reset for w, with the handler
+// w started with behind the fault wrapper.
+func (x *instance) delivery(w *work) *sim.Delivery {
+	c := x.c
+	c.d.Reset(c.env, w.d.Message, c.q.where, c.q.consumer, x.name, w.d.ReceiveCount)
+	c.disp.h = w.h
+	return &c.d
+}
+
+// start begins processing w; it reports whether the instance crashed.
 // rest are the batch's messages not started yet; a crash drops them.
-func (c *Consumer) start(w *work, now sim.Tick, rest []work) bool {
-	if c.fire(faults.ConsumerCrashBeforeProcess, &w.d.Message) != nil {
-		c.crash(now, "before processing", w, true, rest)
+func (x *instance) start(w *work, now sim.Tick, rest []work) bool {
+	if x.fire(faults.ConsumerCrashBeforeProcess, &w.d.Message) != nil {
+		x.crash(now, "before processing", w, true, rest)
 		return true
 	}
-	out := c.run(&w.d)
-	w.err = out.Err
-	w.dup = out.Duplicate
-	if out.Ticks > 0 {
-		w.doneAt = now + out.Ticks
-		c.held = append(c.held, *w)
+	w.h = x.c.user
+	if t := sim.DurationOf(x.c.h, x.delivery(w)); t > 0 {
+		w.doneAt = now + min(t, MaxDuration)
+		x.held = append(x.held, *w)
 		return false
 	}
-	return c.finish(w, now, rest)
+	return x.finish(w, now, rest)
 }
 
-// run consults the handler fault points, then the handler.
-func (c *Consumer) run(d *Delivery) Outcome {
-	m := &d.Message
-	var out Outcome
-	if f := c.fire(faults.HandlerSlow, m); f != nil {
-		out.Ticks = max(sim.Tick(f.Param), 1)
-	}
-	if f := c.fire(faults.HandlerPoison, m); f != nil {
-		out.Err = faultErr(ErrPoison, f)
-	} else if f := c.fire(faults.HandlerPermanent, m); f != nil {
-		out.Err = faultErr(ErrPermanent, f)
-	} else if left := c.transientLeft(m.ID); left > 0 {
-		out.Err = fmt.Errorf("%w: %d more failing attempt(s)", ErrTransient, left-1)
-		if left == 1 {
-			delete(c.transient, m.ID)
-		} else {
-			c.transient[m.ID] = left - 1
+// finish calls the handler for w and settles the message; it reports
+// whether the instance crashed. rest are the items due at this tick (or
+// the batch's messages) not handled yet; a crash drops them.
+func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
+	c := x.c
+	d := x.delivery(w)
+	err := c.h.Handle(d)
+	if err == nil {
+		x.stats.Processed += d.Effects()
+		if d.Skipped() {
+			x.stats.Skipped++
 		}
-	} else if f := c.fire(faults.HandlerTransient, m); f != nil {
-		out.Err = faultErr(ErrTransient, f)
-		if n := f.Param; n > 1 {
-			c.transient[m.ID] = int(min(n, 1<<20)) - 1
-		}
-	}
-	if out.Err != nil {
-		return out
-	}
-	h := c.cfg.Handler.Handle(*d)
-	out.Err = h.Err
-	out.Duplicate = h.Duplicate
-	if h.Ticks > 0 {
-		out.Ticks = min(out.Ticks+h.Ticks, MaxDuration)
-	}
-	return out
-}
-
-// transientLeft returns how many more attempts of message id fail
-// transiently; most runs have none pending, and then no lookup is made.
-func (c *Consumer) transientLeft(id sim.ID) int {
-	if len(c.transient) == 0 {
-		return 0
-	}
-	return c.transient[id]
-}
-
-func faultErr(class error, f *faults.Firing) error {
-	if f.Error != "" {
-		return fmt.Errorf("%w: %s (rule %s)", class, f.Error, f.Rule)
-	}
-	return fmt.Errorf("%w (rule %s)", class, f.Rule)
-}
-
-// finish completes w; it reports whether the consumer crashed. rest are
-// the items due at this tick that were not finished yet; a crash drops them.
-func (c *Consumer) finish(w *work, now sim.Tick, rest []work) bool {
-	m := &w.d.Message
-	if w.err == nil && (w.dup || c.cfg.Dedup != nil && c.cfg.Dedup(*m)) {
-		c.stats.Deduplicated++
-		c.emit(sim.KindDeduplicated, w, "effect already applied")
-		if !w.acked {
-			if err := c.q.Ack(w.d.Receipt); err != nil {
-				c.stats.StaleAcks++
-			}
-		}
-		return false
-	}
-	if w.err == nil {
-		c.stats.Processed++
-		c.env.Ledger.Applied(m.ID, c.q.cref, now)
-		c.emit(sim.KindProcessed, w, "")
-		if c.fire(faults.ConsumerCrashAfterEffect, m) != nil {
-			c.crash(now, "after effect, before ack", w, false, rest)
+		if x.fire(faults.ConsumerCrashAfterEffect, &w.d.Message) != nil {
+			x.crash(now, "after effect, before ack", w, false, rest)
 			return true
 		}
 		if !w.acked {
 			if err := c.q.Ack(w.d.Receipt); err != nil {
-				c.stats.StaleAcks++
+				x.stats.StaleAcks++
 			}
 		}
 		return false
 	}
-	c.stats.Failed++
-	class := Classify(w.err)
-	if c.env.Trace.Enabled() {
-		c.emit(sim.KindFailed, w, class.String()+": "+w.err.Error())
-	} else {
-		c.env.Trace.Skip()
-	}
+	x.stats.Failed++
+	class := sim.Classify(err)
+	x.failed(w, class, err)
 	if w.acked {
-		c.lose(w, now)
+		x.lose(w)
 		return false
 	}
-	if class == ClassTransient && (c.cfg.MaxAttempts == 0 || w.d.ReceiveCount < c.cfg.MaxAttempts) {
-		if d, ok := c.cfg.Retry.Backoff(w.d.ReceiveCount, c.stream); ok {
-			if err := c.q.Nack(w.d.Receipt, d); err != nil {
-				c.stats.StaleAcks++
+	if class == sim.ClassTransient && (c.cfg.MaxAttempts == 0 || w.d.ReceiveCount < c.cfg.MaxAttempts) {
+		if delay, ok := c.cfg.Retry.Backoff(w.d.ReceiveCount, x.stream); ok {
+			if err := c.q.Nack(w.d.Receipt, delay); err != nil {
+				x.stats.StaleAcks++
 			} else {
-				c.stats.Retried++
+				x.stats.Retried++
 			}
 		}
 		return false
 	}
 	reason := class.String() + " failure"
-	if class == ClassTransient {
-		reason = fmt.Sprintf("%d failed attempts", w.d.ReceiveCount)
+	if class == sim.ClassTransient && c.env.Trace.Detailed() {
+		reason = strconv.Itoa(w.d.ReceiveCount) + " failed attempts"
 	}
 	switch err := c.q.DeadLetter(w.d.Receipt, reason); {
 	case err == nil:
-		c.stats.DeadLettered++
-		delete(c.transient, m.ID)
+		x.stats.DeadLettered++
 	case errors.Is(err, ErrNoDeadLetter):
 		// Nowhere to put it: it comes back after its visibility timeout.
 	default:
-		c.stats.StaleAcks++
+		x.stats.StaleAcks++
 	}
 	return false
 }
 
-// emit traces kind for the message of w; it builds the event only when the
-// trace listens, and otherwise just numbers it.
-func (c *Consumer) emit(k sim.Kind, w *work, detail string) {
+// failed traces the handler's failure on w for the logical consumer; the
+// detail text is built only when a sink shows it.
+func (x *instance) failed(w *work, class sim.Class, err error) {
+	c := x.c
 	tr := c.env.Trace
 	if !tr.Enabled() {
 		tr.Skip()
 		return
 	}
 	m := &w.d.Message
-	c.env.Emit(sim.Event{Kind: k, Where: c.q.where, Actor: c.cfg.Name, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount, Detail: detail})
+	ev := sim.Event{Tick: c.env.Now(), Kind: sim.KindFailed, Where: c.q.where, Actor: x.name, Consumer: c.q.consumer, Msg: m.ID, Key: m.Key,
+		Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount}
+	if tr.Detailed() {
+		ev.Detail = err.Error()
+		if class == sim.ClassTransient && !errors.Is(err, sim.ErrTransient) {
+			ev.Detail = "transient: " + ev.Detail // an unclassified error counts as transient
+		}
+	}
+	tr.EmitRef(&ev)
 }
 
-// Crash makes the consumer crash now, as a timeline action or an operator
-// would: everything it holds is dropped without an ack (unacked messages come
-// back after their visibility timeout; ones it acked before processing are
-// lost) and it stays down for RestartDelay ticks. It costs O(held messages).
-func (c *Consumer) Crash(reason string) {
-	if c == nil || c.q == nil {
-		return
-	}
-	now := c.env.Now()
-	c.stats.Crashes++
-	c.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: c.cfg.Name, Detail: reason})
-	for i := range c.held {
-		c.lose(&c.held[i], now)
-	}
-	clear(c.held)
-	c.held = c.held[:0]
-	c.downUntil = now + c.cfg.RestartDelay
-}
-
-// lose records that w was acked before processing and will never be
-// processed.
-func (c *Consumer) lose(w *work, now sim.Tick) {
+// lose traces that w was acked before processing and will never be
+// processed: a loss with sim.CauseAckBeforeProcess for the logical
+// consumer.
+func (x *instance) lose(w *work) {
 	if !w.acked {
 		return
 	}
+	c := x.c
 	m := &w.d.Message
-	c.stats.Lost++
-	c.env.Ledger.Lost(m.ID, c.q.cref, sim.CauseAckBeforeProcess, now)
-	c.env.Emit(sim.Event{Kind: sim.KindLost, Where: c.q.where, Actor: c.cfg.Name, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID,
-		Attempt: w.d.ReceiveCount, Detail: string(sim.CauseAckBeforeProcess)})
+	x.stats.Lost++
+	c.env.Emit(sim.Event{Kind: sim.KindLost, Where: c.q.where, Actor: x.name, Consumer: c.q.consumer, Msg: m.ID, Key: m.Key,
+		Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount, Cause: sim.CauseAckBeforeProcess})
 }
 
-// crash drops everything the consumer holds, plus cur (the message being
-// started or finished, lost when loseCur and it was acked) and rest (due
-// items not finished yet); nothing is acked. Dropped messages that were
-// acked before processing are lost.
-func (c *Consumer) crash(now sim.Tick, why string, cur *work, loseCur bool, rest []work) {
-	c.stats.Crashes++
+// dropHeld drops the work the instance holds; the messages it acked
+// before processing are lost.
+func (x *instance) dropHeld() {
+	for i := range x.held {
+		x.lose(&x.held[i])
+	}
+	clear(x.held)
+	x.held = x.held[:0]
+}
+
+// crash drops everything the instance holds, plus cur (the message being
+// started or finished, lost when loseCur and it was acked) and rest (items
+// not handled yet); nothing is acked. Dropped messages that were acked
+// before processing are lost.
+func (x *instance) crash(now sim.Tick, why string, cur *work, loseCur bool, rest []work) {
+	c := x.c
+	x.stats.Crashes++
 	m := &cur.d.Message
-	c.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: c.cfg.Name, Msg: m.ID, Key: m.Key, Detail: why})
+	c.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: x.name, Msg: m.ID, Key: m.Key, Detail: why})
 	if loseCur {
-		c.lose(cur, now)
+		x.lose(cur)
 	}
 	for i := range rest {
-		c.lose(&rest[i], now)
+		x.lose(&rest[i])
 	}
-	for i := range c.held {
-		c.lose(&c.held[i], now)
-	}
-	clear(c.held)
-	c.held = c.held[:0]
-	c.downUntil = now + c.cfg.RestartDelay
+	x.dropHeld()
+	x.downUntil = now + c.cfg.RestartDelay
 }

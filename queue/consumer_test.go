@@ -2,9 +2,11 @@ package queue
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -18,7 +20,7 @@ type world struct {
 	q   *Queue
 	dlq *Queue
 	cs  []*Consumer
-	p   *Producer
+	ps  []*producer.Producer
 }
 
 func newWorld(t *testing.T, seed uint64, rules []faults.Rule, qc Config) *world {
@@ -27,60 +29,55 @@ func newWorld(t *testing.T, seed uint64, rules []faults.Rule, qc Config) *world 
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := w.Env()
 	rec := &sim.Recorder{}
-	env.Trace.Attach(rec)
-	in, err := faults.New(faults.Config{Env: env, Plan: faults.Plan{Rules: rules}})
+	w.Trace().Attach(rec)
+	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dlq, err := New(Config{Name: qc.Name + "-dlq", Env: env})
+	dlq, err := New(w, Config{Name: qc.Name + "-dlq"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	qc.Env, qc.Faults, qc.DeadLetter = env, in, dlq
-	q, err := New(qc)
+	qc.Faults, qc.DeadLetter = in, dlq
+	q, err := New(w, qc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = w.Add(sim.PhaseBroker, dlq.Name(), dlq)
-	_ = w.Add(sim.PhaseBroker, q.Name(), q)
-	return &world{t: t, w: w, env: env, rec: rec, in: in, q: q, dlq: dlq}
+	return &world{t: t, w: w, env: w.Env(), rec: rec, in: in, q: q, dlq: dlq}
 }
 
 func (w *world) consumer(cc ConsumerConfig) *Consumer {
 	w.t.Helper()
 	cc.Queue = w.q
-	c, err := NewConsumer(cc)
+	c, err := NewConsumer(w.w, cc)
 	if err != nil {
-		w.t.Fatal(err)
-	}
-	if err := w.w.Add(sim.PhaseConsumer, cc.Name, c); err != nil {
 		w.t.Fatal(err)
 	}
 	w.cs = append(w.cs, c)
 	return c
 }
 
-func (w *world) producer(pc ProducerConfig) *Producer {
+func (w *world) producer(pc producer.Config) *producer.Producer {
 	w.t.Helper()
-	pc.Target = w.q
-	p, err := NewProducer(pc)
+	if pc.Target == nil {
+		pc.Target = w.q
+	}
+	p, err := producer.New(w.w, pc)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if err := w.w.Add(sim.PhaseProducer, pc.Name, p); err != nil {
-		w.t.Fatal(err)
-	}
-	w.p = p
+	w.ps = append(w.ps, p)
 	return p
 }
 
-// drained reports whether the producer is done and no work is left in the
-// queue or in the consumers.
+// drained reports whether the producers are done and no work is left in
+// the queue or in the consumers.
 func (w *world) drained() bool {
-	if w.p != nil && !w.p.Done() {
-		return false
+	for _, p := range w.ps {
+		if !p.Done() {
+			return false
+		}
 	}
 	if w.q.Len() > 0 {
 		return false
@@ -95,26 +92,28 @@ func (w *world) drained() bool {
 
 func (w *world) run(max sim.Tick) {
 	w.t.Helper()
-	if _, err := w.w.RunUntil(w.drained, max); err != nil {
+	if err := w.w.RunUntil(w.drained, max); err != nil {
 		w.t.Fatal(err)
 	}
 }
 
-func (w *world) count(kind sim.Kind) int {
-	n := 0
+func (w *world) events(kind sim.Kind) []sim.Event {
+	var out []sim.Event
 	for _, e := range w.rec.Events() {
 		if e.Kind == kind {
-			n++
+			out = append(out, e)
 		}
 	}
-	return n
+	return out
 }
+
+func (w *world) count(kind sim.Kind) int { return len(w.events(kind)) }
 
 func TestConsumerAtLeastOnceCrashAfterEffectDuplicates(t *testing.T) {
 	w := newWorld(t, 1, []faults.Rule{{Name: "boom", Point: faults.ConsumerCrashAfterEffect, Nth: 2}},
 		Config{Name: "orders", VisibilityTimeout: 4})
 	w.consumer(ConsumerConfig{Name: "w1"})
-	w.producer(ProducerConfig{Name: "p", Count: 5, KeyPattern: "kunde-%d", Keys: 3})
+	w.producer(producer.Config{Name: "p", Count: 5, KeyPattern: "kunde-%d", KeyCount: 3})
 	w.run(100)
 	l := w.env.Ledger
 	if err := sim.Check(l, sim.NoLoss(), sim.AtLeastOnce("orders")); err != nil {
@@ -135,18 +134,22 @@ func TestConsumerAtMostOnceCrashLoses(t *testing.T) {
 	w := newWorld(t, 1, []faults.Rule{{Name: "boom", Point: faults.ConsumerCrashBeforeProcess, Nth: 3}},
 		Config{Name: "orders", VisibilityTimeout: 4})
 	c := w.consumer(ConsumerConfig{Name: "w1", AckMode: AckBeforeProcess})
-	w.producer(ProducerConfig{Name: "p", Count: 5})
+	w.producer(producer.Config{Name: "p", Count: 5})
 	w.run(100)
 	l := w.env.Ledger
 	if err := sim.Check(l, sim.AtMostOnce("orders")); err != nil {
 		t.Fatal(err)
 	}
 	losses := l.Losses()
-	if len(losses) != 1 || losses[0].Cause != sim.CauseAckBeforeProcess || losses[0].ID != 3 {
+	if len(losses) != 1 || losses[0].Cause != sim.CauseAckBeforeProcess || losses[0].ID != 3 || losses[0].Consumer != "orders" {
 		t.Fatalf("losses %+v", losses)
 	}
 	if c.Stats().Lost != 1 || l.Stats().Applied != 4 {
 		t.Fatalf("stats %+v applied %d", c.Stats(), l.Stats().Applied)
+	}
+	lost := w.events(sim.KindLost)
+	if len(lost) != 1 || lost[0].Consumer != "orders" || lost[0].Actor != "w1" || lost[0].Cause != sim.CauseAckBeforeProcess {
+		t.Fatalf("lost events %+v", lost)
 	}
 }
 
@@ -154,7 +157,7 @@ func TestConsumerAtLeastOnceCrashBeforeProcessRedelivers(t *testing.T) {
 	w := newWorld(t, 1, []faults.Rule{{Name: "boom", Point: faults.ConsumerCrashBeforeProcess, Nth: 1}},
 		Config{Name: "orders", VisibilityTimeout: 4})
 	w.consumer(ConsumerConfig{Name: "w1", Batch: 3})
-	w.producer(ProducerConfig{Name: "p", Count: 3, Rate: 3})
+	w.producer(producer.Config{Name: "p", Count: 3, Rate: 3})
 	w.run(100)
 	if err := sim.Check(w.env.Ledger, sim.NoLoss(), sim.ExactlyOnce("orders")); err != nil {
 		t.Fatal(err)
@@ -164,44 +167,90 @@ func TestConsumerAtLeastOnceCrashBeforeProcessRedelivers(t *testing.T) {
 	}
 }
 
+// TestSlowHandlerOutlivesVisibilityTimeout: a first attempt that takes 5
+// ticks (handler.slow) keeps its message in flight, and its effect lands
+// when the work ends. The visibility timeout of 3 runs out first, so the
+// second instance receives the message concurrently and handles it at
+// once: a naive handler applies it twice, and the first instance's late
+// ack is stale. An idempotent handler skips the late repeat.
 func TestSlowHandlerOutlivesVisibilityTimeout(t *testing.T) {
-	w := newWorld(t, 1, nil, Config{Name: "orders", VisibilityTimeout: 3})
-	slow := w.consumer(ConsumerConfig{Name: "slow", Handler: Slow(5)})
-	w.producer(ProducerConfig{Name: "p", Count: 1})
-	_ = w.w.Run(1)
-	fast := w.consumer(ConsumerConfig{Name: "fast"})
-	w.run(50)
-	l := w.env.Ledger
-	if got := l.DuplicateEffects("orders"); got != 1 {
-		t.Fatalf("duplicate effects %d, want 1", got)
-	}
-	if slow.Stats().StaleAcks != 1 || fast.Stats().Processed != 1 {
-		t.Fatalf("slow %+v fast %+v", slow.Stats(), fast.Stats())
-	}
-	rejected := 0
-	for _, e := range w.rec.Events() {
-		if e.Kind == sim.KindRejected && e.Msg == 1 {
-			rejected++
+	for _, idempotent := range []bool{false, true} {
+		slow := []faults.Rule{{Name: "slow", Point: faults.HandlerSlow, Param: 5, Count: 1}}
+		w := newWorld(t, 1, slow, Config{Name: "orders", VisibilityTimeout: 3})
+		h := sim.Effect("")
+		if idempotent {
+			h = sim.Idempotent(h, sim.ByMessageID)
 		}
-	}
-	if rejected != 1 {
-		t.Fatal("stale ack not traced")
+		c := w.consumer(ConsumerConfig{Name: "w", Instances: 2, Handler: h})
+		w.producer(producer.Config{Name: "p", Count: 1})
+		w.run(50)
+		l := w.env.Ledger
+		var got []string
+		for _, e := range w.rec.Events() {
+			switch e.Kind {
+			case sim.KindReceived, sim.KindRedelivered, sim.KindProcessed, sim.KindSkipped, sim.KindAcked, sim.KindRejected:
+				got = append(got, e.Tick.String()+" "+string(e.Kind)+" "+e.Actor)
+			}
+		}
+		want := []string{"t=1 received w#1", "t=4 redelivered w#2", "t=4 processed w#2", "t=4 acked w#2", "t=6 processed w#1", "t=6 rejected "}
+		if idempotent {
+			want[4] = "t=6 skipped w#1"
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("idempotent=%v: events\n%s\nwant\n%s", idempotent, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if s := c.Stats(); s.StaleAcks != 1 || s.Received != 2 {
+			t.Fatalf("stats %+v", s)
+		}
+		err := sim.Check(l, sim.NoLoss(), sim.ExactlyOnce("orders"))
+		if idempotent != (err == nil) {
+			t.Fatalf("idempotent=%v: %v", idempotent, err)
+		}
+		if !idempotent && (l.DuplicateEffects("orders") != 1 || !strings.Contains(err.Error(), "effect applied 2 times")) {
+			t.Fatalf("duplicate effects %d: %v", l.DuplicateEffects("orders"), err)
+		}
 	}
 }
 
+// TestSlowHandlerLivelock: when every attempt outlives the visibility
+// timeout, the instances take turns forever and no ack ever holds; every
+// late effect is applied, and the run never drains.
+func TestSlowHandlerLivelock(t *testing.T) {
+	w := newWorld(t, 1, nil, Config{Name: "orders", VisibilityTimeout: 3})
+	w.consumer(ConsumerConfig{Name: "w", Instances: 2, Handler: &sim.Script{Ticks: 5}})
+	w.producer(producer.Config{Name: "p", Count: 1})
+	if err := w.w.RunUntil(w.drained, 30); !errors.Is(err, sim.ErrNotDone) {
+		t.Fatalf("drained: %v", err)
+	}
+	if n := w.count(sim.KindProcessed); n < 8 || w.count(sim.KindAcked) != 0 {
+		t.Fatalf("%d effects, %d acks", n, w.count(sim.KindAcked))
+	}
+	if err := sim.Check(w.env.Ledger, sim.AtMostOnce("orders")); err == nil {
+		t.Fatal("at-most-once passed")
+	}
+}
+
+// timed gives a handler a processing time.
+type timed struct {
+	sim.Handler
+	t sim.Tick
+}
+
+func (x timed) Duration(*sim.Delivery) sim.Tick { return x.t }
+
 func TestHandlerFaultPoints(t *testing.T) {
 	rules := []faults.Rule{
-		{Name: "flaky", Point: faults.HandlerTransient, Match: faults.Match{Key: "k-0"}, Count: 1, Param: 2},
-		{Name: "perm", Point: faults.HandlerPermanent, Match: faults.Match{Key: "k-1"}},
-		{Name: "poison", Point: faults.HandlerPoison, Match: faults.Match{Key: "k-2"}, Error: "bad json"},
-		{Name: "slow", Point: faults.HandlerSlow, Match: faults.Match{Key: "k-3"}, Param: 6, Count: 1},
+		{Name: "flaky", Point: faults.HandlerTransient, Match: faults.Match{Key: "k-1"}, Count: 1, Param: 2},
+		{Name: "perm", Point: faults.HandlerPermanent, Match: faults.Match{Key: "k-2"}},
+		{Name: "poison", Point: faults.HandlerPoison, Match: faults.Match{Key: "k-3"}, Error: "bad json"},
+		{Name: "slow", Point: faults.HandlerSlow, Match: faults.Match{Key: "k-4"}, Param: 6, Count: 1},
 	}
 	w := newWorld(t, 1, rules, Config{Name: "orders", VisibilityTimeout: 4})
 	c := w.consumer(ConsumerConfig{Name: "w1", Retry: FixedRetry(1)})
-	w.producer(ProducerConfig{Name: "p", Count: 4, KeyPattern: "k-%d", Rate: 4})
+	w.producer(producer.Config{Name: "p", Count: 4, KeyPattern: "k-%d", Rate: 4})
 	w.run(100)
 	l := w.env.Ledger
-	if d := l.Delivery(1, w.q.ConsumerRef()); d.Delivered != 3 || d.Applied != 1 {
+	if d := ledgerEntry(l, 1, "orders"); d.Delivered != 3 || d.Applied != 1 {
 		t.Fatalf("transient with param 2: %+v", d)
 	}
 	for _, id := range []sim.ID{2, 3} {
@@ -211,21 +260,26 @@ func TestHandlerFaultPoints(t *testing.T) {
 	}
 	// The slow message outlives its visibility timeout, but nobody received
 	// it meanwhile, so its ack still holds (SQS semantics).
-	if d := l.Delivery(4, w.q.ConsumerRef()); d.Applied != 1 || d.Delivered != 1 || d.FirstApplied-d.LastSeen != 6 {
+	if d := ledgerEntry(l, 4, "orders"); d.Applied != 1 || d.Delivered != 1 || d.FirstApplied-d.LastSeen != 6 || !d.Acked {
 		t.Fatalf("slow: %+v", d)
 	}
-	if s := c.Stats(); s.DeadLettered != 2 || s.Retried != 2 || s.StaleAcks != 0 {
+	if s := c.Stats(); s.DeadLettered != 2 || s.Retried != 2 || s.StaleAcks != 0 || s.Failed != 4 || s.Processed != 2 {
 		t.Fatalf("stats %+v", s)
 	}
 	if err := sim.Check(l, sim.NoLoss(), sim.AtLeastOnce("")); err != nil {
 		t.Fatal(err)
 	}
+	for _, e := range w.events(sim.KindFailed) {
+		if e.Consumer != "orders" || e.Actor != "w1" {
+			t.Fatalf("failed event %+v", e)
+		}
+	}
 }
 
 func TestConsumerExponentialRetryDelays(t *testing.T) {
 	w := newWorld(t, 1, nil, Config{Name: "orders", VisibilityTimeout: 100})
-	w.consumer(ConsumerConfig{Name: "w1", Handler: Transient(3), Retry: ExponentialRetry(2, 5, 0)})
-	w.producer(ProducerConfig{Name: "p", Count: 1})
+	w.consumer(ConsumerConfig{Name: "w1", Handler: &sim.Script{Behaviour: sim.Transient, Failures: 3}, Retry: ExponentialRetry(2, 5, 0)})
+	w.producer(producer.Config{Name: "p", Count: 1})
 	w.run(100)
 	var ticks []sim.Tick
 	for _, e := range w.rec.Events() {
@@ -241,8 +295,15 @@ func TestConsumerExponentialRetryDelays(t *testing.T) {
 
 func TestAtMostOnceFailureIsLostWithCause(t *testing.T) {
 	w := newWorld(t, 1, nil, Config{Name: "orders"})
-	w.consumer(ConsumerConfig{Name: "w1", AckMode: AckBeforeProcess, Handler: Select(func(m sim.Message) bool { return m.ID == 2 }, Poison(), Succeed())})
-	w.producer(ProducerConfig{Name: "p", Count: 3})
+	h := sim.HandlerFunc(func(d *sim.Delivery) error {
+		if d.Msg.ID == 2 {
+			return sim.ErrPoison
+		}
+		d.Apply("")
+		return nil
+	})
+	w.consumer(ConsumerConfig{Name: "w1", AckMode: AckBeforeProcess, Handler: h})
+	w.producer(producer.Config{Name: "p", Count: 3})
 	w.run(100)
 	l := w.env.Ledger
 	if ls := l.Losses(); len(ls) != 1 || ls[0].ID != 2 || ls[0].Cause != sim.CauseAckBeforeProcess {
@@ -253,30 +314,13 @@ func TestAtMostOnceFailureIsLostWithCause(t *testing.T) {
 	}
 }
 
-func TestProducerRetriesWhileBrokerDown(t *testing.T) {
-	w := newWorld(t, 1, []faults.Rule{{Name: "down", Point: faults.BrokerUnavailable, From: 2, Until: 5}}, Config{Name: "orders"})
-	w.consumer(ConsumerConfig{Name: "w1", Batch: 10})
-	p := w.producer(ProducerConfig{Name: "p", Count: 6, Rate: 2, KeyPattern: "kunde-%d", Keys: 2, Type: "order.placed"})
-	w.run(100)
-	if p.Refused() == 0 || !p.Done() || p.Produced() != 6 {
-		t.Fatalf("refused %d produced %d", p.Refused(), p.Produced())
-	}
-	if err := sim.Check(w.env.Ledger, sim.NoLoss(), sim.ExactlyOnce("orders"), sim.OrderedPerKey("orders")); err != nil {
-		t.Fatal(err)
-	}
-	if p.Key(3) != "kunde-1" {
-		t.Fatal(p.Key(3))
-	}
-	r, _ := w.env.Ledger.Record(1)
-	if r.Type != "order.placed" {
-		t.Fatal(r.Type)
-	}
-}
-
+// TestSetHandlerFixesBug: a poison handler dead-letters everything; after
+// SetHandler and a redrive every message is applied. A delivery already in
+// progress finishes with the handler it started with.
 func TestSetHandlerFixesBug(t *testing.T) {
 	w := newWorld(t, 1, nil, Config{Name: "orders"})
-	c := w.consumer(ConsumerConfig{Name: "w1", Handler: Poison()})
-	w.producer(ProducerConfig{Name: "p", Count: 2})
+	c := w.consumer(ConsumerConfig{Name: "w1", Handler: &sim.Script{Behaviour: sim.Poison, Ticks: 2}})
+	w.producer(producer.Config{Name: "p", Count: 2})
 	w.run(20)
 	if w.dlq.Len() != 2 {
 		t.Fatal(w.dlq.Len())
@@ -284,18 +328,105 @@ func TestSetHandlerFixesBug(t *testing.T) {
 	if err := c.SetHandler(nil); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatal(err)
 	}
-	if err := c.SetHandler(Slow(0)); !errors.Is(err, ErrInvalidConfig) {
+	if err := c.SetHandler(&sim.Script{Ticks: -1}); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatal(err)
 	}
-	_ = c.SetHandler(Succeed())
+	if _, ok := c.Handler().(*sim.Script); !ok {
+		t.Fatal("a refused handler replaced the old one")
+	}
+	if n, _ := w.dlq.Redrive(1); n != 1 {
+		t.Fatal(n)
+	}
+	_ = w.w.Run(1) // the redriven message starts with the poison handler
+	if err := c.SetHandler(sim.Effect("fixed")); err != nil {
+		t.Fatal(err)
+	}
+	w.run(20)
+	if w.dlq.Len() != 2 {
+		t.Fatalf("the delivery in progress did not finish with the old handler: dlq %d", w.dlq.Len())
+	}
 	if n, _ := w.dlq.Redrive(10); n != 2 {
 		t.Fatal(n)
 	}
 	w.run(20)
-	if err := sim.Check(w.env.Ledger, sim.NoLoss(), sim.AtLeastOnce("orders")); err != nil {
+	l := w.env.Ledger
+	if err := sim.Check(l, sim.NoLoss(), sim.ExactlyOnce("orders")); err != nil {
 		t.Fatal(err)
 	}
-	if st := w.env.Ledger.Stats(); st.Redriven != 2 || st.Done != 2 {
+	if st := l.Stats(); st.Redriven != 3 || st.Done != 2 || st.Origins != 2 {
 		t.Fatalf("%+v", st)
+	}
+	for _, e := range w.events(sim.KindProcessed) {
+		if e.Detail != "fixed" {
+			t.Fatalf("processed %+v", e)
+		}
+	}
+}
+
+// TestInstancesStartAndPause: one NewConsumer call makes competing
+// instances under the queue's logical consumer; nothing happens before the
+// start tick or while the consumer is paused.
+func TestInstancesStartAndPause(t *testing.T) {
+	w := newWorld(t, 1, nil, Config{Name: "orders", Consumer: "billing"})
+	c := w.consumer(ConsumerConfig{Name: "bill", Instances: 3, Start: 5})
+	w.producer(producer.Config{Name: "p", Count: 12, Rate: 3})
+	if got := c.Instances(); len(got) != 3 || got[0] != "bill#1" || got[2] != "bill#3" {
+		t.Fatal(got)
+	}
+	if got := w.w.Components(); got[len(got)-1] != "consumer:bill" {
+		t.Fatal(got)
+	}
+	_ = w.w.Run(4)
+	if w.count(sim.KindReceived) != 0 || w.q.Len() != 12 {
+		t.Fatalf("received before the start tick:\n%v", w.rec.Events())
+	}
+	_ = w.w.Run(1) // t=5: each instance takes one
+	c.Pause()
+	_ = w.w.Run(10)
+	if !c.Paused() || w.count(sim.KindReceived) != 3 || w.q.Len() != 9 {
+		t.Fatalf("paused consumer worked: received %d len %d", w.count(sim.KindReceived), w.q.Len())
+	}
+	c.Resume()
+	w.run(20)
+	actors := map[string]int{}
+	for _, e := range w.events(sim.KindProcessed) {
+		if e.Consumer != "billing" {
+			t.Fatalf("processed for %q", e.Consumer)
+		}
+		actors[e.Actor]++
+	}
+	if len(actors) != 3 || c.Stats().Processed != 12 {
+		t.Fatalf("effects by instance %v, stats %+v", actors, c.Stats())
+	}
+	if err := sim.Check(w.env.Ledger, sim.NoLoss(), sim.ExactlyOnce("billing")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Check(w.env.Ledger, sim.ExactlyOnce("bill")); err == nil {
+		t.Fatal("the instances' pool name is not a logical consumer")
+	}
+}
+
+// TestPausedSlowWorkFinishesAfterResume: work in progress stays with a
+// paused consumer; its message becomes visible again after the visibility
+// timeout, and the late effect is applied on Resume.
+func TestPausedSlowWorkFinishesAfterResume(t *testing.T) {
+	w := newWorld(t, 1, nil, Config{Name: "orders", VisibilityTimeout: 3})
+	c := w.consumer(ConsumerConfig{Name: "w", Handler: &sim.Script{Ticks: 2}})
+	w.producer(producer.Config{Name: "p", Count: 1})
+	_ = w.w.Run(1)
+	c.Pause()
+	_ = w.w.Run(5)
+	if c.Busy() != 1 || w.q.Metrics().Visible != 1 {
+		t.Fatalf("busy %d metrics %+v", c.Busy(), w.q.Metrics())
+	}
+	c.Resume()
+	w.run(20)
+	// The late effect lands when the consumer resumes; nobody received
+	// the visible message meanwhile, so the ack still holds.
+	if c.Stats().StaleAcks != 0 || c.Stats().Processed != 1 {
+		t.Fatalf("stats %+v", c.Stats())
+	}
+	if err := sim.Check(w.env.Ledger, sim.NoLoss(), sim.ExactlyOnce("orders")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -13,12 +13,13 @@
 // Dead letters. With a DeadLetter queue and MaxReceiveCount (the redrive
 // policy), the receive that would make a message's receive count exceed
 // MaxReceiveCount moves it to the dead-letter queue instead (SQS
-// semantics). Consumers also dead-letter by classification: errors wrapping
-// ErrPermanent or ErrPoison go to the dead-letter queue at once, transient
-// ones are retried by a RetryPolicy (none, fixed, exponential with cap and
-// seeded jitter) and dead-lettered once the consumer's MaxAttempts is
-// reached. Redrive moves dead letters back to their source queue as new
-// messages (new ID, counts reset); the ledger links each to its original.
+// semantics). Consumers also dead-letter by classification (sim.Classify):
+// errors wrapping sim.ErrPermanent or sim.ErrPoison go to the dead-letter
+// queue at once, transient ones are retried by a RetryPolicy (none, fixed,
+// exponential with cap and seeded jitter) and dead-lettered once the
+// consumer's MaxAttempts is reached. Redrive moves dead letters back to
+// their source queue as new messages (new ID, Origin the dead letter,
+// counts reset).
 //
 // FIFO queues deliver each message group (the message Key) in send order,
 // with at most one message of a group in flight: an in-flight or held
@@ -26,19 +27,41 @@
 // sends of the same deduplication ID (DedupHeader, else the message ID).
 // Delays on a FIFO queue apply before a message joins its group.
 //
-// Ground truth. The queue books every step in the Env's ledger under its
-// logical consumer (Config.Consumer, default the queue name): Expect and
-// Sent on send, Delivered on receive, Acked and state done on ack,
-// dead-lettered on a move to the DLQ, expired on retention and purged on
-// purge (with a loss, sim.CauseRetention or sim.CausePurge, when the effect
-// was never applied). Consumers record Applied when their effect takes
-// hold; an at-most-once consumer that acked a message it then failed to
-// process records a loss with sim.CauseAckBeforeProcess.
+// Ground truth. The queue and its consumers never write the ledger: they
+// report what happens as trace events, and the world's ledger folds them
+// (sim.Ledger.Emit). Every message a queue holds is routed to one logical
+// consumer (Config.Consumer, default the queue name); every worker
+// receiving from the queue is an instance of it. The events the fold
+// reads:
 //
-// Actors. Queue.Step (broker phase), Consumer (consumer phase) and Producer
-// (producer phase) are sim.Actors. Consumers consult the fault points
-// consumer.crash_before_process, consumer.crash_after_effect and the
-// handler points; queues consult broker.unavailable, broker.duplicate,
+//   - sent (Consumer, Origin, Type): a message entered the queue.
+//   - received, redelivered (Actor the instance, Consumer): a delivery.
+//   - processed, skipped: the handler's own records, through
+//     sim.Delivery.Apply and Skip; failed (Consumer): a handler failure.
+//   - acked (Consumer): deleted after a successful handling.
+//   - dead_lettered: moved to the dead-letter queue, where it stays parked
+//     (the DLQ does not trace it as sent).
+//   - redriven (Msg the new message, Origin the dead letter, Consumer the
+//     target's logical consumer): a dead letter back in its source queue.
+//   - deduplicated (Origin the message it repeats): a send the FIFO dedup
+//     window dropped.
+//   - expired (Cause sim.CauseRetention), purged: deleted; the ledger
+//     books every unapplied message as lost with that cause.
+//   - lost (Consumer, Cause sim.CauseAckBeforeProcess): an at-most-once
+//     consumer acked a message it then failed to process or crashed on.
+//
+// Detail texts are built only when a sink shows them
+// (sim.Trace.Detailed).
+//
+// Components. New, NewConsumer take the world first and register what they
+// make with it: a Queue runs in the broker phase, a Consumer (a pool of
+// Instances competing instances name#1..n, from a Start tick, pausable
+// with Pause and Resume) in the consumer phase. Producers live in package
+// producer. Consumers use the one handler contract, sim.Handler, wrapped
+// with the injector's Handler so the handler fault points (poison,
+// permanent, transient, slow) are consulted; they consult the crash points
+// consumer.crash_before_process and consumer.crash_after_effect
+// themselves. Queues consult broker.unavailable, broker.duplicate,
 // broker.delay and broker.reorder.
 //
 // Cost. Every operation is O(log n) in the resident messages (heaps with

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -14,14 +15,14 @@ import (
 // after the visibility timeout with receive count 2, acked. The old receipt
 // is stale by then.
 func Example() {
-	env := sim.NewEnv(1)
-	env.Trace.Attach(sim.NewTextWriter(os.Stdout))
-	q, _ := queue.New(queue.Config{Name: "orders", Env: env, VisibilityTimeout: 3})
+	w, _ := sim.New(sim.Config{Seed: 1})
+	w.Trace().Attach(sim.NewTextWriter(os.Stdout))
+	q, _ := queue.New(w, queue.Config{Name: "orders", VisibilityTimeout: 3})
 
-	_ = q.Send(env.NewMessage("kunde-A", []byte("bestellt"), sim.Headers{}), 0)
+	_ = q.Send(w.Env().NewMessage("kunde-A", []byte("bestellt"), sim.Headers{}), 0)
 	first, _ := q.Receive("worker-1", 10)
 	for i := 0; i < 3; i++ {
-		q.Step(env.Clock.Advance())
+		w.Tick()
 	}
 	second, _ := q.Receive("worker-2", 10)
 	fmt.Println(errors.Is(q.Ack(first[0].Receipt), queue.ErrStaleReceipt))
@@ -29,13 +30,13 @@ func Example() {
 	m := q.Metrics()
 	fmt.Printf("receives=%d redeliveries=%d acks=%d rejected=%d left=%d\n", m.Receives, m.Redeliveries, m.Acks, m.Rejected, q.Len())
 	// Output:
-	// t=0 sent queue:orders m1 key=kunde-A
-	// t=0 received queue:orders m1 key=kunde-A by=worker-1 try=1
+	// t=0 sent queue:orders m1 key=kunde-A for=orders
+	// t=0 received queue:orders m1 key=kunde-A by=worker-1 try=1 for=orders
 	// t=3 visibility_expired queue:orders m1 key=kunde-A by=worker-1 try=1
-	// t=3 redelivered queue:orders m1 key=kunde-A by=worker-2 try=2
+	// t=3 redelivered queue:orders m1 key=kunde-A by=worker-2 try=2 for=orders
 	// t=3 rejected queue:orders m1 "queue: stale receipt: queue:orders: ack with m1#0.2: message received again since (receive count 2)"
 	// true
-	// t=3 acked queue:orders m1 key=kunde-A by=worker-2 try=2
+	// t=3 acked queue:orders m1 key=kunde-A by=worker-2 try=2 for=orders
 	// receives=2 redeliveries=1 acks=1 rejected=1 left=0
 }
 
@@ -46,8 +47,9 @@ func Example() {
 // error go into a dead-letter list and the message is acked, so it no
 // longer blocks the queue.
 func Example_exerciseTwo() {
-	env := sim.NewEnv(1)
-	q, _ := queue.New(queue.Config{Name: "jobs", Env: env, VisibilityTimeout: 2})
+	w, _ := sim.New(sim.Config{Seed: 1})
+	env := w.Env()
+	q, _ := queue.New(w, queue.Config{Name: "jobs", VisibilityTimeout: 2})
 	for _, body := range []string{"job-1", "broken", "job-2"} {
 		_ = q.Send(env.NewMessage("", []byte(body), sim.Headers{}), 0)
 	}
@@ -69,7 +71,7 @@ func Example_exerciseTwo() {
 	for q.Len() > 0 {
 		ds, _ := q.Receive("worker", 1)
 		if len(ds) == 0 { // everything left is inside its visibility timeout
-			q.Step(env.Clock.Advance())
+			w.Tick()
 			continue
 		}
 		d := ds[0]
@@ -89,42 +91,36 @@ func Example_exerciseTwo() {
 	// done at t=4, dead letters: [{Body:broken Attempts:3 Error:cannot parse body}]
 }
 
-// Competing consumers in a World: a producer, two workers, a poison
-// message that the redrive policy moves to the dead-letter queue after
-// three receives, and a worker crash after its effect that causes one
+// Competing consumers in a World: a producer, a pool of two workers, a
+// poison message that the redrive policy moves to the dead-letter queue
+// after three receives, and a worker crash after its effect that causes one
 // duplicate effect. The ledger proves nothing was lost.
 func Example_consumers() {
 	w, _ := sim.New(sim.Config{Seed: 42})
-	env := w.Env()
-	in, _ := faults.New(faults.Config{Env: env, Plan: faults.Plan{Rules: []faults.Rule{
+	in, _ := faults.New(w, faults.Config{Plan: faults.Plan{Rules: []faults.Rule{
 		{Name: "crash", Point: faults.ConsumerCrashAfterEffect, Nth: 4},
 	}}})
-	dlq, _ := queue.New(queue.Config{Name: "orders-dlq", Env: env})
-	q, _ := queue.New(queue.Config{Name: "orders", Env: env, Faults: in, VisibilityTimeout: 4, DeadLetter: dlq, MaxReceiveCount: 3})
-	p, _ := queue.NewProducer(queue.ProducerConfig{Name: "shop", Target: q, Count: 10, Rate: 2, KeyPattern: "kunde-%d", Keys: 3})
+	dlq, _ := queue.New(w, queue.Config{Name: "orders-dlq"})
+	q, _ := queue.New(w, queue.Config{Name: "orders", Faults: in, VisibilityTimeout: 4, DeadLetter: dlq, MaxReceiveCount: 3})
+	p, _ := producer.New(w, producer.Config{Name: "shop", Target: q, Count: 10, Rate: 2, KeyPattern: "kunde-%d", KeyCount: 3})
 	// kunde-2's messages fail with an unclassified (transient) error; the
-	// consumers leave retries to the broker.
-	h := queue.HandlerFunc(func(d queue.Delivery) error {
-		if d.Message.Key == "kunde-2" {
+	// consumers leave retries to the broker. The others are applied.
+	h := sim.HandlerFunc(func(d *sim.Delivery) error {
+		if d.Msg.Key == "kunde-2" {
 			return errors.New("cannot parse body")
 		}
+		d.Apply("stored")
 		return nil
 	})
-	_ = w.Add(sim.PhaseBroker, "orders-dlq", dlq)
-	_ = w.Add(sim.PhaseBroker, "orders", q)
-	_ = w.Add(sim.PhaseProducer, "shop", p)
-	for _, name := range []string{"worker-1", "worker-2"} {
-		c, _ := queue.NewConsumer(queue.ConsumerConfig{Queue: q, Name: name, Batch: 2, Handler: h})
-		_ = w.Add(sim.PhaseConsumer, name, c)
-	}
-	_, _ = w.RunUntil(func() bool { return p.Done() && q.Len() == 0 }, 200)
+	_, _ = queue.NewConsumer(w, queue.ConsumerConfig{Queue: q, Name: "worker", Instances: 2, Batch: 2, Handler: h})
+	err := w.RunUntil(func() bool { return p.Done() && q.Len() == 0 }, 200)
 
 	m := q.Metrics()
-	fmt.Printf("t=%d acks=%d redeliveries=%d dead-lettered=%d dlq=%d\n", w.Now(), m.Acks, m.Redeliveries, m.DeadLettered, m.DLQDepth)
-	fmt.Println("duplicate effects:", env.Ledger.DuplicateEffects("orders"))
-	fmt.Println("no loss:", sim.Check(env.Ledger, sim.NoLoss(), sim.AtLeastOnce("orders")) == nil)
+	fmt.Printf("t=%d drained=%v acks=%d redeliveries=%d dead-lettered=%d dlq=%d\n", w.Now(), err == nil, m.Acks, m.Redeliveries, m.DeadLettered, m.DLQDepth)
+	fmt.Println("duplicate effects:", w.Ledger().DuplicateEffects("orders"))
+	fmt.Println("no loss:", sim.Check(w.Ledger(), sim.NoLoss(), sim.AtLeastOnce("orders")) == nil)
 	// Output:
-	// t=17 acks=7 redeliveries=7 dead-lettered=3 dlq=3
+	// t=16 drained=true acks=7 redeliveries=7 dead-lettered=3 dlq=3
 	// duplicate effects: 1
 	// no loss: true
 }

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -37,8 +38,14 @@ func FuzzQueueAPI(f *testing.F) {
 			data = data[1:]
 			return b
 		}
-		env := sim.NewEnv(uint64(next()))
-		in, err := faults.New(faults.Config{Env: env, Plan: faults.Plan{Rules: []faults.Rule{
+		w, err := sim.New(sim.Config{Seed: uint64(next())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := w.Env()
+		var trace bytes.Buffer
+		w.Trace().Attach(sim.NewJSONWriter(&trace))
+		in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: []faults.Rule{
 			{Name: "dup", Point: faults.BrokerDuplicate, Probability: 0.2},
 			{Name: "reorder", Point: faults.BrokerReorder, Probability: 0.2},
 			{Name: "down", Point: faults.BrokerUnavailable, Probability: 0.1},
@@ -47,11 +54,11 @@ func FuzzQueueAPI(f *testing.F) {
 			t.Fatal(err)
 		}
 		flags := next()
-		dlq, err := New(Config{Name: "dlq", Env: env, FIFO: flags&8 != 0})
+		dlq, err := New(w, Config{Name: "dlq", FIFO: flags&8 != 0})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := Config{Name: "q", Env: env, FIFO: flags&1 != 0, VisibilityTimeout: sim.Tick(int8(next())),
+		cfg := Config{Name: "q", FIFO: flags&1 != 0, VisibilityTimeout: sim.Tick(int8(next())),
 			Retention: sim.Tick(int8(next())), MaxReceiveCount: int(int8(next()))}
 		if flags&2 != 0 {
 			cfg.DeadLetter = dlq
@@ -62,7 +69,7 @@ func FuzzQueueAPI(f *testing.F) {
 		if cfg.FIFO {
 			cfg.DedupWindow = sim.Tick(int8(next()))
 		}
-		q, err := New(cfg)
+		q, err := New(w, cfg)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidConfig) {
 				t.Fatalf("New: %v", err)
@@ -107,9 +114,7 @@ func FuzzQueueAPI(f *testing.F) {
 				check("dead-letter", q.DeadLetter(pick(), "fuzz"))
 			case 6:
 				for n := int(next() % 16); n >= 0; n-- {
-					now := env.Clock.Advance()
-					dlq.Step(now)
-					q.Step(now)
+					w.Tick()
 				}
 			case 7:
 				if next()%4 == 0 {
@@ -140,6 +145,13 @@ func FuzzQueueAPI(f *testing.F) {
 					t.Fatalf("%s after step %d: %v", x.Name(), steps, err)
 				}
 			}
+		}
+		folded := sim.NewLedger()
+		if err := sim.ReadJSONL(&trace, folded); err != nil {
+			t.Fatal(err)
+		}
+		if a, b := w.Ledger().Dump(), folded.Dump(); a != b {
+			t.Fatalf("the ledger folded from the JSON Lines trace differs:\nlive:\n%s\nfolded:\n%s", a, b)
 		}
 	})
 }

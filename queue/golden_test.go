@@ -6,17 +6,20 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // goldenScenario exercises most of the queue in one short run: a FIFO-free
-// queue with a redrive policy, three workers with different handlers and
-// retry policies, and a fault at every queue and consumer point.
+// queue with a redrive policy, three worker pools with different handlers
+// (naive, idempotent, scripted) and retry policies, a redrive, and a fault
+// at every queue and consumer point.
 func goldenScenario() scenario {
 	return scenario{
 		seed: 2026,
@@ -26,7 +29,7 @@ func goldenScenario() scenario {
 			{Name: "crash-after", Point: faults.ConsumerCrashAfterEffect, Probability: 0.05},
 			{Name: "flaky", Point: faults.HandlerTransient, Probability: 0.15, Param: 2},
 			{Name: "perm", Point: faults.HandlerPermanent, Match: faults.Match{Key: "kunde-3"}, Count: 1},
-			{Name: "poison", Point: faults.HandlerPoison, Match: faults.Match{Key: "kunde-0"}, Count: 2},
+			{Name: "poison", Point: faults.HandlerPoison, Match: faults.Match{Key: "kunde-4"}, Count: 2},
 			{Name: "slow", Point: faults.HandlerSlow, Probability: 0.1, Param: 6},
 			{Name: "down", Point: faults.BrokerUnavailable, From: 6, Until: 9},
 			{Name: "dup", Point: faults.BrokerDuplicate, Probability: 0.05},
@@ -36,9 +39,11 @@ func goldenScenario() scenario {
 		consumers: []ConsumerConfig{
 			{Name: "w1", Batch: 2, Retry: FixedRetry(2)},
 			{Name: "w2", Batch: 1, Retry: ExponentialRetry(1, 8, 0.5), MaxAttempts: 4},
-			{Name: "w3", Batch: 3},
+			{Name: "w3", Batch: 3, Instances: 2},
 		},
-		pc: ProducerConfig{Name: "shop", Count: 24, Rate: 2, KeyPattern: "kunde-%d", Keys: 4},
+		handlers:  []int{hEffect, hByID, hScript},
+		redriveAt: []sim.Tick{12},
+		pc:        producer.Config{Name: "shop", Count: 24, Rate: 2, KeyPattern: "kunde-%d", KeyCount: 4, Type: "order.placed"},
 	}
 }
 
@@ -66,6 +71,9 @@ func TestGoldenTrace(t *testing.T) {
 	}
 	if err := sim.Check(out.w.env.Ledger, sim.NoLoss(), sim.AtLeastOnce("orders")); err != nil {
 		t.Fatal(err)
+	}
+	if bad := account(s, out.w); len(bad) > 0 {
+		t.Fatal(strings.Join(bad, "\n"))
 	}
 }
 

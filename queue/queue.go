@@ -12,15 +12,17 @@ import (
 // Sentinel errors of package queue. Errors returned by the package wrap one
 // of them with %w, so callers test with errors.Is.
 var (
-	// ErrInvalidConfig reports a Config, ConsumerConfig, ProducerConfig or
-	// RetryPolicy that cannot work.
+	// ErrInvalidConfig reports a Config, ConsumerConfig or RetryPolicy that
+	// cannot work, or a world that refused to register a component.
 	ErrInvalidConfig = errors.New("queue: invalid config")
 	// ErrInvalidArgument reports a bad argument to a queue operation
 	// (negative duration, non-positive batch size).
 	ErrInvalidArgument = errors.New("queue: invalid argument")
 	// ErrUnavailable reports that the broker is down (fault point
-	// broker.unavailable). The error also wraps ErrConnection.
-	ErrUnavailable = errors.New("queue: broker unavailable")
+	// broker.unavailable). It wraps sim.ErrUnavailable, so code publishing
+	// to any sim.Publisher can test errors.Is(err, sim.ErrUnavailable); the
+	// errors Send and Receive return also wrap ErrConnection.
+	ErrUnavailable error = &wrapped{msg: "queue: broker unavailable", err: sim.ErrUnavailable}
 	// ErrConnection is the connection error an unavailable broker reports.
 	ErrConnection = errors.New("queue: connection refused")
 	// ErrUnknownReceipt reports a receipt this queue never issued (the zero
@@ -41,6 +43,16 @@ var (
 	ErrNotMade = errors.New("queue: queue not made with New")
 )
 
+// wrapped is a sentinel error that wraps another sentinel without showing
+// it in its text.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (e *wrapped) Error() string { return e.msg }
+func (e *wrapped) Unwrap() error { return e.err }
+
 // MaxDuration caps every duration the package accepts (delays, timeouts,
 // retention, windows), so tick arithmetic can never overflow.
 const MaxDuration sim.Tick = 1 << 40
@@ -56,11 +68,9 @@ const DedupHeader = "dedup-id"
 
 // Config configures a Queue.
 type Config struct {
-	// Name is required, e.g. "orders"; the trace names the queue "queue:"+Name.
+	// Name is required, e.g. "orders"; the trace and the World name the
+	// queue "queue:"+Name.
 	Name string
-	// Env is the shared environment; nil means the dead-letter queue's Env
-	// when DeadLetter is set, else a private one.
-	Env *sim.Env
 	// Faults is consulted at broker.unavailable, broker.duplicate,
 	// broker.delay and broker.reorder; nil means no faults.
 	Faults *faults.Injector
@@ -70,7 +80,8 @@ type Config struct {
 	// Retention deletes messages this many ticks after they entered the
 	// queue, in any state; 0 keeps them forever.
 	Retention sim.Tick
-	// DeadLetter is the optional dead-letter queue. It must share the Env.
+	// DeadLetter is the optional dead-letter queue, made with New on the
+	// same World before this queue.
 	DeadLetter *Queue
 	// MaxReceiveCount, with DeadLetter, is the redrive policy: a receive that
 	// would make a message's receive count exceed it moves the message to
@@ -82,8 +93,10 @@ type Config struct {
 	// DedupWindow (FIFO only) drops a send whose deduplication ID was sent
 	// within the window; 0 disables deduplication.
 	DedupWindow sim.Tick
-	// Consumer is the logical consumer the ledger books deliveries under;
-	// "" means Name.
+	// Consumer is the logical consumer the queue's messages are routed to:
+	// every worker receiving from the queue is an instance of it, and the
+	// ledger judges deliveries, effects and losses under this name. ""
+	// means Name.
 	Consumer string
 }
 
@@ -107,10 +120,8 @@ func (c Config) Validate() error {
 		return bad("max receive count %d is negative", c.MaxReceiveCount)
 	case c.MaxReceiveCount > 0 && c.DeadLetter == nil:
 		return bad("max receive count needs a dead-letter queue")
-	case c.DeadLetter != nil && c.DeadLetter.name == "":
+	case c.DeadLetter != nil && c.DeadLetter.env == nil:
 		return bad("dead-letter queue was not made with New")
-	case c.DeadLetter != nil && c.Env != nil && c.DeadLetter.env != c.Env:
-		return bad("dead-letter queue %q uses another Env", c.DeadLetter.name)
 	}
 	return nil
 }
@@ -155,7 +166,7 @@ type Metrics struct {
 	DLQDepth  int      // messages resident in the dead-letter queue
 	OldestAge sim.Tick // age of the oldest resident message, 0 when empty
 
-	Sent              int // messages accepted (broker copies excluded)
+	Sent              int // messages accepted, redriven ones included (broker copies excluded)
 	Receives          int // deliveries, redeliveries included
 	Acks              int
 	Nacks             int
@@ -180,9 +191,18 @@ type group struct {
 	queued  bool // the group is in Queue.readyGroups
 }
 
+// dedupRec is one deduplication ID in the order it was accepted, for
+// expiring the window.
 type dedupRec struct {
 	id  string
 	exp sim.Tick
+}
+
+// dedupHit is what the window remembers of a deduplication ID: when it
+// expires and the message it was first accepted with.
+type dedupHit struct {
+	exp sim.Tick
+	msg sim.ID
 }
 
 // Queue is an SQS-like work queue for competing consumers. It is a state
@@ -190,6 +210,10 @@ type dedupRec struct {
 // ChangeVisibility, DeadLetter, Purge, Redrive) and by Step, which the World
 // calls once per tick in the broker phase to run delays, visibility expiry
 // and retention.
+//
+// The queue reports what happens only as trace events (see the package
+// documentation); the world's ledger folds them. It never writes the
+// ledger.
 //
 // Invariants: every resident copy is in exactly one of visible, in flight
 // or delayed, and Len equals their sum. Every operation costs O(log n) in
@@ -201,13 +225,13 @@ type dedupRec struct {
 //
 // A Queue is not safe for concurrent use.
 type Queue struct {
-	cfg    Config
-	name   string
-	where  string
-	vt     sim.Tick
-	env    *sim.Env
-	faults *faults.Injector
-	cref   sim.ConsumerRef
+	cfg      Config
+	name     string
+	where    string
+	consumer string // the logical consumer the queue routes its messages to
+	vt       sim.Tick
+	env      *sim.Env
+	faults   *faults.Injector
 
 	s      slab
 	all    ring[ref] // every resident copy, in the order it entered
@@ -217,7 +241,7 @@ type Queue struct {
 
 	groups      map[string]*group
 	readyGroups ring[*group]
-	dedup       map[string]sim.Tick
+	dedup       map[string]dedupHit
 	dedupOrder  ring[dedupRec]
 
 	live, nVisible, nInFlight, nDelayed int
@@ -232,18 +256,21 @@ type Queue struct {
 	fctx faults.Context // scratch context for fault consultations
 }
 
-// New returns an empty queue.
-func New(cfg Config) (*Queue, error) {
+// New returns an empty queue bound to the world w and registers it with w
+// under "queue:"+Name, in the broker phase (Phase), so it can be neither
+// forgotten nor stepped in the wrong phase. It uses the world's clock,
+// trace, IDs and seed. A dead-letter queue must be made first, on the same
+// world.
+func New(w *sim.World, cfg Config) (*Queue, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: queue %q needs a world", ErrInvalidConfig, cfg.Name)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	env := cfg.Env
-	if env == nil {
-		if cfg.DeadLetter != nil {
-			env = cfg.DeadLetter.env
-		} else {
-			env = sim.NewEnv(0)
-		}
+	env := w.Env()
+	if d := cfg.DeadLetter; d != nil && d.env != env {
+		return nil, fmt.Errorf("%w: queue %q: dead-letter queue %q belongs to another world", ErrInvalidConfig, cfg.Name, d.name)
 	}
 	if cfg.Consumer == "" {
 		cfg.Consumer = cfg.Name
@@ -252,12 +279,15 @@ func New(cfg Config) (*Queue, error) {
 	if vt == 0 {
 		vt = DefaultVisibilityTimeout
 	}
-	q := &Queue{cfg: cfg, name: cfg.Name, where: "queue:" + cfg.Name, vt: vt, env: env, faults: cfg.Faults,
-		cref: env.Ledger.Consumer(cfg.Consumer), actorIdx: map[string]int32{}}
+	q := &Queue{cfg: cfg, name: cfg.Name, where: "queue:" + cfg.Name, consumer: cfg.Consumer, vt: vt, env: env, faults: cfg.Faults,
+		actorIdx: map[string]int32{}}
 	q.delay.s, q.flight.s = &q.s, &q.s
 	if cfg.FIFO {
 		q.groups = map[string]*group{}
-		q.dedup = map[string]sim.Tick{}
+		q.dedup = map[string]dedupHit{}
+	}
+	if err := w.Add(q.where, q); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	if d := cfg.DeadLetter; d != nil && len(d.sources) < 1<<16-1 {
 		d.sources = append(d.sources, q)
@@ -265,25 +295,30 @@ func New(cfg Config) (*Queue, error) {
 	return q, nil
 }
 
+// Phase returns sim.PhaseBroker: a queue runs its timers before producers
+// and consumers act in a tick.
+func (q *Queue) Phase() sim.Phase { return sim.PhaseBroker }
+
 // Name returns the queue's name.
 func (q *Queue) Name() string { return q.name }
 
 // Where returns the queue's name in the trace, "queue:"+Name.
 func (q *Queue) Where() string { return q.where }
 
-// Env returns the queue's environment.
+// Consumer returns the name of the logical consumer the queue routes its
+// messages to (Config.Consumer, default Name): the name to give the
+// checkers.
+func (q *Queue) Consumer() string { return q.consumer }
+
+// Env returns the environment of the world the queue belongs to.
 func (q *Queue) Env() *sim.Env { return q.env }
 
 // Config returns the queue's configuration with defaults filled in.
 func (q *Queue) Config() Config {
 	c := q.cfg
 	c.VisibilityTimeout = q.vt
-	c.Env = q.env
 	return c
 }
-
-// ConsumerRef returns the ledger handle of the queue's logical consumer.
-func (q *Queue) ConsumerRef() sim.ConsumerRef { return q.cref }
 
 // Len returns the number of resident message copies (visible, in flight
 // and delayed).
@@ -340,7 +375,9 @@ func (q *Queue) Step(now sim.Tick) {
 		e := q.s.at(slot)
 		q.nInFlight--
 		q.m.VisibilityExpired++
-		q.emit(sim.KindVisibilityExpired, e, q.actorName(e), "")
+		if ev := q.event(sim.KindVisibilityExpired, e, q.actorName(e)); ev != nil {
+			q.env.Trace.EmitRef(ev)
+		}
 		q.returnReady(slot)
 	}
 	if q.cfg.Retention > 0 {
@@ -355,14 +392,17 @@ func (q *Queue) Step(now sim.Tick) {
 				break
 			}
 			q.m.Expired++
-			q.emit(sim.KindExpired, e, "", q.detail("retention ", int64(q.cfg.Retention)))
-			q.terminal(e, sim.StateExpired, sim.CauseRetention)
+			if ev := q.event(sim.KindExpired, e, ""); ev != nil {
+				ev.Cause = sim.CauseRetention
+				ev.Detail = q.detail("retention ", int64(q.cfg.Retention))
+				q.env.Trace.EmitRef(ev)
+			}
 			q.remove(slot)
 		}
 	}
 	for q.dedupOrder.len() > 0 && q.dedupOrder.front().exp <= now {
 		d := q.dedupOrder.popFront()
-		if q.dedup[d.id] == d.exp {
+		if q.dedup[d.id].exp == d.exp {
 			delete(q.dedup, d.id)
 		}
 	}
@@ -372,12 +412,14 @@ func (q *Queue) Step(now sim.Tick) {
 func (q *Queue) Publish(m sim.Message) error { return q.Send(m, 0) }
 
 // Send accepts m; it becomes visible after delay ticks (0: now). A message
-// without an ID gets a fresh one. The ledger records the send and expects
-// the message at the queue's logical consumer. On a FIFO queue with a dedup
-// window, a send whose deduplication ID (DedupHeader, else the message ID)
-// was accepted within the window is dropped, traced as deduplicated, and
-// reported as success. While the broker is unavailable Send returns an
-// error wrapping ErrUnavailable and ErrConnection, and the message was not
+// without an ID gets a fresh one. The send is traced as sent, naming the
+// queue's logical consumer (the ledger expects the message there), the
+// message's type and its Origin. On a FIFO queue with a dedup window, a
+// send whose deduplication ID (DedupHeader, else the message ID) was
+// accepted within the window is dropped, traced as deduplicated with
+// Origin the message it repeats, and reported as success. While the
+// broker is unavailable Send returns an error wrapping ErrUnavailable
+// (and so sim.ErrUnavailable) and ErrConnection, and the message was not
 // accepted.
 func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 	if err := q.made(); err != nil {
@@ -397,18 +439,17 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 		}
 	}
 	if q.cfg.FIFO && q.cfg.DedupWindow > 0 {
-		q.env.Ledger.Register(&m) // a dropped duplicate is registered too
 		id, ok := m.Headers.Get(DedupHeader)
 		if !ok {
 			id = m.ID.String()
 		}
-		if exp, seen := q.dedup[id]; seen && exp > now {
+		if hit, seen := q.dedup[id]; seen && hit.exp > now {
 			q.m.Deduplicated++
-			q.env.Emit(sim.Event{Kind: sim.KindDeduplicated, Where: q.where, Msg: m.ID, Key: m.Key, Corr: m.Headers.CorrelationID, Detail: "dedup id " + id})
+			q.deduplicated(&m, hit.msg, id)
 			return nil
 		}
 		exp := now + q.cfg.DedupWindow
-		q.dedup[id] = exp
+		q.dedup[id] = dedupHit{exp: exp, msg: m.ID}
 		q.dedupOrder.pushBack(dedupRec{id, exp})
 	}
 	if q.faults.Has(faults.BrokerDelay) {
@@ -424,20 +465,46 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 	return nil
 }
 
-// accept enqueues m after the checks of Send; redrives use it directly.
+// deduplicated traces that the dedup window dropped a send of m, a repeat
+// of the message first accepted as first with deduplication ID id.
+func (q *Queue) deduplicated(m *sim.Message, first sim.ID, id string) {
+	tr := q.env.Trace
+	if !tr.Enabled() {
+		tr.Skip()
+		return
+	}
+	ev := sim.Event{Tick: q.env.Now(), Kind: sim.KindDeduplicated, Where: q.where, Actor: m.Headers.Source, Msg: m.ID, Key: m.Key,
+		Type: m.Headers.Type, Corr: m.Headers.CorrelationID}
+	if first != m.ID {
+		ev.Origin = first // a different message with the same deduplication ID: the ledger absorbs it into first
+	}
+	if tr.Detailed() {
+		ev.Detail = "dedup id " + id
+	}
+	tr.EmitRef(&ev)
+}
+
+// accept enqueues m after the checks of Send, traced as sent.
 func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	now := q.env.Now()
-	q.env.Ledger.SentTo(m, q.cref, now) // registers m if it is new
 	q.m.Sent++
 	slot := q.add(m, now)
 	e := q.s.at(slot)
-	q.emit(sim.KindSent, e, e.msg.Headers.Source, "")
+	if ev := q.event(sim.KindSent, e, e.msg.Headers.Source); ev != nil {
+		ev.Consumer = q.consumer
+		ev.Origin = e.msg.Origin
+		ev.Type = e.msg.Headers.Type
+		q.env.Trace.EmitRef(ev)
+	}
 	if delay > 0 {
 		q.s.setState(slot, e, stDelayed)
 		e.due = now + delay
 		q.delay.push(slot)
 		q.nDelayed++
-		q.emit(sim.KindDelayed, e, "", q.detail("until t=", int64(e.due)))
+		if ev := q.event(sim.KindDelayed, e, ""); ev != nil {
+			ev.Detail = q.detail("until t=", int64(e.due))
+			q.env.Trace.EmitRef(ev)
+		}
 		return
 	}
 	q.enqueueNew(slot)
@@ -632,8 +699,8 @@ func (q *Queue) Receive(consumer string, max int) ([]Delivery, error) {
 
 // AppendReceive is Receive appending to dst, so a caller can reuse one
 // slice and receive without allocating. Each delivery is traced as
-// received (first receive) or redelivered (receive count > 1) and booked in
-// the ledger as Delivered. Faults: broker.unavailable fails the call with
+// received (first receive) or redelivered (receive count > 1), by the
+// worker for the queue's logical consumer. Faults: broker.unavailable fails the call with
 // ErrUnavailable; broker.reorder (standard queues) hands out the message
 // behind one first; broker.duplicate leaves a second copy of a delivered
 // message visible, which another receive returns with its own receipt.
@@ -689,8 +756,10 @@ func (q *Queue) AppendReceive(dst []Delivery, consumer string, max int) ([]Deliv
 			kind = sim.KindRedelivered
 			q.m.Redeliveries++
 		}
-		q.env.Ledger.Delivered(e.msg.ID, q.cref, now)
-		q.emit(kind, e, consumer, "")
+		if ev := q.event(kind, e, consumer); ev != nil {
+			ev.Consumer = q.consumer
+			q.env.Trace.EmitRef(ev)
+		}
 		// Filled in place: a composite literal would be built in a
 		// temporary and copied.
 		dst = append(dst, Delivery{})
@@ -711,17 +780,19 @@ func (q *Queue) AppendReceive(dst []Delivery, consumer string, max int) ([]Deliv
 }
 
 // deadLetter moves the copy in slot (which must be in flight, or taken
-// off the ready structures and accounted as in flight) to the DLQ.
+// off the ready structures and accounted as in flight) to the DLQ, traced
+// as dead_lettered at this queue. The copy keeps its ID in the DLQ and is
+// not traced as sent there: it stays parked for this queue's consumer.
 func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 	e := q.s.at(slot)
 	d := q.cfg.DeadLetter
 	q.m.DeadLettered++
-	detail := ""
-	if q.env.Trace.Enabled() {
-		detail = "to " + d.where + ": " + reason
+	if ev := q.event(sim.KindDeadLettered, e, actor); ev != nil {
+		if q.env.Trace.Detailed() {
+			ev.Detail = "to " + d.where + ": " + reason
+		}
+		q.env.Trace.EmitRef(ev)
 	}
-	q.emit(sim.KindDeadLettered, e, actor, detail)
-	q.terminal(e, sim.StateDeadLettered, "")
 	now := q.env.Now()
 	c := d.add(&e.msg, now)
 	ce := d.s.at(c)
@@ -734,30 +805,6 @@ func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 	}
 	d.enqueueNew(c)
 	q.remove(slot)
-}
-
-// terminal books in the ledger that copy e left the queue for state s
-// (expired, purged, dead-lettered). When the logical consumer already
-// acked the message (another copy of it), the ledger keeps "done". A loss
-// cause is recorded when the message's effect was never applied.
-func (q *Queue) terminal(e *entry, s sim.State, cause sim.Cause) {
-	l := q.env.Ledger
-	if l == nil {
-		return
-	}
-	c := q.cref
-	if e.src > 0 {
-		c = q.sources[e.src-1].cref
-	}
-	d := l.Delivery(e.msg.ID, c)
-	if d.Acked {
-		return
-	}
-	l.SetState(e.msg.ID, s, q.env.Now())
-	if cause != "" && d.Applied == 0 && d.Lost == "" {
-		l.Lost(e.msg.ID, c, cause, q.env.Now())
-		q.env.Emit(sim.Event{Kind: sim.KindLost, Where: q.where, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.msg.Headers.CorrelationID, Detail: string(cause)})
-	}
 }
 
 // lookup resolves a receipt for op, tracing and returning an error when it
@@ -796,7 +843,7 @@ func (q *Queue) reject(id sim.ID, actor string, err error) {
 // not been received again since r was issued, even when its visibility
 // timeout ran out meanwhile (as in SQS); otherwise it returns an error
 // wrapping ErrStaleReceipt (or ErrUnknownReceipt) and traces the rejection.
-// The ledger books the ack and marks the message done.
+// The ack is traced as acked for the queue's logical consumer.
 func (q *Queue) Ack(r Receipt) error {
 	if err := q.made(); err != nil {
 		return err
@@ -806,8 +853,10 @@ func (q *Queue) Ack(r Receipt) error {
 		return err
 	}
 	q.m.Acks++
-	q.env.Ledger.AckedDone(e.msg.ID, q.cref, q.env.Now())
-	q.emit(sim.KindAcked, e, q.actorName(e), "")
+	if ev := q.event(sim.KindAcked, e, q.actorName(e)); ev != nil {
+		ev.Consumer = q.consumer
+		q.env.Trace.EmitRef(ev)
+	}
 	q.remove(slot)
 	return nil
 }
@@ -829,7 +878,10 @@ func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 	q.m.Nacks++
 	q.flight.remove(int(e.hidx))
 	q.nInFlight--
-	q.emit(sim.KindNacked, e, q.actorName(e), q.detail("delay ", int64(delay)))
+	if ev := q.event(sim.KindNacked, e, q.actorName(e)); ev != nil {
+		ev.Detail = q.detail("delay ", int64(delay))
+		q.env.Trace.EmitRef(ev)
+	}
 	if delay == 0 {
 		q.returnReady(slot)
 		return nil
@@ -873,7 +925,10 @@ func (q *Queue) ChangeVisibility(r Receipt, timeout sim.Tick) error {
 	if err != nil {
 		return err
 	}
-	q.emit(sim.KindVisibility, e, q.actorName(e), q.detail("timeout ", int64(timeout)))
+	if ev := q.event(sim.KindVisibility, e, q.actorName(e)); ev != nil {
+		ev.Detail = q.detail("timeout ", int64(timeout))
+		q.env.Trace.EmitRef(ev)
+	}
 	if timeout == 0 {
 		q.flight.remove(int(e.hidx))
 		q.nInFlight--
@@ -887,9 +942,10 @@ func (q *Queue) ChangeVisibility(r Receipt, timeout sim.Tick) error {
 
 // DeadLetter moves the copy named by r to the dead-letter queue at once,
 // with a reason: consumers use it for permanent and poison failures
-// (classification) or when their own attempt limit is reached. The ledger
-// marks the message dead-lettered; it is not acked. Without a dead-letter
-// queue it returns ErrNoDeadLetter and the message stays where it is.
+// (classification) or when their own attempt limit is reached. It is
+// traced as dead_lettered; the message is not acked, and the ledger holds
+// it parked. Without a dead-letter queue it returns ErrNoDeadLetter and the
+// message stays where it is.
 func (q *Queue) DeadLetter(r Receipt, reason string) error {
 	if err := q.made(); err != nil {
 		return err
@@ -906,8 +962,9 @@ func (q *Queue) DeadLetter(r Receipt, reason string) error {
 }
 
 // Purge deletes every resident copy, in any state, and returns how many it
-// deleted. Each is traced as purged; a message whose effect was never
-// applied is recorded as lost with sim.CausePurge. It costs O(resident).
+// deleted. Each is traced as purged; the ledger books a message whose
+// effect was never applied as lost with sim.CausePurge (purging a
+// dead-letter queue loses the parked messages). It costs O(resident).
 func (q *Queue) Purge() int {
 	if q.made() != nil {
 		return 0
@@ -920,8 +977,10 @@ func (q *Queue) Purge() int {
 		}
 		e := q.s.at(r.slot())
 		q.m.Purged++
-		q.emit(sim.KindPurged, e, "", "")
-		q.terminal(e, sim.StatePurged, sim.CausePurge)
+		if ev := q.event(sim.KindPurged, e, ""); ev != nil {
+			ev.Cause = sim.CausePurge
+			q.env.Trace.EmitRef(ev)
+		}
 		q.s.release(r.slot())
 		n++
 	}
@@ -939,11 +998,14 @@ func (q *Queue) Purge() int {
 
 // Redrive moves up to max visible messages of this queue, used as a
 // dead-letter queue, back to the queues they were dead-lettered from, and
-// returns how many it moved. Each goes back as a new message: a new ID, no
-// receive count, a "redriven-from" header naming the original; the ledger
-// links the original to it (Ledger.Link) and the trace shows redriven. A
-// message sent to this queue directly has no source and stays. Redrives
-// bypass broker faults: they are an operator's action.
+// returns how many it moved. Each goes back as a new message: a new ID,
+// Origin the dead letter, no receive count, a "redriven-from" header
+// naming the dead letter. The target traces it as redriven (Msg the new
+// message, Origin the dead letter, Consumer the target's logical
+// consumer), which is the event that creates the new copy: the ledger
+// judges both copies as one origin. A message sent to this queue directly
+// has no source and stays. Redrives bypass broker faults: they are an
+// operator's action.
 func (q *Queue) Redrive(max int) (int, error) { return q.redrive(nil, max) }
 
 // RedriveTo is Redrive with every message going to dst.
@@ -962,7 +1024,7 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 		return 0, fmt.Errorf("%w: %s: redrive count %d must be positive", ErrInvalidArgument, q.where, max)
 	}
 	if dst != nil && dst.env != q.env {
-		return 0, fmt.Errorf("%w: %s: redrive target %s uses another Env", ErrInvalidArgument, q.where, dst.where)
+		return 0, fmt.Errorf("%w: %s: redrive target %s belongs to another world", ErrInvalidArgument, q.where, dst.where)
 	}
 	var skipped []uint32
 	n := 0
@@ -985,18 +1047,34 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 		}
 		orig := e.msg
 		nm := q.env.NewMessage(orig.Key, orig.Body, orig.Headers.With("redriven-from", orig.ID.String()))
-		now := q.env.Now()
-		q.env.Ledger.Link(orig.ID, nm.ID, now)
+		nm.Origin = orig.ID
 		q.m.Redriven++
-		q.emit(sim.KindRedriven, e, "", "as "+nm.ID.String()+" to "+target.where)
 		q.remove(slot)
-		target.accept(&nm, 0)
+		target.redriven(&nm, q)
 		n++
 	}
 	for _, s := range skipped {
 		q.putBack(s, false)
 	}
 	return n, nil
+}
+
+// redriven enqueues m, a new message redriven from the dead-letter queue
+// dlq, traced as redriven: the event that creates the copy here.
+func (q *Queue) redriven(m *sim.Message, dlq *Queue) {
+	q.m.Sent++
+	slot := q.add(m, q.env.Now())
+	e := q.s.at(slot)
+	if ev := q.event(sim.KindRedriven, e, ""); ev != nil {
+		ev.Consumer = q.consumer
+		ev.Origin = m.Origin
+		ev.Type = m.Headers.Type
+		if q.env.Trace.Detailed() {
+			ev.Detail = "from " + dlq.where
+		}
+		q.env.Trace.EmitRef(ev)
+	}
+	q.enqueueNew(slot)
 }
 
 // down consults broker.unavailable and returns the error to report.
@@ -1044,27 +1122,35 @@ func (q *Queue) actorName(e *entry) string {
 	return q.actors[e.actor]
 }
 
-func (q *Queue) emit(k sim.Kind, e *entry, actor, detail string) {
+// event returns the queue's own Event filled in for kind k about copy e
+// and actor, for the caller to complete and hand to the trace with
+// EmitRef; nil when no sink listens (the event is then numbered as if it
+// had been emitted). The event is filled in field by field: a composite
+// literal would be built in a temporary and copied, and a fresh one
+// zeroed. Every field the ledger folds is set or reset here, so nothing
+// of the previous event carries over; the trace sets only Seq, and hands
+// this very event only to the ledger and its own text and JSON writers,
+// which do not modify it; other sinks get a copy.
+func (q *Queue) event(k sim.Kind, e *entry, actor string) *sim.Event {
 	if tr := q.env.Trace; !tr.Enabled() {
-		tr.Skip() // numbers the event as Emit would, without building it
-		return
+		tr.Skip()
+		return nil
 	}
-	// The event is filled in field by field in the queue's own Event: a
-	// composite literal would be built in a temporary and copied, and a
-	// fresh one zeroed. Every field emit does not set stays zero: the trace
-	// sets only Seq, and hands this very event only to its own text and
-	// JSON writers, which do not modify it; other sinks get a copy.
 	ev := &q.ev
 	ev.Tick = q.env.Now()
 	ev.Kind = k
 	ev.Where = q.where
 	ev.Actor = actor
+	ev.Consumer = ""
 	ev.Msg = e.msg.ID
+	ev.Origin = 0
 	ev.Key = e.msg.Key
+	ev.Type = ""
+	ev.Cause = ""
 	ev.Corr = e.msg.Headers.CorrelationID
 	ev.Attempt = int(e.receives)
-	ev.Detail = detail
-	q.env.Trace.EmitRef(ev)
+	ev.Detail = ""
+	return ev
 }
 
 // made reports a nil or zero Queue as an error instead of a panic.
@@ -1075,9 +1161,9 @@ func (q *Queue) made() error {
 	return nil
 }
 
-// detail formats prefix+n only when the trace listens.
+// detail formats prefix+n only when a sink shows Detail text.
 func (q *Queue) detail(prefix string, n int64) string {
-	if !q.env.Trace.Enabled() {
+	if !q.env.Trace.Detailed() {
 		return ""
 	}
 	return prefix + strconv.FormatInt(n, 10)

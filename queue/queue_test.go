@@ -11,37 +11,42 @@ import (
 
 type rig struct {
 	t   *testing.T
+	w   *sim.World
 	env *sim.Env
 	rec *sim.Recorder
-	qs  []*Queue
 }
 
 func newRig(t *testing.T) *rig {
-	env := sim.NewEnv(1)
+	w, err := sim.New(sim.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec := &sim.Recorder{}
-	env.Trace.Attach(rec)
-	return &rig{t: t, env: env, rec: rec}
+	w.Trace().Attach(rec)
+	return &rig{t: t, w: w, env: w.Env(), rec: rec}
 }
 
 func (r *rig) queue(cfg Config) *Queue {
 	r.t.Helper()
-	cfg.Env = r.env
-	q, err := New(cfg)
+	q, err := New(r.w, cfg)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	r.qs = append(r.qs, q)
 	return q
 }
 
-// to advances the clock to tick t, stepping every queue on each tick.
+// to runs the world's ticks up to tick t: every queue (and consumer) the
+// rig made steps on each tick.
 func (r *rig) to(t sim.Tick) {
-	for r.env.Now() < t {
-		now := r.env.Clock.Advance()
-		for _, q := range r.qs {
-			q.Step(now)
-		}
+	for r.w.Now() < t {
+		r.w.Tick()
 	}
+}
+
+// ledgerEntry returns what the ledger knows of message id for the consumer
+// called name.
+func ledgerEntry(l *sim.Ledger, id sim.ID, name string) sim.Entry {
+	return l.Entry(id, l.Consumer(name))
 }
 
 func (r *rig) send(q *Queue, key string, delay sim.Tick) sim.Message {
@@ -107,7 +112,7 @@ func TestVisibilityTimeoutRedeliversWithCountTwo(t *testing.T) {
 	if len(exp) != 1 || exp[0].Tick != 6 || len(red) != 1 || red[0].Tick != 6 || red[0].Attempt != 2 {
 		t.Fatalf("trace:\n%s", r.text())
 	}
-	if d := r.env.Ledger.Delivery(m.ID, q.ConsumerRef()); d.Delivered != 2 {
+	if d := ledgerEntry(r.env.Ledger, m.ID, q.Consumer()); d.Delivered != 2 || !d.Expected {
 		t.Fatalf("ledger delivered = %d, want 2", d.Delivered)
 	}
 	if got := q.Metrics(); got.Redeliveries != 1 || got.VisibilityExpired != 1 || got.Receives != 2 {
@@ -289,26 +294,23 @@ func TestRedrivePolicyMovesPoisonAndOthersComplete(t *testing.T) {
 	env := w.Env()
 	rec := &sim.Recorder{}
 	env.Trace.Attach(rec)
-	dlq, _ := New(Config{Name: "orders-dlq", Env: env})
-	q, err := New(Config{Name: "orders", Env: env, VisibilityTimeout: 3, DeadLetter: dlq, MaxReceiveCount: 3})
+	dlq, _ := New(w, Config{Name: "orders-dlq"})
+	q, err := New(w, Config{Name: "orders", VisibilityTimeout: 3, DeadLetter: dlq, MaxReceiveCount: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// An unclassified error is transient; RetryNone leaves retries to the
 	// broker, so only the redrive policy stops the poison message.
-	h := HandlerFunc(func(d Delivery) error {
-		if d.Message.Key == "bad" {
+	h := sim.HandlerFunc(func(d *sim.Delivery) error {
+		if d.Msg.Key == "bad" {
 			return errors.New("cannot parse body")
 		}
+		d.Apply("")
 		return nil
 	})
-	c, err := NewConsumer(ConsumerConfig{Queue: q, Name: "w1", Handler: h})
-	if err != nil {
+	if _, err := NewConsumer(w, ConsumerConfig{Queue: q, Name: "w1", Handler: h}); err != nil {
 		t.Fatal(err)
 	}
-	_ = w.Add(sim.PhaseBroker, "orders-dlq", dlq)
-	_ = w.Add(sim.PhaseBroker, "orders", q)
-	_ = w.Add(sim.PhaseConsumer, "w1", c)
 	bad := env.NewMessage("bad", []byte("{"), sim.Headers{})
 	_ = q.Send(bad, 0)
 	var good []sim.ID
@@ -317,7 +319,7 @@ func TestRedrivePolicyMovesPoisonAndOthersComplete(t *testing.T) {
 		good = append(good, m.ID)
 		_ = q.Send(m, 0)
 	}
-	if _, err := w.RunUntil(func() bool { return q.Len() == 0 }, 100); err != nil {
+	if err := w.RunUntil(func() bool { return q.Len() == 0 }, 100); err != nil {
 		t.Fatal(err)
 	}
 	if q.Len() != 0 || dlq.Len() != 1 {
@@ -327,7 +329,7 @@ func TestRedrivePolicyMovesPoisonAndOthersComplete(t *testing.T) {
 	if r, _ := l.Record(bad.ID); r.State != sim.StateDeadLettered {
 		t.Fatalf("poison state %v", r.State)
 	}
-	if d := l.Delivery(bad.ID, q.ConsumerRef()); d.Delivered != 3 || d.Applied != 0 {
+	if d := ledgerEntry(l, bad.ID, "orders"); d.Delivered != 3 || d.Applied != 0 {
 		t.Fatalf("poison delivery %+v", d)
 	}
 	for _, id := range good {
@@ -355,34 +357,40 @@ func TestRedrivePolicyMovesPoisonAndOthersComplete(t *testing.T) {
 func TestClassificationDeadLettersAtOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		h    Handler
+		h    sim.Handler
 		want int // receives before the DLQ
 	}{
-		{"poison", Poison(), 1},
-		{"permanent", Permanent(), 1},
-		{"transient-max-attempts", Transient(100), 4},
+		{"poison", &sim.Script{Behaviour: sim.Poison}, 1},
+		{"permanent", &sim.Script{Behaviour: sim.Permanent}, 1},
+		{"transient-max-attempts", &sim.Script{Behaviour: sim.Transient, Failures: 100}, 4},
+		{"unclassified-error-max-attempts", sim.HandlerFunc(func(*sim.Delivery) error { return errors.New("boom") }), 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t)
 			dlq := r.queue(Config{Name: "dlq"})
 			q := r.queue(Config{Name: "orders", VisibilityTimeout: 5, DeadLetter: dlq})
-			c, err := NewConsumer(ConsumerConfig{Queue: q, Name: "w1", Handler: tc.h, MaxAttempts: 4, Retry: FixedRetry(1)})
+			c, err := NewConsumer(r.w, ConsumerConfig{Queue: q, Name: "w1", Handler: tc.h, MaxAttempts: 4, Retry: FixedRetry(1)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			m := r.send(q, "k", 0)
 			for i := 0; i < 30 && q.Len() > 0; i++ {
 				r.to(r.env.Now() + 1)
-				c.Step(r.env.Now())
 			}
 			if dlq.Len() != 1 {
 				t.Fatalf("dlq %d\n%s", dlq.Len(), r.text())
 			}
-			if d := r.env.Ledger.Delivery(m.ID, q.ConsumerRef()); int(d.Delivered) != tc.want {
+			if d := ledgerEntry(r.env.Ledger, m.ID, "orders"); int(d.Delivered) != tc.want {
 				t.Fatalf("delivered %d, want %d", d.Delivered, tc.want)
 			}
-			if s := c.Stats(); s.DeadLettered != 1 {
+			if s := c.Stats(); s.DeadLettered != 1 || s.Failed != tc.want {
 				t.Fatalf("stats %+v", s)
+			}
+			if err := sim.Check(r.env.Ledger, sim.NoLoss(), sim.AtLeastOnce("orders")); err != nil {
+				t.Fatalf("a parked message is accounted for: %v", err)
+			}
+			if o := r.env.Ledger.Outcomes("orders"); len(o) != 1 || o[0].Verdict != sim.VerdictParked {
+				t.Fatalf("outcomes %+v", o)
 			}
 		})
 	}
@@ -419,19 +427,30 @@ func TestDLQRedriveMakesNewMessage(t *testing.T) {
 	if v, _ := d.Message.Headers.Get("redriven-from"); v != orig.ID.String() {
 		t.Fatalf("redriven-from = %q", v)
 	}
-	ro, _ := r.env.Ledger.Record(orig.ID)
-	rn, _ := r.env.Ledger.Record(d.Message.ID)
-	if ro.State != sim.StateRedriven || ro.Redriven != d.Message.ID || rn.Origin != orig.ID {
+	if d.Message.Origin != orig.ID {
+		t.Fatalf("redriven message's origin %v", d.Message.Origin)
+	}
+	l := r.env.Ledger
+	ro, _ := l.Record(orig.ID)
+	rn, _ := l.Record(d.Message.ID)
+	if ro.State != sim.StateRedriven || ro.Redriven != d.Message.ID || rn.Origin != orig.ID || rn.Where != q.Where() || l.Root(d.Message.ID) != orig.ID {
 		t.Fatalf("ledger link: orig %+v new %+v", ro, rn)
 	}
-	if ev := r.events(sim.KindRedriven); len(ev) != 1 || ev[0].Msg != orig.ID {
+	ev := r.events(sim.KindRedriven)
+	if len(ev) != 1 || ev[0].Msg != d.Message.ID || ev[0].Origin != orig.ID || ev[0].Consumer != "orders" || ev[0].Where != q.Where() {
 		t.Fatalf("trace:\n%s", r.text())
+	}
+	if len(r.events(sim.KindSent)) != 1 {
+		t.Fatalf("a redrive is not a send:\n%s", r.text())
 	}
 	if err := q.Ack(d.Receipt); err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.Check(r.env.Ledger, sim.NoLoss(), sim.AtLeastOnce("")); err != nil {
-		t.Fatal(err)
+	// Both copies are judged as one origin. Receiving and acking by hand
+	// records no effect, so the origin is not applied.
+	o := l.Outcomes("orders")
+	if len(o) != 1 || o[0].Origin != orig.ID || o[0].Copies != 2 || o[0].Deliveries != 2 || !o[0].Acked || o[0].Effects != 0 {
+		t.Fatalf("outcomes %+v", o)
 	}
 	// RedriveTo and messages without a source.
 	direct := r.send(dlq, "direct", 0)
@@ -476,8 +495,11 @@ func TestRetentionExpires(t *testing.T) {
 		}
 	}
 	losses := l.Losses()
-	if len(losses) != 2 || losses[0].Cause != sim.CauseRetention {
+	if len(losses) != 2 || losses[0].Cause != sim.CauseRetention || losses[1].Cause != sim.CauseRetention {
 		t.Fatalf("losses %+v", losses)
+	}
+	if ev := r.events(sim.KindExpired); len(ev) != 2 || ev[0].Cause != sim.CauseRetention {
+		t.Fatalf("trace:\n%s", r.text())
 	}
 }
 
@@ -555,9 +577,6 @@ func TestFIFOGroupBlocking(t *testing.T) {
 	if q.Len() != 0 || len(q.groups) != 0 {
 		t.Fatalf("len %d groups %d", q.Len(), len(q.groups))
 	}
-	if err := sim.Check(r.env.Ledger, sim.OrderedPerKey("")); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestFIFODedupWindow(t *testing.T) {
@@ -571,8 +590,21 @@ func TestFIFODedupWindow(t *testing.T) {
 	same := r.env.NewMessage("A", nil, sim.Headers{}.With(DedupHeader, "x"))
 	_ = q.Send(other, 0)
 	_ = q.Send(same, 0)
-	if q.Len() != 2 || q.Metrics().Deduplicated != 2 || len(r.events(sim.KindDeduplicated)) != 2 {
+	dd := r.events(sim.KindDeduplicated)
+	if q.Len() != 2 || q.Metrics().Deduplicated != 2 || len(dd) != 2 {
 		t.Fatalf("len %d %+v", q.Len(), q.Metrics())
+	}
+	// A re-send of the same message is the same copy; a new message with a
+	// known deduplication ID repeats the first one and is absorbed into it.
+	if dd[0].Msg != m.ID || dd[0].Origin != 0 || dd[1].Msg != same.ID || dd[1].Origin != other.ID {
+		t.Fatalf("trace:\n%s", r.text())
+	}
+	l := r.env.Ledger
+	if rs, _ := l.Record(same.ID); rs.State != sim.StateAbsorbed || rs.Origin != other.ID {
+		t.Fatalf("absorbed copy %+v", rs)
+	}
+	if rm, _ := l.Record(m.ID); rm.State != sim.StatePending || rm.Sends != 1 {
+		t.Fatalf("re-sent copy %+v", rm)
 	}
 	r.to(5)
 	_ = q.Send(m, 0)
@@ -625,10 +657,14 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestBrokerFaults(t *testing.T) {
-	env := sim.NewEnv(3)
+	w, err := sim.New(sim.Config{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := w.Env()
 	rec := &sim.Recorder{}
 	env.Trace.Attach(rec)
-	in, err := faults.New(faults.Config{Env: env, Plan: faults.Plan{Rules: []faults.Rule{
+	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: []faults.Rule{
 		{Name: "down", Point: faults.BrokerUnavailable, From: 1, Until: 3},
 		{Name: "twice", Point: faults.BrokerDuplicate, Match: faults.Match{Key: "dup"}, Count: 1},
 		{Name: "slow", Point: faults.BrokerDelay, Match: faults.Match{Key: "late"}, Param: 4},
@@ -637,12 +673,12 @@ func TestBrokerFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, _ := New(Config{Name: "orders", Env: env, Faults: in})
-	step := func() { q.Step(env.Clock.Advance()) }
+	q, _ := New(w, Config{Name: "orders", Faults: in})
+	step := func() { w.Tick() }
 	step() // t=1: down
 	m := env.NewMessage("x", nil, sim.Headers{})
 	err = q.Send(m, 0)
-	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrConnection) {
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrConnection) || !errors.Is(err, sim.ErrUnavailable) {
 		t.Fatalf("send while down: %v", err)
 	}
 	if _, err := q.Receive("w", 1); !errors.Is(err, ErrUnavailable) {
@@ -699,7 +735,13 @@ func TestBrokerFaults(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	dlq, _ := New(Config{Name: "dlq"})
+	r := newRig(t)
+	dlq := r.queue(Config{Name: "dlq"})
+	other, _ := sim.New(sim.Config{})
+	foreign, err := New(other, Config{Name: "foreign"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []Config{
 		{},
 		{Name: "q", VisibilityTimeout: -1},
@@ -710,18 +752,25 @@ func TestConfigValidate(t *testing.T) {
 		{Name: "q", MaxReceiveCount: -1},
 		{Name: "q", MaxReceiveCount: 2},
 		{Name: "q", DeadLetter: &Queue{}},
-		{Name: "q", DeadLetter: dlq, Env: sim.NewEnv(1)},
+		{Name: "q", DeadLetter: foreign},
+		{Name: "dlq"}, // the world already has a queue:dlq
 	} {
-		if _, err := New(c); !errors.Is(err, ErrInvalidConfig) {
+		if _, err := New(r.w, c); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("New(%+v) = %v", c, err)
 		}
 	}
-	q, err := New(Config{Name: "q", DeadLetter: dlq, MaxReceiveCount: 2})
+	if _, err := New(nil, Config{Name: "q"}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("New without a world: %v", err)
+	}
+	q, err := New(r.w, Config{Name: "q", DeadLetter: dlq, MaxReceiveCount: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Env() != dlq.Env() || q.Config().VisibilityTimeout != DefaultVisibilityTimeout || q.Config().Consumer != "q" {
+	if q.Env() != r.env || q.Config().VisibilityTimeout != DefaultVisibilityTimeout || q.Config().Consumer != "q" || q.Consumer() != "q" || q.Phase() != sim.PhaseBroker {
 		t.Fatalf("%+v", q.Config())
+	}
+	if got := r.w.Components(); len(got) != 2 || got[0] != "queue:dlq" || got[1] != "queue:q" {
+		t.Fatalf("components %v", got)
 	}
 	if _, err := q.Receive("w", 0); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatal(err)
@@ -730,6 +779,9 @@ func TestConfigValidate(t *testing.T) {
 		{Name: "w"},
 		{Queue: q},
 		{Queue: q, Name: "w", Batch: -1},
+		{Queue: q, Name: "w", Instances: -1},
+		{Queue: q, Name: "w", Instances: MaxInstances + 1},
+		{Queue: q, Name: "w", Start: -1},
 		{Queue: q, Name: "w", AckMode: 9},
 		{Queue: q, Name: "w", MaxAttempts: -1},
 		{Queue: q, Name: "w", RestartDelay: -1},
@@ -737,27 +789,23 @@ func TestConfigValidate(t *testing.T) {
 		{Queue: q, Name: "w", Retry: ExponentialRetry(2, 1, 0)},
 		{Queue: q, Name: "w", Retry: ExponentialRetry(2, 8, 1.5)},
 		{Queue: q, Name: "w", Retry: RetryPolicy{Kind: 7}},
-		{Queue: q, Name: "w", Handler: Slow(0)},
-		{Queue: q, Name: "w", Handler: Transient(0)},
-		{Queue: q, Name: "w", Handler: Select(nil, Succeed(), Succeed())},
-		{Queue: q, Name: "w", Handler: Select(func(sim.Message) bool { return true }, Slow(-1), Succeed())},
+		{Queue: q, Name: "w", Handler: &sim.Script{Ticks: -1}},
+		{Queue: q, Name: "w", Handler: &sim.Script{Behaviour: sim.Transient, Failures: -1}},
+		{Queue: q, Name: "w", Handler: &sim.Script{Keys: "["}},
+		{Queue: foreign, Name: "w"},
 	} {
-		if _, err := NewConsumer(c); !errors.Is(err, ErrInvalidConfig) {
+		if _, err := NewConsumer(r.w, c); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("NewConsumer(%+v) = %v", c, err)
 		}
 	}
-	for _, c := range []ProducerConfig{
-		{},
-		{Name: "p"},
-		{Name: "p", Target: q},
-		{Name: "p", Target: q, Count: 1, Rate: -1},
-		{Name: "p", Target: q, Count: 1, Keys: -1},
-		{Name: "p", Target: q, Count: 1, Start: -1},
-		{Name: "p", Target: sim.Publisher(nil), Count: 1},
-	} {
-		if _, err := NewProducer(c); !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("NewProducer(%+v) = %v", c, err)
-		}
+	if _, err := NewConsumer(nil, ConsumerConfig{Queue: q, Name: "w"}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("NewConsumer without a world: %v", err)
+	}
+	if _, err := NewConsumer(r.w, ConsumerConfig{Queue: q, Name: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewConsumer(r.w, ConsumerConfig{Queue: q, Name: "w"}); !errors.Is(err, ErrInvalidConfig) || !errors.Is(err, sim.ErrDuplicateName) {
+		t.Errorf("a second consumer:w: %v", err)
 	}
 }
 
@@ -804,26 +852,6 @@ func equalTicks(a, b []sim.Tick) bool {
 	return true
 }
 
-func TestClassify(t *testing.T) {
-	for err, want := range map[error]Class{
-		errors.New("x"):           ClassTransient,
-		ErrTransient:              ClassTransient,
-		ErrPermanent:              ClassPermanent,
-		ErrPoison:                 ClassPoison,
-		wrap(ErrPoison, "bad"):    ClassPoison,
-		wrap(ErrPermanent, "bad"): ClassPermanent,
-	} {
-		if got := Classify(err); got != want {
-			t.Errorf("Classify(%v) = %v, want %v", err, got, want)
-		}
-	}
-	if Class(9).String() != "unknown" || ClassPoison.String() != "poison" {
-		t.Fatal("class names")
-	}
-}
-
-func wrap(err error, s string) error { return errors.Join(errors.New(s), err) }
-
 func TestZeroValuesReturnErrors(t *testing.T) {
 	for _, q := range []*Queue{nil, {}} {
 		if err := q.Send(sim.Message{}, 0); !errors.Is(err, ErrNotMade) {
@@ -847,8 +875,7 @@ func TestZeroValuesReturnErrors(t *testing.T) {
 	}
 	var c Consumer
 	c.Step(1)
-	var p Producer
-	p.Step(1)
+	c.Crash("zero")
 }
 
 // TestLazyRefsAreCompacted checks that refs left behind by lazy deletion

@@ -1,60 +1,11 @@
 package queue
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/brokerlab/brokerlab/sim"
 )
-
-// Errors a handler returns to classify a failure. Wrap them (%w) to add
-// detail; Classify finds them with errors.Is.
-var (
-	// ErrTransient marks a failure that a later attempt may not repeat
-	// (a timeout, a busy dependency). It is retried by the retry policy.
-	ErrTransient = errors.New("queue: transient failure")
-	// ErrPermanent marks a failure that retrying cannot fix (a validation
-	// error). The message goes to the dead-letter queue at once.
-	ErrPermanent = errors.New("queue: permanent failure")
-	// ErrPoison marks a message that makes the handler fail on every
-	// attempt (a malformed body). The message goes to the dead-letter queue
-	// at once.
-	ErrPoison = errors.New("queue: poison message")
-)
-
-// Class is the dead-letter classification of a handler failure.
-type Class uint8
-
-// The classes. An error that wraps none of the sentinels is transient.
-const (
-	ClassTransient Class = iota
-	ClassPermanent
-	ClassPoison
-)
-
-var classNames = [...]string{"transient", "permanent", "poison"}
-
-// String returns the class's name.
-func (c Class) String() string {
-	if int(c) < len(classNames) {
-		return classNames[c]
-	}
-	return "unknown"
-}
-
-// Classify returns the class of a handler error: ClassPoison when it wraps
-// ErrPoison, ClassPermanent when it wraps ErrPermanent, else
-// ClassTransient.
-func Classify(err error) Class {
-	switch {
-	case errors.Is(err, ErrPoison):
-		return ClassPoison
-	case errors.Is(err, ErrPermanent):
-		return ClassPermanent
-	}
-	return ClassTransient
-}
 
 // RetryKind selects a retry policy.
 type RetryKind uint8
@@ -71,8 +22,8 @@ const (
 	RetryExponential
 )
 
-// RetryPolicy decides how a consumer retries a transient failure. The
-// zero value is RetryNone.
+// RetryPolicy decides how a consumer retries a failure that sim.Classify
+// calls transient. The zero value is RetryNone.
 type RetryPolicy struct {
 	Kind RetryKind
 	// Delay is the fixed delay, or the exponential base; > 0 unless RetryNone.

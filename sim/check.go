@@ -297,7 +297,7 @@ func OrderedPerKey(name string) Checker {
 					continue
 				}
 				if prev, ok := last[r.Key]; ok && prev > root {
-					out = append(out, Violation{Check: check, Msg: root, Key: r.Key, Consumer: b.name, Tick: b.entries.get(uint64(id)).FirstApplied,
+					out = append(out, Violation{Check: check, Msg: root, Key: r.Key, Consumer: b.name, Tick: l.Entry(id, b.ref).FirstApplied,
 						Detail: "applied after " + prev.String() + ", which was created later"})
 					continue
 				}

@@ -170,24 +170,52 @@ func Effect(note string) Handler {
 // memory for the wrapper's lifetime, O(distinct keys); services that keep
 // their dedup table in their database use outbox.Consumer instead.
 func Idempotent(h Handler, key func(d *Delivery) string) Handler {
-	seen := map[string]bool{}
-	return HandlerFunc(func(d *Delivery) error {
-		k := key(d)
-		if seen[k] {
-			d.Skip("already applied " + strconv.Quote(k))
-			return nil
-		}
-		err := h.Handle(d)
-		if d.Effects() > 0 {
-			seen[k] = true
-		}
-		return err
-	})
+	return &idempotent{h: h, key: key, seen: map[string]bool{}}
 }
 
-// ByMessageID is a key for Idempotent: the message ID, which changes when
-// a message is redriven or re-published as a new copy.
-func ByMessageID(d *Delivery) string { return d.Msg.ID.String() }
+// idempotent is the handler Idempotent returns. It is Timed when the
+// wrapped handler is, so a slow handler stays slow behind it.
+type idempotent struct {
+	h    Handler
+	key  func(d *Delivery) string
+	seen map[string]bool
+}
+
+// Handle skips a key seen with an effect before, or calls the handler.
+func (x *idempotent) Handle(d *Delivery) error {
+	k := x.key(d)
+	if x.seen[k] {
+		d.Skip("already applied " + strconv.Quote(k))
+		return nil
+	}
+	err := x.h.Handle(d)
+	if d.Effects() > 0 {
+		x.seen[k] = true
+	}
+	return err
+}
+
+// Duration is the wrapped handler's processing time.
+func (x *idempotent) Duration(d *Delivery) Tick { return DurationOf(x.h, d) }
+
+// Unwrap returns the wrapped handler.
+func (x *idempotent) Unwrap() Handler { return x.h }
+
+// HeaderEventID is the extra header in which a broker-made copy carries
+// the ID of the event it copies, as SNS carries its MessageId in the
+// envelope of every SQS copy: a fan-out copy has a new message ID but the
+// same event ID. A redrive keeps the headers and changes the ID.
+const HeaderEventID = "event-id"
+
+// ByMessageID is a key for Idempotent: the event ID a fan-out copy carries
+// (HeaderEventID), else the message ID. It changes when a message is
+// redriven from a dead-letter queue (a new message, as in SQS).
+func ByMessageID(d *Delivery) string {
+	if v, ok := d.Msg.Headers.Get(HeaderEventID); ok {
+		return v
+	}
+	return d.Msg.ID.String()
+}
 
 // ByKey is a key for Idempotent: the message key (a business key such as
 // an order number), which survives redrives and re-publishes.

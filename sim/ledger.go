@@ -138,6 +138,7 @@ const (
 	fieldCreated uint8 = iota
 	fieldChanged
 	fieldLastSeen
+	fieldFirstApplied
 )
 
 // put32 returns t as a tick32, keeping it in l.wide when it does not fit.
@@ -180,9 +181,9 @@ const (
 )
 
 // delivery is how the ledger stores an Entry: without pointers (the loss
-// cause is an index into Ledger.causes), in 32 bytes.
+// cause is an index into Ledger.causes), in 24 bytes.
 type delivery struct {
-	FirstApplied Tick
+	firstApplied tick32
 	lastSeen     tick32
 	Delivered    uint32
 	Applied      uint32
@@ -220,7 +221,7 @@ type consumerBook struct {
 //
 // Records are indexed by ID, so every event costs O(1) amortised; the ledger
 // costs 40 bytes per copy (plus its key and type when they differ from the
-// previous copy's) and 32 bytes per copy and consumer. The stored records
+// previous copy's) and 24 bytes per copy and consumer. The stored records
 // hold no pointers, so a ledger of millions of messages adds almost nothing
 // to garbage collection. A nil *Ledger ignores every event.
 type Ledger struct {
@@ -242,7 +243,6 @@ type Ledger struct {
 	lastName  string
 	lastRef   ConsumerRef
 	subs      map[uint32][]ConsumerRef // consumers following a log component
-	logIDs    map[uint32][]ID          // the records produced to a log component, in order
 	last      Tick                     // the tick of the latest event
 }
 
@@ -298,7 +298,7 @@ func (l *Ledger) Emit(e *Event) {
 			d.bits |= delExpected | delHandled
 			d.Applied++
 			if d.Applied == 1 {
-				d.FirstApplied = e.Tick
+				d.firstApplied = l.put32(e.Msg, l.ref(e.Consumer), fieldFirstApplied, e.Tick)
 				l.consumers[l.ref(e.Consumer)].order.push(e.Msg)
 			}
 		}
@@ -396,13 +396,8 @@ func (l *Ledger) enter(e *Event) {
 			d.bits |= delExpected
 		}
 	}
-	if e.Kind == KindProduced {
-		w := r.where
-		if l.logIDs == nil {
-			l.logIDs = map[uint32][]ID{}
-		}
-		l.logIDs[w] = append(l.logIDs[w], e.Msg)
-		for _, c := range l.subs[w] {
+	if e.Kind == KindProduced && len(l.subs) > 0 {
+		for _, c := range l.subs[r.where] {
 			if d := l.entry(e.Msg, c); d != nil {
 				d.bits |= delExpected
 			}
@@ -492,9 +487,11 @@ func (l *Ledger) subscribe(e *Event) {
 	if e.Detail != "earliest" {
 		return
 	}
-	for _, id := range l.logIDs[w] {
-		if r := l.rec(id); r != nil && r.State == StatePending {
-			if d := l.entry(id, c); d != nil {
+	// A group reading from the log start expects every record still in
+	// the log: one pass over the records, once per subscription.
+	for i := uint64(1); i < l.recs.len(); i++ {
+		if r := l.recs.get(i); r != nil && r.flags&recRegistered != 0 && r.where == w && r.State == StatePending {
+			if d := l.entry(ID(i), c); d != nil {
 				d.bits |= delExpected
 			}
 		}
@@ -517,7 +514,10 @@ func (l *Ledger) where(s string) uint32 {
 }
 
 // ref returns the handle of the consumer called name, creating it on first
-// use; NoConsumer for "".
+// use; NoConsumer for "". Runs have few consumers and models pass the same
+// name strings every time, so a scan of the books (string comparison
+// short-cuts on equal data) beats hashing; past 32 consumers the map is
+// used.
 func (l *Ledger) ref(name string) ConsumerRef {
 	if name == "" {
 		return NoConsumer
@@ -525,8 +525,18 @@ func (l *Ledger) ref(name string) ConsumerRef {
 	if name == l.lastName && l.lastRef != NoConsumer {
 		return l.lastRef
 	}
-	c, ok := l.byName[name]
-	if !ok {
+	c := NoConsumer
+	if len(l.consumers) <= 32 {
+		for _, b := range l.consumers {
+			if b.name == name {
+				c = b.ref
+				break
+			}
+		}
+	} else if x, ok := l.byName[name]; ok {
+		c = x
+	}
+	if c == NoConsumer {
 		c = ConsumerRef(len(l.consumers))
 		l.consumers = append(l.consumers, &consumerBook{ref: c, name: name})
 		l.byName[name] = c
@@ -589,7 +599,7 @@ func (l *Ledger) export(id ID, r *record) Record {
 // exportDelivery returns the Entry stored as e, for id and consumer c.
 func (l *Ledger) exportDelivery(id ID, c ConsumerRef, e *delivery) Entry {
 	d := Entry{Expected: e.bits&delExpected != 0, Delivered: e.Delivered, Applied: e.Applied, Skipped: e.Skipped,
-		Acked: e.bits&delAcked != 0, Handled: e.bits&delHandled != 0, Missed: e.bits&delMissed != 0, FirstApplied: e.FirstApplied,
+		Acked: e.bits&delAcked != 0, Handled: e.bits&delHandled != 0, Missed: e.bits&delMissed != 0, FirstApplied: l.get32(id, c, fieldFirstApplied, e.firstApplied),
 		LastSeen: l.get32(id, c, fieldLastSeen, e.lastSeen)}
 	if i := e.bits >> 8; i != 0 {
 		d.Lost = l.causes[i-1]

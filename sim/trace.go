@@ -287,6 +287,7 @@ type TextWriter struct {
 	plainKey string        // the last key known to be a plain token
 	by       string        // the actor whose text is in byTxt
 	byTry    int           // the attempt whose text is in byTxt
+	byFor    string        // the consumer whose text is in byTxt
 	byOK     bool          // whether byTxt is set
 	byTxt    []byte        // " by=<actor>" when set, then " try=<attempt>" when set
 }
@@ -374,9 +375,9 @@ func (tw *TextWriter) appendText(b []byte, e *Event) []byte {
 		}
 		b = append(b, tw.msgTxt...)
 	}
-	if e.Actor != "" || e.Attempt != 0 {
-		if !tw.byOK || e.Attempt != tw.byTry || !same(e.Actor, tw.by) {
-			tw.by, tw.byTry, tw.byOK = e.Actor, e.Attempt, true
+	if e.Actor != "" || e.Attempt != 0 || e.Consumer != "" {
+		if !tw.byOK || e.Attempt != tw.byTry || !same(e.Actor, tw.by) || !same(e.Consumer, tw.byFor) {
+			tw.by, tw.byTry, tw.byFor, tw.byOK = e.Actor, e.Attempt, e.Consumer, true
 			tw.byTxt = tw.byTxt[:0]
 			if e.Actor != "" {
 				tw.byTxt = append(tw.byTxt, " by="...)
@@ -386,13 +387,17 @@ func (tw *TextWriter) appendText(b []byte, e *Event) []byte {
 				tw.byTxt = append(tw.byTxt, " try="...)
 				tw.byTxt = appendInt(tw.byTxt, int64(e.Attempt))
 			}
+			if showConsumer(e) {
+				tw.byTxt = append(tw.byTxt, " for="...)
+				tw.byTxt = appendToken(tw.byTxt, e.Consumer)
+			}
 		}
 		b = append(b, tw.byTxt...)
 	}
-	if !e.HasPos && e.Corr == "" && e.Rule == "" && e.Detail == "" && e.Consumer == "" && e.Origin == 0 && e.Cause == "" {
+	if !e.HasPos && e.Corr == "" && e.Rule == "" && e.Detail == "" && e.Origin == 0 && e.Cause == "" {
 		return b
 	}
-	return appendTextRest(b, e)
+	return appendTextRest(b, e, false)
 }
 
 // same reports whether a and b are equal. The writer's caches compare
@@ -467,7 +472,7 @@ func appendTextTail(b []byte, e *Event) []byte {
 		b = append(b, " try="...)
 		b = appendInt(b, int64(a))
 	}
-	return appendTextRest(b, e)
+	return appendTextRest(b, e, true)
 }
 
 // showConsumer reports whether e's text form names its logical consumer:
@@ -481,9 +486,10 @@ func showConsumer(e *Event) bool {
 	return !(len(e.Actor) > len(c) && e.Actor[len(c)] == '#' && strings.HasPrefix(e.Actor, c))
 }
 
-// appendTextRest appends the fields of e's text form after the attempt.
-func appendTextRest(b []byte, e *Event) []byte {
-	if showConsumer(e) {
+// appendTextRest appends the fields of e's text form after the attempt,
+// starting with the consumer when withConsumer is set.
+func appendTextRest(b []byte, e *Event, withConsumer bool) []byte {
+	if withConsumer && showConsumer(e) {
 		b = append(b, " for="...)
 		b = appendToken(b, e.Consumer)
 	}

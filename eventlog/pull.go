@@ -1,0 +1,351 @@
+package eventlog
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// Poll fetches up to max records from the member's partitions, starting at
+// a rotating partition, and returns them; they are outstanding from now
+// on. It returns nothing while the member is not active (not started,
+// stalled, crashed, left) or busy, and when a fault point fires:
+// member.leave (the member leaves), broker.unavailable (the poll fails,
+// traced as rejected) or, with CommitBefore, consumer.crash_before_commit
+// (the member crashes before its commit). Each returned record is traced
+// as "polled", one delivery for the ledger. Polling keeps the member's
+// session alive. The slice is the member's own and is reused by the next
+// Poll. O(partitions owned + max x log n).
+func (m *Member) Poll(max int) []Record {
+	m.batch, m.next = m.batch[:0], 0
+	if m.state != stateActive || m.busy {
+		return nil
+	}
+	g := m.g
+	now := g.env.Now()
+	if m.expired || !m.in {
+		m.join("joined")
+	}
+	m.lastPoll = now
+	if f, ok := m.fault(faults.MemberLeave, nil); ok {
+		ev := sim.Event{Kind: sim.KindAction, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: f.Rule}
+		if g.env.Trace.Detailed() {
+			ev.Detail = "member leaves group " + g.name
+		}
+		g.env.Emit(ev)
+		m.leave(f.Rule)
+		return nil
+	}
+	if m.cfg.Commit == CommitAuto && now-m.lastAuto >= m.cfg.AutoCommitEvery {
+		_ = m.commitProgress()
+		m.lastAuto = now
+	}
+	if f, ok := m.fault(faults.BrokerUnavailable, nil); ok {
+		ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: f.Rule}
+		if g.env.Trace.Detailed() {
+			ev.Detail = "poll: broker unavailable"
+		}
+		g.env.Emit(ev)
+		return nil
+	}
+	m.touched = m.touched[:0]
+	if n := len(m.owned); n > 0 && max > 0 {
+		start := m.rr % n
+		m.rr++
+		for i := 0; i < n && len(m.batch) < max; i++ {
+			p := m.owned[(start+i)%n]
+			before := len(m.batch)
+			m.batch = g.fetch(m, p, max-len(m.batch), m.batch)
+			if len(m.batch) > before {
+				m.touched = append(m.touched, p)
+			}
+		}
+	}
+	if len(m.batch) == 0 {
+		return nil
+	}
+	if h := g.t.history; h != nil {
+		m.reads = m.reads[:0]
+		for _, r := range m.batch {
+			m.reads = append(m.reads, Read{Partition: r.Partition, Offset: r.Offset, Value: r.Message.ID, Epoch: g.parts[r.Partition].epoch})
+		}
+		h.Poll(now, g.name, m.cfg.Name, m.reads...)
+	}
+	if m.cfg.Commit == CommitBefore {
+		if f, ok := m.fault(faults.ConsumerCrashBeforeCommit, &m.batch[0]); ok {
+			m.crash(f.Rule, "before commit")
+			m.batch = m.batch[:0]
+			return nil
+		}
+		for _, p := range m.touched {
+			_ = g.commit(m, m.gen, p, g.parts[p].pos)
+		}
+	}
+	return m.batch
+}
+
+// Delivery returns a delivery of record r for a handler: the group is its
+// Consumer, the member its Instance, Where is "log:<topic>", HasPos,
+// Partition and Offset are set, and Attempt is the record's delivery count
+// in the group when it is outstanding (0 otherwise). The handler records
+// its effects on it; it stays valid until the adapter reports r done.
+func (m *Member) Delivery(r Record) *sim.Delivery {
+	d := &sim.Delivery{}
+	attempt := 0
+	if i := m.find(r.Partition, r.Offset); i >= 0 {
+		attempt = m.out[i].attempt
+	}
+	m.prepare(d, &r, attempt)
+	return d
+}
+
+// prepare makes d a delivery of r to the member.
+func (m *Member) prepare(d *sim.Delivery, r *Record, attempt int) {
+	d.Reset(m.g.env, r.Message, m.g.t.where, m.g.name, m.cfg.Name, attempt)
+	d.HasPos, d.Partition, d.Offset = true, r.Partition, r.Offset
+}
+
+// MarkProcessed reports that the handler is done with the outstanding
+// record of d (its effects, if any, were recorded on d). It returns an
+// error wrapping ErrNotOutstanding when the record is not outstanding:
+// never polled, already reported, or dropped since.
+func (m *Member) MarkProcessed(d *sim.Delivery) error { return m.finish(d, nil) }
+
+// MarkFailed reports that the handler failed on the outstanding record of
+// d with err (traced as "failed"). The records of its partition fetched
+// after it are dropped and the position moves back: with CommitBefore to
+// the record after it, since the failed record is gone (and booked lost
+// with sim.CauseCommitBeforeProcess when the committed offset covers it
+// and the handler applied nothing); otherwise to the record itself, which
+// is read again at the next poll. A nil err counts as a failure without
+// text. It returns an error wrapping ErrNotOutstanding as MarkProcessed
+// does.
+func (m *Member) MarkFailed(d *sim.Delivery, err error) error {
+	if err == nil {
+		err = errors.New("handler failed")
+	}
+	return m.finish(d, err)
+}
+
+// finish ends the outstanding record of d, successfully when err is nil.
+func (m *Member) finish(d *sim.Delivery, err error) error {
+	i := m.find(d.Partition, d.Offset)
+	if i < 0 || m.out[i].id != d.Msg.ID {
+		return fmt.Errorf("%w: %s p=%d off=%d (member %s)", ErrNotOutstanding, d.Msg.ID, d.Partition, d.Offset, m.cfg.Name)
+	}
+	copy(m.out[i:], m.out[i+1:])
+	m.out = m.out[:len(m.out)-1]
+	if err == nil {
+		return nil
+	}
+	g := m.g
+	ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindFailed, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: d.Msg.ID, Key: d.Msg.Key,
+		Corr: d.Corr, Attempt: d.Attempt, HasPos: true, Partition: d.Partition, Offset: d.Offset}
+	if g.env.Trace.Detailed() {
+		ev.Detail = err.Error()
+	}
+	g.env.Trace.EmitRef(&ev)
+	p, next := d.Partition, d.Offset
+	if m.cfg.Commit == CommitBefore {
+		next++
+		part := g.t.parts[p]
+		if e := part.at(d.Offset); e != nil && g.parts[p].committed > d.Offset && d.Effects() == 0 && !d.Skipped() {
+			g.lose(m.cfg.Name, p, e, sim.CauseCommitBeforeProcess, "")
+		}
+	}
+	m.rewind(p, next)
+	return nil
+}
+
+// rewind drops the outstanding records of partition p at or after next and
+// moves the position back to next.
+func (m *Member) rewind(p int, next int64) {
+	j := 0
+	for _, o := range m.out {
+		if o.p == p && o.off >= next {
+			continue
+		}
+		m.out[j] = o
+		j++
+	}
+	m.out = m.out[:j]
+	if gp := &m.g.parts[p]; gp.owner == m && next < gp.pos {
+		gp.pos = next
+		gp.epoch++
+	}
+}
+
+// dropAll drops every outstanding record, moving each partition's
+// position back to its first one: they are read again at the next poll.
+func (m *Member) dropAll() {
+	for len(m.out) > 0 {
+		o := m.out[0]
+		m.rewind(o.p, o.off)
+	}
+}
+
+// drop drops the outstanding records of partition p, leaving the position
+// alone.
+func (m *Member) drop(p int) {
+	j := 0
+	for _, o := range m.out {
+		if o.p != p {
+			m.out[j] = o
+			j++
+		}
+	}
+	m.out = m.out[:j]
+}
+
+// find returns the index in m.out of the outstanding record at offset off
+// of partition p, or -1. O(outstanding records).
+func (m *Member) find(p int, off int64) int {
+	for i := range m.out {
+		if m.out[i].p == p && m.out[i].off == off {
+			return i
+		}
+	}
+	return -1
+}
+
+// Outstanding returns how many records the member fetched and has not
+// reported done.
+func (m *Member) Outstanding() int { return len(m.out) }
+
+// progress is the offset of the member's first outstanding record of
+// partition p, or its position when none is.
+func (m *Member) progress(p int) int64 {
+	off := m.g.parts[p].pos
+	for i := range m.out {
+		if o := &m.out[i]; o.p == p && o.off < off {
+			off = o.off
+		}
+	}
+	return off
+}
+
+// release gives partition p up (a rebalance, a crash, a leave, a session
+// timeout): the member drops its outstanding records of p, and books as
+// lost with sim.CauseCommitBeforeProcess the records the group's
+// committed offset has passed and the member never handled: its
+// outstanding records below it and the records between its position and
+// it. The partition's next owner resumes at the committed offset, so
+// those records are never processed. O(outstanding + records booked).
+func (m *Member) release(p int, rule string) {
+	g := m.g
+	gp := &g.parts[p]
+	part := g.t.parts[p]
+	c := g.readFrom(p)
+	j := 0
+	for _, o := range m.out {
+		if o.p != p {
+			m.out[j] = o
+			j++
+			continue
+		}
+		if o.off < c && o.off < gp.pos {
+			if e := part.at(o.off); e != nil {
+				g.lose(m.cfg.Name, p, e, sim.CauseCommitBeforeProcess, rule)
+			}
+		}
+	}
+	m.out = m.out[:j]
+	if gp.pos >= 0 && gp.pos < c {
+		for i := part.search(max(gp.pos, part.start)); i < len(part.recs) && part.recs[i].off < c; i++ {
+			g.lose(m.cfg.Name, p, &part.recs[i], sim.CauseCommitBeforeProcess, rule)
+		}
+	}
+}
+
+// Commit commits the member's progress in every partition it owns whose
+// committed offset it would change (progress minus one with
+// CommitOffByOne), and returns the rejections. The fault points
+// consumer.crash_before_commit (the member crashes instead) and
+// member.session_timeout (the member stalls past its session timeout and
+// sends the commits when it wakes, too late) are consulted first. It
+// fails with ErrNotActive when the member is not in the group.
+func (m *Member) Commit() error {
+	if m.state != stateActive || !m.in {
+		return fmt.Errorf("%w: %q in group %s", ErrNotActive, m.cfg.Name, m.g.name)
+	}
+	if f, ok := m.fault(faults.ConsumerCrashBeforeCommit, nil); ok {
+		m.crash(f.Rule, "before commit")
+		return fmt.Errorf("%w: %q crashed before its commit", ErrNotActive, m.cfg.Name)
+	}
+	if _, ok := m.fault(faults.MemberSessionTimeout, nil); ok {
+		m.pending = m.pending[:0]
+		for _, p := range m.owned {
+			if off, ok := m.commitPoint(p); ok {
+				m.pending = append(m.pending, Position{Partition: p, Offset: off})
+			}
+		}
+		m.Stall(m.g.cfg.SessionTimeout + 1)
+		return nil
+	}
+	return m.commitProgress()
+}
+
+// commitProgress commits the member's progress where it changes the
+// committed offset.
+func (m *Member) commitProgress() error {
+	var errs []error
+	for _, p := range m.owned {
+		off, ok := m.commitPoint(p)
+		if !ok || off == m.g.readFrom(p) {
+			continue
+		}
+		if err := m.g.commit(m, m.gen, p, off); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// commitPoint is the offset Commit commits for partition p, and whether
+// there is one.
+func (m *Member) commitPoint(p int) (int64, bool) {
+	gp := &m.g.parts[p]
+	if gp.owner != m || gp.pos < 0 {
+		return 0, false
+	}
+	off := m.progress(p)
+	if m.cfg.Commit == CommitOffByOne {
+		off--
+		if off < 0 {
+			return 0, false
+		}
+	}
+	return off, true
+}
+
+// CommitRecords commits, for each partition among recs, the offset after
+// the highest of its records given (the next offset to read), whatever the
+// member's progress: the adapter says what it has handled. It returns the
+// rejections (stale generation, partition not owned, offset out of
+// range).
+func (m *Member) CommitRecords(recs ...Record) error {
+	if m.state != stateActive && m.state != stateStalled || !m.in {
+		return fmt.Errorf("%w: %q in group %s", ErrNotActive, m.cfg.Name, m.g.name)
+	}
+	var errs []error
+	for i, r := range recs {
+		hi, seen := r.Offset, false
+		for _, x := range recs[:i] {
+			seen = seen || x.Partition == r.Partition
+		}
+		if seen {
+			continue
+		}
+		for _, x := range recs[i+1:] {
+			if x.Partition == r.Partition && x.Offset > hi {
+				hi = x.Offset
+			}
+		}
+		if err := m.g.commit(m, m.gen, r.Partition, hi+1); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,33 @@
+package producer
+
+import (
+	"strconv"
+	"testing"
+)
+
+// TestDefaultBody checks the default bodies against strconv across carries
+// and jumps, and that bodies cut from one block do not share capacity.
+func TestDefaultBody(t *testing.T) {
+	p := &Producer{prefix: "shop#"}
+	check := func(i int) {
+		t.Helper()
+		if got, want := string(p.defaultBody(i)), "shop#"+strconv.Itoa(i+1); got != want {
+			t.Fatalf("body %d = %q, want %q", i, got, want)
+		}
+	}
+	for i := 0; i < 12_000; i++ {
+		check(i)
+	}
+	for _, i := range []int{99_999, 100_000, 5, -1, 0, -10, 999} {
+		check(i)
+	}
+	bodies := [][]byte{p.defaultBody(7), p.defaultBody(8)}
+	bodies[0] = append(bodies[0], 'x')
+	if string(bodies[1]) != "shop#9" {
+		t.Fatalf("appending to one body changed the next: %q", bodies[1])
+	}
+	long := &Producer{prefix: string(make([]byte, 2*bodyArena)) + "#"}
+	if got := long.defaultBody(0); len(got) != 2*bodyArena+2 {
+		t.Fatalf("a name longer than the block: %d bytes", len(got))
+	}
+}

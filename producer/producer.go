@@ -1,0 +1,319 @@
+// Package producer is brokerlab's generic producer actor: it creates
+// messages at a fixed rate from a start tick and publishes them to any
+// sim.Publisher (a queue, a pub/sub topic, a log topic, an outbox relay's
+// target).
+//
+// A Producer makes Count messages, Rate per tick from tick Start. Message i
+// (from 0) gets a key (see Config.KeyPattern, Config.Keys and
+// Config.KeyOrder), the type header Type, the source header Source
+// (default the producer's name) and the body "<name>#<i+1>" unless
+// Config.Body says otherwise. A publish the target refuses is either kept
+// and retried first on the next tick, in order (OnRefusedRetry, the
+// default: the producer never loses a message), or given up
+// (OnRefusedDrop): the producer then traces a lost event with no consumer
+// and cause sim.CauseBrokerUnavailable, so the ledger books the loss where
+// it happens.
+//
+// The producer reports nothing else itself: the target traces the
+// messages it accepts (sent, produced, published), naming the producer as
+// the actor through the source header. A refused message the producer
+// keeps is unknown to the ledger until a publish succeeds.
+//
+// Keys drawn in random order come from the producer's own seeded stream
+// ("producer/"+Name), so a run is reproducible and adding another
+// component never changes them.
+package producer
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// ErrInvalidConfig reports a Config that cannot work, or a world that
+// refused to register the producer.
+var ErrInvalidConfig = errors.New("producer: invalid config")
+
+// KeyOrder says in which order a producer uses its keys.
+type KeyOrder string
+
+// The key orders.
+const (
+	// Sequential gives message i key number i mod the number of keys (the
+	// scenario files call it round_robin). It is the default.
+	Sequential KeyOrder = "sequential"
+	// Random draws each message's key number from the producer's seeded
+	// stream.
+	Random KeyOrder = "random"
+)
+
+// OnRefused says what a producer does with a message its target refuses.
+type OnRefused string
+
+// The refusal policies.
+const (
+	// OnRefusedRetry keeps a refused message and publishes it again, before
+	// any new one, on the next tick; the producer stops for the tick at the
+	// first refusal. It is the default.
+	OnRefusedRetry OnRefused = "retry"
+	// OnRefusedDrop gives a refused message up: it is traced as lost with
+	// no consumer and cause sim.CauseBrokerUnavailable, and the producer
+	// goes on with the next message in the same tick.
+	OnRefusedDrop OnRefused = "drop"
+)
+
+// Config configures a Producer.
+type Config struct {
+	// Name names the producer; required. The World knows it as
+	// "producer:"+Name, and it is the default Source header.
+	Name string
+	// Target receives the messages; required.
+	Target sim.Publisher
+	// Count is how many messages to produce; at least 1.
+	Count int
+	// Rate is how many messages to produce per tick; 0 means 1.
+	Rate int
+	// Start is the first tick to produce at.
+	Start sim.Tick
+	// Keys, when set, are the keys, used in KeyOrder; KeyPattern and
+	// KeyCount must then be unset.
+	Keys []string
+	// KeyPattern makes the keys when Keys is unset: key number k (from 0)
+	// is the pattern with its first "%d" replaced by k+1, e.g. "kunde-%d"
+	// makes kunde-1, kunde-2, ... "" makes messages without keys.
+	KeyPattern string
+	// KeyCount is the number of distinct keys of KeyPattern; 0 gives every
+	// message its own key (key number i for message i).
+	KeyCount int
+	// KeyOrder is Sequential ("" too) or Random.
+	KeyOrder KeyOrder
+	// Type is the messages' type header.
+	Type string
+	// Source is the messages' source header; "" means Name.
+	Source string
+	// Body makes the body of message i (from 0); nil means "<Name>#<i+1>".
+	Body func(i int) []byte
+	// OnRefused is OnRefusedRetry ("" too) or OnRefusedDrop.
+	OnRefused OnRefused
+}
+
+// Validate reports a configuration error, wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: producer %q: %s", ErrInvalidConfig, c.Name, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case c.Name == "":
+		return fmt.Errorf("%w: a producer needs a name", ErrInvalidConfig)
+	case c.Target == nil:
+		return bad("needs a target")
+	case c.Count <= 0:
+		return bad("count %d must be positive", c.Count)
+	case c.Rate < 0:
+		return bad("rate %d is negative", c.Rate)
+	case c.Start < 0:
+		return bad("start %d is negative", c.Start)
+	case c.KeyCount < 0:
+		return bad("key count %d is negative", c.KeyCount)
+	case c.Keys != nil && (c.KeyPattern != "" || c.KeyCount != 0):
+		return bad("keys and a key pattern exclude each other")
+	case c.Keys != nil && len(c.Keys) == 0:
+		return bad("an empty key list")
+	case c.KeyOrder != "" && c.KeyOrder != Sequential && c.KeyOrder != Random:
+		return bad("unknown key order %q (want %q or %q)", c.KeyOrder, Sequential, Random)
+	case c.KeyOrder == Random && c.Keys == nil && (c.KeyPattern == "" || c.KeyCount == 0):
+		return bad("random key order needs keys or a key pattern with a key count")
+	case c.OnRefused != "" && c.OnRefused != OnRefusedRetry && c.OnRefused != OnRefusedDrop:
+		return bad("unknown on-refused policy %q (want %q or %q)", c.OnRefused, OnRefusedRetry, OnRefusedDrop)
+	}
+	return nil
+}
+
+// Producer is a sim.Component of the producer phase that publishes
+// Config.Count messages to Config.Target, Config.Rate per tick from
+// Config.Start (see the package documentation). Memory is O(messages
+// refused and not yet retried), plus the distinct keys it made when there
+// are at most 65536 of them (they are reused), plus one shared block for
+// the default bodies.
+type Producer struct {
+	cfg     Config
+	env     *sim.Env
+	where   string
+	stream  *sim.Stream
+	nkeys   int // distinct keys; 0 for one key per message, -1 for no keys
+	made    int
+	pending []sim.Message
+	refused int
+	dropped int
+	keys    []string // keys made so far, by key number, when nkeys is small
+	prefix  string   // "<name>#", the default body's prefix
+	bodies  []byte   // the block default bodies are cut from
+}
+
+// maxKeyMemo is the largest number of keys a producer remembers, so
+// producing a message does not build its key string again.
+const maxKeyMemo = 1 << 16
+
+// New returns a producer bound to the world w and registers it with w
+// under "producer:"+Name, in the producer phase (Phase).
+func New(w *sim.World, cfg Config) (*Producer, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: producer %q needs a world", ErrInvalidConfig, cfg.Name)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Rate == 0 {
+		cfg.Rate = 1
+	}
+	if cfg.Source == "" {
+		cfg.Source = cfg.Name
+	}
+	p := &Producer{cfg: cfg, env: w.Env(), where: "producer:" + cfg.Name, prefix: cfg.Name + "#"}
+	switch {
+	case cfg.Keys != nil:
+		p.nkeys = len(cfg.Keys)
+	case cfg.KeyPattern == "":
+		p.nkeys = -1
+	default:
+		p.nkeys = cfg.KeyCount
+	}
+	if cfg.KeyOrder == Random {
+		p.stream = p.env.Stream("producer/" + cfg.Name)
+	}
+	if err := w.Add(p.where, p); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return p, nil
+}
+
+// Phase returns sim.PhaseProducer.
+func (p *Producer) Phase() sim.Phase { return sim.PhaseProducer }
+
+// Name returns the producer's name.
+func (p *Producer) Name() string { return p.cfg.Name }
+
+// Step publishes the refused messages kept for retry, in order, then up to
+// Rate new ones; with OnRefusedRetry it stops for this tick at the first
+// refusal.
+func (p *Producer) Step(now sim.Tick) {
+	if p == nil || p.env == nil || now < p.cfg.Start {
+		return
+	}
+	for len(p.pending) > 0 {
+		if p.cfg.Target.Publish(p.pending[0]) != nil {
+			p.refused++
+			return
+		}
+		p.pending[0] = sim.Message{}
+		p.pending = p.pending[1:]
+	}
+	for n := 0; n < p.cfg.Rate && p.made < p.cfg.Count; n++ {
+		i := p.made
+		p.made++
+		var body []byte
+		if p.cfg.Body != nil {
+			body = p.cfg.Body(i)
+		} else {
+			body = p.defaultBody(i)
+		}
+		m := p.env.NewMessage(p.key(i), body, sim.Headers{Type: p.cfg.Type, Source: p.cfg.Source})
+		err := p.cfg.Target.Publish(m)
+		if err == nil {
+			continue
+		}
+		p.refused++
+		if p.cfg.OnRefused == OnRefusedDrop {
+			p.drop(&m, err)
+			continue
+		}
+		p.pending = append(p.pending, m)
+		return
+	}
+}
+
+// drop gives m up: a loss before any consumer, with its cause.
+func (p *Producer) drop(m *sim.Message, err error) {
+	p.dropped++
+	ev := sim.Event{Tick: p.env.Now(), Kind: sim.KindLost, Where: p.where, Actor: p.cfg.Name, Msg: m.ID, Key: m.Key, Type: m.Headers.Type,
+		Corr: m.Headers.CorrelationID, Cause: sim.CauseBrokerUnavailable}
+	if p.env.Trace.Detailed() {
+		ev.Detail = "given up: " + err.Error()
+	}
+	p.env.Trace.EmitRef(&ev)
+}
+
+// Done reports whether every message was produced and either accepted or
+// given up.
+func (p *Producer) Done() bool { return p.made == p.cfg.Count && len(p.pending) == 0 }
+
+// Produced returns how many messages were created so far.
+func (p *Producer) Produced() int { return p.made }
+
+// Refused returns how many publishes the target refused.
+func (p *Producer) Refused() int { return p.refused }
+
+// Dropped returns how many messages were given up (OnRefusedDrop).
+func (p *Producer) Dropped() int { return p.dropped }
+
+// Pending returns how many refused messages wait to be published again.
+func (p *Producer) Pending() int { return len(p.pending) }
+
+// key returns the key of message i; in random order it draws from the
+// producer's stream, so it is called once per message, in order.
+func (p *Producer) key(i int) string {
+	if p.nkeys < 0 {
+		return ""
+	}
+	k := i
+	if p.nkeys > 0 {
+		if p.cfg.KeyOrder == Random {
+			k = p.stream.IntN(p.nkeys)
+		} else {
+			k = i % p.nkeys
+		}
+	}
+	if p.cfg.Keys != nil {
+		return p.cfg.Keys[k]
+	}
+	if p.nkeys > 0 && p.nkeys <= maxKeyMemo {
+		if p.keys == nil {
+			p.keys = make([]string, p.nkeys)
+		}
+		if s := p.keys[k]; s != "" {
+			return s
+		}
+		p.keys[k] = p.pattern(k)
+		return p.keys[k]
+	}
+	return p.pattern(k)
+}
+
+// pattern returns KeyPattern with its first "%d" replaced by k+1.
+func (p *Producer) pattern(k int) string {
+	before, after, ok := strings.Cut(p.cfg.KeyPattern, "%d")
+	if !ok {
+		return p.cfg.KeyPattern
+	}
+	return before + strconv.Itoa(k+1) + after
+}
+
+// bodyArena is the size of the blocks the default bodies are cut from.
+const bodyArena = 16 << 10
+
+// defaultBody returns "<name>#<i+1>", cut from a block shared with the
+// bodies of the messages made before and after it (capacity-limited, so
+// appending to one body never writes into another): one allocation per
+// block of many bodies instead of one per body.
+func (p *Producer) defaultBody(i int) []byte {
+	n := len(p.prefix) + 20 // the longest int64
+	if cap(p.bodies)-len(p.bodies) < n {
+		p.bodies = make([]byte, 0, max(bodyArena, n))
+	}
+	start := len(p.bodies)
+	p.bodies = strconv.AppendInt(append(p.bodies, p.prefix...), int64(i)+1, 10)
+	return p.bodies[start:len(p.bodies):len(p.bodies)]
+}

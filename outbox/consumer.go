@@ -121,9 +121,7 @@ func (d Dedup) String() string {
 // BusinessKey is the default business key of ByBusinessKey: the message
 // type, key and body, which a redriven or re-sent copy (with a new ID)
 // shares with its origin.
-func BusinessKey(m sim.Message) string {
-	return m.Headers.Type + "\x00" + m.Key + "\x00" + string(m.Body)
-}
+func BusinessKey(m sim.Message) string { return sim.BusinessKey(m) }
 
 // ConsumerConfig configures a Consumer.
 type ConsumerConfig struct {

@@ -217,6 +217,17 @@ func ByMessageID(d *Delivery) string {
 	return d.Msg.ID.String()
 }
 
+// BusinessKey is what makes two messages the same business change: the
+// type, the key and the body, which a redriven or re-sent copy with a new
+// ID keeps. Every idempotency helper (Idempotent with ByBusinessKey, the
+// outbox's database-backed consumer) uses it.
+func BusinessKey(m Message) string {
+	return m.Headers.Type + "\x00" + m.Key + "\x00" + string(m.Body)
+}
+
+// ByBusinessKey is a key for Idempotent: BusinessKey of the message.
+func ByBusinessKey(d *Delivery) string { return BusinessKey(d.Msg) }
+
 // ByKey is a key for Idempotent: the message key (a business key such as
 // an order number), which survives redrives and re-publishes.
 func ByKey(d *Delivery) string { return d.Msg.Key }

@@ -25,13 +25,13 @@ func Example() {
 	_ = w.RunUntil(p.Done, 10)
 	fmt.Printf("produced=%d refused=%d queued=%d\n", p.Produced(), p.Refused(), q.Len())
 	// Output:
-	// t=1 sent queue:orders m1 key=kunde-1 by=shop for=orders
-	// t=1 sent queue:orders m2 key=kunde-2 by=shop for=orders
+	// t=1 sent queue:orders m1 key=kunde-1 by=shop
+	// t=1 sent queue:orders m2 key=kunde-2 by=shop
 	// t=2 fault queue:orders m3 key=kunde-1 rule=outage "broker.unavailable"
 	// t=2 rejected queue:orders m3 "queue: broker unavailable: queue:orders (rule outage): queue: connection refused"
-	// t=3 sent queue:orders m3 key=kunde-1 by=shop for=orders
-	// t=3 sent queue:orders m4 key=kunde-2 by=shop for=orders
-	// t=3 sent queue:orders m5 key=kunde-1 by=shop for=orders
+	// t=3 sent queue:orders m3 key=kunde-1 by=shop
+	// t=3 sent queue:orders m4 key=kunde-2 by=shop
+	// t=3 sent queue:orders m5 key=kunde-1 by=shop
 	// produced=5 refused=1 queued=5
 }
 

@@ -31,12 +31,12 @@ func Example() {
 	fmt.Printf("receives=%d redeliveries=%d acks=%d rejected=%d left=%d\n", m.Receives, m.Redeliveries, m.Acks, m.Rejected, q.Len())
 	// Output:
 	// t=0 sent queue:orders m1 key=kunde-A for=orders
-	// t=0 received queue:orders m1 key=kunde-A by=worker-1 try=1 for=orders
+	// t=0 received queue:orders m1 key=kunde-A by=worker-1 try=1
 	// t=3 visibility_expired queue:orders m1 key=kunde-A by=worker-1 try=1
-	// t=3 redelivered queue:orders m1 key=kunde-A by=worker-2 try=2 for=orders
+	// t=3 redelivered queue:orders m1 key=kunde-A by=worker-2 try=2
 	// t=3 rejected queue:orders m1 "queue: stale receipt: queue:orders: ack with m1#0.2: message received again since (receive count 2)"
 	// true
-	// t=3 acked queue:orders m1 key=kunde-A by=worker-2 try=2 for=orders
+	// t=3 acked queue:orders m1 key=kunde-A by=worker-2 try=2
 	// receives=2 redeliveries=1 acks=1 rejected=1 left=0
 }
 

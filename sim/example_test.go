@@ -36,12 +36,12 @@ func ExampleWorld() {
 	_ = w.Run(2)
 	fmt.Println(sim.Check(w.Ledger(), sim.NoLoss(), sim.ExactlyOnce("billing")))
 	// Output:
-	// t=1 sent inbox m1 key=kunde-A by=shop for=billing
+	// t=1 sent inbox m1 key=kunde-A by=shop
 	// t=1 received inbox m1 key=kunde-A by=billing try=1
 	// t=1 processed inbox m1 key=kunde-A by=billing try=1 "charged"
 	// t=1 acked inbox m1 key=kunde-A by=billing
 	// t=2 action timeline - "say hello"
-	// t=2 sent inbox m2 key=kunde-A by=shop for=billing
+	// t=2 sent inbox m2 key=kunde-A by=shop
 	// t=2 received inbox m2 key=kunde-A by=billing try=1
 	// t=2 processed inbox m2 key=kunde-A by=billing try=1 "charged"
 	// t=2 acked inbox m2 key=kunde-A by=billing

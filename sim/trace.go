@@ -3,7 +3,6 @@ package sim
 import (
 	"io"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -427,13 +426,12 @@ func (jw *JSONWriter) Emit(e *Event) {
 
 // AppendText appends the stable one-line text form of e to b:
 //
-//	t=12 received queue:orders m7 key=kunde-A by=worker-1 try=2 for=worker from=m3 p=0 off=3 corr=c1 rule=r1 cause=retention "detail"
+//	t=12 expired queue:orders m7 key=kunde-A try=2 for=worker from=m3 p=0 off=3 corr=c1 rule=r1 cause=retention "detail"
 //
 // Tick, kind and Where always appear; the message ID appears as "-" when
 // absent; every other field appears only when set, in this order. The
-// logical consumer (for=) is left out when it is the actor or the actor is
-// one of its instances ("worker#2"); the message type appears only in the
-// JSON form. The form
+// logical consumer (for=) appears only when no actor is named; it and the
+// message type are always in the JSON form. The form
 // never contains a newline, and it is part of the public API: golden files
 // depend on it.
 func AppendText(b []byte, e *Event) []byte {
@@ -476,15 +474,10 @@ func appendTextTail(b []byte, e *Event) []byte {
 }
 
 // showConsumer reports whether e's text form names its logical consumer:
-// when it differs from the actor and the actor is not one of its instances
-// ("worker#2" is an instance of "worker").
-func showConsumer(e *Event) bool {
-	c := e.Consumer
-	if c == "" || c == e.Actor {
-		return false
-	}
-	return !(len(e.Actor) > len(c) && e.Actor[len(c)] == '#' && strings.HasPrefix(e.Actor, c))
-}
+// only when no actor is named (an expiry, a loss, a miss the broker
+// books), so the line says whom it concerns. Lines with an actor leave it
+// out to stay short; the JSON form always carries it.
+func showConsumer(e *Event) bool { return e.Consumer != "" && e.Actor == "" }
 
 // appendTextRest appends the fields of e's text form after the attempt,
 // starting with the consumer when withConsumer is set.

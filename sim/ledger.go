@@ -105,7 +105,7 @@ const NoConsumer ConsumerRef = -1
 // record is how the ledger stores a Record: without pointers (the key and
 // type live in the ledger's strtab, the component is an index into
 // Ledger.wheres), so its chunks are never scanned by the garbage
-// collector, in 40 bytes. Lineage links, which few copies have, live in
+// collector, in 32 bytes. Lineage links, which few copies have, live in
 // Ledger.links.
 type record struct {
 	key     strRef
@@ -113,7 +113,7 @@ type record struct {
 	created tick32
 	changed tick32
 	sends   uint32
-	where   uint32
+	where   uint16
 	State   State
 	flags   uint8
 }
@@ -220,7 +220,7 @@ type consumerBook struct {
 // vocabulary it understands is documented on Ledger.Emit.
 //
 // Records are indexed by ID, so every event costs O(1) amortised; the ledger
-// costs 40 bytes per copy (plus its key and type when they differ from the
+// costs 32 bytes per copy (plus its key and type when they differ from the
 // previous copy's) and 24 bytes per copy and consumer. The stored records
 // hold no pointers, so a ledger of millions of messages adds almost nothing
 // to garbage collection. A nil *Ledger ignores every event.
@@ -237,19 +237,19 @@ type Ledger struct {
 	causeIdx  map[Cause]uint32 // cause -> 1 + index into causes
 	links     map[ID]link      // lineage links, by ID
 	wheres    []string         // component names, index 0 is ""
-	whereIdx  map[string]uint32
+	whereIdx  map[string]uint16
 	lastWhere string
-	lastWIdx  uint32
+	lastWIdx  uint16
 	lastName  string
 	lastRef   ConsumerRef
-	subs      map[uint32][]ConsumerRef // consumers following a log component
+	subs      map[uint16][]ConsumerRef // consumers following a log component
 	last      Tick                     // the tick of the latest event
 }
 
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
 // fold a run's events as they happen.
 func NewLedger() *Ledger {
-	return &Ledger{byName: map[string]ConsumerRef{}, whereIdx: map[string]uint32{"": 0}, wheres: []string{""}, lastRef: NoConsumer}
+	return &Ledger{byName: map[string]ConsumerRef{}, whereIdx: map[string]uint16{"": 0}, wheres: []string{""}, lastRef: NoConsumer}
 }
 
 // Emit folds one trace event into the ledger. It is the ledger's only
@@ -476,7 +476,7 @@ func (l *Ledger) subscribe(e *Event) {
 		return
 	}
 	if l.subs == nil {
-		l.subs = map[uint32][]ConsumerRef{}
+		l.subs = map[uint16][]ConsumerRef{}
 	}
 	for _, x := range l.subs[w] {
 		if x == c {
@@ -499,19 +499,25 @@ func (l *Ledger) subscribe(e *Event) {
 }
 
 // where returns the index of the component name s.
-func (l *Ledger) where(s string) uint32 {
+func (l *Ledger) where(s string) uint16 {
 	if s == l.lastWhere {
 		return l.lastWIdx
 	}
 	i, ok := l.whereIdx[s]
 	if !ok {
-		i = uint32(len(l.wheres))
+		if len(l.wheres) > maxWheres {
+			return maxWheres // past the cap, further components share the last name
+		}
+		i = uint16(len(l.wheres))
 		l.wheres = append(l.wheres, s)
 		l.whereIdx[s] = i
 	}
 	l.lastWhere, l.lastWIdx = s, i
 	return i
 }
+
+// maxWheres is the number of distinct component names records remember.
+const maxWheres = 1<<16 - 1
 
 // ref returns the handle of the consumer called name, creating it on first
 // use; NoConsumer for "". Runs have few consumers and models pass the same

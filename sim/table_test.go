@@ -8,8 +8,8 @@ import (
 )
 
 func TestLedgerStorageIsCompactAndPointerFree(t *testing.T) {
-	if n := unsafe.Sizeof(record{}); n > 40 {
-		t.Errorf("record is %d bytes, want <= 40", n)
+	if n := unsafe.Sizeof(record{}); n > 32 {
+		t.Errorf("record is %d bytes, want <= 32", n)
 	}
 	if n := unsafe.Sizeof(delivery{}); n > 24 {
 		t.Errorf("delivery is %d bytes, want <= 24", n)

@@ -286,7 +286,6 @@ type TextWriter struct {
 	plainKey string        // the last key known to be a plain token
 	by       string        // the actor whose text is in byTxt
 	byTry    int           // the attempt whose text is in byTxt
-	byFor    string        // the consumer whose text is in byTxt
 	byOK     bool          // whether byTxt is set
 	byTxt    []byte        // " by=<actor>" when set, then " try=<attempt>" when set
 }
@@ -374,9 +373,9 @@ func (tw *TextWriter) appendText(b []byte, e *Event) []byte {
 		}
 		b = append(b, tw.msgTxt...)
 	}
-	if e.Actor != "" || e.Attempt != 0 || e.Consumer != "" {
-		if !tw.byOK || e.Attempt != tw.byTry || !same(e.Actor, tw.by) || !same(e.Consumer, tw.byFor) {
-			tw.by, tw.byTry, tw.byFor, tw.byOK = e.Actor, e.Attempt, e.Consumer, true
+	if e.Actor != "" || e.Attempt != 0 {
+		if !tw.byOK || e.Attempt != tw.byTry || !same(e.Actor, tw.by) {
+			tw.by, tw.byTry, tw.byOK = e.Actor, e.Attempt, true
 			tw.byTxt = tw.byTxt[:0]
 			if e.Actor != "" {
 				tw.byTxt = append(tw.byTxt, " by="...)
@@ -386,12 +385,12 @@ func (tw *TextWriter) appendText(b []byte, e *Event) []byte {
 				tw.byTxt = append(tw.byTxt, " try="...)
 				tw.byTxt = appendInt(tw.byTxt, int64(e.Attempt))
 			}
-			if showConsumer(e) {
-				tw.byTxt = append(tw.byTxt, " for="...)
-				tw.byTxt = appendToken(tw.byTxt, e.Consumer)
-			}
 		}
 		b = append(b, tw.byTxt...)
+	}
+	if showConsumer(e) {
+		b = append(b, " for="...)
+		b = appendToken(b, e.Consumer)
 	}
 	if !e.HasPos && e.Corr == "" && e.Rule == "" && e.Detail == "" && e.Origin == 0 && e.Cause == "" {
 		return b

@@ -45,6 +45,7 @@ const (
 	HandlerPoison              Point = "handler.poison"
 	HandlerSlow                Point = "handler.slow"
 	BrokerUnavailable          Point = "broker.unavailable"
+	BrokerAckLost              Point = "broker.ack_lost"
 	BrokerDuplicate            Point = "broker.duplicate"
 	BrokerDelay                Point = "broker.delay"
 	BrokerReorder              Point = "broker.reorder"
@@ -78,7 +79,8 @@ var Points = sortedPoints([]PointInfo{
 	{HandlerPermanent, "", "the handler fails with a permanent error (retrying cannot help)"},
 	{HandlerPoison, "", "the message is poison: the handler fails on every attempt"},
 	{HandlerSlow, "extra ticks of processing (default 1)", "the handler takes longer, possibly past the visibility timeout"},
-	{BrokerUnavailable, "", "sends, receives and publishes fail with a connection error"},
+	{BrokerUnavailable, "", "sends, receives, publishes, acks, deletes, visibility changes and commits fail with a connection error"},
+	{BrokerAckLost, "", "an ack, delete or offset commit is lost on its way: the consumer believes it succeeded, the broker never got it"},
 	{BrokerDuplicate, "", "the broker delivers the message twice"},
 	{BrokerDelay, "ticks of delay (default 1)", "the broker delays a delivery"},
 	{BrokerReorder, "", "the broker delivers a message after the one behind it"},

@@ -1,6 +1,7 @@
 // Package sim is the deterministic core of brokerlab: the logical clock,
 // per-component random streams, the message model, the world that runs actors
-// tick by tick, the trace, the ledger and the delivery checkers.
+// tick by tick, the trace, the ledger folded from it, the delivery checkers,
+// the one handler contract every model uses, and the budget on derived work.
 //
 // Invariants every package built on sim keeps:
 //
@@ -8,8 +9,19 @@
 //   - Randomness comes only from a Stream derived from (seed, component name),
 //     so adding a component never changes the draws of another one.
 //   - No goroutines, and no Go map iteration whose order could reach output.
-//   - Effects come back as data: every state change is a trace Event, and the
-//     Ledger keeps the ground truth about every message.
+//   - One source of truth: what happened is recorded once, as trace Events.
+//     The Ledger is a fold over them (Ledger.Emit is its only input), so the
+//     same fold over a recorded JSON Lines trace (ReadJSONL) gives the same
+//     ledger and every verdict can be audited from the trace alone.
+//   - Lineage: a redriven message, a fan-out copy and a deduplicated send are
+//     new copies whose Origin names the copy they came from; the checkers
+//     judge per origin and logical consumer (Ledger.Outcomes).
+//   - Effects are observed: handlers record them through Delivery.Apply and
+//     absorbed duplicates through Delivery.Skip; deliveries never stand in
+//     for effects.
+//   - Models are bound to a World: their constructors take it and register
+//     themselves in the phase their type fixes, so every model of a run
+//     shares one clock, one trace and one ledger.
 //
 // Given the same seed and the same sequence of calls, a run produces a
 // byte-identical trace on any machine and with any GOMAXPROCS.

@@ -40,18 +40,24 @@ func TestConsumerMetricsMatchLedger(t *testing.T) {
 			led := r.Env().Ledger
 			for _, name := range led.Consumers() {
 				ref := led.Consumer(name)
+				// Deliveries, effects and absorbed duplicates summed copy
+				// by copy must equal the per-origin fold; the verdict
+				// counts come from the fold.
 				want := map[string]int{"duplicates": led.Duplicates(name), "duplicate_effects": led.DuplicateEffects(name)}
 				for _, rec := range led.Records() {
-					d := led.Delivery(rec.ID, ref)
+					d := led.Entry(rec.ID, ref)
 					want["delivered"] += int(d.Delivered)
 					want["applied"] += int(d.Applied)
-					if d.Missed {
-						want["missed"]++
-					}
+					want["absorbed"] += int(d.Skipped)
 				}
-				for _, x := range led.Losses() {
-					if x.Consumer == name {
+				for _, o := range led.Outcomes(name) {
+					switch o.Verdict {
+					case sim.VerdictMissed:
+						want["missed"]++
+					case sim.VerdictLost:
 						want["lost"]++
+					case sim.VerdictPending:
+						want["pending"]++
 					}
 				}
 				for _, f := range MetricFields["consumer"] {

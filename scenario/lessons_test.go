@@ -383,8 +383,8 @@ func TestLessonsShowTheirPoint(t *testing.T) {
 			t.Errorf("losses %v, want one in design C, caused by the dual write", got)
 		}
 		var missed int
-		for _, rec := range l.Records() {
-			if l.Delivery(rec.ID, l.Consumer("d-analytics")).Missed {
+		for _, o := range l.Outcomes("d-analytics") {
+			if o.Verdict == sim.VerdictMissed {
 				missed++
 			}
 		}

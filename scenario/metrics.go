@@ -66,7 +66,7 @@ func (r *Run) Measure(m Metric) (float64, error) {
 		}
 		switch m.Field {
 		case "published":
-			return float64(t.published), nil
+			return float64(t.published()), nil
 		case "delivered":
 			return float64(sm.Delivered), nil
 		case "missed":
@@ -229,7 +229,7 @@ type TopicInfo struct {
 func (r *Run) Topics() []TopicInfo {
 	out := make([]TopicInfo, len(r.topics))
 	for i, t := range r.topics {
-		out[i] = TopicInfo{Name: t.cfg.Name, Published: t.published}
+		out[i] = TopicInfo{Name: t.cfg.Name, Published: t.published()}
 		for _, s := range t.subs {
 			out[i].Subscribers = append(out[i].Subscribers, s.sub)
 		}
@@ -267,11 +267,7 @@ func (r *Run) Services() []ServiceInfo {
 	for i, s := range r.services {
 		out[i] = ServiceInfo{Name: s.cfg.Name, Service: s.svc}
 		for _, rl := range s.relays {
-			down := rl.killed
-			if rl.poll != nil {
-				down = down || rl.poll.Down()
-			}
-			out[i].Relays = append(out[i].Relays, RelayInfo{Name: rl.cfg.Name, Down: down})
+			out[i].Relays = append(out[i].Relays, RelayInfo{Name: rl.cfg.Name, Down: rl.relay.Down()})
 		}
 	}
 	return out
@@ -285,7 +281,7 @@ func (r *Run) Published() int {
 		n += q.q.Metrics().Sent
 	}
 	for _, t := range r.topics {
-		n += t.published
+		n += t.published()
 	}
 	for _, l := range r.logs {
 		n += int(l.t.Metrics().Produced)

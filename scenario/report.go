@@ -137,7 +137,11 @@ func (rep *Report) Failed() int {
 // measured value, then up to MaxReportViolations violations, or
 // MaxViolationExamples for a check that holds because it is violated), the runtime
 // errors, a note when the run stopped at max_ticks before it drained, a
-// ledger summary and the verdict.
+// ledger summary and the verdict. The summary counts copies (messages) and
+// their lineage roots (origins); duplicates and duplicate effects are
+// counted per origin and consumer, so a redriven or re-published copy of
+// a message a consumer already had counts as a repeat, and absorbed counts
+// the deliveries an idempotent handler recognised and skipped.
 func (rep *Report) WriteText(w io.Writer) error {
 	b := bufio.NewWriter(w)
 	b.WriteString(rep.Title)
@@ -173,8 +177,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 			" before draining: the expectations were checked on a run that had not finished; raise max_ticks to let it drain\n")
 	}
 	s := rep.Stats
-	b.WriteString("\nledger: " + strconv.Itoa(s.Messages) + " messages, " + strconv.Itoa(s.Delivered) + " delivered, " +
-		strconv.Itoa(s.Duplicates) + " duplicates, " + strconv.Itoa(s.DuplicateEffects) + " duplicate effects, " +
+	b.WriteString("\nledger: " + strconv.Itoa(s.Messages) + " messages (" + strconv.Itoa(s.Origins) + " origins), " +
+		strconv.Itoa(s.Delivered) + " delivered, " + strconv.Itoa(s.Duplicates) + " duplicates, " +
+		strconv.Itoa(s.DuplicateEffects) + " duplicate effects, " + strconv.Itoa(s.Absorbed) + " absorbed, " +
 		strconv.Itoa(s.DeadLettered) + " dead-lettered, " + strconv.Itoa(s.Missed) + " missed, " +
 		strconv.Itoa(s.Lost) + " lost, " + strconv.Itoa(s.Phantoms) + " phantoms\n")
 	if len(s.LostBy) > 0 {

@@ -34,6 +34,11 @@ type Options struct {
 // actors and the timeline. It is driven by Step (one tick at a time) or
 // Finish (to the end), from one goroutine. A Run is deterministic: the same
 // scenario and seed give the same trace, byte for byte.
+//
+// The runner holds no actor logic of its own: every producer, consumer,
+// group member, subscriber and relay is a model component (package
+// producer, queue, eventlog, pubsub, outbox) built from the file's
+// configuration, and the timeline calls the models' own operations.
 type Run struct {
 	s     *Scenario
 	w     *sim.World
@@ -46,7 +51,6 @@ type Run struct {
 	report        *Report
 	errs          []Error
 	narr          int // narration steps traced so far
-	published     int // publishes accepted by topics (producers and emits)
 
 	queues    []*runQueue
 	queueBy   map[string]*runQueue
@@ -60,7 +64,7 @@ type Run struct {
 	groupBy   map[string]*runGroup
 	services  []*runService
 	serviceBy map[string]*runService
-	producers []*runProducer
+	producers []finisher // producers and commanders, in file order
 	consumers []*runConsumer
 	consBy    map[string]*runConsumer
 	members   []*runMember
@@ -68,6 +72,12 @@ type Run struct {
 	relays    []*runRelay
 	relayBy   map[string]*runRelay
 	manual    int // manual faults added at run time
+}
+
+// finisher is a producer-phase model that reports when its workload is
+// done: a producer.Producer or an outbox.Commander.
+type finisher interface {
+	Done() bool
 }
 
 // runQueue is one queue of the topology.
@@ -80,75 +90,23 @@ type runQueue struct {
 
 // runTopic is one pub/sub topic: a subject of the run's broker.
 type runTopic struct {
-	r         *Run
-	cfg       *Topic
-	subs      []*runSub
-	published int
+	r    *Run
+	cfg  *Topic
+	subs []*runSub
 }
 
-// Publish publishes m to the topic as a root event.
-func (t *runTopic) Publish(m sim.Message) error {
-	if err := t.r.broker.PublishTo(t.cfg.Name, m); err != nil {
-		return err
-	}
-	t.published++
-	return nil
-}
+// Publish publishes m to the topic's subject: it makes the topic a
+// sim.Publisher for producers and writers.
+func (t *runTopic) Publish(m sim.Message) error { return t.r.broker.PublishTo(t.cfg.Name, m) }
+
+// published returns how many publishes to the topic the broker accepted.
+func (t *runTopic) published() int { return t.r.broker.PublishedTo(t.cfg.Name) }
 
 // runSub is one subscriber.
 type runSub struct {
-	r     *Run
 	cfg   *Subscriber
 	topic *runTopic
 	sub   *pubsub.Subscriber
-	muted bool
-}
-
-// handle is the subscriber's handler: while muted (the timeline's mute)
-// and, with source_check, for its own messages it ignores what it gets;
-// otherwise it publishes its emits, with the broker's supervisor switch on
-// for a supervisor subscriber.
-func (s *runSub) handle(ctx *pubsub.Context, m sim.Message) error {
-	if s.muted {
-		ctx.Note("muted: ignored")
-		return nil
-	}
-	if s.cfg.SourceCheck && m.Headers.Source == s.cfg.Name {
-		ctx.Note("own change ignored (source check)")
-		return nil
-	}
-	if s.cfg.Supervisor {
-		_ = ctx.Muted(func() error { s.emit(ctx, m); return nil })
-		return nil
-	}
-	s.emit(ctx, m)
-	return nil
-}
-
-// emit publishes the subscriber's emits for m.
-func (s *runSub) emit(ctx *pubsub.Context, m sim.Message) {
-	for i := range s.cfg.Emits {
-		e := &s.cfg.Emits[i]
-		t := s.r.topicBy[e.Topic]
-		if t == nil {
-			continue // Load checked every emit's topic
-		}
-		depth := ctx.Depth() + 1
-		for n := 0; n < e.Count; n++ {
-			if t.cfg.CascadeLimit > 0 && depth > t.cfg.CascadeLimit {
-				s.r.env.Emit(sim.Event{Kind: pubsub.KindCascadeLimited, Where: "topic:" + e.Topic, Actor: s.cfg.Name, Msg: m.ID, Key: m.Key,
-					Detail: "depth " + strconv.Itoa(depth) + " > cascade_limit " + strconv.Itoa(t.cfg.CascadeLimit)})
-				break
-			}
-			typ := e.Type
-			if typ == "" {
-				typ = m.Headers.Type
-			}
-			if _, err := ctx.PublishHeaders(e.Topic, m.Key, m.Body, sim.Headers{Type: typ}); err == nil {
-				t.published++
-			}
-		}
-	}
 }
 
 // runLog is one log topic.
@@ -202,13 +160,17 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 		}
 		plan.Rules[i] = r.translate(plan.Rules[i])
 	}
-	if r.inj, err = faults.New(faults.Config{Plan: plan, Env: r.env}); err != nil {
+	if r.inj, err = faults.New(w, faults.Config{Plan: plan}); err != nil {
 		return nil, s.runErr(s.Pos, "fault plan: "+err.Error())
 	}
 	// Narration steps are traced by the first component of every tick.
-	if err := w.Add(sim.PhaseBroker, "scenario/narration", sim.ActorFunc(r.narrate)); err != nil {
+	if err := w.AddFunc("scenario/narration", sim.PhaseBroker, r.narrate); err != nil {
 		return nil, s.runErr(s.Pos, err.Error())
 	}
+	// The steps at tick 0 come first in the trace, before the events the
+	// models trace as they are built (a group subscribing, a member
+	// joining).
+	r.narrate(0)
 	for _, build := range []func() error{r.buildQueues, r.buildTopics, r.buildLogs, r.buildServices,
 		r.buildProducers, r.buildRelays, r.buildConsumers, r.buildMembers} {
 		if err := build(); err != nil {
@@ -216,7 +178,6 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 		}
 	}
 	r.schedule()
-	r.narrate(0)
 	if s.Run.Until == UntilDrained && r.isDrained() {
 		r.over, r.drained = true, true
 	}
@@ -251,7 +212,9 @@ func (r *Run) Err() error {
 }
 
 // instanceName is the name of instance i (from 1) of a consumer with n
-// instances: the consumer's own name when it runs alone, NAME#i otherwise.
+// instances, as queue.Consumer names them: the consumer's own name when it
+// runs alone, NAME#i otherwise. Load widens fault rules' consumer patterns
+// with it (consumerGlobs).
 func instanceName(name string, i, n int) string {
 	if n == 1 {
 		return name
@@ -299,6 +262,9 @@ func (r *Run) translate(rule faults.Rule) faults.Rule {
 	return rule
 }
 
+// buildQueues makes every queue, each dead-letter queue before the queues
+// that use it; the queues register themselves with the World as they are
+// made.
 func (r *Run) buildQueues() error {
 	qs := r.s.Topology.Queues
 	for i := range qs {
@@ -312,7 +278,7 @@ func (r *Run) buildQueues() error {
 		if depth > len(qs) {
 			return r.s.runErr(rq.cfg.Pos, "dead-letter cycle at queue "+strconv.Quote(rq.cfg.Name))
 		}
-		c := queue.Config{Name: rq.cfg.Name, Env: r.env, Faults: r.inj, VisibilityTimeout: rq.cfg.VisibilityTimeout,
+		c := queue.Config{Name: rq.cfg.Name, Faults: r.inj, VisibilityTimeout: rq.cfg.VisibilityTimeout,
 			Retention: rq.cfg.Retention, FIFO: rq.cfg.FIFO, DedupWindow: rq.cfg.DedupWindow}
 		if dl := rq.cfg.DeadLetter; dl != nil {
 			d := r.queueBy[dl.Queue]
@@ -326,7 +292,7 @@ func (r *Run) buildQueues() error {
 			rq.dlq = d
 			c.DeadLetter, c.MaxReceiveCount = d.q, dl.MaxReceiveCount
 		}
-		q, err := queue.New(c)
+		q, err := queue.New(r.w, c)
 		if err != nil {
 			return r.s.runErr(rq.cfg.Pos, err.Error())
 		}
@@ -340,20 +306,17 @@ func (r *Run) buildQueues() error {
 		}
 		r.queues = append(r.queues, rq)
 	}
-	for _, rq := range r.queues {
-		if err := r.w.Add(sim.PhaseBroker, rq.q.Where(), rq.q); err != nil {
-			return r.s.runErr(rq.cfg.Pos, err.Error())
-		}
-	}
 	return nil
 }
 
+// buildTopics makes the run's pub/sub broker (one for every topic: the
+// topics are its subjects), its subscribers and its durable fan-outs.
 func (r *Run) buildTopics() error {
 	ts := r.s.Topology.Topics
 	if len(ts) == 0 {
 		return nil
 	}
-	b, err := pubsub.New(pubsub.Config{Name: "topics", Env: r.env, Faults: r.inj, MaxDepth: MaxTicks})
+	b, err := pubsub.New(r.w, pubsub.Config{Name: "topics", Faults: r.inj, MaxDepth: MaxTicks})
 	if err != nil {
 		return r.s.runErr(ts[0].Pos, err.Error())
 	}
@@ -366,20 +329,11 @@ func (r *Run) buildTopics() error {
 	for _, t := range r.topics {
 		for j := range t.cfg.Subscribers {
 			sc := &t.cfg.Subscribers[j]
-			pol := pubsub.DropNewest
-			switch sc.Overflow {
-			case DropOldest:
-				pol = pubsub.DropOldest
-			case Block:
-				pol = pubsub.Block
-			}
-			rs := &runSub{r: r, cfg: sc, topic: t}
-			sub, err := b.Subscribe(pubsub.SubscriberConfig{Name: sc.Name, Pattern: t.cfg.Name, Buffer: sc.Buffer,
-				Policy: pol, Handler: rs.handle, Offline: sc.Offline})
+			sub, err := b.Subscribe(r.subscriberConfig(t, sc))
 			if err != nil {
 				return r.s.runErr(sc.Pos, err.Error())
 			}
-			rs.sub = sub
+			rs := &runSub{cfg: sc, topic: t, sub: sub}
 			t.subs = append(t.subs, rs)
 			r.subBy[sc.Name] = rs
 		}
@@ -388,34 +342,56 @@ func (r *Run) buildTopics() error {
 			if rq == nil {
 				return r.s.runErr(t.cfg.fanOutPos[k], "fan-out queue "+strconv.Quote(qn)+" is not defined")
 			}
-			if err := b.FanOut(rq.q.Config().Consumer, t.cfg.Name, rq.q); err != nil {
-				return r.s.runErr(t.cfg.Pos, err.Error())
+			// One fan-out per (topic, queue): the name is unique even
+			// when several topics feed one queue.
+			if err := b.FanOut(t.cfg.Name+"->"+qn, t.cfg.Name, rq.q); err != nil {
+				return r.s.runErr(t.cfg.fanOutPos[k], err.Error())
 			}
 		}
-	}
-	if err := b.Attach(r.w); err != nil {
-		return r.s.runErr(ts[0].Pos, err.Error())
 	}
 	return nil
 }
 
+// subscriberConfig maps subscriber sc of topic t onto the broker's
+// subscriber configuration: the handler applies one effect per copy, and
+// the emits, source check and supervisor switch are the subscriber's own
+// behaviour in the model. An emit's cascade limit is its target topic's.
+func (r *Run) subscriberConfig(t *runTopic, sc *Subscriber) pubsub.SubscriberConfig {
+	pol := pubsub.DropNewest
+	switch sc.Overflow {
+	case DropOldest:
+		pol = pubsub.DropOldest
+	case Block:
+		pol = pubsub.Block
+	}
+	c := pubsub.SubscriberConfig{Name: sc.Name, Pattern: t.cfg.Name, Buffer: sc.Buffer, Policy: pol, Offline: sc.Offline,
+		SourceCheck: sc.SourceCheck, Supervisor: sc.Supervisor}
+	for i := range sc.Emits {
+		e := &sc.Emits[i]
+		em := pubsub.Emit{Subject: e.Topic, Count: e.Count, Type: e.Type}
+		if to := r.topicBy[e.Topic]; to != nil {
+			em.CascadeLimit = to.cfg.CascadeLimit
+		}
+		c.Emits = append(c.Emits, em)
+	}
+	return c
+}
+
+// buildLogs makes every log topic and consumer group.
 func (r *Run) buildLogs() error {
 	for i := range r.s.Topology.Logs {
 		lc := &r.s.Topology.Logs[i]
-		c := eventlog.Config{Name: lc.Name, Env: r.env, Faults: r.inj, Partitions: lc.Partitions, Compact: lc.Compaction}
+		c := eventlog.Config{Name: lc.Name, Faults: r.inj, Partitions: lc.Partitions, Compact: lc.Compaction}
 		if lc.Retention != nil {
 			c.RetentionTicks, c.RetentionRecords = lc.Retention.Ticks, lc.Retention.Records
 		}
-		t, err := eventlog.New(c)
+		t, err := eventlog.New(r.w, c)
 		if err != nil {
 			return r.s.runErr(lc.Pos, err.Error())
 		}
 		rl := &runLog{cfg: lc, t: t}
 		r.logs = append(r.logs, rl)
 		r.logBy[lc.Name] = rl
-		if err := r.w.Add(sim.PhaseBroker, "log:"+lc.Name, t); err != nil {
-			return r.s.runErr(lc.Pos, err.Error())
-		}
 	}
 	for i := range r.s.Topology.Groups {
 		gc := &r.s.Topology.Groups[i]
@@ -436,7 +412,7 @@ func (r *Run) buildLogs() error {
 		case "none":
 			cfg.Reset = eventlog.ResetNone
 		}
-		g, err := rl.t.NewGroup(cfg)
+		g, err := eventlog.NewGroup(r.w, rl.t, cfg)
 		if err != nil {
 			return r.s.runErr(gc.Pos, err.Error())
 		}
@@ -466,6 +442,9 @@ func (r *Run) target(t Target) (sim.Publisher, error) {
 	return nil, r.s.runErr(t.Pos, t.String()+" is not defined")
 }
 
+// buildServices makes every service with its writer; a service whose
+// relays include a CDC relay keeps a change log, and cleanup is the
+// service's own.
 func (r *Run) buildServices() error {
 	for i := range r.s.Topology.Services {
 		sc := &r.s.Topology.Services[i]
@@ -473,7 +452,7 @@ func (r *Run) buildServices() error {
 		for _, rl := range r.s.Actors.Relays {
 			cdc = cdc || rl.Service == sc.Name && rl.Mode == "cdc"
 		}
-		svc, err := outbox.New(outbox.Config{Name: sc.Name, Env: r.env, ChangeLog: cdc})
+		svc, err := outbox.New(r.w, outbox.Config{Name: sc.Name, ChangeLog: cdc, CleanupAfter: sc.Cleanup})
 		if err != nil {
 			return r.s.runErr(sc.Pos, err.Error())
 		}
@@ -488,158 +467,13 @@ func (r *Run) buildServices() error {
 		case WriterPublishThenCommit:
 			mode = outbox.PublishThenCommit
 		}
-		wr, err := outbox.NewWriter(outbox.WriterConfig{Name: sc.Name, Service: svc, Mode: mode, Target: tgt, Faults: r.inj})
+		wr, err := outbox.NewWriter(r.w, outbox.WriterConfig{Name: sc.Name, Service: svc, Mode: mode, Target: tgt, Faults: r.inj})
 		if err != nil {
 			return r.s.runErr(sc.Pos, err.Error())
 		}
 		rs := &runService{cfg: sc, svc: svc, writer: wr}
 		r.services = append(r.services, rs)
 		r.serviceBy[sc.Name] = rs
-		if k := sc.Cleanup; k > 0 {
-			// Processed rows are deleted k ticks after they were marked sent,
-			// whichever relay marked them; O(rows removed) per tick.
-			if err := r.w.Add(sim.PhaseObserver, "outbox:"+sc.Name+"/cleanup", sim.ActorFunc(func(sim.Tick) { _, _ = svc.Cleanup(k, 0) })); err != nil {
-				return r.s.runErr(sc.Pos, err.Error())
-			}
-		}
-	}
-	return nil
-}
-
-func (r *Run) buildProducers() error {
-	for i := range r.s.Actors.Producers {
-		pc := &r.s.Actors.Producers[i]
-		p := &runProducer{r: r, cfg: pc, stream: r.env.Stream("producer/" + pc.Name)}
-		if pc.To.Kind == TargetService {
-			p.svc = r.serviceBy[pc.To.Name]
-			if p.svc == nil {
-				return r.s.runErr(pc.To.Pos, pc.To.String()+" is not defined")
-			}
-		} else {
-			tgt, err := r.target(pc.To)
-			if err != nil {
-				return err
-			}
-			p.target = tgt
-		}
-		r.producers = append(r.producers, p)
-		if err := r.w.Add(sim.PhaseProducer, "producer:"+pc.Name, p); err != nil {
-			return r.s.runErr(pc.Pos, err.Error())
-		}
-	}
-	return nil
-}
-
-func (r *Run) buildRelays() error {
-	for i := range r.s.Actors.Relays {
-		rc := &r.s.Actors.Relays[i]
-		rs := r.serviceBy[rc.Service]
-		if rs == nil {
-			return r.s.runErr(rc.FieldPos("service"), "service "+strconv.Quote(rc.Service)+" is not defined")
-		}
-		tgt, err := r.target(rs.cfg.PublishTo)
-		if err != nil {
-			return err
-		}
-		rr := &runRelay{cfg: rc, svc: rs}
-		if rc.Mode == "cdc" {
-			rr.cdc, err = outbox.NewCDCRelay(outbox.CDCConfig{Name: rc.Name, Service: rs.svc, Target: tgt, Faults: r.inj, MaxPerStep: rc.Batch})
-		} else {
-			ord := outbox.InOrder
-			if rc.Order == "per_aggregate" {
-				ord = outbox.PerAggregate
-			}
-			rr.poll, err = outbox.NewRelay(outbox.RelayConfig{Name: rc.Name, Service: rs.svc, Target: tgt, Faults: r.inj,
-				Batch: rc.Batch, PollEvery: rc.Interval, Lease: rc.Lease, MaxAttempts: rs.cfg.MaxAttempts, Backoff: rc.Backoff, Ordering: ord})
-		}
-		if err != nil {
-			return r.s.runErr(rc.Pos, err.Error())
-		}
-		rs.relays = append(rs.relays, rr)
-		r.relays = append(r.relays, rr)
-		r.relayBy[rc.Name] = rr
-		if err := r.w.Add(sim.PhaseRelay, "relay:"+rc.Name, rr); err != nil {
-			return r.s.runErr(rc.Pos, err.Error())
-		}
-	}
-	return nil
-}
-
-func (r *Run) buildConsumers() error {
-	for i := range r.s.Actors.Consumers {
-		cc := &r.s.Actors.Consumers[i]
-		rq := r.queueBy[cc.Queue]
-		if rq == nil {
-			return r.s.runErr(cc.FieldPos("queue"), "queue "+strconv.Quote(cc.Queue)+" is not defined")
-		}
-		rc := &runConsumer{cfg: cc, q: rq, h: newHandler(r, &cc.Handler)}
-		cfg := queue.ConsumerConfig{Queue: rq.q, Batch: cc.Batch, Handler: queue.OutcomeFunc(rc.h.queueOutcome), Faults: r.inj}
-		if cc.Ack == "before" {
-			cfg.AckMode = queue.AckBeforeProcess
-		}
-		rt := cc.Retry
-		switch rt.Policy {
-		case "fixed":
-			cfg.Retry = queue.FixedRetry(rt.Base)
-		case "exponential":
-			j := 0.0
-			if rt.Jitter {
-				j = 0.5
-			}
-			cfg.Retry = queue.ExponentialRetry(rt.Base, rt.Cap, j)
-		}
-		if cc.Idempotency != "" && cc.Idempotency != "none" {
-			rc.seen = map[string]bool{}
-			byKey := cc.Idempotency == "business_key"
-			cfg.Dedup = func(m sim.Message) bool { return rc.dedup(m, byKey) }
-		}
-		for k := 1; k <= cc.Instances; k++ {
-			cfg.Name = instanceName(cc.Name, k, cc.Instances)
-			c, err := queue.NewConsumer(cfg)
-			if err != nil {
-				return r.s.runErr(cc.Pos, err.Error())
-			}
-			rc.inst = append(rc.inst, c)
-			if err := r.w.Add(sim.PhaseConsumer, "consumer:"+cfg.Name, &instance{rc: rc, c: c}); err != nil {
-				return r.s.runErr(cc.Pos, err.Error())
-			}
-		}
-		r.consumers = append(r.consumers, rc)
-		r.consBy[cc.Name] = rc
-	}
-	return nil
-}
-
-func (r *Run) buildMembers() error {
-	for i := range r.s.Actors.Members {
-		mc := &r.s.Actors.Members[i]
-		rg := r.groupBy[mc.Group]
-		if rg == nil {
-			return r.s.runErr(mc.FieldPos("group"), "group "+strconv.Quote(mc.Group)+" is not defined")
-		}
-		rm := &runMember{r: r, cfg: mc, group: rg, h: newHandler(r, &mc.Handler)}
-		if mc.Idempotency != "" && mc.Idempotency != "none" {
-			rm.seen = map[string]bool{}
-		}
-		mode := eventlog.CommitAfter
-		switch mc.Commit {
-		case "before":
-			mode = eventlog.CommitBefore
-		case "auto":
-			mode = eventlog.CommitAuto
-		case "off_by_one":
-			mode = eventlog.CommitOffByOne
-		}
-		rm.mcfg = eventlog.MemberConfig{Name: mc.Name, Handler: rm.handle, Commit: mode,
-			AutoCommitEvery: rg.cfg.AutoCommitInterval, Batch: mc.Batch}
-		if err := rm.mcfg.Validate(); err != nil {
-			return r.s.runErr(mc.Pos, err.Error())
-		}
-		r.members = append(r.members, rm)
-		r.memberBy[mc.Name] = rm
-		if err := r.w.Add(sim.PhaseConsumer, "member:"+mc.Name, rm); err != nil {
-			return r.s.runErr(mc.Pos, err.Error())
-		}
 	}
 	return nil
 }
@@ -712,7 +546,11 @@ func (r *Run) do(a *Action) error {
 			if c == nil {
 				return errUnknown("consumer", a.Consumer)
 			}
-			c.offline = !on
+			if on {
+				c.c.Resume()
+			} else {
+				c.c.Pause()
+			}
 			return nil
 		case a.Member != "":
 			m := r.memberBy[a.Member]
@@ -726,7 +564,11 @@ func (r *Run) do(a *Action) error {
 		if s == nil {
 			return errUnknown("subscriber", a.Subscriber)
 		}
-		s.muted = a.Action == ActionMute
+		if a.Action == ActionMute {
+			s.sub.Mute()
+		} else {
+			s.sub.Unmute()
+		}
 		return nil
 	case ActionSeek:
 		g := r.groupBy[a.Group]
@@ -774,14 +616,14 @@ func (r *Run) do(a *Action) error {
 			if c == nil {
 				return errUnknown("consumer", a.Consumer)
 			}
-			c.h.fixed = true
+			c.script.Fix()
 			return nil
 		case a.Member != "":
 			m := r.memberBy[a.Member]
 			if m == nil {
 				return errUnknown("member", a.Member)
 			}
-			m.h.fixed = true
+			m.script.Fix()
 			return nil
 		}
 	case ActionCrash:
@@ -796,7 +638,11 @@ func (r *Run) do(a *Action) error {
 		if rl == nil {
 			return errUnknown("relay", a.Relay)
 		}
-		rl.killed = a.Action == ActionKillRelay
+		if a.Action == ActionKillRelay {
+			rl.relay.Kill()
+		} else {
+			rl.relay.Resume()
+		}
 		return nil
 	case ActionDisableFault:
 		return r.inj.Disable(a.Fault)
@@ -901,10 +747,12 @@ func (r *Run) Done() bool { return r.over }
 // drained (rather than at max_ticks).
 func (r *Run) Drained() bool { return r.drained }
 
-// isDrained reports the until: drained condition: every producer done, no
-// timeline action to come, no message visible, delayed or in flight in a
-// queue that is not a dead-letter queue, no copy buffered or held by the
-// pub/sub broker, every group at zero lag and no outbox row pending.
+// isDrained reports the until: drained condition, from the models' own
+// state: no timeline action to come, every producer and commander done, no
+// message resident (visible, delayed or in flight) in a queue that is not a
+// dead-letter queue, the pub/sub broker idle, every group at zero lag with
+// nothing outstanding and, when it has members, caught up (nothing to read
+// again below its committed offset), and no outbox row pending.
 func (r *Run) isDrained() bool {
 	if r.w.Pending() > 0 {
 		return false
@@ -919,13 +767,11 @@ func (r *Run) isDrained() bool {
 			return false
 		}
 	}
-	if r.broker != nil {
-		if m := r.broker.Metrics(); m.Buffered > 0 || m.InFlight > 0 {
-			return false
-		}
+	if r.broker != nil && !r.broker.Idle() {
+		return false
 	}
 	for _, g := range r.groups {
-		if g.g.Metrics().Lag > 0 {
+		if m := g.g.Metrics(); m.Lag > 0 || m.Outstanding > 0 || m.Members > 0 && !g.g.CaughtUp() {
 			return false
 		}
 	}
@@ -1030,14 +876,12 @@ func (r *Run) CrashConsumer(name string) error {
 		}
 	}
 	if c := r.consBy[name]; c != nil {
-		for _, in := range c.inst {
-			in.Crash("crashed by hand")
-		}
+		c.c.Crash("crashed by hand")
 		return nil
 	}
 	if m := r.memberBy[name]; m != nil {
-		if m.m == nil {
-			return fmt.Errorf("%w: member %q has not joined its group yet", ErrRuntime, name)
+		if !m.m.Active() {
+			return fmt.Errorf("%w: member %q is not active in its group", ErrRuntime, name)
 		}
 		m.m.Crash("")
 		return nil

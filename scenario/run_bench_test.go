@@ -3,6 +3,7 @@ package scenario
 import (
 	"testing"
 
+	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -42,13 +43,10 @@ func BenchmarkQueueDirect(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		w, _ := sim.New(sim.Config{Seed: 1})
-		q, _ := queue.New(queue.Config{Name: "q", Env: w.Env()})
-		p, _ := queue.NewProducer(queue.ProducerConfig{Name: "p", Target: q, Count: benchMessages, Rate: 100, KeyPattern: "k-%d", Keys: 10})
-		c, _ := queue.NewConsumer(queue.ConsumerConfig{Queue: q, Name: "c", Batch: 100})
-		_ = w.Add(sim.PhaseBroker, "q", q)
-		_ = w.Add(sim.PhaseProducer, "p", p)
-		_ = w.Add(sim.PhaseConsumer, "c", c)
-		if _, err := w.RunUntil(func() bool { return p.Done() && q.Len() == 0 }, 100000); err != nil {
+		q, _ := queue.New(w, queue.Config{Name: "q"})
+		p, _ := producer.New(w, producer.Config{Name: "p", Target: q, Count: benchMessages, Rate: 100, KeyPattern: "k-%d", KeyCount: 10})
+		_, _ = queue.NewConsumer(w, queue.ConsumerConfig{Queue: q, Name: "c", Batch: 100})
+		if err := w.RunUntil(func() bool { return p.Done() && q.Len() == 0 }, 100000); err != nil {
 			b.Fatal(err)
 		}
 		if st := w.Env().Ledger.Stats(); st.Done != benchMessages {

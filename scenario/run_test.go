@@ -605,6 +605,9 @@ title: t
 run: {ticks: 5}
 topology:
   queues: [{name: q}]
+actors:
+  producers: [{name: p, to: {queue: q}, count: 1}]
+  consumers: [{name: c, queue: q}]
 narration:
   - {at: 0, text: first}
   - {at: 3, text: second, pause: true}
@@ -621,8 +624,8 @@ expect:
 	want := []string{
 		`t=0 narration lesson - "1/2 first"`,
 		`t=3 narration lesson - "2/2 [pause] second"`,
-		`t=5 checked expect - "PASS queue.q.depth == 0 (measured 0) at 10:5"`,
-		`t=5 checked expect - "PASS no_loss (measured 0 violations) at 11:5"`,
+		`t=5 checked expect - "PASS queue.q.depth == 0 (measured 0) at 13:5"`,
+		`t=5 checked expect - "PASS no_loss (measured 0 violations) at 14:5"`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -732,7 +735,7 @@ expect:
 		"no-loss: m1",
 		"FAIL  t.yaml:13:5  queue.q.acks < 5  (measured 5)",
 		"PASS  t.yaml:14:5  ledger.lost == 1  (measured 1)",
-		"ledger: 5 messages,",
+		"ledger: 5 messages (5 origins),",
 		"lost by cause: ack before processing 1",
 		"FAIL: 1 of 3 expectations hold",
 	} {
@@ -745,6 +748,9 @@ expect:
 	}
 }
 
+// TestRuntimeErrorPositioned: an action the run cannot carry out (a crash
+// of a member that has not joined its group yet) is a runtime error at the
+// action's position, traced as rejected; the actions around it still run.
 func TestRuntimeErrorPositioned(t *testing.T) {
 	src := `
 title: t
@@ -752,8 +758,10 @@ run: {ticks: 10}
 topology:
   logs: [{name: l}]
   groups: [{name: g, log: l}]
+actors:
+  members: [{name: m, group: g, start: 5}]
 timeline:
-  - {at: 2, action: seek, group: g, to: offset, offset: 50}
+  - {at: 2, action: crash, member: m}
   - {at: 3, action: add_partitions, log: l, count: 1}
 `
 	rep, evs, err := execute(t, src)
@@ -761,10 +769,10 @@ timeline:
 	if !errors.As(err, &es) || !errors.Is(err, ErrInvalid) {
 		t.Fatalf("err = %v", err)
 	}
-	if len(es.List) != 1 || es.List[0].Line != 8 || es.List[0].Col != 5 || !strings.Contains(es.List[0].Msg, "seek") {
+	if len(es.List) != 1 || es.List[0].Line != 10 || es.List[0].Col != 5 || !strings.Contains(es.List[0].Msg, "not active") {
 		t.Errorf("errors = %v", es)
 	}
-	if !strings.HasPrefix(err.Error(), "t.yaml:8:5: action seek: ") {
+	if !strings.HasPrefix(err.Error(), "t.yaml:10:5: action crash: ") {
 		t.Errorf("error text %q", err.Error())
 	}
 	if rep == nil || rep.Pass || len(rep.Errors) != 1 || rep.Ticks != 10 {
@@ -772,6 +780,9 @@ timeline:
 	}
 	if n := count(evs, sim.KindRejected, "timeline"); n != 1 {
 		t.Errorf("rejected = %d", n)
+	}
+	if n := count(evs, sim.KindAction, "log:l"); n != 1 {
+		t.Errorf("add_partitions after the failed action: %d log actions, want 1", n)
 	}
 }
 
@@ -868,7 +879,7 @@ timeline:
 func TestFaultMatchTranslation(t *testing.T) {
 	evs := mustPass(t, `
 title: t
-run: {ticks: 30}
+run: {until: drained, max_ticks: 200}
 topology:
   queues: [{name: q}, {name: in}]
   logs: [{name: l}]

@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"errors"
-	"strconv"
-)
+import "errors"
 
 // The failure classes of a handler error. A handler wraps one of them
 // (fmt.Errorf("...: %w", sim.ErrPermanent)) to tell the model what to do;
@@ -185,7 +182,7 @@ type idempotent struct {
 func (x *idempotent) Handle(d *Delivery) error {
 	k := x.key(d)
 	if x.seen[k] {
-		d.Skip("already applied " + strconv.Quote(k))
+		d.Skip("already applied")
 		return nil
 	}
 	err := x.h.Handle(d)

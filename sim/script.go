@@ -94,15 +94,26 @@ func (s *Script) applies(key string) bool {
 	if s.fixed || s.Behaviour == Succeed {
 		return false
 	}
+	return s.matches(key)
+}
+
+// Duration is the processing time of one attempt: Ticks for the messages
+// the script applies to (matching Keys, not yet fixed), 0 for the others.
+func (s *Script) Duration(d *Delivery) Tick {
+	if s.fixed || !s.matches(d.Msg.Key) {
+		return 0
+	}
+	return s.Ticks
+}
+
+// matches reports whether key matches Keys.
+func (s *Script) matches(key string) bool {
 	if s.Keys == "" {
 		return true
 	}
 	ok, _ := path.Match(s.Keys, key)
 	return ok
 }
-
-// Duration is the processing time of one attempt.
-func (s *Script) Duration(d *Delivery) Tick { return s.Ticks }
 
 // text returns the error text of a failure.
 func (s *Script) text(def string) string {

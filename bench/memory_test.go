@@ -35,6 +35,18 @@ func reportResident(b *testing.B, perMsg float64) {
 	b.ReportMetric(perMsg-memBody, "overhead-B/msg")
 }
 
+// memWorld returns a world and its environment. Every world folds its
+// trace into a ledger; without the ledger (on false) the world's trace is
+// replaced by one with no sink before any model is built, as no model can
+// do, so the model's own bytes are measured alone.
+func memWorld(on bool) (*sim.World, *sim.Env) {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	if !on {
+		w.Env().Trace = sim.NewTrace()
+	}
+	return w, w.Env()
+}
+
 func ledgerName(on bool) string {
 	if on {
 		return "ledger"
@@ -45,18 +57,15 @@ func ledgerName(on bool) string {
 // BenchmarkResidentQueue reports the heap bytes per message resident in a
 // queue: memMessages messages with 64-byte bodies and a shared key, sent
 // and never received. "ledger" counts the ground-truth ledger too, as every
-// simulation keeps it; "no-ledger" is the queue alone.
+// simulation keeps it; "no-ledger" is the queue alone (see memWorld).
 func BenchmarkResidentQueue(b *testing.B) {
 	for _, on := range []bool{true, false} {
 		b.Run(ledgerName(on), func(b *testing.B) {
 			var per float64
 			for b.Loop() {
 				per = heapPerMessage(memMessages, func() any {
-					env := sim.NewEnv(1)
-					if !on {
-						env.Ledger = nil
-					}
-					q, _ := queue.New(queue.Config{Name: "mem", Env: env})
+					w, env := memWorld(on)
+					q, _ := queue.New(w, queue.Config{Name: "mem"})
 					for range memMessages {
 						if err := q.Send(env.NewMessage("kunde-1", make([]byte, memBody), sim.Headers{}), 0); err != nil {
 							b.Fatal(err)
@@ -79,11 +88,8 @@ func BenchmarkResidentLog(b *testing.B) {
 			var per float64
 			for b.Loop() {
 				per = heapPerMessage(memMessages, func() any {
-					env := sim.NewEnv(1)
-					if !on {
-						env.Ledger = nil
-					}
-					t, _ := eventlog.New(eventlog.Config{Name: "mem", Env: env, Partitions: 4})
+					w, env := memWorld(on)
+					t, _ := eventlog.New(w, eventlog.Config{Name: "mem", Partitions: 4})
 					for range memMessages {
 						if _, err := t.Produce(env.NewMessage("kunde-1", make([]byte, memBody), sim.Headers{})); err != nil {
 							b.Fatal(err)

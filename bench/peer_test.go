@@ -19,17 +19,21 @@ import (
 // trace writing its text form to io.Discard.
 func BenchmarkQueueLifecycle(b *testing.B) { queueLifecycle(b, true) }
 
-// BenchmarkQueueLifecycleHeadless is the same lifecycle with a trace that
-// only counts events, as in a headless run: the same work as the peer, which
-// keeps no trace.
+// BenchmarkQueueLifecycleHeadless is the same lifecycle with no trace sink
+// but the ledger, as in a headless run: the closest to the work of the peer,
+// which keeps no trace.
 func BenchmarkQueueLifecycleHeadless(b *testing.B) { queueLifecycle(b, false) }
 
 func queueLifecycle(b *testing.B, text bool) {
-	env := sim.NewEnv(1)
-	if text {
-		env.Trace.Attach(sim.NewTextWriter(io.Discard))
+	w, err := sim.New(sim.Config{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
 	}
-	q, err := queue.New(queue.Config{Name: "bench", Env: env})
+	env := w.Env()
+	if text {
+		w.Trace().Attach(sim.NewTextWriter(io.Discard))
+	}
+	q, err := queue.New(w, queue.Config{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -27,13 +27,17 @@ func residentName(n int) string { return "resident=" + strconv.Itoa(n) }
 
 // BenchmarkScaleQueue measures send, receive and ack of one message while n
 // older messages wait in the queue: the receive takes the oldest, the send
-// adds the newest, so the backlog stays at n. Ledger on; the trace counts
-// events without a sink (headless).
+// adds the newest, so the backlog stays at n. Headless: the ledger, which
+// folds every event, is the trace's only sink.
 func BenchmarkScaleQueue(b *testing.B) {
 	for _, n := range residents {
 		b.Run(residentName(n), func(b *testing.B) {
-			env := sim.NewEnv(1)
-			q, err := queue.New(queue.Config{Name: "scale", Env: env})
+			w, err := sim.New(sim.Config{Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			env := w.Env()
+			q, err := queue.New(w, queue.Config{Name: "scale"})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -94,24 +98,25 @@ func BenchmarkScaleLog(b *testing.B) {
 	keys := partitionKeys(parts)
 	for _, n := range residents {
 		b.Run(residentName(n), func(b *testing.B) {
-			env := sim.NewEnv(1)
-			t, err := eventlog.New(eventlog.Config{Name: "scale", Env: env, Partitions: parts, RetentionRecords: n/parts + 4*scaleBatch})
+			w, err := sim.New(sim.Config{Seed: 1})
 			if err != nil {
 				b.Fatal(err)
 			}
-			g, err := t.NewGroup(eventlog.GroupConfig{Name: "g"})
+			env := w.Env()
+			t, err := eventlog.New(w, eventlog.Config{Name: "scale", Partitions: parts, RetentionRecords: n/parts + 4*scaleBatch})
 			if err != nil {
 				b.Fatal(err)
 			}
-			handled := 0
-			m, err := g.Join(eventlog.MemberConfig{Name: "a", Batch: scaleBatch, Handler: func(eventlog.Record) error {
-				handled++
-				return nil
-			}})
+			g, err := eventlog.NewGroup(w, t, eventlog.GroupConfig{Name: "g"})
 			if err != nil {
 				b.Fatal(err)
 			}
-			m.Step(env.Clock.Advance()) // join: the backlog starts at offset 0
+			// The member joins at once (the backlog starts at offset 0) and
+			// records one effect per record, as every handler does.
+			m, err := eventlog.NewMember(w, g, eventlog.MemberConfig{Name: "a", Batch: scaleBatch, Handler: sim.Effect("")})
+			if err != nil {
+				b.Fatal(err)
+			}
 			produced := 0
 			produce := func() {
 				if _, err := t.Produce(env.NewMessage(keys[produced%parts], scaleBody, sim.Headers{})); err != nil {
@@ -140,7 +145,7 @@ func BenchmarkScaleLog(b *testing.B) {
 			if lag := g.Metrics().Lag; lag < int64(n)-int64(4*scaleBatch) || lag > int64(n)+int64(4*scaleBatch) {
 				b.Fatalf("lag %d, want about %d", lag, n)
 			}
-			if lost := len(env.Ledger.Losses()); lost != 0 {
+			if lost := len(w.Ledger().Losses()); lost != 0 {
 				b.Fatalf("%d records lost to retention", lost)
 			}
 		})
@@ -149,13 +154,17 @@ func BenchmarkScaleLog(b *testing.B) {
 
 // BenchmarkScalePubSub measures the publish and the handling of one copy
 // while n earlier copies wait in a subscriber's buffer: every scaleBatch
-// publishes, the subscriber steps and handles the scaleBatch oldest. Ledger
-// on, headless.
+// publishes, the world ticks (the broker has nothing held back; the
+// subscriber handles the scaleBatch oldest). Ledger on, headless.
 func BenchmarkScalePubSub(b *testing.B) {
 	for _, n := range residents {
 		b.Run(residentName(n), func(b *testing.B) {
-			env := sim.NewEnv(1)
-			br, err := pubsub.New(pubsub.Config{Name: "scale", Env: env})
+			w, err := sim.New(sim.Config{Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			env := w.Env()
+			br, err := pubsub.New(w, pubsub.Config{Name: "scale"})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -177,7 +186,7 @@ func BenchmarkScalePubSub(b *testing.B) {
 			op := func() {
 				publish()
 				if published%scaleBatch == 0 {
-					br.StepSubscribers(env.Clock.Advance())
+					w.Tick() // the broker (nothing held back) and its subscribers
 				}
 			}
 			for range n {

@@ -8,6 +8,16 @@
 // the same seed and the same sequence of Do calls between the same ticks,
 // the simulation makes the same decisions. Wall-clock time lives only here.
 //
+// Models are built on the World before Start or inside a Do callback:
+// their constructors take the World and register their components with it,
+// so every model shares its clock, trace and ledger, and the World steps
+// them in the phase their type fixes. The driver advances the World one
+// tick at a time (World.Tick); code that needs a condition to hold waits
+// for it with WaitFor or by polling through Do, never with World.Run or
+// World.RunUntil, which would hold the owner goroutine for the whole run.
+// When the World's sim.Budget is spent, the World steps nothing more and
+// Err reports why.
+//
 // Callbacks (the functions given to Do, and Config.OnTick) run on the owner
 // goroutine and are handed the World; they use it directly. A Driver method
 // that would wait for the owner (Do, Advance, Stop, or WaitFor for a tick not
@@ -86,6 +96,7 @@ type Driver struct {
 
 	mu      sync.Mutex
 	now     sim.Tick
+	err     error // the World's Err after the last step or request
 	waiters []waiter
 }
 
@@ -124,6 +135,7 @@ func (d *Driver) loop() {
 			return
 		case r := <-d.reqs:
 			d.callback(func() { r.f(d.cfg.World) })
+			d.note()
 			close(r.done)
 		case <-tick:
 			d.step()
@@ -193,7 +205,7 @@ func (d *Driver) step() {
 		d.callback(func() { d.cfg.OnTick(w) })
 	}
 	d.mu.Lock()
-	d.now = w.Now()
+	d.now, d.err = w.Now(), w.Err()
 	kept := d.waiters[:0]
 	for _, x := range d.waiters {
 		if x.at <= d.now {
@@ -244,6 +256,25 @@ func (d *Driver) Advance(n int) error {
 		return ErrStopped
 	}
 	return nil
+}
+
+// note records the World's budget error after a request, which may have
+// created messages past the budget.
+func (d *Driver) note() {
+	err := d.cfg.World.Env().Exceeded()
+	d.mu.Lock()
+	d.err = err
+	d.mu.Unlock()
+}
+
+// Err returns the error the World stopped with, as of the last tick or Do
+// request: a spent sim.Budget (wrapping sim.ErrBudget), or nil. Once it is
+// set the World steps no component any more, though the clock still
+// advances. It is safe to call from any goroutine, callbacks included.
+func (d *Driver) Err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
 }
 
 // Now returns the tick reached by the last completed step.

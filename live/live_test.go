@@ -57,7 +57,7 @@ func TestManualModeIsDeterministic(t *testing.T) {
 		w := newWorld(t)
 		var draws []uint64
 		s := w.Env().Stream("consumer/a")
-		_ = w.Add(sim.PhaseConsumer, "a", sim.ActorFunc(func(sim.Tick) { draws = append(draws, s.Uint64()) }))
+		_ = w.AddFunc("a", sim.PhaseConsumer, func(sim.Tick) { draws = append(draws, s.Uint64()) })
 		d, _ := Start(Config{World: w})
 		defer d.Stop()
 		_ = d.Advance(5)

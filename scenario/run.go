@@ -177,6 +177,7 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 			return nil, err
 		}
 	}
+	w.SetBudget(sim.Budget{Messages: MaxCopies, DeliveriesPerTick: MaxDeliveriesPerTick, CascadePerRoot: MaxCascadePerRoot})
 	r.schedule()
 	if s.Run.Until == UntilDrained && r.isDrained() {
 		r.over, r.drained = true, true
@@ -731,6 +732,11 @@ func (r *Run) Step() bool {
 		return false
 	}
 	r.w.Tick()
+	if err := r.w.Err(); err != nil {
+		r.over = true
+		r.fail(r.s.Run.Pos, "the run stopped at t="+strconv.FormatInt(int64(r.w.Now()), 10)+" because it "+budgetWhat(err), errors.New(r.budgetCause()))
+		return true
+	}
 	if r.w.Now() >= r.limit {
 		r.over = true
 	}
@@ -899,4 +905,40 @@ func (r *Run) BrokerDown(window sim.Tick) error {
 	now := r.w.Now()
 	return r.inj.Add(faults.Rule{Name: "manual-broker-down-" + strconv.Itoa(r.manual), Point: faults.BrokerUnavailable,
 		From: now, Until: now + window, Error: "broker down (by hand)"})
+}
+
+// budgetWhat says which cap of the budget err names.
+func budgetWhat(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "budget exceeded: "); i >= 0 {
+		msg = msg[i+len("budget exceeded: "):]
+	}
+	return "exceeded its budget on derived work: " + msg
+}
+
+// budgetCause names the likely cause of a run that exceeded its budget,
+// from the shapes that can only grow: a loop of topics nothing bounds, a
+// broker.duplicate rule that fires on every delivery (duplicating its own
+// duplicates), a timeline that redrives again and again.
+func (r *Run) budgetCause() string {
+	if ws := r.s.Warnings(); len(ws) > 0 {
+		return "likely cause: " + ws[0].Msg
+	}
+	for i := range r.s.Faults {
+		f := &r.s.Faults[i]
+		if f.Point == faults.BrokerDuplicate && (f.Probability == 0 || f.Probability == 1) && f.Count == 0 {
+			return "likely cause: fault " + strconv.Quote(f.Name) + " duplicates every delivery, its own duplicates too, so the work doubles; give it a probability below 1 or a count"
+		}
+	}
+	redrives := 0
+	for i := range r.s.Timeline {
+		if r.s.Timeline[i].Action == ActionRedrive {
+			redrives++
+		}
+	}
+	if redrives > 1 {
+		return "likely cause: the timeline redrives dead letters " + strconv.Itoa(redrives) + " times, and each redrive makes new copies; redrive once, after the fix"
+	}
+	return "likely cause: handlers, fan-outs or faults derive more messages or deliveries than the caps allow (" +
+		strconv.Itoa(MaxCopies) + " copies, " + strconv.Itoa(MaxDeliveriesPerTick) + " deliveries per tick, " + strconv.Itoa(MaxCascadePerRoot) + " copies per cascade)"
 }

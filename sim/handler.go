@@ -182,7 +182,7 @@ type idempotent struct {
 func (x *idempotent) Handle(d *Delivery) error {
 	k := x.key(d)
 	if x.seen[k] {
-		d.Skip("already applied")
+		d.Skip(skipNote(k))
 		return nil
 	}
 	err := x.h.Handle(d)
@@ -190,6 +190,18 @@ func (x *idempotent) Handle(d *Delivery) error {
 		x.seen[k] = true
 	}
 	return err
+}
+
+// skipNote describes a skipped key in the trace: the key itself when it is
+// plain printable text (a message ID, an order number), else only that a
+// business key matched.
+func skipNote(k string) string {
+	for _, c := range k {
+		if c < ' ' || c == 0x7f {
+			return "already applied (same business key)"
+		}
+	}
+	return "already applied " + k
 }
 
 // Duration is the wrapped handler's processing time.

@@ -105,8 +105,9 @@ const NoConsumer ConsumerRef = -1
 // record is how the ledger stores a Record: without pointers (the key and
 // type live in the ledger's strtab, the component is an index into
 // Ledger.wheres), so its chunks are never scanned by the garbage
-// collector, in 32 bytes. Lineage links, which few copies have, live in
-// Ledger.links.
+// collector, in 32 bytes. Lineage links live in Ledger.origins and
+// Ledger.redrives, tables whose chunks exist only where some copy in their
+// range has a link.
 type record struct {
 	key     strRef
 	typ     strRef
@@ -167,17 +168,11 @@ func (l *Ledger) setState(id ID, r *record, s State, t Tick) {
 	r.changed = l.put32(id, NoConsumer, fieldChanged, t)
 }
 
-// link is the lineage of a copy: the copy it was made from and, for a
-// redriven dead letter, the copy that carries it on.
-type link struct {
-	origin, redriven ID
-	children         bool // some copy names this one as its origin
-}
-
 // The flags of a record.
 const (
 	recRegistered uint8 = 1 << iota
 	recPhantom
+	recLinked // the copy has an origin or copies made from it
 )
 
 // delivery is how the ledger stores an Entry: without pointers (the loss
@@ -235,7 +230,8 @@ type Ledger struct {
 	lastType  strCache
 	causes    []Cause          // the causes deliveries refer to
 	causeIdx  map[Cause]uint32 // cause -> 1 + index into causes
-	links     map[ID]link      // lineage links, by ID
+	origins   table[ID]        // the copy each copy was made from, by ID
+	redrives  table[ID]        // the copy a redriven dead letter was carried on as, by ID
 	wheres    []string         // component names, index 0 is ""
 	whereIdx  map[string]uint16
 	lastWhere string
@@ -325,7 +321,7 @@ func (l *Ledger) Emit(e *Event) {
 	case KindRedriven:
 		if r := l.rec(e.Origin); r != nil && e.Origin != 0 {
 			l.setState(e.Origin, r, StateRedriven, e.Tick)
-			l.setLink(e.Origin, func(x *link) { x.redriven = e.Msg })
+			*l.redrives.at(uint64(e.Origin)) = e.Msg
 		}
 		l.enter(e)
 	case KindDeduplicated:
@@ -408,7 +404,7 @@ func (l *Ledger) enter(e *Event) {
 // register fills in the fresh record r of e's message.
 func (l *Ledger) register(id ID, r *record, e *Event) {
 	*r = record{created: l.put32(id, NoConsumer, fieldCreated, e.Tick), changed: l.put32(id, NoConsumer, fieldChanged, e.Tick),
-		flags: recRegistered, key: l.lastKey.put(&l.strs, e.Key), typ: l.lastType.put(&l.strs, e.Type), where: l.where(e.Where)}
+		flags: recRegistered | r.flags&recLinked, key: l.lastKey.put(&l.strs, e.Key), typ: l.lastType.put(&l.strs, e.Type), where: l.where(e.Where)}
 	if e.Origin != 0 && e.Origin != id {
 		l.setOrigin(id, e.Origin)
 	}
@@ -419,8 +415,13 @@ func (l *Ledger) setOrigin(id, origin ID) {
 	if origin == 0 || origin >= id {
 		return // origins are older than their copies; anything else would make a cycle
 	}
-	l.setLink(id, func(x *link) { x.origin = origin })
-	l.setLink(origin, func(x *link) { x.children = true })
+	*l.origins.at(uint64(id)) = origin
+	if r := l.rec(id); r != nil {
+		r.flags |= recLinked
+	}
+	if r := l.rec(origin); r != nil {
+		r.flags |= recLinked
+	}
 }
 
 // delivered records one more delivery of e's copy to e.Consumer.
@@ -556,19 +557,19 @@ func (l *Ledger) entryOf(e *Event) *delivery {
 	return l.entry(e.Msg, l.ref(e.Consumer))
 }
 
-// link returns the lineage link of id; most IDs have none.
-func (l *Ledger) link(id ID) link {
-	return l.links[id]
+// linked reports whether copy id has a lineage: an origin or copies made
+// from it.
+func (l *Ledger) linked(id ID) bool {
+	r := l.recs.get(uint64(id))
+	return r != nil && r.flags&recLinked != 0
 }
 
-// setLink updates the lineage link of id with f.
-func (l *Ledger) setLink(id ID, f func(x *link)) {
-	if l.links == nil {
-		l.links = map[ID]link{}
+// originOf returns the copy id was made from, or 0.
+func (l *Ledger) originOf(id ID) ID {
+	if p := l.origins.get(uint64(id)); p != nil {
+		return *p
 	}
-	x := l.links[id]
-	f(&x)
-	l.links[id] = x
+	return 0
 }
 
 // Root returns the origin of copy id: the first copy of its lineage.
@@ -578,19 +579,24 @@ func (l *Ledger) Root(id ID) ID {
 		return id
 	}
 	for {
-		x, ok := l.links[id]
-		if !ok || x.origin == 0 {
+		o := l.originOf(id)
+		if o == 0 {
 			return id
 		}
-		id = x.origin
+		id = o
 	}
 }
 
 // export returns the Record stored as r under id.
 func (l *Ledger) export(id ID, r *record) Record {
-	x := l.link(id)
 	out := Record{Created: l.get32(id, NoConsumer, fieldCreated, r.created), Sends: int(r.sends), State: r.State,
-		Changed: l.get32(id, NoConsumer, fieldChanged, r.changed), Origin: x.origin, Redriven: x.redriven, Phantom: r.flags&recPhantom != 0}
+		Changed: l.get32(id, NoConsumer, fieldChanged, r.changed), Phantom: r.flags&recPhantom != 0}
+	if r.flags&recLinked != 0 {
+		out.Origin = l.originOf(id)
+		if p := l.redrives.get(uint64(id)); p != nil {
+			out.Redriven = *p
+		}
+	}
 	if r.flags&recRegistered != 0 {
 		out.ID = id
 		out.Key = l.strs.get(r.key)

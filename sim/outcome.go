@@ -140,11 +140,12 @@ func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 		}
 		id := ID(i)
 		d := l.exportDelivery(id, b.ref, e)
+		linked := l.linked(id)
 		root := id
-		if _, linked := l.links[id]; linked {
+		if linked {
 			root = l.Root(id)
 		}
-		if _, linked := l.links[id]; !linked {
+		if !linked {
 			a := agg{o: Outcome{Origin: id, Consumer: b.name}}
 			a.add(l, id, &d)
 			o := a.finish()

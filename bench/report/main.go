@@ -236,7 +236,6 @@ func main() {
 	t.ratio("watermill gochannel publish+ack / queue lifecycle (peer)", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycle", "ns/op", 0, 20)
 	t.ratio("watermill gochannel publish+ack / queue lifecycle, headless (no trace, like the peer)", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycleHeadless", "ns/op", 0, 0)
 	t.ratio("Log produce+poll+commit, ledger on / slice baseline", "eventlog.LogProducePollCommit/ledger", "ns/op", "eventlog.SliceLogBaseline", "ns/op", 3, 0)
-	t.ratio("Log produce+poll+commit, ledger off / slice baseline", "eventlog.LogProducePollCommit/no-ledger", "ns/op", "eventlog.SliceLogBaseline", "ns/op", 0, 0)
 	t.ratio("Pub/sub fan-out to 16 / loop baseline", "pubsub.PubSubFanout16", "ns/op", "pubsub.FanoutLoopBaseline", "ns/op", 3, 0)
 	t.ratio("Outbox: one memdb txn per op / outbox (speed-up)", "outbox.OutboxOneTxnPerOpBaseline", "ns/op", "outbox.OutboxOrderAndRelay", "ns/op", 0, 3)
 	for _, m := range []struct{ label, bench string }{{"queue", "ScaleQueue"}, {"log", "ScaleLog"}, {"pub/sub", "ScalePubSub"}} {

@@ -69,6 +69,11 @@ const DefaultTickEvery = time.Millisecond
 // DefaultBuffer is the pub/sub buffer per connection when Config.Buffer is 0.
 const DefaultBuffer = 10000
 
+// DefaultSessionTimeout is the session timeout of log group members, in
+// ticks, when Config.SessionTimeout is 0: about 35 years of 1 ms ticks, so
+// a member is never removed for being slow.
+const DefaultSessionTimeout = queue.MaxDuration
+
 // DeadLetterSuffix is appended to a queue topic's name to name its
 // dead-letter queue, which is itself a topic one can subscribe to. A topic
 // whose name ends with it never gets a dead-letter queue of its own.
@@ -114,6 +119,23 @@ type Config struct {
 	// Partitions (KindLog) is the number of partitions of each topic; 0
 	// means 1.
 	Partitions int
+	// Commit (KindLog) is when a group member commits its offsets: the
+	// zero value eventlog.CommitAfter commits after each Ack, so an unacked
+	// record comes again; eventlog.CommitBefore commits right after the
+	// poll (at-most-once: a nacked record is lost, booked with cause
+	// "commit before processing"); eventlog.CommitAuto commits the member's
+	// progress every eventlog.DefaultAutoCommitEvery ticks at a poll and
+	// when the subscription ends; eventlog.CommitOffByOne commits the offset
+	// of the acked record instead of the next one.
+	Commit eventlog.CommitMode
+	// SessionTimeout (KindLog) removes a group member, as Kafka's
+	// max.poll.interval does, when its subscription has not polled for
+	// more than this many ticks: a Watermill handler holding a record that
+	// long loses its partitions, its Ack commits nothing, and the record
+	// comes again to the partition's next owner. 0 means
+	// DefaultSessionTimeout, which no handler reaches. With a timeout set,
+	// an idle subscription polls every tick to keep its session.
+	SessionTimeout sim.Tick
 	// KeyMetadata names the metadata entry whose value becomes the sim
 	// message key (FIFO group, log partition, fault matches); "" means no key.
 	KeyMetadata string
@@ -141,9 +163,18 @@ func (c Config) Validate() error {
 		return bad("Buffer %d is negative", c.Buffer)
 	case c.Partitions < 0:
 		return bad("Partitions %d is negative", c.Partitions)
+	case c.Commit < eventlog.CommitAfter || c.Commit > eventlog.CommitOffByOne:
+		return bad("unknown commit mode %d", int(c.Commit))
+	case c.SessionTimeout < 0 || c.SessionTimeout > queue.MaxDuration:
+		return bad("SessionTimeout %d is outside [0, %d]", c.SessionTimeout, queue.MaxDuration)
 	}
 	if err := (faults.Plan{Rules: c.Faults}).Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	for _, r := range c.Faults {
+		if r.Point == faults.MemberSessionTimeout && c.Kind == KindLog && c.SessionTimeout == 0 {
+			return bad("rule %q: %s stalls a member past its session timeout, which needs SessionTimeout", r.Name, r.Point)
+		}
 	}
 	return nil
 }
@@ -153,8 +184,12 @@ func (c Config) Validate() error {
 // world ticks every Config.TickEvery on the owner goroutine, and every
 // publish, receive, ack and nack runs there too, between ticks, so the
 // models stay single-threaded and deterministic. Topics (queues, subjects or
-// log topics) are created on first use. Its methods are safe for
-// concurrent use; each call costs one round trip to the owner goroutine.
+// log topics) are created on first use, each a model built on the world.
+// The Broker keeps no delivery state of its own beyond the copies a pub/sub
+// connection has taken from the model and not yet had acked: queues,
+// groups, members and offsets all live in the models. Its methods are safe
+// for concurrent use; each call costs one round trip to the owner
+// goroutine.
 type Broker struct {
 	cfg Config
 	d   *live.Driver
@@ -163,26 +198,29 @@ type Broker struct {
 	w      *sim.World
 	env    *sim.Env
 	inj    *faults.Injector
+	hf     sim.Handler // inj's handler fault points around a hand-over that succeeds; nil without handler rules
 	ps     *pubsub.Broker
 	topics map[string]*topic
 	order  []*topic // topics in creation order, for deterministic ticks
 	ids    map[string]sim.ID
 	uuids  map[sim.ID]string
 
-	tick   wakeup // fired after every tick, for consumers retrying an unavailable broker
+	tick   wakeup       // fired after every tick, for subscriptions waiting for a tick
+	now    atomic.Int64 // the tick reached, stored before tick fires
 	subs   atomic.Int64
 	closed atomic.Bool
 }
 
 // topic is one Watermill topic: a queue, a pub/sub subject or a log topic.
 type topic struct {
-	name   string
-	q      *queue.Queue
-	lt     *eventlog.Topic
-	groups map[string]*group // KindLog
-	glist  []*group          // KindLog, creation order
-	wake   wakeup
+	name string
+	q    *queue.Queue
+	lt   *eventlog.Topic
+	wake wakeup
 }
+
+// handlerPoints are the fault points Injector.Handler consults.
+var handlerPoints = []faults.Point{faults.HandlerPoison, faults.HandlerPermanent, faults.HandlerTransient, faults.HandlerSlow}
 
 // New validates cfg, builds the world and starts the driver.
 func New(cfg Config) (*Broker, error) {
@@ -192,24 +230,30 @@ func New(cfg Config) (*Broker, error) {
 	if cfg.TickEvery == 0 {
 		cfg.TickEvery = DefaultTickEvery
 	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = DefaultSessionTimeout
+	}
 	w, err := sim.New(sim.Config{Seed: cfg.Seed})
 	if err != nil {
 		return nil, err
 	}
 	b := &Broker{cfg: cfg, w: w, env: w.Env(), topics: map[string]*topic{}, ids: map[string]sim.ID{}, uuids: map[sim.ID]string{}}
 	if cfg.Trace != nil {
-		b.env.Trace.Attach(cfg.Trace)
+		w.Trace().Attach(cfg.Trace)
 	}
 	if len(cfg.Faults) > 0 {
-		if b.inj, err = faults.New(faults.Config{Plan: faults.Plan{Rules: cfg.Faults}, Env: b.env}); err != nil {
+		if b.inj, err = faults.New(w, faults.Config{Plan: faults.Plan{Rules: cfg.Faults}}); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+		for _, p := range handlerPoints {
+			if b.inj.Has(p) && cfg.Kind != KindPubSub {
+				b.hf = b.inj.Handler(sim.HandlerFunc(func(*sim.Delivery) error { return nil }))
+				break
+			}
 		}
 	}
 	if cfg.Kind == KindPubSub {
-		if b.ps, err = pubsub.New(pubsub.Config{Name: "watermill", Env: b.env, Faults: b.inj}); err != nil {
-			return nil, err
-		}
-		if err := b.ps.Attach(w); err != nil {
+		if b.ps, err = pubsub.New(w, pubsub.Config{Name: "watermill", Faults: b.inj}); err != nil {
 			return nil, err
 		}
 	}
@@ -226,7 +270,8 @@ func (b *Broker) Kind() Kind { return b.cfg.Kind }
 // consumers of queues where a message became visible (delays, nacks with a
 // delay and visibility timeouts run out in the queue's Step). It costs
 // O(topics with a waiting consumer).
-func (b *Broker) onTick(*sim.World) {
+func (b *Broker) onTick(w *sim.World) {
+	b.now.Store(int64(w.Now()))
 	b.tick.fire()
 	if b.cfg.Kind != KindQueue {
 		return
@@ -239,24 +284,32 @@ func (b *Broker) onTick(*sim.World) {
 }
 
 // Do runs f on the owner goroutine between two ticks, for inspection (the
-// ledger, the trace, metrics) or for effects that must book into the same
-// world, such as an idempotent consumer from package outbox. f must not
-// keep the world or call back into the Broker.
+// ledger, the trace, metrics) or for work that must happen in the same
+// world. f must not keep the world. Called from f (or from a handler run
+// by Handle), a Broker method that needs the owner goroutine returns an
+// error wrapping live.ErrReentrant instead of waiting for itself.
 func (b *Broker) Do(f func(w *sim.World)) error {
 	if b.closed.Load() {
 		return ErrClosed
 	}
 	if err := b.d.Do(f); err != nil {
+		if errors.Is(err, live.ErrReentrant) {
+			return err
+		}
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	return nil
 }
 
-// Check runs the checkers against the ledger and returns a *sim.CheckError
-// listing every violation, or nil.
+// Check runs the checkers against the ledger folded from the world's
+// trace and returns a *sim.CheckError listing every violation, or nil. The
+// checkers never pass vacuously: a message still pending (unacked, or
+// never received) is a violation, so check after the subscriptions have
+// settled what they were handed (close the Subscriber, or wait for the
+// metrics).
 func (b *Broker) Check(checks ...sim.Checker) error {
 	var err error
-	if derr := b.Do(func(w *sim.World) { err = sim.Check(w.Env().Ledger, checks...) }); derr != nil {
+	if derr := b.Do(func(w *sim.World) { err = sim.Check(w.Ledger(), checks...) }); derr != nil {
 		return derr
 	}
 	return err
@@ -282,6 +335,22 @@ func (b *Broker) QueueMetrics(topic string) (queue.Metrics, bool) {
 	_ = b.Do(func(*sim.World) {
 		if t := b.topics[topic]; t != nil && t.q != nil {
 			m, ok = t.q.Metrics(), true
+		}
+	})
+	return m, ok
+}
+
+// LogMetrics returns the metrics of consumer group group on the log topic
+// behind topic (KindLog): its committed offsets, lag and members. It
+// reports false when there is no such topic or group yet.
+func (b *Broker) LogMetrics(topic, group string) (eventlog.GroupMetrics, bool) {
+	var m eventlog.GroupMetrics
+	ok := false
+	_ = b.Do(func(*sim.World) {
+		if t := b.topics[topic]; t != nil && t.lt != nil {
+			if g := t.lt.Group(group); g != nil {
+				m, ok = g.Metrics(), true
+			}
 		}
 	})
 	return m, ok
@@ -321,14 +390,11 @@ func (b *Broker) topic(name string) (*topic, error) {
 			return nil, fmt.Errorf("%w: %q: %w", ErrInvalidTopic, name, err)
 		}
 	case KindLog:
-		lt, err := eventlog.New(eventlog.Config{Name: name, Env: b.env, Faults: b.inj, Partitions: b.cfg.Partitions})
+		lt, err := eventlog.New(b.w, eventlog.Config{Name: name, Faults: b.inj, Partitions: b.cfg.Partitions})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %q: %w", ErrInvalidTopic, name, err)
 		}
-		if err := b.w.Add(sim.PhaseBroker, "log:"+name, lt); err != nil {
-			return nil, fmt.Errorf("%w: %q: %w", ErrInvalidTopic, name, err)
-		}
-		t.lt, t.groups = lt, map[string]*group{}
+		t.lt = lt
 	}
 	b.topics[name] = t
 	b.order = append(b.order, t)
@@ -340,15 +406,12 @@ func (b *Broker) queue(name string, dlq *queue.Queue) (*topic, error) {
 	if t := b.topics[name]; t != nil {
 		return t, nil
 	}
-	cfg := queue.Config{Name: name, Env: b.env, Faults: b.inj, VisibilityTimeout: b.cfg.VisibilityTimeout, FIFO: b.cfg.FIFO, Consumer: name}
+	cfg := queue.Config{Name: name, Faults: b.inj, VisibilityTimeout: b.cfg.VisibilityTimeout, FIFO: b.cfg.FIFO, Consumer: name}
 	if dlq != nil {
 		cfg.DeadLetter, cfg.MaxReceiveCount = dlq, b.cfg.MaxReceiveCount
 	}
-	q, err := queue.New(cfg)
+	q, err := queue.New(b.w, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %w", ErrInvalidTopic, name, err)
-	}
-	if err := b.w.Add(sim.PhaseBroker, "queue:"+name, q); err != nil {
 		return nil, fmt.Errorf("%w: %q: %w", ErrInvalidTopic, name, err)
 	}
 	t := &topic{name: name, q: q}
@@ -360,7 +423,9 @@ func (b *Broker) queue(name string, dlq *queue.Queue) (*topic, error) {
 // toSim converts a Watermill message published to topic into a sim
 // message. A UUID keeps the sim ID it got on its first publish, so a
 // re-published or duplicated message is the same message in the ledger.
-// Metadata become extra headers sorted by name. Owner goroutine only.
+// Metadata become extra headers sorted by name. The ledger learns of the
+// message from the event of the model that accepts it. Owner goroutine
+// only.
 func (b *Broker) toSim(topic string, wm *message.Message) sim.Message {
 	id, ok := b.ids[wm.UUID]
 	if !ok {
@@ -383,29 +448,28 @@ func (b *Broker) toSim(topic string, wm *message.Message) sim.Message {
 	if b.cfg.KeyMetadata != "" {
 		key = wm.Metadata.Get(b.cfg.KeyMetadata)
 	}
-	m := sim.Message{ID: id, Key: key, Body: bytes.Clone(wm.Payload), Headers: h, Created: b.env.Now()}
-	b.env.Ledger.Register(&m)
-	return m
+	return sim.Message{ID: id, Key: key, Body: bytes.Clone(wm.Payload), Headers: h, Created: b.env.Now()}
 }
 
-// delivery is what a delivered Watermill message carries in its context.
+// delivery is what a delivered Watermill message carries in its context:
+// the sim.Delivery its effects are recorded on. d is touched only on the
+// owner goroutine.
 type delivery struct {
-	b   *Broker
-	msg sim.Message
-	ref sim.ConsumerRef
+	b *Broker
+	d *sim.Delivery
 }
 
 type deliveryKey struct{}
 
-// toWatermill builds the Watermill message for a delivery of m to the
-// logical consumer ref; its context derives from ctx and is canceled by
-// cancel. Owner goroutine only.
-func (b *Broker) toWatermill(ctx context.Context, m sim.Message, ref sim.ConsumerRef) (*message.Message, context.CancelFunc) {
+// toWatermill builds the Watermill message for the delivery d; its context
+// derives from ctx and is canceled by cancel. Owner goroutine only.
+func (b *Broker) toWatermill(ctx context.Context, d *sim.Delivery) (*message.Message, context.CancelFunc) {
+	m := d.Msg
 	wm := message.NewMessage(b.uuids[m.ID], bytes.Clone(m.Body))
 	for _, h := range m.Headers.Extra {
 		wm.Metadata.Set(h.Name, h.Value)
 	}
-	mctx, cancel := context.WithCancel(context.WithValue(ctx, deliveryKey{}, &delivery{b: b, msg: m, ref: ref}))
+	mctx, cancel := context.WithCancel(context.WithValue(ctx, deliveryKey{}, &delivery{b: b, d: d}))
 	wm.SetContext(mctx)
 	return wm, cancel
 }
@@ -426,20 +490,106 @@ func (b *Broker) Sim(wm *message.Message) (sim.Message, error) {
 	if err != nil {
 		return sim.Message{}, err
 	}
-	return d.msg, nil
+	return d.d.Msg, nil
 }
 
-// Applied books in the ledger that the handler applied the effect of the
-// delivered message wm, for the logical consumer it was delivered to (see
-// Subscriber.Consumer). Checkers such as sim.ExactlyOnce then judge the
-// handler: a non-idempotent handler that applies a duplicate delivery is
-// reported with the message ID and tick.
+// Applied records now, on the delivery of wm, that the handler applied
+// one effect of the message (sim.Delivery.Apply, traced as "processed" for
+// the logical consumer Subscriber.Consumer names). Calling it is optional:
+// an Ack of a delivery on which nothing was recorded records one effect
+// itself. A handler calls Applied to record the effect before the Ack, or
+// several effects, or an effect of a message it then nacks. It fails with
+// ErrNotDelivered for a message this Broker did not deliver.
 func (b *Broker) Applied(wm *message.Message) error {
 	d, err := b.delivered(wm)
 	if err != nil {
 		return err
 	}
-	return b.Do(func(w *sim.World) { w.Env().Ledger.Applied(d.msg.ID, d.ref, w.Now()) })
+	return b.Do(func(*sim.World) { d.d.Apply("") })
+}
+
+// Skip records on the delivery of wm that the handler recognised the
+// message as a duplicate and applied nothing (sim.Delivery.Skip, traced as
+// "skipped"): the Ack that follows records no effect, and the ledger
+// counts the delivery as an absorbed duplicate. why, if set, is shown in
+// the trace. It fails with ErrNotDelivered for a message this Broker did
+// not deliver.
+func (b *Broker) Skip(wm *message.Message, why string) error {
+	d, err := b.delivered(wm)
+	if err != nil {
+		return err
+	}
+	return b.Do(func(w *sim.World) {
+		if !w.Trace().Detailed() {
+			why = ""
+		}
+		d.d.Skip(why)
+	})
+}
+
+// Handle runs h, a brokerlab handler, on the owner goroutine with the
+// delivery of wm, and returns h's error; the Watermill handler then acks
+// or nacks as it sees fit. What h records on the delivery (Apply, Skip) is
+// what the ledger counts, and the Ack adds nothing when h recorded
+// anything. This is how an idempotent consumer that books into the same
+// world (outbox.Consumer, sim.Idempotent) judges a Watermill delivery. h
+// must not keep the delivery or call back into the Broker; sim.Timed is
+// not consulted. It fails with ErrNotDelivered for a message this Broker
+// did not deliver.
+func (b *Broker) Handle(wm *message.Message, h sim.Handler) error {
+	d, err := b.delivered(wm)
+	if err != nil {
+		return err
+	}
+	var herr error
+	if err := b.Do(func(*sim.World) { herr = h.Handle(d.d) }); err != nil {
+		return err
+	}
+	return herr
+}
+
+// settleAck records the effect of an acked delivery: one effect unless the
+// handler recorded effects or a skip on it already. Owner goroutine only.
+func settleAck(d *sim.Delivery) {
+	if d.Effects() == 0 && !d.Skipped() {
+		d.Apply("")
+	}
+}
+
+// failed traces that the Watermill handler nacked the delivery d (or a
+// handler fault failed it before the hand-over): the handler finished
+// without an effect. The log's member traces its own failures. Owner
+// goroutine only.
+func (b *Broker) failed(d *sim.Delivery, why string) {
+	tr := b.env.Trace
+	if !tr.Detailed() {
+		why = ""
+	}
+	ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindFailed, Where: d.Where, Actor: d.Instance, Consumer: d.Consumer, Msg: d.Msg.ID,
+		Key: d.Msg.Key, Corr: d.Corr, Attempt: d.Attempt, Detail: why}
+	tr.EmitRef(&ev)
+}
+
+// slow returns how many ticks handler.slow holds the hand-over of d back
+// (queue and log; the pub/sub model consults the handler points itself,
+// around its hand-over to the connection), as a model asks a handler's
+// processing time before it calls the handler. Owner goroutine only.
+func (b *Broker) slow(d *sim.Delivery) sim.Tick {
+	if b.hf == nil {
+		return 0
+	}
+	return sim.DurationOf(b.hf, d)
+}
+
+// fail consults handler.poison, handler.permanent and handler.transient
+// for d when its hand-over is due, as faults.Injector.Handler does before a
+// model's handler runs: a firing fails the delivery with an error of that
+// class instead of handing it to Watermill. Owner goroutine only.
+func (b *Broker) fail(d *sim.Delivery) error {
+	if b.hf == nil {
+		return nil
+	}
+	return b.hf.Handle(d)
 }
 
 // wakeup lets consumer goroutines sleep until something may be ready: wait

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,15 +77,18 @@ func amount(msg *message.Message) int64 {
 }
 
 // TestDuplicatesCatchNonIdempotentHandler feeds a handler that is not
-// idempotent through the adapter with seeded duplicate deliveries:
-// sim.ExactlyOnce reports every payment it applied twice, by message ID.
+// idempotent through the adapter with seeded duplicate deliveries. The
+// handler adds the amount and acks every delivery; the adapter records
+// each Ack without a Skip as one applied effect, which is exactly what the
+// handler did, so sim.ExactlyOnce reports every payment it applied twice,
+// by message ID.
 func TestDuplicatesCatchNonIdempotentHandler(t *testing.T) {
 	const n = 40
 	b := paymentsBroker(t)
 	var balance atomic.Int64
 	m := runPayments(t, b, n, func(msg *message.Message) error {
 		balance.Add(amount(msg)) // the effect, applied once per delivery
-		return b.Applied(msg)
+		return nil               // the router acks
 	})
 	if m.Duplicated == 0 {
 		t.Fatal("the seeded plan injected no duplicate")
@@ -103,14 +107,25 @@ func TestDuplicatesCatchNonIdempotentHandler(t *testing.T) {
 	if got := balance.Load(); got <= want {
 		t.Errorf("balance %d, want more than %d (duplicates applied)", got, want)
 	}
+	// The ledger charges exactly the duplicates the broker made: every
+	// extra effect is one duplicate delivery.
+	var extra int
+	_ = b.Do(func(w *sim.World) { extra = w.Ledger().DuplicateEffects(payments) })
+	if extra != m.Duplicated {
+		t.Errorf("%d duplicate effects in the ledger, %d duplicate copies made", extra, m.Duplicated)
+	}
+	if err := b.Check(sim.NoLoss(), sim.AtLeastOnce(payments)); err != nil {
+		t.Errorf("every payment was applied at least once: %v", err)
+	}
 	t.Logf("%d duplicate copies, %d violations, e.g. %v", m.Duplicated, len(ce.Violations), ce.Violations[0])
 }
 
 // TestIdempotentConsumerPassesUnderDuplicates runs the same handler, with
 // the same seed and thus the same duplicate deliveries, behind an
 // idempotent consumer (outbox.Consumer deduplicating by message ID, which
-// the adapter keeps stable per Watermill UUID): ExactlyOnce holds and the
-// balance is right.
+// the adapter keeps stable per Watermill UUID), run on the delivery with
+// Broker.Handle: it records the effect or the skip itself, so the Ack adds
+// nothing. ExactlyOnce holds and the balance is right.
 func TestIdempotentConsumerPassesUnderDuplicates(t *testing.T) {
 	const n = 40
 	b := paymentsBroker(t)
@@ -121,10 +136,10 @@ func TestIdempotentConsumerPassesUnderDuplicates(t *testing.T) {
 	var balance atomic.Int64
 	var cons *outbox.Consumer
 	if err := b.Do(func(w *sim.World) {
-		cons, err = outbox.NewConsumer(outbox.ConsumerConfig{
-			Name: payments, Env: w.Env(), DB: db, Dedup: outbox.DedupEventID,
-			Effect: func(_ *memdb.Txn, m sim.Message) error {
-				n, _ := strconv.ParseInt(string(m.Body), 10, 64)
+		cons, err = outbox.NewConsumer(w, outbox.ConsumerConfig{
+			Name: payments, DB: db, Dedup: outbox.ByMessageID,
+			Effect: func(_ *memdb.Txn, d *sim.Delivery) error {
+				n, _ := strconv.ParseInt(string(d.Msg.Body), 10, 64)
 				balance.Add(n)
 				return nil
 			},
@@ -133,15 +148,7 @@ func TestIdempotentConsumerPassesUnderDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := runPayments(t, b, n, func(msg *message.Message) error {
-		sm, err := b.Sim(msg)
-		if err != nil {
-			return err
-		}
-		var herr error
-		if err := b.Do(func(*sim.World) { _, herr = cons.Handle(sm) }); err != nil {
-			return err
-		}
-		return herr
+		return b.Handle(msg, cons)
 	})
 	if m.Duplicated == 0 {
 		t.Fatal("the seeded plan injected no duplicate")
@@ -152,8 +159,50 @@ func TestIdempotentConsumerPassesUnderDuplicates(t *testing.T) {
 	if got, want := balance.Load(), int64(n*(n+1)/2); got != want {
 		t.Errorf("balance %d, want %d", got, want)
 	}
-	if s := cons.Stats(); s.Duplicates != m.Duplicated {
+	var s outbox.ConsumerStats
+	_ = b.Do(func(*sim.World) { s = cons.Stats() })
+	if s.Duplicates != m.Duplicated {
 		t.Errorf("consumer skipped %d duplicates, broker made %d", s.Duplicates, m.Duplicated)
+	}
+}
+
+// TestHandWrittenIdempotentHandlerPasses is the idempotent handler written
+// against Watermill alone: it remembers the UUIDs it applied and reports a
+// repeat with Broker.Skip before acking it, so the Ack records no effect.
+func TestHandWrittenIdempotentHandlerPasses(t *testing.T) {
+	const n = 40
+	b := paymentsBroker(t)
+	var balance atomic.Int64
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	m := runPayments(t, b, n, func(msg *message.Message) error {
+		mu.Lock()
+		dup := seen[msg.UUID]
+		seen[msg.UUID] = true
+		mu.Unlock()
+		if dup {
+			return b.Skip(msg, "payment "+msg.UUID+" already applied")
+		}
+		balance.Add(amount(msg))
+		return nil
+	})
+	if m.Duplicated == 0 {
+		t.Fatal("the seeded plan injected no duplicate")
+	}
+	if err := b.Check(sim.ExactlyOnce(payments), sim.NoLoss()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := balance.Load(), int64(n*(n+1)/2); got != want {
+		t.Errorf("balance %d, want %d", got, want)
+	}
+	var absorbed int
+	_ = b.Do(func(w *sim.World) {
+		for _, o := range w.Ledger().Outcomes(payments) {
+			absorbed += o.Skipped
+		}
+	})
+	if absorbed != m.Duplicated {
+		t.Errorf("%d deliveries absorbed as duplicates, broker made %d", absorbed, m.Duplicated)
 	}
 }
 
@@ -165,8 +214,9 @@ func TestSameSeedSameDuplicates(t *testing.T) {
 		var dups []sim.ID
 		runPayments(t, b, 30, func(msg *message.Message) error { return nil })
 		_ = b.Do(func(w *sim.World) {
-			for _, r := range w.Env().Ledger.Records() {
-				if w.Env().Ledger.Delivery(r.ID, w.Env().Ledger.Consumer(payments)).Delivered > 1 {
+			l := w.Ledger()
+			for _, r := range l.Records() {
+				if l.Entry(r.ID, l.Consumer(payments)).Delivered > 1 {
 					dups = append(dups, r.ID)
 				}
 			}

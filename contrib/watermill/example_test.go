@@ -10,8 +10,10 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// A work queue behind Watermill: publish, receive, book the effect, ack,
-// and let the ledger judge the handler.
+// A work queue behind Watermill: publish, receive, ack, and let the
+// ledger judge the handler. The Ack records the handler's effect (a
+// handler that recognises a duplicate calls Broker.Skip before acking);
+// closing the subscriber settles the Acks made before it.
 func Example() {
 	b, _ := wm.New(wm.Config{Kind: wm.KindQueue, Seed: 1})
 	defer b.Close()
@@ -19,14 +21,13 @@ func Example() {
 	_ = b.Publisher().Publish("orders", message.NewMessage("order-1", []byte("42")))
 
 	sub, _ := b.Subscriber(wm.SubscriberConfig{Name: "worker"})
-	defer sub.Close()
 	msgs, _ := sub.Subscribe(context.Background(), "orders")
 	msg := <-msgs
 	fmt.Println(msg.UUID, string(msg.Payload))
-	_ = b.Applied(msg) // the handler's effect took hold
-	msg.Ack()
+	msg.Ack() // the effect took hold
+	_ = sub.Close()
 
-	fmt.Println(sub.Consumer("orders"), b.Check(sim.ExactlyOnce(sub.Consumer("orders"))))
+	fmt.Println(sub.Consumer("orders"), b.Check(sim.ExactlyOnce(sub.Consumer("orders")), sim.NoLoss()))
 	// Output:
 	// order-1 42
 	// orders <nil>
@@ -47,10 +48,16 @@ func Example_log() {
 			m.Ack()
 		}
 		_ = sub.Close()
+		gm, _ := b.LogMetrics("events", group)
+		fmt.Println(group, "committed", gm.Partitions[0].Committed)
 	}
+	fmt.Println(b.Check(sim.ExactlyOnce("billing"), sim.ExactlyOnce("audit")))
 	// Output:
 	// billing e1
 	// billing e2
+	// billing committed 2
 	// audit e1
 	// audit e2
+	// audit committed 2
+	// <nil>
 }

@@ -24,10 +24,14 @@ func (b *Broker) Publisher() *Publisher { return &Publisher{b: b} }
 
 // Publish hands msgs to the topic in order, in one step of the owner
 // goroutine, creating the topic on first use. It returns when the broker
-// accepted them. A message's UUID maps to one stable sim ID, so publishing
-// the same message again is a re-publish of the same message in the ledger.
-// While the broker.unavailable fault fires Publish fails with the model's
-// error, and the messages from the failing one on were not accepted.
+// accepted them: the model traces each one it accepts (sent, published,
+// produced), and the ledger learns of it from that event. A message's UUID
+// maps to one stable sim ID, so publishing the same message again is a
+// re-publish of the same message in the ledger. While the
+// broker.unavailable fault fires Publish fails with the model's error
+// (wrapping sim.ErrUnavailable), and the messages from the failing one on
+// were not accepted: the ledger does not know them until a retry
+// succeeds.
 func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	if p.closed.Load() {
 		return ErrClosed
@@ -51,11 +55,6 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 				perr = b.ps.PublishTo(topic, m)
 			case KindLog:
 				_, perr = t.lt.Produce(m)
-				if perr == nil {
-					for _, g := range t.glist {
-						b.env.Ledger.Expect(m.ID, g.ref)
-					}
-				}
 			}
 			if perr != nil {
 				err = fmt.Errorf("watermill: publish %s to %q: %w", wm.UUID, topic, perr)

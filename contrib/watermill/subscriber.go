@@ -2,6 +2,7 @@ package watermill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -16,11 +17,15 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
+// errNacked is the failure a Nack reports to the log's group member.
+var errNacked = errors.New("watermill: nacked")
+
 // SubscriberConfig configures a Subscriber.
 type SubscriberConfig struct {
-	// Name names the subscriber in the trace (its workers are Name#n) and,
-	// for KindPubSub, in the ledger; "" means "sub-" and a number. Names
-	// must be unique per Broker for KindPubSub.
+	// Name names the subscriber in the trace (its subscriptions are Name#n,
+	// the group members of KindLog among them) and, for KindPubSub, in the
+	// ledger; "" means "sub-" and a number. Names must be unique per Broker
+	// for KindPubSub.
 	Name string
 	// Group (KindLog) is the consumer group: subscribers with the same
 	// group share its committed offsets. "" means a private group named
@@ -37,21 +42,25 @@ type SubscriberConfig struct {
 // then goes back to the broker. Semantics per kind:
 //
 //   - KindQueue: every Subscribe on a topic, in any Subscriber, is a
-//     competing consumer of the topic's queue. Ack deletes the message,
-//     Nack makes it visible again after Config.NackDelay, and a message
-//     left unacked longer than the visibility timeout is redelivered to
-//     another consumer (the late Ack is then refused as stale and traced).
-//   - KindPubSub: a Subscriber holds one ephemeral connection per topic,
-//     opened by SubscribeInitialize or by its first Subscribe to the topic;
-//     it gets a copy of every publish made while it is open and none of
-//     earlier ones. One Subscribe channel drains a connection at a time: a
-//     later Subscribe to the same topic on the same Subscriber takes the
-//     connection over and closes the earlier channel. Nack redelivers the
-//     copy on the same connection. Fan-out is across Subscribers.
-//   - KindLog: Subscribe reads the topic for the consumer group; Ack
-//     commits the next offset, Nack redelivers the same record. A
-//     subscription leases every partition of its group that is free and
-//     keeps them until it ends (no rebalancing).
+//     competing consumer of the topic's queue: it receives with
+//     queue.Queue.Receive, Ack acks the receipt, Nack nacks it (visible
+//     again after Config.NackDelay), and a message left unacked longer
+//     than the visibility timeout is redelivered to another consumer (the
+//     late Ack is then refused as stale and traced).
+//   - KindPubSub: a Subscriber holds one ephemeral connection per topic, a
+//     pubsub.Subscriber opened by SubscribeInitialize or by its first
+//     Subscribe to the topic; it gets a copy of every publish made while it
+//     is open and none of earlier ones. One Subscribe channel drains a
+//     connection at a time: a later Subscribe to the same topic on the same
+//     Subscriber takes the connection over and closes the earlier channel.
+//     Nack redelivers the copy on the same connection. Fan-out is across
+//     Subscribers.
+//   - KindLog: each Subscribe is a pull member (eventlog.Member) of the
+//     subscriber's consumer group, which joins the group when it starts
+//     (the group rebalances, sticky assignment) and leaves it when it ends.
+//     It polls one record at a time; Ack marks the record processed and
+//     commits (Config.Commit), Nack marks it failed, so the member reads it
+//     again. The offsets are the group's: the adapter keeps none.
 //
 // Its methods are safe for concurrent use.
 type Subscriber struct {
@@ -106,14 +115,14 @@ func (s *Subscriber) Consumer(topic string) string {
 
 // SubscribeInitialize creates topic and, for KindPubSub, opens this
 // subscriber's connection to it, so that it gets the publishes made from
-// now on; for KindLog it creates the consumer group, which then expects
-// every later record.
+// now on; for KindLog it creates the consumer group, which from then on
+// expects every record of the topic.
 func (s *Subscriber) SubscribeInitialize(name string) error {
 	if s.isClosed() {
 		return ErrClosed
 	}
 	var err error
-	derr := s.b.Do(func(*sim.World) {
+	derr := s.b.Do(func(w *sim.World) {
 		var t *topic
 		if t, err = s.b.topic(name); err != nil {
 			return
@@ -122,7 +131,7 @@ func (s *Subscriber) SubscribeInitialize(name string) error {
 		case KindPubSub:
 			_, err = s.connect(t)
 		case KindLog:
-			s.groupOf(t)
+			_, err = s.groupOf(w, t)
 		}
 	})
 	if derr != nil {
@@ -154,11 +163,11 @@ func (s *Subscriber) Subscribe(ctx context.Context, name string) (<-chan *messag
 	var (
 		t    *topic
 		c    *conn
-		g    *group
+		m    *eventlog.Member
 		kick chan struct{}
 		err  error
 	)
-	derr := b.Do(func(*sim.World) {
+	derr := b.Do(func(w *sim.World) {
 		if t, err = b.topic(name); err != nil {
 			return
 		}
@@ -171,7 +180,16 @@ func (s *Subscriber) Subscribe(ctx context.Context, name string) (<-chan *messag
 			c.kick = make(chan struct{})
 			c.owner, kick = id, c.kick
 		case KindLog:
-			g = s.groupOf(t)
+			var g *eventlog.Group
+			if g, err = s.groupOf(w, t); err != nil {
+				return
+			}
+			m, err = eventlog.NewMember(w, g, eventlog.MemberConfig{Name: worker, Pull: true, Commit: b.cfg.Commit})
+			if err != nil {
+				err = fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+				return
+			}
+			t.wake.fire() // the join rebalanced the group
 		}
 	})
 	if derr == nil {
@@ -189,9 +207,9 @@ func (s *Subscriber) Subscribe(ctx context.Context, name string) (<-chan *messag
 		case KindQueue:
 			s.runQueue(ctx, t, worker, out)
 		case KindPubSub:
-			s.runPubSub(ctx, c, id, kick, out)
+			s.runPubSub(ctx, c, id, worker, kick, out)
 		case KindLog:
-			s.runLog(ctx, t, g, id, worker, out)
+			s.runLog(ctx, t, m, worker, out)
 		}
 	}()
 	return out, nil
@@ -199,8 +217,9 @@ func (s *Subscriber) Subscribe(ctx context.Context, name string) (<-chan *messag
 
 // Close stops every subscription of s, returns the messages they held to
 // the broker, closes their channels and, for KindPubSub, closes the
-// connections (copies still buffered are booked as missed). It waits for
-// the goroutines to end and is idempotent.
+// connections (copies still buffered are lost with cause
+// sim.CauseDisconnect). It waits for the goroutines to end and is
+// idempotent.
 func (s *Subscriber) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -212,14 +231,14 @@ func (s *Subscriber) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	if s.b.cfg.Kind == KindPubSub {
-		_ = s.b.Do(func(w *sim.World) {
+		_ = s.b.Do(func(*sim.World) {
 			names := make([]string, 0, len(s.conns))
 			for name := range s.conns {
 				names = append(names, name)
 			}
 			sort.Strings(names)
 			for _, name := range names {
-				s.conns[name].close(w)
+				s.conns[name].close(s.b)
 			}
 		})
 	}
@@ -229,24 +248,26 @@ func (s *Subscriber) Close() error {
 type outcome uint8
 
 const (
-	acked outcome = iota
-	nacked
-	stopped
+	acked   outcome = iota
+	nacked          // the handler nacked it
+	stopped         // handed over, then the subscription had to stop before an Ack or Nack
+	unsent          // the subscription had to stop before it could hand the message over
 )
 
 // deliver hands wm to out and waits until it is acked or nacked, or the
-// subscription has to stop.
+// subscription has to stop. An Ack or Nack made before the stop wins, so a
+// handler that acks and then closes its Subscriber has its Ack counted.
 func (s *Subscriber) deliver(ctx context.Context, abort <-chan struct{}, out chan<- *message.Message, wm *message.Message) outcome {
 	select {
 	case out <- wm:
 	case <-ctx.Done():
-		return stopped
+		return unsent
 	case <-s.closing:
-		return stopped
+		return unsent
 	case <-abort:
-		return stopped
+		return unsent
 	case <-s.b.d.Stopped():
-		return stopped
+		return unsent
 	}
 	select {
 	case <-wm.Acked():
@@ -258,7 +279,14 @@ func (s *Subscriber) deliver(ctx context.Context, abort <-chan struct{}, out cha
 	case <-abort:
 	case <-s.b.d.Stopped():
 	}
-	return stopped
+	select {
+	case <-wm.Acked():
+		return acked
+	case <-wm.Nacked():
+		return nacked
+	default:
+		return stopped
+	}
 }
 
 // idle waits for wake; it reports false when the subscription has to stop.
@@ -274,42 +302,84 @@ func (s *Subscriber) idle(ctx context.Context, abort, wake <-chan struct{}) bool
 	return false
 }
 
-// runQueue is one competing consumer of the queue behind t.
+// waitUntil waits until the world reached tick at; it reports false when
+// the subscription has to stop first.
+func (s *Subscriber) waitUntil(ctx context.Context, abort <-chan struct{}, at sim.Tick) bool {
+	for {
+		wake := s.b.tick.wait()
+		if sim.Tick(s.b.now.Load()) >= at {
+			return true
+		}
+		if !s.idle(ctx, abort, wake) {
+			return false
+		}
+	}
+}
+
+// runQueue is one competing consumer of the queue behind t: it receives
+// one message at a time through the queue's own Receive, Ack and Nack.
 func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker string, out chan<- *message.Message) {
 	b := s.b
 	var buf []queue.Delivery
 	for {
 		wake := t.wake.wait()
 		var (
+			d      *sim.Delivery
+			r      queue.Receipt
+			at     sim.Tick
 			wm     *message.Message
 			cancel context.CancelFunc
-			r      queue.Receipt
 			rerr   error
 		)
-		if b.d.Do(func(*sim.World) {
+		if b.d.Do(func(w *sim.World) {
 			buf, rerr = t.q.AppendReceive(buf[:0], worker, 1)
-			if rerr == nil && len(buf) > 0 {
-				r = buf[0].Receipt
-				wm, cancel = b.toWatermill(ctx, buf[0].Message, t.q.ConsumerRef())
+			if rerr != nil || len(buf) == 0 {
+				return
 			}
+			x := &buf[0]
+			r = x.Receipt
+			d = sim.NewDelivery(b.env, x.Message, t.q.Where(), t.q.Consumer(), worker, x.ReceiveCount)
+			if hold := b.slow(d); hold > 0 {
+				at = w.Now() + hold
+				return
+			}
+			wm, cancel = s.handOverQueue(ctx, t, d, r)
 		}) != nil {
 			return
 		}
 		if rerr != nil { // broker unavailable: try again next tick
 			wake = b.tick.wait()
 		}
-		if wm == nil {
+		if d == nil {
 			if !s.idle(ctx, nil, wake) {
 				return
 			}
 			continue
 		}
+		if at > 0 { // handler.slow: the message stays in flight meanwhile
+			ok := s.waitUntil(ctx, nil, at)
+			if b.d.Do(func(*sim.World) {
+				if !ok {
+					_ = t.q.Nack(r, 0)
+					t.wake.fire()
+					return
+				}
+				wm, cancel = s.handOverQueue(ctx, t, d, r)
+			}) != nil || !ok {
+				return
+			}
+		}
+		if wm == nil {
+			continue // a handler fault failed it
+		}
 		o := s.deliver(ctx, nil, out, wm)
 		_ = b.d.Do(func(*sim.World) {
 			switch o {
 			case acked:
+				settleAck(d)
 				_ = t.q.Ack(r) // a stale receipt (redelivered meanwhile) is traced as rejected
 			case nacked:
+				b.failed(d, "nacked")
 				_ = t.q.Nack(r, b.cfg.NackDelay)
 			default:
 				_ = t.q.Nack(r, 0)
@@ -319,47 +389,78 @@ func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker string, out 
 			}
 		})
 		cancel()
-		if o == stopped {
+		if o == stopped || o == unsent {
 			return
 		}
 	}
 }
 
+// handOverQueue consults the handler fault points for d and builds its
+// Watermill message; a firing fails the delivery instead, as a queue
+// consumer's failed handler does: a permanent or poison failure moves the
+// message to the dead-letter queue when the topic has one, any other
+// failure nacks it. Owner goroutine only.
+func (s *Subscriber) handOverQueue(ctx context.Context, t *topic, d *sim.Delivery, r queue.Receipt) (*message.Message, context.CancelFunc) {
+	b := s.b
+	err := b.fail(d)
+	if err == nil {
+		return b.toWatermill(ctx, d)
+	}
+	b.failed(d, err.Error())
+	if c := sim.Classify(err); c == sim.ClassPermanent || c == sim.ClassPoison {
+		if t.q.DeadLetter(r, c.String()+" failure: "+err.Error()) == nil {
+			return nil, nil
+		}
+	}
+	_ = t.q.Nack(r, b.cfg.NackDelay)
+	t.wake.fire()
+	return nil, nil
+}
+
+// held is a copy a pub/sub connection took from the model and has not had
+// acked yet.
+type held struct {
+	m       sim.Message
+	attempt int  // the delivery number of its latest hand-over
+	sent    bool // handed to a Subscribe channel at least once
+}
+
 // conn is a KindPubSub subscriber's connection to one topic: a pub/sub
-// subscriber whose handler hands copies over to the Watermill side.
+// subscriber of the model whose handler hands each copy over to the
+// Watermill side, where it waits until a subscription delivers it.
 type conn struct {
-	name    string
-	ref     sim.ConsumerRef
+	name    string // the model subscriber's name and logical consumer
+	where   string
 	sub     *pubsub.Subscriber
-	pending []sim.Message // handed over by the model, not yet delivered
-	redo    []sim.Message // nacked or returned copies, delivered first (LIFO)
+	pending []held        // handed over by the model, not yet delivered
+	redo    []held        // nacked or returned copies, delivered first (LIFO)
 	owner   int64         // the Subscribe call draining the connection
 	kick    chan struct{} // closed when a later Subscribe takes over
 	closed  bool
 	wake    wakeup
 }
 
-// connect returns s's open connection to t, opening it on first use.
-// Owner goroutine only.
+// connect returns s's open connection to t, opening it on first use: a
+// subscriber of the model whose logical consumer is the connection, so the
+// model traces every copy it places in the connection's buffer as
+// "delivered" to it. Owner goroutine only.
 func (s *Subscriber) connect(t *topic) (*conn, error) {
 	if c := s.conns[t.name]; c != nil {
 		return c, nil
 	}
 	b := s.b
-	c := &conn{name: s.name + "@" + t.name, kick: make(chan struct{})}
-	c.ref = b.env.Ledger.Consumer(c.name)
+	c := &conn{name: s.name + "@" + t.name, where: "topic:" + t.name, kick: make(chan struct{})}
 	size := b.cfg.Buffer
 	if size == 0 {
 		size = DefaultBuffer
 	}
 	sub, err := b.ps.Subscribe(pubsub.SubscriberConfig{
-		Name: c.name, Consumer: c.name + " (buffer)", Pattern: t.name, Buffer: size,
-		Handler: func(_ *pubsub.Context, m sim.Message) error {
-			c.pending = append(c.pending, m)
-			b.env.Ledger.Expect(m.ID, c.ref)
+		Name: c.name, Pattern: t.name, Buffer: size,
+		Handler: sim.HandlerFunc(func(d *sim.Delivery) error {
+			c.pending = append(c.pending, held{m: d.Msg, attempt: d.Attempt})
 			c.wake.fire()
-			return nil
-		},
+			return nil // handed over; the effect is recorded when it is acked
+		}),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
@@ -370,60 +471,80 @@ func (s *Subscriber) connect(t *topic) (*conn, error) {
 }
 
 // next takes the next copy to deliver. Owner goroutine only.
-func (c *conn) next() (sim.Message, bool) {
+func (c *conn) next() (held, bool) {
 	if n := len(c.redo); n > 0 {
-		m := c.redo[n-1]
+		h := c.redo[n-1]
 		c.redo = c.redo[:n-1]
-		return m, true
+		return h, true
 	}
 	if len(c.pending) == 0 {
-		return sim.Message{}, false
+		return held{}, false
 	}
-	m := c.pending[0]
-	c.pending[0] = sim.Message{}
+	h := c.pending[0]
+	c.pending[0] = held{}
 	c.pending = c.pending[1:]
-	return m, true
+	return h, true
 }
 
-// close disconnects the connection; undelivered copies are missed.
-func (c *conn) close(w *sim.World) {
+// close disconnects the connection: the model loses the copies still in
+// its buffer, and the copies the connection holds undelivered are lost
+// the same way, with cause sim.CauseDisconnect. Owner goroutine only.
+func (c *conn) close(b *Broker) {
 	if c.closed {
 		return
 	}
 	c.closed = true
 	c.sub.Close()
-	l, now := w.Env().Ledger, w.Now()
 	for {
-		m, ok := c.next()
+		h, ok := c.next()
 		if !ok {
 			break
 		}
-		l.Missed(m.ID, c.ref, now)
+		c.lose(b, h)
 	}
 	c.wake.fire()
 }
 
+// lose traces that the closed connection lost its copy h.
+func (c *conn) lose(b *Broker, h held) {
+	ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindLost, Where: c.where, Actor: c.name, Consumer: c.name, Msg: h.m.ID, Key: h.m.Key,
+		Corr: h.m.Headers.CorrelationID, Cause: sim.CauseDisconnect}
+	if b.env.Trace.Detailed() {
+		ev.Detail = "discarded from the connection at close"
+	}
+	b.env.Trace.EmitRef(&ev)
+}
+
 // runPubSub drains connection c for the Subscribe call id.
-func (s *Subscriber) runPubSub(ctx context.Context, c *conn, id int64, kick <-chan struct{}, out chan<- *message.Message) {
+func (s *Subscriber) runPubSub(ctx context.Context, c *conn, id int64, worker string, kick <-chan struct{}, out chan<- *message.Message) {
 	b := s.b
 	for {
 		wake := c.wake.wait()
 		var (
 			wm     *message.Message
 			cancel context.CancelFunc
-			m      sim.Message
+			h      held
+			d      *sim.Delivery
 			mine   = true
 		)
-		if b.d.Do(func(w *sim.World) {
+		if b.d.Do(func(*sim.World) {
 			if c.owner != id || c.closed {
 				mine = false
 				return
 			}
 			var ok bool
-			if m, ok = c.next(); ok {
-				w.Env().Ledger.Delivered(m.ID, c.ref, w.Now())
-				wm, cancel = b.toWatermill(ctx, m, c.ref)
+			if h, ok = c.next(); !ok {
+				return
 			}
+			if h.sent { // a Watermill redelivery on the same connection
+				h.attempt++
+				ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindRedelivered, Where: c.where, Actor: worker, Consumer: c.name, Msg: h.m.ID,
+					Key: h.m.Key, Corr: h.m.Headers.CorrelationID, Attempt: h.attempt}
+				b.env.Trace.EmitRef(&ev)
+			}
+			h.sent = true
+			d = sim.NewDelivery(b.env, h.m, c.where, c.name, worker, h.attempt)
+			wm, cancel = b.toWatermill(ctx, d)
 		}) != nil || !mine {
 			return
 		}
@@ -434,157 +555,153 @@ func (s *Subscriber) runPubSub(ctx context.Context, c *conn, id int64, kick <-ch
 			continue
 		}
 		o := s.deliver(ctx, kick, out, wm)
-		if o != acked {
-			_ = b.d.Do(func(w *sim.World) {
-				if c.closed {
-					w.Env().Ledger.Missed(m.ID, c.ref, w.Now())
-					return
-				}
-				c.redo = append(c.redo, m)
-				c.wake.fire()
-			})
-		}
+		_ = b.d.Do(func(*sim.World) {
+			switch o {
+			case acked:
+				settleAck(d)
+				return
+			case nacked:
+				b.failed(d, "nacked")
+			}
+			if c.closed {
+				c.lose(b, h)
+				return
+			}
+			c.redo = append(c.redo, h)
+			c.wake.fire()
+		})
 		cancel()
-		if o == stopped {
+		if o == stopped || o == unsent {
 			return
 		}
 	}
 }
 
-// group is a KindLog consumer group on one topic: the next offset to
-// deliver per partition (its committed offsets) and the subscription that
-// leases each partition (0: free).
-type group struct {
-	name    string
-	ref     sim.ConsumerRef
-	next    []int64
-	owner   []int64
-	until   []sim.Tick // broker.delay: the partition delivers again from this tick
-	delayed []int64    // broker.delay: 1 + the offset last consulted, so a record is delayed once
-	rr      int
-}
-
-// groupOf returns s's group on t, creating it on first use; a new group
-// reads from the start of the log. Owner goroutine only.
-func (s *Subscriber) groupOf(t *topic) *group {
-	if g := t.groups[s.group]; g != nil {
-		return g
+// groupOf returns s's consumer group on the log topic t, creating it on
+// first use: a group that reads the log from its start, with sticky
+// assignment (a member keeps its partitions when another joins, as far as
+// balance allows). Owner goroutine only.
+func (s *Subscriber) groupOf(w *sim.World, t *topic) (*eventlog.Group, error) {
+	if g := t.lt.Group(s.group); g != nil {
+		return g, nil
 	}
-	g := &group{name: s.group, ref: s.b.env.Ledger.Consumer(s.group)}
-	t.groups[s.group] = g
-	t.glist = append(t.glist, g)
-	return g
+	g, err := eventlog.NewGroup(w, t.lt, eventlog.GroupConfig{Name: s.group, Strategy: eventlog.Sticky, SessionTimeout: s.b.cfg.SessionTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return g, nil
 }
 
-// runLog reads t for group g as the subscription id.
-func (s *Subscriber) runLog(ctx context.Context, t *topic, g *group, id int64, worker string, out chan<- *message.Message) {
+// runLog reads the log topic t as the pull member m of its group, one
+// record at a time: Poll, a Watermill delivery of the record, then
+// MarkProcessed and a commit on Ack, or MarkFailed on Nack. The member
+// leaves the group when the subscription ends; the records it held
+// unacked are then read again by the partition's next owner.
+func (s *Subscriber) runLog(ctx context.Context, t *topic, m *eventlog.Member, worker string, out chan<- *message.Message) {
 	b := s.b
 	defer func() {
 		_ = b.d.Do(func(*sim.World) {
-			for p, o := range g.owner {
-				if o == id {
-					g.owner[p] = 0
-				}
-			}
-			t.wake.fire()
+			m.Leave()
+			t.wake.fire() // the group rebalanced: its other members may own more now
 		})
 	}()
+	g := m.Group()
 	where := "log:" + t.name
-	var buf []eventlog.Record
+	inactive := false // the last poll found the member out of the group
 	for {
 		wake := t.wake.wait()
 		var (
+			d      *sim.Delivery
+			at     sim.Tick
 			wm     *message.Message
 			cancel context.CancelFunc
-			p      = -1
-			off    int64
-			m      sim.Message
-			down   bool // unavailable or delayed: try again on the next tick
+			again  bool // poll again on the next tick
 		)
 		if b.d.Do(func(w *sim.World) {
-			lt := t.lt
-			n := lt.Partitions()
-			for len(g.next) < n {
-				g.next = append(g.next, 0)
-				g.owner = append(g.owner, 0)
-				g.until = append(g.until, 0)
-				g.delayed = append(g.delayed, 0)
+			if inactive && !m.Active() {
+				_ = m.Rejoin() // it left (member.leave); a crashed member rejoins by itself
 			}
-			for i := range n {
-				if g.owner[i] == 0 {
-					g.owner[i] = id
-				}
-			}
-			if in := b.inj; in.Has(faults.BrokerUnavailable) {
-				if _, ok := in.Check(faults.BrokerUnavailable, faults.Context{Where: where, Group: g.name, Consumer: worker}); ok {
-					down = true
-					return
-				}
-			}
-			for k := range n {
-				i := (g.rr + k) % n
-				if g.owner[i] != id {
-					continue
-				}
-				if start := lt.Start(i); g.next[i] < start {
-					g.next[i] = start // retention deleted records the group had not read
-				}
-				if g.next[i] >= lt.End(i) {
-					continue
-				}
-				if w.Now() < g.until[i] {
-					down = true // wake up on the next tick
-					continue
-				}
-				recs, err := lt.Fetch(i, g.next[i], 1, buf[:0])
-				buf = recs
-				if err != nil || len(recs) == 0 {
-					continue
-				}
-				if in := b.inj; in.Has(faults.BrokerDelay) && g.delayed[i] != g.next[i]+1 {
-					g.delayed[i] = g.next[i] + 1
-					r := recs[0].Message
-					if f, ok := in.Check(faults.BrokerDelay, faults.Context{Where: where, Group: g.name, Consumer: worker, Key: r.Key, Type: r.Headers.Type, Msg: r.ID}); ok {
-						g.until[i] = w.Now() + sim.Tick(max(f.Param, 1))
-						down = true
-						continue
-					}
-				}
-				p, off, m = i, g.next[i], recs[0].Message
-				g.rr = i + 1
-				w.Env().Ledger.Delivered(m.ID, g.ref, w.Now())
-				wm, cancel = b.toWatermill(ctx, m, g.ref)
+			recs := m.Poll(1)
+			inactive = !m.Active()
+			if len(recs) == 0 {
+				again = inactive || b.inj.Has(faults.BrokerUnavailable) || b.cfg.SessionTimeout != DefaultSessionTimeout
 				return
 			}
+			d = m.Delivery(recs[0])
+			hold := b.slow(d)
+			if d.Attempt == 1 && b.inj.Has(faults.BrokerDelay) {
+				r := &d.Msg
+				if f, ok := b.inj.Check(faults.BrokerDelay, faults.Context{Where: where, Group: g.Name(), Consumer: worker, Key: r.Key, Type: r.Headers.Type, Msg: r.ID}); ok {
+					hold += sim.Tick(max(f.Param, 1))
+				}
+			}
+			if hold > 0 {
+				at = w.Now() + hold
+				return
+			}
+			wm, cancel = s.handOverLog(ctx, m, d)
 		}) != nil {
 			return
 		}
-		if down {
+		if again {
 			wake = b.tick.wait()
 		}
-		if wm == nil {
+		if d == nil {
 			if !s.idle(ctx, nil, wake) {
 				return
 			}
 			continue
 		}
+		if at > 0 { // broker.delay or handler.slow: the record stays outstanding meanwhile
+			if !s.waitUntil(ctx, nil, at) {
+				return
+			}
+			if b.d.Do(func(*sim.World) { wm, cancel = s.handOverLog(ctx, m, d) }) != nil {
+				return
+			}
+		}
+		if wm == nil {
+			continue // a handler fault failed it
+		}
 		o := s.deliver(ctx, nil, out, wm)
-		if o == acked {
-			_ = b.d.Do(func(*sim.World) {
-				if g.owner[p] != id || g.next[p] != off {
-					return
+		_ = b.d.Do(func(*sim.World) {
+			switch o {
+			case acked:
+				settleAck(d)
+				if m.MarkProcessed(d) != nil {
+					return // revoked meanwhile: the partition's new owner reads it again
 				}
-				if in := b.inj; in.Has(faults.BrokerDuplicate) {
-					if _, ok := in.Check(faults.BrokerDuplicate, faults.Context{Where: where, Group: g.name, Consumer: worker, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); ok {
-						return // the commit is lost: the record comes again
+				if b.inj.Has(faults.BrokerDuplicate) {
+					r := &d.Msg
+					if _, ok := b.inj.Check(faults.BrokerDuplicate, faults.Context{Where: where, Group: g.Name(), Consumer: worker, Key: r.Key, Type: r.Headers.Type, Msg: r.ID}); ok {
+						// The commit is lost: the group resumes at the record,
+						// which the member reads again.
+						_ = g.SeekOffset(d.Partition, d.Offset)
+						return
 					}
 				}
-				g.next[p] = off + 1
-			})
-		}
+				switch b.cfg.Commit {
+				case eventlog.CommitAfter, eventlog.CommitOffByOne:
+					_ = m.Commit()
+				}
+			case nacked:
+				_ = m.MarkFailed(d, errNacked)
+			}
+		})
 		cancel()
-		if o == stopped {
+		if o == stopped || o == unsent {
 			return
 		}
 	}
+}
+
+// handOverLog consults the handler fault points for d and builds its
+// Watermill message; a firing fails the record instead (MarkFailed), as a
+// member's failed handler does. Owner goroutine only.
+func (s *Subscriber) handOverLog(ctx context.Context, m *eventlog.Member, d *sim.Delivery) (*message.Message, context.CancelFunc) {
+	if err := s.b.fail(d); err != nil {
+		_ = m.MarkFailed(d, err)
+		return nil, nil
+	}
+	return s.b.toWatermill(ctx, d)
 }

@@ -9,7 +9,8 @@ import (
 // InFlightCheck is a trace sink that checks the lease invariant of polling
 // relays: no outbox row is claimed or published by one relay while another
 // relay still holds an unexpired claim on it, i.e. no row is in flight at two
-// relays at once. It knows only the trace and each relay's lease length, so
+// relays at once, and no relay records a failure or a release (which clear
+// the lease) on a row another relay holds. It knows only the trace and each relay's lease length, so
 // it checks the relays rather than trusting them. Attach it to the trace
 // before the run; it costs O(1) per event and one map entry per row in
 // flight.
@@ -44,7 +45,14 @@ func (c *InFlightCheck) Emit(e *sim.Event) {
 		}
 		c.holder[e.Msg], c.until[e.Msg] = e.Actor, e.Tick+c.lease[e.Actor]
 	case KindMarked, KindReleased, sim.KindFailed, sim.KindDeadLettered:
-		if c.holder[e.Msg] == e.Actor {
+		h, ok := c.holder[e.Msg]
+		if ok && h != e.Actor && c.until[e.Msg] > e.Tick && e.Kind != KindMarked {
+			// A failure or a release clears the lease: written by a relay
+			// that no longer holds the row, it would free a row another
+			// relay is working on.
+			c.add(e, string(e.Kind)+" while "+h+" holds it until t="+strconv.FormatInt(int64(c.until[e.Msg]), 10))
+		}
+		if h == e.Actor {
 			delete(c.holder, e.Msg)
 			delete(c.until, e.Msg)
 		}

@@ -33,10 +33,11 @@ var ledgerChargesTable = &memdb.TableSchema{Name: "charges", Indexes: map[string
 
 // tally sums what the seeds of a conservation run produced.
 type tally struct {
-	seeds, origins, phantoms, dups, dupEffects, relayCrashes, writerCrashes int
-	verdicts                                                                map[string]int
-	causes                                                                  map[sim.Cause]int
-	modes                                                                   map[string]int
+	seeds, origins, phantoms, dups, dupEffects, relayCrashes, writerCrashes, acksLost int
+	verdicts                                                                          map[string]int
+	causes                                                                            map[sim.Cause]int
+	modes                                                                             map[string]int
+	ordered                                                                           map[string]int // seeds whose relay order was checked, by ordering
 }
 
 func (t *tally) String() string {
@@ -56,8 +57,8 @@ func (t *tally) String() string {
 	for c, n := range t.causes {
 		causes[string(c)] = n
 	}
-	return fmt.Sprintf("%d seeds, %d origins; verdicts:%s; losses by cause:%s; %d phantoms, %d duplicate deliveries, %d duplicate effects (naive consumers), %d relay crashes, %d writer crashes; modes:%s",
-		t.seeds, t.origins, keys(t.verdicts), keys(causes), t.phantoms, t.dups, t.dupEffects, t.relayCrashes, t.writerCrashes, keys(t.modes))
+	return fmt.Sprintf("%d seeds, %d origins; verdicts:%s; losses by cause:%s; %d phantoms, %d duplicate deliveries, %d duplicate effects (naive consumers), %d relay crashes, %d writer crashes, %d acks lost; modes:%s; seeds order-checked:%s",
+		t.seeds, t.origins, keys(t.verdicts), keys(causes), t.phantoms, t.dups, t.dupEffects, t.relayCrashes, t.writerCrashes, t.acksLost, keys(t.modes), keys(t.ordered))
 }
 
 // TestConservation runs random systems (a commander, one of the three
@@ -65,19 +66,20 @@ func (t *tally) String() string {
 // queue with a dead-letter queue and a worker pool whose handler is the
 // idempotent consumer or the naive one) under random fault mixes: relay
 // crashes after publish, writer crashes on both sides of the commit,
-// broker outages at the writer, the relays and the queue, consumer crashes
-// after the effect, handler failures, a killed relay and dead rows retried
-// by hand or left parked. After the system drains, every origin has a
+// broker outages at the writer, the relays and the queue, acks the queue
+// never gets (broker.ack_lost), consumer crashes after the effect, handler
+// failures, a killed relay and dead rows retried by hand or left parked. After the system drains, every origin has a
 // verdict that is neither pending nor unsettled, every loss has a
 // modelled cause, the ledger agrees with the databases (orders, outbox
-// rows, charges), and the ledger folded from the JSON Lines trace equals
-// the live one.
+// rows, charges), relays keep their order promise (checkRelayOrder) and
+// never write over another relay's lease (InFlightCheck), and the ledger
+// folded from the JSON Lines trace equals the live one.
 func TestConservation(t *testing.T) {
 	seeds := 1000
 	if testing.Short() {
 		seeds = 100
 	}
-	tl := &tally{verdicts: map[string]int{}, causes: map[sim.Cause]int{}, modes: map[string]int{}}
+	tl := &tally{verdicts: map[string]int{}, causes: map[sim.Cause]int{}, modes: map[string]int{}, ordered: map[string]int{}}
 	for seed := 1; seed <= seeds; seed++ {
 		conserve(t, uint64(seed), tl)
 		if t.Failed() {
@@ -119,6 +121,7 @@ func conserve(t *testing.T, seed uint64, tl *tally) {
 		rule("writer-crash-before-commit", faults.WriterCrashAfterPublish, p(0.15), faults.Match{}),
 		rule("outbox-side-down", faults.BrokerUnavailable, p(0.2), faults.Match{Where: "outbox:*"}),
 		rule("queue-down", faults.BrokerUnavailable, p(0.1), faults.Match{Where: "queue:billing"}),
+		rule("ack-lost", faults.BrokerAckLost, p(0.1), faults.Match{Where: "queue:billing"}), // a lost ack redelivers: the idempotent consumer absorbs it
 		rule("consumer-crash", faults.ConsumerCrashAfterEffect, p(0.1), faults.Match{}),
 		rule("handler-transient", faults.HandlerTransient, p(0.1), faults.Match{}),
 		rule("handler-permanent", faults.HandlerPermanent, p(0.03), faults.Match{}),
@@ -163,9 +166,11 @@ func conserve(t *testing.T, seed uint64, tl *tally) {
 		} else {
 			lease := sim.Tick(2 + rnd.IntN(5))
 			for i := 0; i < 1+rnd.IntN(3); i++ {
+				batch, maxAttempts, backoff := 1+rnd.IntN(6), 1+rnd.IntN(4), sim.Tick(rnd.IntN(3))
+				ordering, markEach, continueOnError := Ordering(rnd.IntN(2)), rnd.IntN(2) == 0, rnd.IntN(2) == 0
 				r := mustRelay(t, w, RelayConfig{Name: "relay-" + strconv.Itoa(i), Service: s, Target: q, Faults: in,
-					Batch: 1 + rnd.IntN(6), Lease: lease, MaxAttempts: 1 + rnd.IntN(4), Backoff: sim.Tick(rnd.IntN(3)),
-					Ordering: Ordering(rnd.IntN(2)), MarkEach: rnd.IntN(2) == 0, ContinueOnError: rnd.IntN(2) == 0,
+					Batch: batch, Lease: lease, MaxAttempts: maxAttempts, Backoff: backoff,
+					Ordering: ordering, MarkEach: markEach, ContinueOnError: continueOnError && ordering == PerAggregate,
 					RestartAfter: sim.Tick(1 + rnd.IntN(8)), PollEvery: sim.Tick(1 + rnd.IntN(2)), Start: sim.Tick(rnd.IntN(10))})
 				relays = append(relays, r)
 				kills = append(kills, r)
@@ -190,6 +195,10 @@ func conserve(t *testing.T, seed uint64, tl *tally) {
 	}
 	audit := NewInFlightCheck(relays...)
 	w.Trace().Attach(audit)
+	var outboxEvents sim.Recorder // relayed and dead_lettered at the outbox, for the order check
+	w.Trace().Attach(sim.FilterSink{Next: &outboxEvents, Keep: func(e *sim.Event) bool {
+		return e.Where == "outbox:shop" && (e.Kind == sim.KindRelayed || e.Kind == sim.KindDeadLettered)
+	}})
 	db, err := memdb.NewMemDB(ConsumerSchema(ledgerChargesTable))
 	if err != nil {
 		t.Fatal(err)
@@ -361,6 +370,15 @@ func conserve(t *testing.T, seed uint64, tl *tally) {
 			fail("%d duplicate effects with dedup %s", st.DuplicateEffects, dedup)
 		}
 	}
+	if mode == Outbox && !cdc {
+		checked, err := checkRelayOrder(relays, s.Rows(), outboxEvents.Events())
+		if err != nil {
+			fail("%v", err)
+		}
+		if checked != "" {
+			tl.ordered[checked]++
+		}
+	}
 	foldsAgain(t, w, jsonl.Bytes())
 	tl.seeds++
 	tl.phantoms += phantoms
@@ -368,4 +386,66 @@ func conserve(t *testing.T, seed uint64, tl *tally) {
 	tl.modes[mode.String()]++
 	tl.relayCrashes += s.Metrics().RelayCrash
 	tl.writerCrashes += wr.Stats().Crashes
+	for _, st := range in.Stats() {
+		if st.Name == "ack-lost" {
+			tl.acksLost += st.Fired
+		}
+	}
+}
+
+// checkRelayOrder checks the order promise of polling relays against the
+// trace: with a single InOrder relay the first publishes of the rows come
+// in id order, and with PerAggregate relays (any number of them) the first
+// publishes of one aggregate do. A row that became a dead letter before
+// its first publish left the order stream (its manual retry is published
+// out of order) and is not judged. Re-publishes after a crash are
+// duplicates of rows already published and are not judged either.
+//
+// It returns the ordering it checked ("" when the relays promise no common
+// order: several in-order relays, or a mix).
+func checkRelayOrder(relays []*Relay, rows []Row, events []sim.Event) (string, error) {
+	if len(relays) == 0 {
+		return "", nil
+	}
+	perAgg := relays[0].cfg.Ordering == PerAggregate
+	for _, r := range relays {
+		if (r.cfg.Ordering == PerAggregate) != perAgg {
+			return "", nil // a mix promises neither order
+		}
+	}
+	if !perAgg && len(relays) > 1 {
+		return "", nil // several in-order relays keep only per-relay order
+	}
+	byMsg := map[sim.ID]Row{}
+	for _, r := range rows {
+		byMsg[r.Msg] = r
+	}
+	published, deadFirst := map[sim.ID]bool{}, map[sim.ID]bool{}
+	last := map[string]uint64{} // highest row id first-published, per aggregate ("" for in-order)
+	for _, e := range events {
+		row, ok := byMsg[e.Msg]
+		if !ok {
+			return "", fmt.Errorf("event %v names no outbox row", e)
+		}
+		switch e.Kind {
+		case sim.KindDeadLettered:
+			if !published[e.Msg] {
+				deadFirst[e.Msg] = true
+			}
+		case sim.KindRelayed:
+			if published[e.Msg] || deadFirst[e.Msg] {
+				continue
+			}
+			published[e.Msg] = true
+			k := ""
+			if perAgg {
+				k = row.AggregateID
+			}
+			if row.ID < last[k] {
+				return "", fmt.Errorf("t=%d: row %d (%s) first published after row %d: out of order (%s)", e.Tick, row.ID, row.AggregateID, last[k], relays[0].cfg.Ordering)
+			}
+			last[k] = row.ID
+		}
+	}
+	return relays[0].cfg.Ordering.String(), nil
 }

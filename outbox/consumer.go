@@ -154,9 +154,12 @@ type ConsumerConfig struct {
 	BusinessKey func(m sim.Message) string
 	// Bucket is the time-bucket width for business keys; 0 means one bucket.
 	Bucket sim.Tick
-	// TTL, when positive, forgets dedup entries older than TTL ticks, in
-	// the transaction of the next delivery; a duplicate arriving later is
-	// applied again.
+	// TTL, when positive, is how long a dedup entry lives, in ticks: an
+	// entry recorded at tick Seen absorbs a duplicate delivered while its
+	// age (now - Seen) is below TTL, that is up to tick Seen+TTL-1, and is
+	// forgotten from tick Seen+TTL on (in the transaction of the next
+	// delivery, or by Expire), so a duplicate arriving then is applied
+	// again. 0 keeps entries for ever.
 	TTL sim.Tick
 	// Note is shown with every applied effect in the trace.
 	Note string
@@ -343,8 +346,9 @@ func (c *Consumer) commit(txn *memdb.Txn, forgot int) {
 	c.stats.Forgotten += forgot
 }
 
-// expire deletes, in txn, the consumer's dedup entries recorded at least
-// TTL ticks before now, oldest first; it costs O(forgotten).
+// expire deletes, in txn, the consumer's dedup entries whose age has
+// reached TTL (recorded at now-TTL or earlier), oldest first; it costs
+// O(forgotten).
 func (c *Consumer) expire(txn *memdb.Txn, now sim.Tick) (int, error) {
 	cutoff := now - c.cfg.TTL
 	if cutoff < 0 {
@@ -370,9 +374,9 @@ func (c *Consumer) expire(txn *memdb.Txn, now sim.Tick) (int, error) {
 	return len(old), nil
 }
 
-// Expire forgets, in one write transaction, the dedup entries older than
-// TTL at the current tick, as the next Handle would, and returns how many
-// it removed.
+// Expire forgets, in one write transaction, the dedup entries whose age
+// has reached TTL at the current tick, as the next Handle would, and
+// returns how many it removed.
 func (c *Consumer) Expire() (int, error) {
 	if c.cfg.TTL <= 0 || c.cfg.Dedup == NoDedup {
 		return 0, nil

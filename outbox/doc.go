@@ -27,11 +27,25 @@
 // maximum number of attempts into dead letters ("dead_lettered" at the
 // outbox: parked) that can be retried by hand, removes old processed rows,
 // and claims rows with leases so several relays never publish the same row
-// at once (the FOR UPDATE SKIP LOCKED idea). A relay that crashes after a
-// publish and before the mark publishes that row again: the message keeps
-// its sim.ID, so the ledger counts one more delivery of the same copy, a
-// duplicate of its origin. A CDCRelay follows memdb change tracking
-// instead of polling. Both can start late and be killed and resumed.
+// at once (the FOR UPDATE SKIP LOCKED idea). A row that backs off holds
+// back the rows behind it, every later row in InOrder mode and the later
+// rows of its aggregate in PerAggregate mode, so a retry never lets a
+// later row overtake an earlier one (only a dead letter leaves the order
+// stream). A relay whose lease ran out (its publish took longer than the
+// lease) does not write its failure or release over a row another relay
+// has claimed meanwhile ("lease_lost"), as a Kafka group member whose
+// partitions were reassigned can no longer commit for them. A relay that
+// crashes after a publish and before the mark publishes that row again:
+// the message keeps its sim.ID, so the ledger counts one more delivery of
+// the same copy, a duplicate of its origin. A CDCRelay follows memdb
+// change tracking instead of polling; it stops at a failed publish and
+// retries it first, so it keeps commit order. Both can start late and be
+// killed and resumed.
+//
+// Row ids (and order ids) come from a sequence: they increase in write
+// order, and a transaction that aborts does not give its ids back, so
+// they have gaps, as a PostgreSQL sequence's do. Nothing here assumes the
+// next row id is the last one plus one.
 //
 // A Consumer is the idempotent consumer, a sim.Handler usable by every
 // model: it applies an effect in a memdb database and, unless naive,
@@ -39,7 +53,9 @@
 // the same transaction as the effect, so the effect is applied exactly once
 // under duplicate delivery; it reports the effect with Delivery.Apply and
 // an absorbed duplicate with Delivery.Skip. The naive mode applies a
-// duplicate again.
+// duplicate again. With a TTL a dedup entry lives TTL ticks, like an SQS
+// FIFO deduplication interval: it absorbs duplicates while its age is
+// below TTL and is forgotten once its age reaches TTL.
 //
 // The ledger learns everything from the trace: the models here never write
 // it. Invariants: outbox rows and orders are never mutated after insert

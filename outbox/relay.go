@@ -13,9 +13,14 @@ type Ordering uint8
 
 // The relay orderings.
 const (
-	// InOrder takes a batch of unsent rows in id order, skipping rows that
-	// back off or are leased by another relay. With one relay the rows go
-	// out in id order; with several, only per-relay order holds.
+	// InOrder takes a batch of unsent rows in id order. A row that backs
+	// off after a failed publish holds back every row behind it until its
+	// retry (the head-of-line blocking that keeps the order), while rows
+	// leased by another relay are skipped. With one relay the rows go out
+	// in id order (a first publish never overtakes an earlier row's; a
+	// relay crash re-publishes rows already sent, in order again); with
+	// several, only per-relay order holds. A dead letter leaves the order
+	// stream; its manual retry is published out of order.
 	InOrder Ordering = iota
 	// PerAggregate publishes a row only when it is the oldest unsent row of
 	// its aggregate, or follows that row in the same batch: a backing-off or
@@ -74,9 +79,10 @@ type RelayConfig struct {
 	// (cheaper, but a crash re-publishes every unmarked row of the batch).
 	MarkEach bool
 	// ContinueOnError goes on with the rest of the batch after a failed
-	// publish (skipping the rest of that aggregate in PerAggregate mode);
-	// by default the poll stops at the first failure and nothing after it
-	// is published.
+	// publish, skipping the rest of that aggregate; by default the poll
+	// stops at the first failure and nothing after it is published. It
+	// needs PerAggregate: in InOrder mode a failed row holds back every row
+	// behind it, so there is nothing to go on with.
 	ContinueOnError bool
 	// RestartAfter is how many ticks a crashed relay stays down; default 1.
 	RestartAfter sim.Tick
@@ -101,6 +107,8 @@ func (c RelayConfig) Validate() error {
 		return fmt.Errorf("%w: tick durations must not be negative", ErrInvalidConfig)
 	case c.Ordering > PerAggregate:
 		return fmt.Errorf("%w: unknown ordering %d", ErrInvalidConfig, c.Ordering)
+	case c.ContinueOnError && c.Ordering != PerAggregate:
+		return fmt.Errorf("%w: ContinueOnError needs PerAggregate ordering (in-order, a failed row holds back every row behind it)", ErrInvalidConfig)
 	}
 	return nil
 }
@@ -142,6 +150,7 @@ type RelayStats struct {
 	DeadLettered int
 	Released     int
 	Crashes      int
+	LeaseLost    int // failures and releases not written because the row's lease had passed to another relay
 }
 
 // Relay is a polling outbox relay, a component of the relay phase. Each
@@ -261,16 +270,14 @@ func (r *Relay) poll(now sim.Tick) error {
 				first = fmt.Errorf("outbox: relay %s: row %d: %w", r.cfg.Name, row.ID, err)
 			}
 			failed = append(failed, failure{row, err})
-			if !r.cfg.ContinueOnError {
+			if !r.cfg.ContinueOnError { // Validate allows it only with PerAggregate
 				rest = append(rest, rows[i+1:]...)
 				break
 			}
-			if r.cfg.Ordering == PerAggregate {
-				if skip == nil {
-					skip = map[string]bool{}
-				}
-				skip[row.AggregateID] = true
+			if skip == nil {
+				skip = map[string]bool{}
 			}
+			skip[row.AggregateID] = true
 			continue
 		}
 		r.published(row, now)
@@ -366,7 +373,12 @@ func (r *Relay) crash(now sim.Tick, row *Row, f *faults.Firing) {
 		Rule: f.Rule, Detail: r.rowDetail(row, "crashed after publish, before mark")})
 }
 
-// claim leases up to Batch eligible pending rows in one transaction.
+// claim leases up to Batch eligible pending rows in one transaction. A row
+// is eligible when it does not back off (RetryAfter has come) and no other
+// relay holds a valid lease on it. In PerAggregate mode an ineligible row
+// blocks the rest of its aggregate; in InOrder mode a backing-off row ends
+// the scan, so nothing behind it is published first, and a row leased
+// elsewhere is skipped.
 func (r *Relay) claim(now sim.Tick) ([]*Row, error) {
 	txn := r.s.db.Txn(true)
 	defer txn.Abort()
@@ -386,10 +398,15 @@ func (r *Relay) claim(now sim.Tick) ([]*Row, error) {
 		if perAgg && r.blocked[row.AggregateID] {
 			continue
 		}
-		free := row.RetryAfter <= now && (row.ClaimedBy == "" || row.ClaimedBy == r.cfg.Name || row.LeaseUntil <= now)
+		backingOff := row.RetryAfter > now
+		free := !backingOff && (row.ClaimedBy == "" || row.ClaimedBy == r.cfg.Name || row.LeaseUntil <= now)
 		if !free {
 			if perAgg {
 				r.blocked[row.AggregateID] = true
+				continue
+			}
+			if backingOff {
+				break // in order: the rows behind a backing-off row wait for it
 			}
 			continue
 		}
@@ -443,8 +460,14 @@ type outcome struct {
 }
 
 // finish marks the published rows, records the failures and releases the
-// untouched claims, in one transaction. A row that is no longer pending, or
-// (for releases) no longer leased by this relay, is left alone.
+// untouched claims, in one transaction. A row that is no longer pending is
+// left alone. A failure or a release is written only while this relay
+// still holds the row's claim: when its lease ran out and another relay
+// claimed the row meanwhile, the row is that relay's, and this one's
+// failure path must not clear the other's lease or count an attempt; it
+// is traced as "lease_lost" instead. (A mark is written whoever holds the
+// row: the message was published, and the other relay's publish is a
+// duplicate either way.)
 func (r *Relay) finish(now sim.Tick, done []*Row, failed []failure, rest []*Row) error {
 	if len(done)+len(failed)+len(rest) == 0 {
 		return nil
@@ -490,6 +513,10 @@ func (r *Relay) finish(now sim.Tick, done []*Row, failed []failure, rest []*Row)
 			if c == nil || c.State != StatePending {
 				continue
 			}
+			if c.ClaimedBy != r.cfg.Name {
+				out = append(out, outcome{c, KindLeaseLost, f.err})
+				continue
+			}
 			n := *c
 			n.Attempts++
 			n.LastError = f.err.Error()
@@ -509,7 +536,11 @@ func (r *Relay) finish(now sim.Tick, done []*Row, failed []failure, rest []*Row)
 			if err != nil {
 				return err
 			}
-			if c == nil || c.State != StatePending || c.ClaimedBy != r.cfg.Name {
+			if c == nil || c.State != StatePending {
+				continue
+			}
+			if c.ClaimedBy != r.cfg.Name {
+				out = append(out, outcome{c, KindLeaseLost, nil})
 				continue
 			}
 			n := *c
@@ -536,6 +567,17 @@ func (r *Relay) finish(now sim.Tick, done []*Row, failed []failure, rest []*Row)
 			m.Sent++
 		case KindReleased:
 			r.stats.Released++
+		case KindLeaseLost:
+			r.stats.LeaseLost++
+			if detailed {
+				ev.Detail = "the lease ran out and the row was claimed by another relay meanwhile; outcome not written"
+				if row.ClaimedBy != "" {
+					ev.Detail = "the lease passed to " + row.ClaimedBy + " (until t=" + strconv.FormatInt(int64(row.LeaseUntil), 10) + "); outcome not written"
+				}
+				if o.err != nil {
+					ev.Detail += ": " + o.err.Error()
+				}
+			}
 		case sim.KindFailed, sim.KindDeadLettered:
 			r.stats.Failed++
 			m.Failed++

@@ -33,7 +33,7 @@ func runMultiRelay(t *testing.T, seed uint64, ordering Ordering) (crashes, dups 
 		r := mustRelay(t, w, RelayConfig{
 			Name: "relay-" + strconv.Itoa(i), Service: s, Target: p, Faults: in,
 			Batch: 1 + rnd.IntN(6), Lease: lease, MaxAttempts: 1000, Backoff: sim.Tick(rnd.IntN(3)),
-			Ordering: ordering, MarkEach: rnd.IntN(2) == 0, ContinueOnError: rnd.IntN(2) == 0,
+			Ordering: ordering, MarkEach: rnd.IntN(2) == 0, ContinueOnError: rnd.IntN(2) == 0 && ordering == PerAggregate,
 			RestartAfter: sim.Tick(1 + rnd.IntN(12)), PollEvery: sim.Tick(1 + rnd.IntN(2)),
 		})
 		relays = append(relays, r)

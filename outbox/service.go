@@ -40,11 +40,12 @@ func (e *sentinel) Unwrap() error { return e.base }
 
 // Trace kinds the outbox models emit besides the core ones.
 const (
-	KindClaimed  sim.Kind = "claimed"  // a relay leased an outbox row
-	KindMarked   sim.Kind = "marked"   // a relay marked an outbox row sent
-	KindReleased sim.Kind = "released" // a relay gave back a lease without publishing
-	KindCleaned  sim.Kind = "cleaned"  // cleanup removed processed rows
-	KindWritten  sim.Kind = "written"  // a dual-write writer committed an order (an outbox write is "stored")
+	KindClaimed   sim.Kind = "claimed"    // a relay leased an outbox row
+	KindMarked    sim.Kind = "marked"     // a relay marked an outbox row sent
+	KindReleased  sim.Kind = "released"   // a relay gave back a lease without publishing
+	KindLeaseLost sim.Kind = "lease_lost" // a relay whose lease ran out left a row another relay had claimed alone
+	KindCleaned   sim.Kind = "cleaned"    // cleanup removed processed rows
+	KindWritten   sim.Kind = "written"    // a dual-write writer committed an order (an outbox write is "stored")
 )
 
 // Table and index names of the service database.
@@ -87,7 +88,7 @@ func (s State) String() string {
 // Row is one outbox row. A Row stored in the database is never modified:
 // every change inserts a modified copy.
 type Row struct {
-	ID            uint64 // dense from 1 in write order; relays publish in this order
+	ID            uint64 // increasing from 1 in write order, with gaps where a transaction aborted; relays publish in this order
 	AggregateType string
 	AggregateID   string // the message key
 	EventType     string
@@ -112,7 +113,7 @@ func (r *Row) Message(source string) sim.Message {
 
 // Order is one row of the business table.
 type Order struct {
-	ID       uint64
+	ID       uint64 // increasing from 1 in write order, with gaps where a transaction aborted
 	Customer string
 	Amount   int64
 	Created  sim.Tick
@@ -420,7 +421,10 @@ type Tx struct {
 // Txn returns the underlying memdb transaction, for business tables.
 func (tx *Tx) Txn() *memdb.Txn { return tx.txn }
 
-// InsertOrder inserts a new order with the next order id.
+// InsertOrder inserts a new order with the next order id. The id is taken
+// from the service's sequence at once and not given back if the
+// transaction aborts, so ids increase in write order with gaps, as a
+// database sequence's do.
 func (tx *Tx) InsertOrder(customer string, amount int64) (Order, error) {
 	if customer == "" || amount <= 0 {
 		return Order{}, fmt.Errorf("%w: customer %q, amount %d", ErrInvalidOrder, customer, amount)
@@ -434,9 +438,12 @@ func (tx *Tx) InsertOrder(customer string, amount int64) (Order, error) {
 }
 
 // Append writes an outbox row for e in this transaction. It allocates the
-// row's message (and so its stable sim.ID) now; when the transaction
-// commits, the row is a "stored" event; if it aborts, no event ever names
-// that message and the ledger never hears of it.
+// row's id from the service's sequence and the row's message (and so its
+// stable sim.ID) now; when the transaction commits, the row is a "stored"
+// event; if it aborts, no event ever names that message, the ledger never
+// hears of it, and its row id is never used: row ids increase in write
+// order with gaps, as a database sequence's do, so a relay must never
+// expect the next id to be the last one plus one.
 func (tx *Tx) Append(e Event) (Row, error) {
 	if e.AggregateID == "" || e.EventType == "" {
 		return Row{}, fmt.Errorf("%w: aggregate id and event type are required", ErrInvalidEvent)

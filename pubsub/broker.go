@@ -67,9 +67,13 @@ type Config struct {
 	// Required.
 	Name string
 	// Faults is consulted at the points subscriber.offline,
-	// subscriber.slow, broker.duplicate, broker.delay, broker.reorder and
-	// broker.unavailable, and, through Injector.Handler, at the handler
-	// points of every subscriber; nil means no faults.
+	// subscriber.slow, broker.duplicate, broker.delay and broker.reorder
+	// for every copy (broker.duplicate once per copy, when it is first
+	// offered), at broker.unavailable for every publish and every connect
+	// (Subscriber.Connect), and, through Injector.Handler, at the handler
+	// points of every subscriber; nil means no faults. broker.ack_lost is
+	// never consulted: core NATS has no acknowledgements, so there is no
+	// ack to lose (a fan-out's queue consults it for its own consumers).
 	Faults *faults.Injector
 	// MaxDepth refuses a child publish deeper than this many hops from its
 	// root event (the root is depth 0); 0 means DefaultMaxDepth.
@@ -92,6 +96,8 @@ func (c Config) Validate() error {
 // fires) ends up counted exactly once as Missed, Dropped, Suppressed,
 // Handled, Skipped, Failed or Discarded, or is still counted in Buffered,
 // InFlight or Handling. Delivered counts the copies that entered a buffer.
+// Every copy for a matching fan-out ends up counted once as Forwarded or
+// ForwardFailed, or is still counted in Retrying.
 type Metrics struct {
 	Published      int // publishes accepted
 	Rejected       int // publishes refused (unavailable or back-pressure)
@@ -103,17 +109,20 @@ type Metrics struct {
 	Handled        int // copies whose handler succeeded
 	Skipped        int // copies a subscriber ignored (muted, or its own change under SourceCheck)
 	Failed         int // copies whose handler returned an error (lost: no redelivery)
-	Discarded      int // copies a disconnect threw out of a buffer or a handler (lost)
+	Discarded      int // copies a disconnect threw out of a buffer, a handler or the broker's hold (lost)
 	Duplicated     int // extra copies made by broker.duplicate
 	Delayed        int // copies held back by broker.delay or broker.reorder
 	Forwarded      int // copies forwarded into a durable fan-out target
-	ForwardFailed  int // forwards the target refused (lost)
+	ForwardFailed  int // fan-out copies the target refused on every attempt (lost)
+	ForwardRetries int // retries of refused forwards, immediate and backoff
+	ConnectRefused int // connects refused by broker.unavailable (each retried on the next tick)
 	CascadeLimited int // child publishes refused by a depth limit
 	Emitted        int // child publishes of subscribers' Emits accepted
 	EmitsLost      int // child publishes of Emits the broker refused (lost)
 	Buffered       int // copies in subscriber buffers now
 	InFlight       int // copies held by the broker now (delayed, reordered, waiting for room)
 	Handling       int // copies a slow handler is working on now
+	Retrying       int // fan-out copies waiting for a backoff retry now
 }
 
 // envelope is one accepted publish, shared by every subscriber buffer that
@@ -143,18 +152,15 @@ type subjectStat struct {
 	published int
 }
 
-type fanout struct {
-	name    string
-	pattern Pattern
-	target  sim.Publisher
-}
-
+// delayed is a copy the broker holds for a subscriber until tick at: held
+// back by broker.delay, or waiting for room in a full Block buffer.
 type delayed struct {
 	at      sim.Tick
 	seq     uint64
 	sub     *Subscriber
 	env     *envelope
 	attempt int32
+	dup     bool // broker.duplicate fired when the copy was first offered: it is placed twice
 }
 
 type delayHeap []delayed
@@ -201,6 +207,7 @@ type Broker struct {
 	delayed  delayHeap
 	delaySeq uint64
 	held     []*Subscriber
+	retries  retryHeap // fan-out copies waiting for a retry
 
 	gen     uint64   // handling generation, advanced by a tick's subscriber step
 	genTick sim.Tick // the tick gen was last advanced
@@ -264,9 +271,12 @@ func (b *Broker) MaxDepth() int { return b.maxDepth }
 func (b *Broker) Metrics() Metrics { return b.m }
 
 // Idle reports whether the broker holds no copy anywhere: none buffered,
-// none held back by a fault or by back-pressure, none in a slow handler.
-// A run has drained the broker when it is idle.
-func (b *Broker) Idle() bool { return b.m.Buffered == 0 && b.m.InFlight == 0 && b.m.Handling == 0 }
+// none held back by a fault or by back-pressure, none in a slow handler,
+// no fan-out copy waiting for a retry. A run has drained the broker when
+// it is idle.
+func (b *Broker) Idle() bool {
+	return b.m.Buffered == 0 && b.m.InFlight == 0 && b.m.Handling == 0 && b.m.Retrying == 0
+}
 
 // PublishedTo returns how many publishes to subject the broker accepted,
 // roots and children alike. It costs one map lookup; the broker keeps one
@@ -291,38 +301,6 @@ func (b *Broker) Subscriber(name string) (*Subscriber, bool) {
 		}
 	}
 	return nil, false
-}
-
-// FanOut subscribes a durable target (a queue, in SNS-to-SQS style) to
-// every subject matching pattern. Each matching publish makes a new copy
-// for the target: a new ID from the world's IDs, the same key, body and
-// headers, and Origin set to the published message's ID, so the ledger
-// judges the target's copy as part of the publish's lineage while every
-// target holds a state of its own. The copy is handed to target.Publish
-// whether or not any ephemeral subscriber is online, and the supervisor
-// switch does not mute it. A forward the target accepts is traced as
-// "forwarded"; one it refuses is traced as "rejected" and then "lost" with
-// cause sim.CauseForwardFailed (no consumer: the copy never reached one).
-// name identifies the fan-out in the trace and must be unique among the
-// broker's subscribers and fan-outs.
-func (b *Broker) FanOut(name, pattern string, target sim.Publisher) error {
-	if name == "" {
-		return fmt.Errorf("%w: a fan-out needs a name", ErrInvalidConfig)
-	}
-	if target == nil {
-		return fmt.Errorf("%w: fan-out %q has no target", ErrInvalidConfig, name)
-	}
-	p, err := ParsePattern(pattern)
-	if err != nil {
-		return fmt.Errorf("fan-out %q: %w", name, err)
-	}
-	if b.names[name] {
-		return fmt.Errorf("%w: %q", ErrDuplicateName, name)
-	}
-	b.names[name] = true
-	b.fanouts = append(b.fanouts, &fanout{name: name, pattern: p, target: target})
-	b.invalidate()
-	return nil
 }
 
 func (b *Broker) invalidate() { clear(b.routes) }
@@ -491,7 +469,7 @@ func (b *Broker) fanOutFast(r *route, e *envelope) {
 	placed := 0
 	for _, s := range r.subs {
 		if !s.online || s.full() {
-			b.offer(s, e, true, 1) // missed, or the overflow policy decides
+			b.offer(s, e, true, 1, false) // missed, or the overflow policy decides
 			continue
 		}
 		s.push(slot{env: e, gen: b.gen, attempt: 1})
@@ -526,37 +504,8 @@ func (b *Broker) fanOut(r *route, e *envelope, muted bool) {
 			b.env.Emit(ev)
 			continue
 		}
-		b.offer(s, e, true, 1)
+		b.offer(s, e, true, 1, false)
 	}
-}
-
-// forward hands a new copy of e's message to a durable fan-out target.
-func (b *Broker) forward(f *fanout, e *envelope) {
-	c := e.msg
-	c.ID = b.env.IDs.Next()
-	c.Origin = e.msg.ID
-	c.Created = b.env.Now()
-	if _, ok := c.Headers.Get(sim.HeaderEventID); !ok {
-		c.Headers = c.Headers.With(sim.HeaderEventID, e.msg.ID.String())
-	}
-	if err := f.target.Publish(c); err != nil {
-		b.m.ForwardFailed++
-		ev := sim.Event{Kind: sim.KindRejected, Where: e.where, Actor: f.name, Msg: c.ID, Origin: c.Origin, Key: c.Key, Corr: e.corr}
-		if b.detailed() {
-			ev.Detail = "fan-out " + f.name + " refused the copy: " + err.Error()
-		}
-		b.env.Emit(ev)
-		b.env.Emit(sim.Event{Kind: sim.KindLost, Where: e.where, Actor: f.name, Msg: c.ID, Origin: c.Origin, Key: c.Key, Type: c.Headers.Type,
-			Corr: e.corr, Cause: sim.CauseForwardFailed})
-		return
-	}
-	b.m.Forwarded++
-	e.addCopy()
-	ev := sim.Event{Kind: KindForwarded, Where: e.where, Actor: f.name, Msg: c.ID, Origin: c.Origin, Key: c.Key, Corr: e.corr}
-	if b.detailed() {
-		ev.Detail = "copy for fan-out " + f.name
-	}
-	b.env.Emit(ev)
 }
 
 func (e *envelope) addCopy() {
@@ -576,36 +525,51 @@ func faultCtx(s *Subscriber, e *envelope) faults.Context {
 // by broker.delay or broker.reorder (only at publish time), otherwise
 // placed in the buffer, twice when broker.duplicate fires. attempt is the
 // delivery number the copy gets when placed.
-func (b *Broker) offer(s *Subscriber, e *envelope, atPublish bool, attempt int32) {
+//
+// broker.duplicate is consulted once per copy, when the copy is first
+// offered at publish time (after the offline check, before delay and
+// reorder), and the decision travels with the copy (dup) while the broker
+// holds it: a copy re-offered later (released from a delay or a reorder,
+// or retried while a Block buffer is full) is never rolled again, so a
+// fault fires once per delivery and a held copy cannot breed duplicates
+// tick after tick.
+func (b *Broker) offer(s *Subscriber, e *envelope, atPublish bool, attempt int32, dup bool) {
 	if !s.online {
-		b.miss(s, e, "", "subscriber offline")
+		b.missCopies(s, e, dup, "", "subscriber offline")
 		return
 	}
 	in := b.faults
 	if in == nil {
-		b.place(s, e, attempt)
+		b.placeCopies(s, e, attempt, dup)
 		return
 	}
 	if in.Has(faults.SubscriberOffline) {
 		c := faultCtx(s, e)
 		if f := in.CheckRef(faults.SubscriberOffline, &c); f != nil {
-			b.miss(s, e, f.Rule, "subscriber offline")
+			b.missCopies(s, e, dup, f.Rule, "subscriber offline")
 			return
 		}
 	}
 	if atPublish {
+		if in.Has(faults.BrokerDuplicate) {
+			c := faultCtx(s, e)
+			if f := in.CheckRef(faults.BrokerDuplicate, &c); f != nil {
+				dup = true
+				b.m.Duplicated++
+			}
+		}
 		if in.Has(faults.BrokerDelay) {
 			c := faultCtx(s, e)
 			if f := in.CheckRef(faults.BrokerDelay, &c); f != nil {
 				d := sim.Tick(max(f.Param, 1))
-				b.hold(s, e, b.env.Now()+d, attempt, f.Rule, "delayed by "+strconv.FormatInt(int64(d), 10)+" tick(s)")
+				b.hold(s, e, b.env.Now()+d, attempt, dup, f.Rule, "delayed by "+strconv.FormatInt(int64(d), 10)+" tick(s)")
 				return
 			}
 		}
 		if s.held == nil && in.Has(faults.BrokerReorder) {
 			c := faultCtx(s, e)
 			if f := in.CheckRef(faults.BrokerReorder, &c); f != nil {
-				s.held, s.heldAt, s.heldAttempt = e, b.env.Now(), attempt
+				s.held, s.heldAt, s.heldAttempt, s.heldDup = e, b.env.Now(), attempt, dup
 				e.refs++
 				if !s.listed {
 					s.listed = true
@@ -622,32 +586,40 @@ func (b *Broker) offer(s *Subscriber, e *envelope, atPublish bool, attempt int32
 			}
 		}
 	}
-	dup := false
-	if in.Has(faults.BrokerDuplicate) {
-		c := faultCtx(s, e)
-		if f := in.CheckRef(faults.BrokerDuplicate, &c); f != nil {
-			dup = true
-			b.m.Duplicated++
-		}
-	}
-	b.place(s, e, attempt)
-	if dup {
-		b.place(s, e, attempt+1)
-	}
+	b.placeCopies(s, e, attempt, dup)
 	if atPublish && s.held != nil && s.held != e {
-		h, n := s.held, s.heldAttempt
-		s.held = nil
+		h, n, hd := s.held, s.heldAttempt, s.heldDup
+		s.held, s.heldDup = nil, false
 		b.m.InFlight--
-		b.place(s, h, n)
+		b.placeCopies(s, h, n, hd)
 		b.unref(h)
 	}
 }
 
-// hold keeps a copy of e for s in the broker until tick at. A non-empty
-// detail marks a fault's delay, which is traced and counted.
-func (b *Broker) hold(s *Subscriber, e *envelope, at sim.Tick, attempt int32, rule, detail string) {
+// placeCopies places a copy of e in s's buffer, and a second one (the next
+// delivery number) when broker.duplicate fired for it.
+func (b *Broker) placeCopies(s *Subscriber, e *envelope, attempt int32, dup bool) {
+	b.place(s, e, attempt)
+	if dup {
+		b.place(s, e, attempt+1)
+	}
+}
+
+// missCopies traces that s missed its copy of e, and its duplicate too when
+// broker.duplicate fired for it: each copy ends once.
+func (b *Broker) missCopies(s *Subscriber, e *envelope, dup bool, rule, detail string) {
+	b.miss(s, e, rule, detail)
+	if dup {
+		b.miss(s, e, rule, detail)
+	}
+}
+
+// hold keeps a copy of e for s in the broker until tick at; dup says that
+// broker.duplicate fired for it, so it is placed twice when released. A
+// non-empty detail marks a fault's delay, which is traced and counted.
+func (b *Broker) hold(s *Subscriber, e *envelope, at sim.Tick, attempt int32, dup bool, rule, detail string) {
 	b.delaySeq++
-	heap.Push(&b.delayed, delayed{at: at, seq: b.delaySeq, sub: s, env: e, attempt: attempt})
+	heap.Push(&b.delayed, delayed{at: at, seq: b.delaySeq, sub: s, env: e, attempt: attempt, dup: dup})
 	e.refs++
 	b.m.InFlight++
 	if detail != "" {
@@ -658,6 +630,63 @@ func (b *Broker) hold(s *Subscriber, e *envelope, at sim.Tick, attempt int32, ru
 		}
 		b.env.Emit(ev)
 	}
+}
+
+// dropHeld throws away every copy the broker holds for s in its delay heap
+// (broker.delay, or a full Block buffer), in the order they would have
+// been released, each traced as lost with cause sim.CauseDisconnect. It
+// costs O(held copies).
+func (b *Broker) dropHeld(s *Subscriber) {
+	var gone []delayed
+	keep := b.delayed[:0]
+	for _, d := range b.delayed {
+		if d.sub == s {
+			gone = append(gone, d)
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	clear(b.delayed[len(keep):])
+	b.delayed = keep
+	heap.Init(&b.delayed)
+	sort.Slice(gone, func(i, j int) bool { return delayHeap(gone).Less(i, j) })
+	for _, d := range gone {
+		b.m.InFlight--
+		detail := "held back by the broker, discarded at disconnect"
+		if b.detailed() && d.at > b.env.Now() {
+			detail = "held back by the broker until tick " + strconv.FormatInt(int64(d.at), 10) + ", discarded at disconnect"
+		}
+		s.discardHeld(d.env, d.dup, detail)
+	}
+}
+
+// connectRefused consults broker.unavailable for a connect of s and
+// returns the refusal, traced as "rejected", or nil when the broker takes
+// the connection.
+func (b *Broker) connectRefused(s *Subscriber) error {
+	if !b.faults.Has(faults.BrokerUnavailable) {
+		return nil
+	}
+	c := faults.Context{Where: s.where, Consumer: s.name}
+	f := b.faults.CheckRef(faults.BrokerUnavailable, &c)
+	if f == nil {
+		return nil
+	}
+	cause := errConnection
+	if f.Error != "" {
+		cause = errors.New(f.Error)
+	}
+	err := fmt.Errorf("%w: %s: subscriber %q cannot connect: %w", ErrUnavailable, s.where, s.name, cause)
+	b.m.ConnectRefused++
+	ev := sim.Event{Kind: sim.KindRejected, Where: s.where, Actor: s.name, Consumer: s.consumer, Rule: f.Rule}
+	if b.detailed() {
+		ev.Detail = err.Error() + "; reconnecting at the next tick"
+	}
+	b.env.Emit(ev)
+	return err
 }
 
 // miss traces that s missed e by design ("missed").
@@ -686,7 +715,8 @@ func (b *Broker) drop(s *Subscriber, e *envelope, policy string) {
 // place puts a copy of e into s's buffer, applying s's overflow policy
 // when the buffer is full. A Block subscriber that is full (possible only
 // for copies the broker already accepted) keeps the copy in the broker and
-// retries on the next tick.
+// retries on the next tick; the retry consults no fault point but
+// subscriber.offline (the copy's duplicate, if any, was decided already).
 func (b *Broker) place(s *Subscriber, e *envelope, attempt int32) {
 	if s.full() {
 		switch s.policy {
@@ -699,7 +729,7 @@ func (b *Broker) place(s *Subscriber, e *envelope, attempt int32) {
 			b.drop(s, old.env, "drop oldest")
 			b.unref(old.env)
 		case Block:
-			b.hold(s, e, b.env.Now()+1, attempt, "", "")
+			b.hold(s, e, b.env.Now()+1, attempt, false, "", "")
 			return
 		}
 	}
@@ -745,9 +775,9 @@ func (b *Broker) emitCopy(k sim.Kind, s *Subscriber, e *envelope, attempt int32)
 }
 
 // Step releases the copies held by broker.delay or by back-pressure whose
-// time has come, and the copies held by broker.reorder that no later copy
-// overtook. It is the broker's step in sim.PhaseBroker; its cost is
-// O(released).
+// time has come and the copies held by broker.reorder that no later copy
+// overtook, and retries the fan-out forwards whose backoff is over. It is
+// the broker's step in sim.PhaseBroker; its cost is O(released + retried).
 func (b *Broker) Step(now sim.Tick) {
 	keep := b.held[:0]
 	for _, s := range b.held {
@@ -755,9 +785,10 @@ func (b *Broker) Step(now sim.Tick) {
 		case h == nil:
 			s.listed = false
 		case s.heldAt < now:
-			s.held, s.listed = nil, false
+			dup := s.heldDup
+			s.held, s.heldDup, s.listed = nil, false, false
 			b.m.InFlight--
-			b.release(s, h, s.heldAttempt)
+			b.release(s, h, s.heldAttempt, dup)
 			b.unref(h)
 		default: // held this very tick: wait for a later copy or the next tick
 			keep = append(keep, s)
@@ -768,18 +799,20 @@ func (b *Broker) Step(now sim.Tick) {
 	for len(b.delayed) > 0 && b.delayed[0].at <= now {
 		d := heap.Pop(&b.delayed).(delayed)
 		b.m.InFlight--
-		b.release(d.sub, d.env, d.attempt)
+		b.release(d.sub, d.env, d.attempt, d.dup)
 		b.unref(d.env)
 	}
+	b.stepRetries(now)
 }
 
-// release delivers a copy the broker held back, as if published now.
-func (b *Broker) release(s *Subscriber, e *envelope, attempt int32) {
+// release delivers a copy the broker held back, as if published now,
+// without consulting broker.duplicate again.
+func (b *Broker) release(s *Subscriber, e *envelope, attempt int32, dup bool) {
 	if s.closed {
-		b.miss(s, e, "", "subscriber closed")
+		b.missCopies(s, e, dup, "", "subscriber closed")
 		return
 	}
-	b.offer(s, e, false, attempt)
+	b.offer(s, e, false, attempt, dup)
 }
 
 // stepSubscribers steps every subscriber in subscription order.

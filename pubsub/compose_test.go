@@ -128,9 +128,13 @@ type failing struct{}
 
 func (failing) Publish(sim.Message) error { return errors.New("queue: broker unavailable") }
 
+// TestFanOutFailureIsALoss checks that a fan-out without retries
+// (NoForwardRetry) loses a refused copy at once, booked as forward failed
+// before any consumer; TestIssue13FanOutRetriesWithBackoff covers the
+// default policy.
 func TestFanOutFailureIsALoss(t *testing.T) {
 	r := newRig(t, 1, 0)
-	if err := r.b.FanOut("archive", ">", failing{}); err != nil {
+	if err := r.b.FanOutWith(FanOutConfig{Name: "archive", Pattern: ">", Target: failing{}, Retry: &NoForwardRetry}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.b.FanOut("archive", ">", failing{}); !errors.Is(err, ErrDuplicateName) {
@@ -141,6 +145,12 @@ func TestFanOutFailureIsALoss(t *testing.T) {
 	}
 	if err := r.b.FanOut("y", "a", nil); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("nil target: %v", err)
+	}
+	for _, bad := range []ForwardRetry{{Immediate: -1}, {Backoff: 2}, {Backoff: 1, Delay: 4, MaxDelay: 2}, {Delay: -1},
+		{Backoff: MaxForwardRetries + 1, Delay: 1}} {
+		if err := r.b.FanOutWith(FanOutConfig{Name: "z", Pattern: "a", Target: failing{}, Retry: &bad}); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("retry %+v: %v, want ErrInvalidConfig", bad, err)
+		}
 	}
 	m := r.mustPublish("a", "k")
 	led := r.w.Ledger()
@@ -162,9 +172,11 @@ func TestFanOutFailureIsALoss(t *testing.T) {
 	r.refold()
 }
 
-// TestFanOutWithQueueFaults checks that a queue refusing a forward while
-// it is down loses that copy (forward failed), and the ephemeral side is
-// unaffected.
+// TestFanOutWithQueueFaults checks that a queue refusing one forward (its
+// broker.unavailable fires once) does not lose the copy: the default
+// policy retries it at once, as SNS's immediate-retry phase does for SQS
+// endpoints, so all three copies reach the queue; and the ephemeral side
+// is unaffected.
 func TestFanOutWithQueueFaults(t *testing.T) {
 	r := newRig(t, 3, 0, faults.Rule{Name: "queue-down", Point: faults.BrokerUnavailable, Nth: 2, Match: faults.Match{Where: "queue:*"}})
 	q := r.newQueue(queue.Config{Name: "audit"})
@@ -184,12 +196,18 @@ func TestFanOutWithQueueFaults(t *testing.T) {
 		t.Errorf("ephemeral handled %v", h.got)
 	}
 	led := r.w.Ledger()
-	losses := led.Losses()
-	if len(losses) != 1 || led.Root(losses[0].ID) != sent[1] || losses[0].Consumer != "" || losses[0].Cause != sim.CauseForwardFailed {
-		t.Errorf("losses %+v", losses)
+	if losses := led.Losses(); len(losses) != 0 {
+		t.Errorf("losses %+v, want none", losses)
 	}
-	if q.Len() != 2 {
-		t.Errorf("queue holds %d, want 2", q.Len())
+	refused := r.events(sim.KindRejected, "audit")
+	if len(refused) != 1 || refused[0].Origin != sent[1] || refused[0].Attempt != 1 {
+		t.Errorf("refusals %+v, want one, of the second publish's copy", refused)
+	}
+	if q.Len() != 3 {
+		t.Errorf("queue holds %d, want 3", q.Len())
+	}
+	if m := r.b.Metrics(); m.Forwarded != 3 || m.ForwardRetries != 1 || m.ForwardFailed != 0 {
+		t.Errorf("metrics %+v", m)
 	}
 	r.refold()
 }

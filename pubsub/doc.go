@@ -47,17 +47,20 @@
 //   - missed (Msg, Consumer): the subscriber was offline.
 //   - dropped (Msg, Consumer): an overflow policy dropped the copy.
 //   - lost with sim.CauseDisconnect (Msg, Consumer): a disconnect threw the
-//     copy out of the buffer or out of a working handler.
+//     copy out of the buffer, out of a working handler, or out of the
+//     broker's hold (a copy held back by broker.delay or broker.reorder,
+//     or waiting for room in a full Block buffer).
 //   - lost with sim.CauseForwardFailed (Msg: the fan-out copy, Origin: the
-//     publish, no Consumer): a durable fan-out target refused its copy.
+//     publish, no Consumer): a durable fan-out target refused its copy on
+//     every attempt the fan-out's retry policy allows.
 //   - lost with sim.CauseBrokerUnavailable or sim.CauseOverflow (no
 //     Consumer): a subscriber's Emit was refused and given up.
 //
 // Copies the supervisor switch suppresses are not routed to the
 // subscriber at all ("suppressed", which the ledger ignores, as it ignores
-// "delayed", "connected", "disconnected", "forwarded" and
-// "cascade_limited"). Detail text is built only when a sink that shows it
-// is attached.
+// "delayed", "connected", "disconnected", "forwarded", "cascade_limited"
+// and "rejected": a refused publish, connect or forward attempt). Detail
+// text is built only when a sink that shows it is attached.
 //
 // # Handlers and behaviour
 //
@@ -89,13 +92,55 @@
 //
 // # Durable fan-out
 //
-// Broker.FanOut subscribes any sim.Publisher, typically a queue.Queue, to a
-// pattern in SNS-to-SQS style: every matching publish makes a new copy
-// (new ID, same key, body and headers, Origin = the publish) for the
-// target, whether or not an ephemeral subscriber is online. Each target's
-// copy has a state of its own, so one queue's consumer acking its copy says
-// nothing about another queue's copy, and the ledger judges both as part
-// of the publish's lineage.
+// Broker.FanOut (and FanOutWith, with a FanOutConfig) subscribes any
+// sim.Publisher, typically a queue.Queue, to a pattern in SNS-to-SQS
+// style: every matching publish makes a new copy (new ID, same key, body
+// and headers, Origin = the publish) for the target, whether or not an
+// ephemeral subscriber is online. Each target's copy has a state of its
+// own, so one queue's consumer acking its copy says nothing about another
+// queue's copy, and the ledger judges both as part of the publish's
+// lineage. A forward the target refuses is retried by the fan-out's
+// ForwardRetry (DefaultForwardRetry unless configured): a few retries at
+// once, then a doubling backoff, and only when every attempt was refused
+// is the copy lost with sim.CauseForwardFailed. Every attempt is traced as
+// "rejected" with its number; retries are deterministic.
+//
+// # Fault points and outages
+//
+// broker.duplicate, broker.delay, broker.reorder, subscriber.offline and
+// subscriber.slow act on the copies for one subscriber; broker.duplicate
+// is decided once per copy, when the copy is first offered, and a copy the
+// broker holds (delayed, reordered, or waiting for room in a full Block
+// buffer) carries that decision and is never rolled again, so a fault
+// fires once per delivery. broker.unavailable refuses publishes
+// (ErrUnavailable, which wraps sim.ErrUnavailable) and subscribers'
+// connects; a subscriber whose connect was refused tries again every tick
+// by itself, and misses what is published until it is connected. A
+// disconnect throws away every copy routed to the subscriber and not yet
+// handled, including those the broker holds for it. Fault points of a
+// fan-out's target (for a queue: its own broker.unavailable,
+// broker.duplicate and broker.ack_lost) apply inside the target.
+//
+// # Differences from NATS and SNS
+//
+// Core NATS has no acknowledgements (a message goes to whoever is
+// subscribed at that moment, and the server stores nothing), so
+// broker.ack_lost does not apply to pub/sub and is never consulted here.
+// SNS retries a delivery to an SQS endpoint 100,015 times over 23 days
+// with jitter, and moves it to a subscription's dead-letter queue when one
+// is attached; a fan-out here makes DefaultForwardRetry's nine attempts
+// over 23 ticks without jitter and has no dead-letter queue, so that a
+// simulated run drains soon, replays identically from its seed, and shows
+// the loss the policy leaves. A NATS client buffers publishes
+// while it reconnects (nats.go's ReconnectBufSize, 8 MiB by default) and
+// flushes them once reconnected; here a publish during an outage fails at
+// once with ErrUnavailable, so that what becomes of it is the publisher's
+// visible decision (retry, or give up and book the loss) rather than a
+// buffer the simulation would have to size. A NATS client waits between
+// reconnect attempts (2 seconds by default in nats.go) and gives up after
+// 60 attempts per server; a subscriber here tries again every tick and
+// never gives up by itself, because a tick is the model's smallest wait
+// and Disconnect is how a scenario makes it stop.
 //
 // # Determinism and cost
 //

@@ -27,9 +27,12 @@ var modelled = map[sim.Cause]bool{
 }
 
 // randomPlan draws a fault mix over every pubsub fault point, the handler
-// points (for subscribers and queue workers alike) and queue outages that
-// refuse fan-out forwards; every rule ends by tick 40 so the run can drain.
-func randomPlan(st *sim.Stream, actors []string) []faults.Rule {
+// points (for subscribers and queue workers alike), queue outages that
+// refuse fan-out forwards, outages that refuse subscribers' connects (the
+// "down" rule, when it names a subscriber) and broker.ack_lost on the
+// topics (which pub/sub never consults) and the queues; every rule ends by
+// tick 40 so the run can drain.
+func randomPlan(st *sim.Stream, actors, subs []string) []faults.Rule {
 	var rules []faults.Rule
 	add := func(name string, p faults.Point, prob float64, param int64, where string) {
 		if !st.Chance(0.5) {
@@ -46,11 +49,18 @@ func randomPlan(st *sim.Stream, actors []string) []faults.Rule {
 	add("offline", faults.SubscriberOffline, 0.7, 0, "")
 	add("slow", faults.SubscriberSlow, 0.5, int64(1+st.IntN(3)), "")
 	add("dup", faults.BrokerDuplicate, 0.2, 0, "topic:*")
-	add("delay", faults.BrokerDelay, 0.2, int64(1+st.IntN(4)), "topic:*")
+	add("delay", faults.BrokerDelay, 0.3, int64(1+st.IntN(8)), "topic:*")
 	add("reorder", faults.BrokerReorder, 0.2, 0, "topic:*")
 	add("down", faults.BrokerUnavailable, 0.5, 0, "topic:*")
 	add("queue-down", faults.BrokerUnavailable, 0.5, 0, "queue:*")
 	add("queue-dup", faults.BrokerDuplicate, 0.3, 0, "queue:*")
+	if st.Chance(0.5) { // an outage one subscriber's connects run into
+		from := sim.Tick(st.IntN(30))
+		rules = append(rules, faults.Rule{Name: "connect-down", Point: faults.BrokerUnavailable, Probability: 0.8, From: from,
+			Until: from + 2 + sim.Tick(st.IntN(8)), Match: faults.Match{Where: "topic:*", Consumer: subs[st.IntN(len(subs))]}})
+	}
+	add("topic-ack-lost", faults.BrokerAckLost, 0.5, 0, "topic:*")
+	add("queue-ack-lost", faults.BrokerAckLost, 0.3, 0, "queue:*")
 	add("transient", faults.HandlerTransient, 0.3, int64(1+st.IntN(3)), "")
 	add("permanent", faults.HandlerPermanent, 0.2, 0, "")
 	add("poison", faults.HandlerPoison, 0.1, 0, "")
@@ -65,7 +75,7 @@ type pairKey struct {
 
 // outcome counts the trace events about one copy for one subscriber.
 type outcome struct {
-	delivered, processed, skipped, failed, droppedOld, droppedNew, missed, discarded, handlerLost, suppressed, dup int
+	delivered, processed, skipped, failed, droppedOld, droppedNew, missed, discarded, discardedHeld, handlerLost, suppressed, dup int
 }
 
 // propRun is one random seed's world.
@@ -74,6 +84,7 @@ type propRun struct {
 	subs   []*Subscriber
 	queues []*queue.Queue
 	cons   []*queue.Consumer
+	retry  []*ForwardRetry // each queue's fan-out policy (nil: the default)
 }
 
 // runProperty runs one random seed to the end and checks it; it returns
@@ -90,7 +101,8 @@ func runProperty(t *testing.T, seed uint64, tally map[string]int) ([]byte, Metri
 	for i := range nq {
 		actors = append(actors, fmt.Sprintf("w%d", i))
 	}
-	r := newRig(t, seed, 3, randomPlan(st, actors)...)
+	plan := randomPlan(st, actors, names)
+	r := newRig(t, seed, 3, plan...)
 	var text bytes.Buffer
 	r.w.Trace().Attach(sim.NewTextWriter(&text))
 	p := &propRun{r: r}
@@ -148,11 +160,37 @@ func runProperty(t *testing.T, seed uint64, tally map[string]int) ([]byte, Metri
 		r.w.At(40, "connect "+name, func() { _ = s.Connect(); s.Unmute() })
 		_ = i
 	}
+	for _, rule := range plan {
+		if rule.Name != "connect-down" {
+			continue
+		}
+		// The subscriber the outage names drops its connection as the
+		// outage starts and connects at once: refused, it retries by itself.
+		for _, s := range p.subs {
+			if s.Name() == rule.Match.Consumer {
+				r.w.At(rule.From, "drop "+s.Name(), s.Disconnect)
+				r.w.At(rule.From, "reconnect "+s.Name(), func() { _ = s.Connect() })
+			}
+		}
+	}
 	for i := range nq {
 		name := fmt.Sprintf("q%d", i)
 		dlq := r.newQueue(queue.Config{Name: name + "-dlq"})
 		q := r.newQueue(queue.Config{Name: name, DeadLetter: dlq, VisibilityTimeout: sim.Tick(3 + st.IntN(5))})
-		if err := r.b.FanOut(name, propPatterns[st.IntN(len(propPatterns))], q); err != nil {
+		var retry *ForwardRetry
+		switch st.IntN(4) {
+		case 1:
+			retry = &NoForwardRetry
+		case 2:
+			retry = &ForwardRetry{Immediate: st.IntN(3), Backoff: st.IntN(5), Delay: sim.Tick(1 + st.IntN(3))}
+			if st.Chance(0.5) {
+				retry.MaxDelay = retry.Delay * sim.Tick(1+st.IntN(4))
+			}
+		case 3:
+			retry = &ForwardRetry{Backoff: 1 + st.IntN(3), Delay: 1}
+		}
+		p.retry = append(p.retry, retry)
+		if err := r.b.FanOutWith(FanOutConfig{Name: name, Pattern: propPatterns[st.IntN(len(propPatterns))], Target: q, Retry: retry}); err != nil {
 			t.Fatal(err)
 		}
 		var h sim.Handler = sim.Effect("")
@@ -223,6 +261,11 @@ func (p *propRun) check(t *testing.T, seed uint64, tally map[string]int) {
 			tally["lost before any consumer: "+string(l.Cause)]++
 		}
 	}
+	for _, e := range r.rec.Events() {
+		if e.Kind == sim.KindLost && e.Cause == sim.CauseDisconnect && strings.Contains(e.Detail, "held") {
+			tally["held copies discarded"]++
+		}
+	}
 	p.checkCopies(t, seed)
 	p.checkFanOuts(t, seed)
 }
@@ -275,6 +318,9 @@ func (p *propRun) checkCopies(t *testing.T, seed uint64) {
 			switch e.Cause {
 			case sim.CauseDisconnect:
 				get(&e).discarded++
+				if strings.Contains(e.Detail, "held") {
+					get(&e).discardedHeld++ // never entered the buffer
+				}
 			case sim.CauseHandlerFailed:
 				get(&e).handlerLost++
 			}
@@ -301,7 +347,7 @@ func (p *propRun) checkCopies(t *testing.T, seed uint64) {
 			}
 			handled := o.processed + o.skipped + o.failed
 			terminal := handled + o.droppedOld + o.droppedNew + o.missed + o.discarded + o.suppressed
-			if terminal != 1+o.dup || o.delivered != handled+o.droppedOld+o.discarded || o.failed != o.handlerLost {
+			if terminal != 1+o.dup || o.delivered != handled+o.droppedOld+o.discarded-o.discardedHeld || o.failed != o.handlerLost {
 				t.Errorf("seed %d: %v for %s: unaccounted copy: %+v", seed, x.id, s.Name(), *o)
 				continue
 			}
@@ -349,8 +395,14 @@ func (p *propRun) checkFanOuts(t *testing.T, seed uint64) {
 	r := p.r
 	led := r.w.Ledger()
 	forwarded, failed := map[pairKey]int{}, map[pairKey]int{}
+	refusals := map[sim.ID]int{} // refused attempts per fan-out copy
 	for _, e := range r.rec.Events() {
 		switch {
+		case e.Kind == sim.KindRejected && e.Origin != 0:
+			refusals[e.Msg]++
+			if e.Attempt != refusals[e.Msg] {
+				t.Errorf("seed %d: fan-out copy %v: refusal %d traced as attempt %d", seed, e.Msg, refusals[e.Msg], e.Attempt)
+			}
 		case e.Kind == KindForwarded:
 			forwarded[pairKey{e.Origin, e.Actor}]++
 			if rec, ok := led.Record(e.Msg); !ok || rec.Origin != e.Origin || led.Root(e.Msg) != led.Root(e.Origin) {
@@ -358,6 +410,27 @@ func (p *propRun) checkFanOuts(t *testing.T, seed uint64) {
 			}
 		case e.Kind == sim.KindLost && e.Cause == sim.CauseForwardFailed:
 			failed[pairKey{e.Origin, e.Actor}]++
+		}
+	}
+	// A copy is lost only after every attempt its policy allows was
+	// refused, and a forwarded copy was refused fewer times than that.
+	policy := map[string]ForwardRetry{}
+	for i, q := range p.queues {
+		policy[q.Name()] = DefaultForwardRetry
+		if p.retry[i] != nil {
+			policy[q.Name()] = *p.retry[i]
+		}
+	}
+	for _, e := range r.rec.Events() {
+		pol, ok := policy[e.Actor]
+		if !ok {
+			continue
+		}
+		switch {
+		case e.Kind == KindForwarded && refusals[e.Msg] >= pol.Attempts():
+			t.Errorf("seed %d: copy %v for %s forwarded after %d refusals; the policy allows %d attempts", seed, e.Msg, e.Actor, refusals[e.Msg], pol.Attempts())
+		case e.Kind == sim.KindLost && e.Cause == sim.CauseForwardFailed && refusals[e.Msg] != pol.Attempts():
+			t.Errorf("seed %d: copy %v for %s lost after %d refusals; the policy makes %d attempts", seed, e.Msg, e.Actor, refusals[e.Msg], pol.Attempts())
 		}
 	}
 	for _, e := range r.rec.Events() {
@@ -380,9 +453,11 @@ func (p *propRun) checkFanOuts(t *testing.T, seed uint64) {
 
 // TestPropertyConservation runs 1000 random seeds (100 with -short) with
 // random subscribers, handlers, overflow policies, cascades, emits,
-// supervisor and source checks, mutes, connects and disconnects, fan-outs
-// into consumed queues, and a random mix of every pubsub fault, the handler
-// faults and queue outages. Every origin must end with a verdict that is
+// supervisor and source checks, mutes, connects (refused and retried
+// during outages) and disconnects (which throw away buffered and held
+// copies), fan-outs into consumed queues with random retry policies, and a
+// random mix of every pubsub fault, the handler faults, broker.ack_lost
+// and queue outages. Every origin must end with a verdict that is
 // neither unsettled nor pending, every loss must have a modelled cause,
 // the ledger folded from the JSON Lines trace must equal the live one, and
 // every copy must be accounted for.
@@ -415,6 +490,8 @@ func TestPropertyConservation(t *testing.T) {
 		sum.Delayed += m.Delayed
 		sum.Forwarded += m.Forwarded
 		sum.ForwardFailed += m.ForwardFailed
+		sum.ForwardRetries += m.ForwardRetries
+		sum.ConnectRefused += m.ConnectRefused
 		sum.CascadeLimited += m.CascadeLimited
 		sum.Emitted += m.Emitted
 		sum.EmitsLost += m.EmitsLost
@@ -436,6 +513,7 @@ func TestPropertyConservation(t *testing.T) {
 	}{{"rejected", sum.Rejected}, {"back-pressure", sum.Backpressure}, {"missed", sum.Missed}, {"dropped", sum.Dropped},
 		{"suppressed", sum.Suppressed}, {"skipped", sum.Skipped}, {"discarded", sum.Discarded}, {"duplicated", sum.Duplicated},
 		{"delayed", sum.Delayed}, {"failed", sum.Failed}, {"forwarded", sum.Forwarded}, {"forward failed", sum.ForwardFailed},
+		{"forward retries", sum.ForwardRetries}, {"refused connects", sum.ConnectRefused}, {"held copies discarded", tally["held copies discarded"]},
 		{"cascade-limited", sum.CascadeLimited}, {"emitted", sum.Emitted},
 		{"applied verdicts", tally["applied"]}, {"parked verdicts", tally["parked"]}, {"absorbed verdicts", tally["absorbed"]},
 		{"missed verdicts", tally["missed"]}, {"lost verdicts", tally["lost"]}} {

@@ -198,11 +198,14 @@ type Subscriber struct {
 	head int
 	n    int
 
-	held        *envelope // a copy broker.reorder holds behind the next one
-	heldAt      sim.Tick
-	heldAttempt int32
-	listed      bool     // in the broker's list of subscribers holding a copy
-	restUntil   sim.Tick // subscriber.slow: reads nothing before this tick
+	held         *envelope // a copy broker.reorder holds behind the next one
+	heldAt       sim.Tick
+	heldAttempt  int32
+	heldDup      bool     // broker.duplicate fired for the held copy: it is placed twice
+	listed       bool     // in the broker's list of subscribers holding a copy
+	reconnecting bool     // a connect was refused; the step tries again every tick
+	reconnectAt  sim.Tick // the tick of the next try
+	restUntil    sim.Tick // subscriber.slow: reads nothing before this tick
 
 	working bool     // a Timed handler is working on work
 	work    slot     // the copy in the handler
@@ -319,26 +322,45 @@ func (s *Subscriber) pop() slot {
 }
 
 // Connect brings the subscriber online: it gets copies of publishes from
-// now on, never of earlier ones. Connecting a closed subscriber returns
-// ErrClosed.
+// now on, never of earlier ones. While broker.unavailable fires for the
+// connect (Where "topic:"+pattern, Consumer the subscriber's name), the
+// broker refuses it: Connect returns an error wrapping ErrUnavailable, the
+// refusal is traced as "rejected", and the subscriber tries again once per
+// tick in its step, as a NATS client reconnects by itself, until a try
+// succeeds or Disconnect or Close gives up; copies published meanwhile are
+// missed. Connecting a closed subscriber returns ErrClosed.
 func (s *Subscriber) Connect() error {
 	if s.closed {
 		return fmt.Errorf("%w: %q", ErrClosed, s.name)
 	}
-	if !s.online {
-		s.online = true
-		s.b.env.Emit(sim.Event{Kind: KindConnected, Where: s.where, Actor: s.name, Consumer: s.consumer})
+	if s.online {
+		return nil
 	}
+	if err := s.b.connectRefused(s); err != nil {
+		s.reconnecting, s.reconnectAt = true, s.b.env.Now()+1
+		return err
+	}
+	s.reconnecting = false
+	s.online = true
+	s.b.env.Emit(sim.Event{Kind: KindConnected, Where: s.where, Actor: s.name, Consumer: s.consumer})
 	return nil
 }
 
-// Disconnect takes the subscriber offline. The copies still in its buffer,
-// and the one its handler is working on, are thrown away: each is traced
-// as "lost" with cause sim.CauseDisconnect, as a client's pending messages
-// are when its connection goes. A copy the broker held back for it
-// (broker.reorder) had not reached it and is missed. It costs O(buffered
-// copies).
+// Reconnecting reports whether a refused connect is being retried.
+func (s *Subscriber) Reconnecting() bool { return s.reconnecting }
+
+// Disconnect takes the subscriber offline. Every copy routed to it and
+// not yet handled is thrown away: the copies still in its buffer, the one
+// its handler is working on, and those the broker still holds for it (held
+// back by broker.delay or broker.reorder, or waiting for room in a full
+// Block buffer). Each is traced as "lost" with cause sim.CauseDisconnect,
+// as a client's pending messages are when its connection goes: core NATS
+// keeps no per-client state once the socket dies, so a copy on its way to
+// the old connection never reaches the new one. A pending automatic
+// reconnect (see Connect) is cancelled. It costs O(buffered copies + copies
+// the broker holds).
 func (s *Subscriber) Disconnect() {
+	s.reconnecting = false
 	if !s.online {
 		return
 	}
@@ -361,11 +383,23 @@ func (s *Subscriber) Disconnect() {
 		s.discard(x.env, "discarded from the buffer at disconnect")
 	}
 	if h := s.held; h != nil {
-		s.held = nil
+		dup := s.heldDup
+		s.held, s.heldDup = nil, false
 		b.m.InFlight--
-		b.miss(s, h, "", "subscriber offline (disconnected while the broker held the copy back)")
-		b.unref(h)
+		s.discardHeld(h, dup, "reordered copy the broker held back, discarded at disconnect")
 	}
+	b.dropHeld(s)
+}
+
+// discardHeld traces that a disconnect threw away a copy of e the broker
+// held for s (and its duplicate when dup), and releases the broker's
+// reference to it.
+func (s *Subscriber) discardHeld(e *envelope, dup bool, detail string) {
+	if dup {
+		e.refs++ // discard releases one reference per copy
+		s.discard(e, detail)
+	}
+	s.discard(e, detail)
 }
 
 // discard traces that a disconnect threw away s's copy of e, and releases it.
@@ -382,9 +416,9 @@ func (s *Subscriber) discard(e *envelope, detail string) {
 	b.unref(e)
 }
 
-// Close disconnects the subscriber and removes it from the broker; its name
-// stays taken. Copies the broker still holds for it are recorded as missed
-// when they come due.
+// Close disconnects the subscriber (throwing away every copy routed to it
+// and not yet handled, see Disconnect) and removes it from the broker; its
+// name stays taken.
 func (s *Subscriber) Close() {
 	if s.closed {
 		return
@@ -409,9 +443,13 @@ func (s *Subscriber) Close() {
 // A Timed handler keeps the subscriber busy with one copy for its
 // duration, and the copy is handled when the time is up; a subscriber.slow
 // firing lets it take one copy and then rest for the rule's Param ticks
-// (default 1). Once the world's budget is spent it takes nothing more.
+// (default 1). A subscriber whose connect was refused first tries to
+// connect again. Once the world's budget is spent it takes nothing more.
 // Each copy costs O(1) plus the handler.
 func (s *Subscriber) step(now sim.Tick) {
+	if s.reconnecting && now >= s.reconnectAt {
+		_ = s.Connect() // refused again: traced, and tried again next tick
+	}
 	if !s.online || now < s.start {
 		return
 	}

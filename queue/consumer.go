@@ -35,6 +35,11 @@ func (m AckMode) String() string {
 // MaxInstances caps ConsumerConfig.Instances.
 const MaxInstances = 1 << 12
 
+// ShortPoll, as ConsumerConfig.WaitTime, makes a consumer short-poll even
+// on a queue with a ReceiveWaitTime (an SQS request's WaitTimeSeconds of
+// 0 overrides the queue's).
+const ShortPoll sim.Tick = -1
+
 // ConsumerConfig configures a Consumer: a worker pool of Instances
 // competing instances that share one handler, one retry policy and one
 // fault injector. Every instance is an instance of the queue's logical
@@ -55,8 +60,21 @@ type ConsumerConfig struct {
 	// receives nor processes.
 	Start sim.Tick
 	// Batch is the most messages one receive of an instance takes; 0
-	// means 1.
+	// means 1. A queue with Config.Strict takes at most MaxStrictBatch.
 	Batch int
+	// VisibilityTimeout, when positive, is the visibility timeout of every
+	// message the pool receives, instead of the queue's (the
+	// VisibilityTimeout of SQS's ReceiveMessage). It must lie in
+	// [0, MaxDuration].
+	VisibilityTimeout sim.Tick
+	// WaitTime is how long one receive call waits for a message (long
+	// polling, SQS's WaitTimeSeconds): a call opened at tick t is answered
+	// at the first tick in [t, t+WaitTime] at which a message is visible,
+	// or ends empty at t+WaitTime, and the next call opens at the next
+	// tick. 0 means the queue's ReceiveWaitTime; ShortPoll means short
+	// polling (one attempt per call). It must lie in [ShortPoll,
+	// MaxDuration]. Each call costs one attempt per tick it stays open.
+	WaitTime sim.Tick
 	// Handler processes deliveries and records their effects with
 	// d.Apply; nil means sim.Effect(""), which applies one effect per
 	// delivery. A handler that implements sim.Timed takes that long; one
@@ -91,6 +109,12 @@ func (c ConsumerConfig) Validate() error {
 		return fmt.Errorf("%w: consumer %q: start %d is negative", ErrInvalidConfig, c.Name, c.Start)
 	case c.Batch < 0:
 		return fmt.Errorf("%w: consumer %q: batch %d is negative", ErrInvalidConfig, c.Name, c.Batch)
+	case c.Queue.cfg.Strict && c.Batch > MaxStrictBatch:
+		return fmt.Errorf("%w: consumer %q: batch %d is above %d (queue %q is SQS-strict)", ErrInvalidConfig, c.Name, c.Batch, MaxStrictBatch, c.Queue.name)
+	case c.VisibilityTimeout < 0 || c.VisibilityTimeout > MaxDuration:
+		return fmt.Errorf("%w: consumer %q: visibility timeout %d is outside [0, %d]", ErrInvalidConfig, c.Name, c.VisibilityTimeout, MaxDuration)
+	case c.WaitTime < ShortPoll || c.WaitTime > MaxDuration:
+		return fmt.Errorf("%w: consumer %q: wait time %d is outside [%d, %d]", ErrInvalidConfig, c.Name, c.WaitTime, ShortPoll, MaxDuration)
 	case c.AckMode > AckBeforeProcess:
 		return fmt.Errorf("%w: consumer %q: unknown ack mode %d", ErrInvalidConfig, c.Name, c.AckMode)
 	case c.MaxAttempts < 0:
@@ -124,8 +148,12 @@ type ConsumerStats struct {
 	Retried      int // nacks sent by the retry policy
 	DeadLettered int // messages the consumer sent to the dead-letter queue
 	Crashes      int
-	StaleAcks    int // acks (or nacks) the queue rejected as stale
+	StaleAcks    int // acks (or nacks, dead-letter moves) the queue rejected as stale
+	AckFailed    int // acks, nacks and dead-letter moves that failed because the broker was unavailable: the message comes back
+	Released     int // FIFO: messages handed back unprocessed (nack 0) because an earlier one of their group in the batch failed
 	Lost         int // messages lost by acking before processing
+	Polls        int // receive calls opened (a long poll is one call however many ticks it waits)
+	EmptyPolls   int // receive calls that ended with nothing
 }
 
 // add adds the counts of o to s.
@@ -138,7 +166,11 @@ func (s *ConsumerStats) add(o *ConsumerStats) {
 	s.DeadLettered += o.DeadLettered
 	s.Crashes += o.Crashes
 	s.StaleAcks += o.StaleAcks
+	s.AckFailed += o.AckFailed
+	s.Released += o.Released
 	s.Lost += o.Lost
+	s.Polls += o.Polls
+	s.EmptyPolls += o.EmptyPolls
 }
 
 // work is one delivery an instance holds.
@@ -166,13 +198,17 @@ func (x *dispatch) Duration(d *sim.Delivery) sim.Tick { return sim.DurationOf(x.
 // the consumer phase. One NewConsumer call makes Instances instances; each
 // tick (from Start, unless paused) every instance, in order, first
 // completes the work whose time came (in the order it started), then, when
-// it holds nothing, receives a batch, acks all of it at once
+// it holds nothing, receives a batch (a receive call may stay open for
+// WaitTime ticks: long polling), acks all of it at once
 // (AckBeforeProcess), and starts each message: the crash point
 // consumer.crash_before_process, then the handler's processing time
-// (sim.DurationOf, including handler.slow). A message whose processing
-// takes time stays in flight meanwhile, and the handler is called when the
-// time is up, so a visibility timeout shorter than the processing lets
-// another instance receive the message concurrently.
+// (sim.DurationOf, including handler.slow). On a standard queue every
+// message of the batch starts at once; on a FIFO queue they start one
+// after the other, each when the one before it is done, so a group's
+// messages are processed in order. A message whose processing takes time
+// stays in flight meanwhile, and the handler is called when the time is
+// up, so a visibility timeout shorter than the processing lets another
+// instance receive the message concurrently.
 //
 // The handler is the user's, wrapped by the injector's Handler, so the
 // handler fault points (poison, permanent, transient) are consulted before
@@ -185,6 +221,20 @@ func (x *dispatch) Duration(d *sim.Delivery) sim.Tick { return sim.DurationOf(x.
 // otherwise retried by the retry policy (a nack with delay, or nothing for
 // RetryNone: the visibility timeout brings the message back). Without a
 // dead-letter queue a message to dead-letter stays unacked and comes back.
+// On a FIFO queue, once a message of a group fails (or its ack before
+// processing fails), the messages of that group behind it in the batch are
+// not processed: they are handed back at once (a nack with no delay,
+// counted as Released), so the group's order holds.
+//
+// An ack, nack or dead-letter move the broker refuses because it is
+// unavailable leaves the message in flight; the queue traces the refusal
+// (rejected), the consumer counts it (AckFailed) and carries on, and the
+// message comes back after its visibility timeout, to be processed again:
+// the classic cause of a redelivery. With AckBeforeProcess a message whose
+// ack failed is not processed (it will come back), so at-most-once holds.
+// A lost ack (broker.ack_lost) looks like a success to the consumer; the
+// message comes back all the same.
+//
 // A crash drops everything the instance holds without acking; messages it
 // had acked but not processed are lost (traced lost with
 // sim.CauseAckBeforeProcess). Cost per message is O(log n) in the queue
@@ -211,8 +261,13 @@ type instance struct {
 	held      []work
 	due       []work
 	batch     []work
+	wait      []work   // FIFO: received, not started yet; wait[wh:] start in order, each when nothing is held
+	wh        int      // the first waiting item in wait
+	failed    []string // FIFO: the groups of the current batch with a failed message
 	buf       []Delivery
 	downUntil sim.Tick
+	pollOpen  bool     // a long-polling receive call is open
+	pollUntil sim.Tick // the last tick of the open call
 	stats     ConsumerStats
 }
 
@@ -278,11 +333,12 @@ func (c *Consumer) Instances() []string {
 // Queue returns the queue the consumer consumes.
 func (c *Consumer) Queue() *Queue { return c.q }
 
-// Busy returns how many messages the instances hold in progress.
+// Busy returns how many messages the instances hold in progress or
+// waiting to start.
 func (c *Consumer) Busy() int {
 	n := 0
 	for _, x := range c.inst {
-		n += len(x.held)
+		n += len(x.held) + len(x.wait) - x.wh
 	}
 	return n
 }
@@ -385,22 +441,33 @@ func (x *instance) step(now sim.Tick) {
 		}
 	}
 	clear(x.due)
-	if len(x.held) > 0 {
+	if x.wh < len(x.wait) && x.drain(now) {
 		return
 	}
-	var err error
-	x.buf, err = c.q.AppendReceive(x.buf[:0], x.name, c.cfg.Batch)
-	if err != nil {
-		return // the queue traced the rejection; try again next tick
+	if len(x.held) > 0 || x.wh < len(x.wait) {
+		return
 	}
+	buf, ok := x.receive(now)
+	if !ok {
+		return
+	}
+	fifo := c.q.cfg.FIFO
+	x.failed = x.failed[:0]
 	x.batch = x.batch[:0]
-	for i := range x.buf {
-		d := &x.buf[i]
+	for i := range buf {
+		d := &buf[i]
 		x.stats.Received++
+		if fifo && x.groupFailed(d.Message.Key) {
+			x.release(d.Receipt)
+			continue
+		}
 		acked := false
 		if c.cfg.AckMode == AckBeforeProcess {
 			if err := c.q.Ack(d.Receipt); err != nil {
-				x.stats.StaleAcks++
+				x.refused(err)
+				if fifo {
+					x.failGroup(d.Message.Key)
+				}
 				continue
 			}
 			acked = true
@@ -415,10 +482,119 @@ func (x *instance) step(now sim.Tick) {
 	// x.buf and x.batch are not cleared: the next batch overwrites them, so
 	// they keep at most one batch of messages reachable, and clearing them
 	// would cost a write of every byte of every delivery once more.
+	if fifo {
+		x.wait = append(x.wait[:0], x.batch...)
+		x.wh = 0
+		x.drain(now)
+		return
+	}
 	for i := range x.batch {
 		if x.start(&x.batch[i], now, x.batch[i+1:]) {
 			break
 		}
+	}
+}
+
+// receive makes one attempt of the instance's receive call at tick now,
+// opening a call when none is open, and returns what it got; false when
+// it got nothing. A long-polling call stays open until it gets messages,
+// fails, or reaches its last tick.
+func (x *instance) receive(now sim.Tick) ([]Delivery, bool) {
+	c := x.c
+	wait := c.cfg.WaitTime
+	switch {
+	case wait == 0:
+		wait = c.q.cfg.ReceiveWaitTime
+	case wait < 0:
+		wait = 0
+	}
+	if x.pollOpen && now > x.pollUntil {
+		// The call ended empty while the instance was paused.
+		x.pollOpen = false
+		x.stats.EmptyPolls++
+		c.q.m.EmptyReceives++
+	}
+	if !x.pollOpen {
+		x.pollOpen = true
+		x.pollUntil = now + wait
+		x.stats.Polls++
+	}
+	last := now >= x.pollUntil
+	var err error
+	x.buf, err = c.q.receive(x.buf[:0], x.name, ReceiveOptions{Max: c.cfg.Batch, VisibilityTimeout: c.cfg.VisibilityTimeout}, wait > 0, last)
+	switch {
+	case err != nil:
+		x.pollOpen = false // the queue traced the refusal; a new call opens next tick
+		return nil, false
+	case len(x.buf) > 0:
+		x.pollOpen = false
+		return x.buf, true
+	case last:
+		x.pollOpen = false
+		x.stats.EmptyPolls++
+	}
+	return nil, false
+}
+
+// drain starts the waiting FIFO items in order while the instance holds
+// nothing in progress; it reports whether the instance crashed. An item
+// not acked yet whose group failed earlier in the batch is handed back
+// unprocessed.
+func (x *instance) drain(now sim.Tick) bool {
+	for len(x.held) == 0 && x.wh < len(x.wait) {
+		w := x.wait[x.wh]
+		x.wait[x.wh] = work{}
+		x.wh++
+		if x.wh == len(x.wait) {
+			x.wait, x.wh = x.wait[:0], 0
+		}
+		if !w.acked && x.groupFailed(w.d.Message.Key) {
+			x.release(w.d.Receipt)
+			continue
+		}
+		if x.start(&w, now, nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupFailed reports whether a message of group key failed earlier in
+// the current FIFO batch.
+func (x *instance) groupFailed(key string) bool {
+	for _, k := range x.failed {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// failGroup records that a message of group key failed in the current
+// FIFO batch.
+func (x *instance) failGroup(key string) {
+	if !x.groupFailed(key) {
+		x.failed = append(x.failed, key)
+	}
+}
+
+// release hands the delivery named by r back unprocessed: a nack with no
+// delay.
+func (x *instance) release(r Receipt) {
+	if err := x.c.q.Nack(r, 0); err != nil {
+		x.refused(err)
+		return
+	}
+	x.stats.Released++
+}
+
+// refused counts an ack, nack or dead-letter move the queue refused: the
+// broker was unavailable, or the receipt was stale.
+func (x *instance) refused(err error) {
+	if errors.Is(err, ErrUnavailable) {
+		x.stats.AckFailed++
+	} else {
+		x.stats.StaleAcks++
 	}
 }
 
@@ -478,22 +654,25 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 		}
 		if !w.acked {
 			if err := c.q.Ack(w.d.Receipt); err != nil {
-				x.stats.StaleAcks++
+				x.refused(err) // the message comes back after its visibility timeout
 			}
 		}
 		return false
 	}
 	x.stats.Failed++
 	class := sim.Classify(err)
-	x.failed(w, class, err)
+	x.traceFailed(w, class, err)
 	if w.acked {
 		x.lose(w)
 		return false
 	}
+	if c.q.cfg.FIFO {
+		x.failGroup(w.d.Message.Key)
+	}
 	if class == sim.ClassTransient && (c.cfg.MaxAttempts == 0 || w.d.ReceiveCount < c.cfg.MaxAttempts) {
 		if delay, ok := c.cfg.Retry.Backoff(w.d.ReceiveCount, x.stream); ok {
 			if err := c.q.Nack(w.d.Receipt, delay); err != nil {
-				x.stats.StaleAcks++
+				x.refused(err)
 			} else {
 				x.stats.Retried++
 			}
@@ -510,14 +689,14 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 	case errors.Is(err, ErrNoDeadLetter):
 		// Nowhere to put it: it comes back after its visibility timeout.
 	default:
-		x.stats.StaleAcks++
+		x.refused(err)
 	}
 	return false
 }
 
-// failed traces the handler's failure on w for the logical consumer; the
-// detail text is built only when a sink shows it.
-func (x *instance) failed(w *work, class sim.Class, err error) {
+// traceFailed traces the handler's failure on w for the logical consumer;
+// the detail text is built only when a sink shows it.
+func (x *instance) traceFailed(w *work, class sim.Class, err error) {
 	c := x.c
 	tr := c.env.Trace
 	if !tr.Enabled() {
@@ -550,14 +729,21 @@ func (x *instance) lose(w *work) {
 		Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount, Cause: sim.CauseAckBeforeProcess})
 }
 
-// dropHeld drops the work the instance holds; the messages it acked
-// before processing are lost.
+// dropHeld drops the work the instance holds, in progress or waiting, and
+// any open receive call; the messages it acked before processing are
+// lost.
 func (x *instance) dropHeld() {
 	for i := range x.held {
 		x.lose(&x.held[i])
 	}
 	clear(x.held)
 	x.held = x.held[:0]
+	for i := x.wh; i < len(x.wait); i++ {
+		x.lose(&x.wait[i])
+	}
+	clear(x.wait)
+	x.wait, x.wh = x.wait[:0], 0
+	x.pollOpen = false
 }
 
 // crash drops everything the instance holds, plus cur (the message being

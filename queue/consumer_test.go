@@ -25,6 +25,13 @@ type world struct {
 
 func newWorld(t *testing.T, seed uint64, rules []faults.Rule, qc Config) *world {
 	t.Helper()
+	return newWorldDLQ(t, seed, rules, qc, Config{})
+}
+
+// newWorldDLQ is newWorld with the dead-letter queue's configuration (its
+// name and type are the queue's).
+func newWorldDLQ(t *testing.T, seed uint64, rules []faults.Rule, qc, dc Config) *world {
+	t.Helper()
 	w, err := sim.New(sim.Config{Seed: seed})
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +42,8 @@ func newWorld(t *testing.T, seed uint64, rules []faults.Rule, qc Config) *world 
 	if err != nil {
 		t.Fatal(err)
 	}
-	dlq, err := New(w, Config{Name: qc.Name + "-dlq"})
+	dc.Name, dc.FIFO = qc.Name+"-dlq", qc.FIFO // SQS: a DLQ has its source's type
+	dlq, err := New(w, dc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-var sentinels = []error{ErrInvalidConfig, ErrInvalidArgument, ErrUnavailable, ErrUnknownReceipt, ErrStaleReceipt, ErrNotInFlight, ErrNoDeadLetter, ErrNotMade}
+var sentinels = []error{ErrInvalidConfig, ErrInvalidArgument, ErrUnavailable, ErrUnknownReceipt, ErrStaleReceipt, ErrNotInFlight, ErrNoDeadLetter, ErrNotMade, ErrOverLimit}
 
 func isSentinel(err error) bool {
 	for _, s := range sentinels {
@@ -49,6 +49,8 @@ func FuzzQueueAPI(f *testing.F) {
 			{Name: "dup", Point: faults.BrokerDuplicate, Probability: 0.2},
 			{Name: "reorder", Point: faults.BrokerReorder, Probability: 0.2},
 			{Name: "down", Point: faults.BrokerUnavailable, Probability: 0.1},
+			{Name: "lost", Point: faults.BrokerAckLost, Probability: 0.1},
+			{Name: "late", Point: faults.BrokerDelay, Probability: 0.1, Param: 3},
 		}}})
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +61,11 @@ func FuzzQueueAPI(f *testing.F) {
 			t.Fatal(err)
 		}
 		cfg := Config{Name: "q", FIFO: flags&1 != 0, VisibilityTimeout: sim.Tick(int8(next())),
-			Retention: sim.Tick(int8(next())), MaxReceiveCount: int(int8(next()))}
+			Retention: sim.Tick(int8(next())), MaxReceiveCount: int(int8(next())), Strict: flags&16 != 0}
+		if flags&32 != 0 {
+			cfg.MaxInFlight = int(int8(next()))
+			cfg.Delay = sim.Tick(int8(next()))
+		}
 		if flags&2 != 0 {
 			cfg.DeadLetter = dlq
 		}
@@ -68,6 +74,7 @@ func FuzzQueueAPI(f *testing.F) {
 		}
 		if cfg.FIFO {
 			cfg.DedupWindow = sim.Tick(int8(next()))
+			cfg.ContentBasedDedup = flags&64 != 0
 		}
 		q, err := New(w, cfg)
 		if err != nil {
@@ -99,7 +106,13 @@ func FuzzQueueAPI(f *testing.F) {
 				}
 				check("send", q.Send(m, sim.Tick(int8(next()))))
 			case 1:
-				ds, err := q.Receive("w", int(int8(next())))
+				var ds []Delivery
+				var err error
+				if b := next(); b&1 != 0 {
+					ds, err = q.ReceiveWith("w", ReceiveOptions{Max: int(int8(next())), VisibilityTimeout: sim.Tick(int8(next()))})
+				} else {
+					ds, err = q.Receive("w", int(int8(b)>>1))
+				}
 				check("receive", err)
 				for _, d := range ds {
 					receipts = append(receipts, d.Receipt)

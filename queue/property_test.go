@@ -38,18 +38,20 @@ type scenario struct {
 	finalRedrive bool    // after draining: fix the handlers, disable handler faults, redrive the DLQ and drain again
 	republish    float64 // chance that a publish is repeated (a relay retry)
 	newCopy      bool    // the repeat is a new message with the first one's dedup ID, as a retrying sender makes
+	dlqRetention sim.Tick
 }
 
 func (s scenario) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d at-most-once=%v vt=%d fifo=%v dedup=%d republish=%v new-copy=%v mrc=%d retention=%d purge=%d redrive=%v final-redrive=%v count=%d rate=%d keys=%d on-refused=%q",
-		s.seed, s.atMostOnce, s.qc.VisibilityTimeout, s.qc.FIFO, s.qc.DedupWindow, s.republish, s.newCopy, s.qc.MaxReceiveCount, s.qc.Retention,
-		s.purgeAt, s.redriveAt, s.finalRedrive, s.pc.Count, s.pc.Rate, s.pc.KeyCount, s.pc.OnRefused)
+	fmt.Fprintf(&b, "seed %d at-most-once=%v vt=%d fifo=%v dedup=%d content-dedup=%v republish=%v new-copy=%v mrc=%d retention=%d dlq-retention=%d delay=%d wait=%d max-in-flight=%d strict=%v purge=%d redrive=%v final-redrive=%v count=%d rate=%d keys=%d on-refused=%q",
+		s.seed, s.atMostOnce, s.qc.VisibilityTimeout, s.qc.FIFO, s.qc.DedupWindow, s.qc.ContentBasedDedup, s.republish, s.newCopy, s.qc.MaxReceiveCount, s.qc.Retention,
+		s.dlqRetention, s.qc.Delay, s.qc.ReceiveWaitTime, s.qc.MaxInFlight, s.qc.Strict, s.purgeAt, s.redriveAt, s.finalRedrive, s.pc.Count, s.pc.Rate, s.pc.KeyCount, s.pc.OnRefused)
 	for _, r := range s.rules {
 		fmt.Fprintf(&b, "\n\trule %s %s p=%.2f [%d,%d) param=%d key=%q", r.Name, r.Point, r.Probability, r.From, r.Until, r.Param, r.Match.Key)
 	}
 	for i, c := range s.consumers {
-		fmt.Fprintf(&b, "\n\tconsumer %s x%d batch=%d retry=%+v max=%d start=%d handler=%s", c.Name, c.Instances, c.Batch, c.Retry, c.MaxAttempts, c.Start, handlerNames[s.handlers[i]])
+		fmt.Fprintf(&b, "\n\tconsumer %s x%d batch=%d retry=%+v max=%d start=%d vt=%d wait=%d handler=%s", c.Name, c.Instances, c.Batch, c.Retry, c.MaxAttempts, c.Start,
+			c.VisibilityTimeout, c.WaitTime, handlerNames[s.handlers[i]])
 	}
 	return b.String()
 }
@@ -154,6 +156,39 @@ func drawScenario(seed uint64) scenario {
 		s.republish = 0.2
 		s.newCopy = s.qc.DedupWindow > 0 && r.Chance(0.5)
 	}
+	// Issue 13: lost acks (which at-most-once cannot survive, by design),
+	// queue-level delay, long polling, per-receive visibility timeouts, an
+	// in-flight cap, SQS-strict limits, content-based dedup, and a DLQ with
+	// its own retention (counted from the first send on standard queues).
+	if !s.atMostOnce && r.Chance(0.3) {
+		add("ack-lost", faults.BrokerAckLost, nil)
+	}
+	if r.Chance(0.2) {
+		s.qc.Delay = sim.Tick(1 + r.IntN(3))
+	}
+	if r.Chance(0.2) {
+		s.qc.ReceiveWaitTime = sim.Tick(1 + r.IntN(4))
+	}
+	if r.Chance(0.2) {
+		s.qc.MaxInFlight = 1 + r.IntN(4)
+	}
+	s.qc.Strict = r.Chance(0.2)
+	s.qc.ContentBasedDedup = s.qc.DedupWindow > 0 && r.Chance(0.5)
+	if r.Chance(0.15) {
+		s.dlqRetention = sim.Tick(10 + r.IntN(40))
+	}
+	for i := range s.consumers {
+		cc := &s.consumers[i]
+		if r.Chance(0.25) {
+			cc.VisibilityTimeout = sim.Tick(2 + r.IntN(6))
+		}
+		switch r.IntN(4) {
+		case 1:
+			cc.WaitTime = sim.Tick(1 + r.IntN(4))
+		case 2:
+			cc.WaitTime = ShortPoll
+		}
+	}
 	return s
 }
 
@@ -208,7 +243,7 @@ type outcome struct {
 // again) and returns both traces.
 func play(t *testing.T, s scenario) outcome {
 	var text, jsonl bytes.Buffer
-	w := newWorld(t, s.seed, s.rules, s.qc)
+	w := newWorldDLQ(t, s.seed, s.rules, s.qc, Config{Retention: s.dlqRetention})
 	w.w.Trace().Attach(sim.NewTextWriter(&text))
 	w.w.Trace().Attach(sim.NewJSONWriter(&jsonl))
 	for i, cc := range s.consumers {
@@ -255,16 +290,58 @@ func checkInternals(q *Queue) error {
 			vis++
 		case stInFlight:
 			fl++
-			if int(e.hidx) >= q.flight.len() || q.flight.a[e.hidx].slot != i || q.flight.a[e.hidx].due != e.due {
+			if int(e.hidx) >= q.flight.len() || q.flight.a[e.hidx].slot != i || q.flight.a[e.hidx].id != e.msg.ID {
 				return fmt.Errorf("slot %d: in-flight heap index %d is wrong", i, e.hidx)
 			}
 		case stDelayed, stHeld:
 			del++
-			if int(e.hidx) >= q.delay.len() || q.delay.a[e.hidx].slot != i || q.delay.a[e.hidx].due != e.due {
+			if int(e.hidx) >= q.delay.len() || q.delay.a[e.hidx].slot != i || q.delay.a[e.hidx].id != e.msg.ID {
 				return fmt.Errorf("slot %d: delay heap index %d is wrong", i, e.hidx)
 			}
 		}
 		live++
+	}
+	for _, h := range []*theap{&q.delay, &q.flight} {
+		for j := 1; j < h.len(); j++ {
+			if h.a[j].less(&h.a[(j-1)/2]) {
+				return fmt.Errorf("heap order broken at %d", j)
+			}
+		}
+	}
+	if q.cfg.FIFO {
+		// Every resident copy is in its group, and each group's busy count
+		// is its messages in flight or held.
+		busy, members := map[string]int{}, map[string]int{}
+		for i := uint32(0); i < q.s.n; i++ {
+			e := q.s.at(i)
+			if e.state == stFree {
+				continue
+			}
+			members[e.msg.Key]++
+			if e.state == stInFlight || e.state == stHeld {
+				busy[e.msg.Key]++
+			}
+		}
+		for k, n := range members {
+			g := q.groups[k]
+			if g == nil {
+				return fmt.Errorf("group %q of %d copies is missing", k, n)
+			}
+			in := 0
+			for j := 0; j < g.refs.len(); j++ {
+				if q.isLive(g.refs.buf[(g.refs.head+j)&(len(g.refs.buf)-1)]) {
+					in++
+				}
+			}
+			if in != n || g.busy != busy[k] {
+				return fmt.Errorf("group %q: %d of %d copies in it, busy %d, want %d", k, in, n, g.busy, busy[k])
+			}
+		}
+		for k, g := range q.groups {
+			if members[k] == 0 && g.busy != 0 {
+				return fmt.Errorf("empty group %q is busy", k)
+			}
+		}
 	}
 	m := q.Metrics()
 	if vis != m.Visible || fl != m.InFlight || del != m.Delayed || live != q.Len() || q.Len() != m.Visible+m.InFlight+m.Delayed ||
@@ -291,7 +368,7 @@ func allowedCauses(s scenario) map[sim.Cause]bool {
 	if s.atMostOnce {
 		allowed[sim.CauseAckBeforeProcess] = true
 	}
-	if s.qc.Retention > 0 {
+	if s.qc.Retention > 0 || s.dlqRetention > 0 {
 		allowed[sim.CauseRetention] = true
 	}
 	if s.purgeAt > 0 {
@@ -369,7 +446,13 @@ func account(s scenario, w *world) []string {
 		bad = append(bad, fmt.Sprintf("the queue still holds %d copies", len(inQ)))
 	}
 	for id := range inDLQ {
-		if r, _ := l.Record(id); r.State != sim.StateDeadLettered && r.State != sim.StateDone && r.State != sim.StateRedriven {
+		r, _ := l.Record(id)
+		switch {
+		case r.State == sim.StateDeadLettered || r.State == sim.StateDone || r.State == sim.StateRedriven:
+		case r.State == sim.StateExpired && (s.qc.Retention > 0 || s.dlqRetention > 0), r.State == sim.StatePurged && s.purgeAt > 0:
+			// A broker duplicate of the dead letter (same ID) was deleted
+			// in the source queue after the dead letter moved.
+		default:
 			bad = append(bad, fmt.Sprintf("%v resident in the DLQ but in state %v", id, r.State))
 		}
 	}
@@ -380,25 +463,32 @@ func account(s scenario, w *world) []string {
 // tally sums what the property test saw, for its log.
 type tally struct {
 	seeds, firings, duplicates, dupEffects, redriven, parked, absorbed int
+	acksLost, overLimit, emptyReceives, ackFailed, released, ordered   int
+	dlqExpired                                                         int
+	rules                                                              map[string]int
 	kinds                                                              map[sim.Kind]int
 	lost                                                               map[sim.Cause]int
 	verdicts                                                           map[sim.Verdict]int
 }
 
 // TestPropertyConservation runs random fault mixes (crash points, handler
-// faults, broker duplicates, delays, reorders and outages, DLQ with
-// redrives, FIFO dedup, retention, purge, a producer that gives up) over
-// 1000 seeds (100 with -short): every origin of every lineage has a verdict
-// that is neither unsettled nor pending, every loss has a modelled cause,
-// the ledger folded from the JSON Lines trace equals the live one,
-// at-least-once runs never lose, at-most-once runs never apply an effect
-// twice, and the same seed gives a byte-identical trace.
+// faults, broker duplicates, delays, reorders, outages and lost acks, DLQ
+// with redrives and its own retention, FIFO dedup by ID or content,
+// queue-level delay, long polling, per-receive visibility timeouts, an
+// in-flight cap, SQS-strict limits, retention, purge, a producer that
+// gives up) over 1000 seeds (100 with -short): every origin of every
+// lineage has a verdict that is neither unsettled nor pending, every loss
+// has a modelled cause, the ledger folded from the JSON Lines trace equals
+// the live one, at-least-once runs never lose, at-most-once runs never
+// apply an effect twice, FIFO at-least-once runs where nothing left the
+// queue unprocessed keep every group's order, and the same seed gives a
+// byte-identical trace.
 func TestPropertyConservation(t *testing.T) {
 	seeds := 1000
 	if testing.Short() {
 		seeds = 100
 	}
-	tl := tally{kinds: map[sim.Kind]int{}, lost: map[sim.Cause]int{}, verdicts: map[sim.Verdict]int{}}
+	tl := tally{kinds: map[sim.Kind]int{}, lost: map[sim.Cause]int{}, verdicts: map[sim.Verdict]int{}, rules: map[string]int{}}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		s := drawScenario(seed)
 		a := play(t, s)
@@ -432,12 +522,38 @@ func TestPropertyConservation(t *testing.T) {
 				problems = append(problems, err.Error())
 			}
 		}
+		// A FIFO queue keeps every group in order as long as nothing left
+		// the queue unprocessed (a dead letter, retention, a purge) and
+		// messages are deleted only once processed: acking before
+		// processing releases the group, so another worker may finish a
+		// later message first.
+		if s.qc.FIFO && !s.atMostOnce && a.w.q.Metrics().DeadLettered == 0 && s.qc.Retention == 0 && s.purgeAt == 0 && l.Stats().Applied > 0 {
+			if err := sim.Check(l, sim.OrderedPerKey("orders")); err != nil {
+				problems = append(problems, err.Error())
+			}
+			tl.ordered++
+		}
 		if len(problems) > 0 {
 			t.Fatalf("%v\n%s\ntrace:\n%s", s, strings.Join(problems, "\n"), a.trace)
 		}
 		tl.seeds++
 		for _, e := range a.w.rec.Events() {
 			tl.kinds[e.Kind]++
+			if e.Kind == sim.KindFault {
+				tl.rules[e.Rule]++
+			}
+			if e.Kind == sim.KindExpired && e.Where == a.w.dlq.Where() {
+				tl.dlqExpired++
+			}
+		}
+		m := a.w.q.Metrics()
+		tl.acksLost += m.AcksLost
+		tl.overLimit += m.OverLimit
+		tl.emptyReceives += m.EmptyReceives
+		for _, c := range a.w.cs {
+			cs := c.Stats()
+			tl.ackFailed += cs.AckFailed
+			tl.released += cs.Released
 		}
 		st := l.Stats()
 		tl.duplicates += st.Duplicates
@@ -454,6 +570,8 @@ func TestPropertyConservation(t *testing.T) {
 	tl.firings = tl.kinds[sim.KindFault]
 	t.Logf("%d seeds: %d fault firings, %d duplicate deliveries, %d duplicate effects, %d redriven copies, %d absorbed deliveries; losses by cause %v; verdicts %v",
 		tl.seeds, tl.firings, tl.duplicates, tl.dupEffects, tl.redriven, tl.absorbed, tl.lost, tl.verdicts)
+	t.Logf("issue 13: %d lost acks, %d acks/nacks/dead-letter moves refused by an outage, %d FIFO messages handed back, %d receives stopped by the in-flight cap, %d empty receives, %d dead letters expired by the DLQ's retention, %d FIFO runs checked for per-key order",
+		tl.acksLost, tl.ackFailed, tl.released, tl.overLimit, tl.emptyReceives, tl.dlqExpired, tl.ordered)
 	// The mix must actually exercise the interesting paths.
 	for _, k := range []sim.Kind{sim.KindRedelivered, sim.KindDeadLettered, sim.KindRedriven, sim.KindVisibilityExpired, sim.KindCrashed,
 		sim.KindRejected, sim.KindNacked, sim.KindFault, sim.KindLost, sim.KindDelayed, sim.KindSkipped, sim.KindFailed} {
@@ -474,6 +592,9 @@ func TestPropertyConservation(t *testing.T) {
 		}
 		if tl.verdicts[sim.VerdictParked] == 0 || tl.absorbed == 0 {
 			t.Errorf("verdicts %v, %d absorbed deliveries: no parked origin or no absorbed delivery", tl.verdicts, tl.absorbed)
+		}
+		if tl.acksLost == 0 || tl.rules["ack-lost"] != tl.acksLost || tl.ackFailed == 0 || tl.released == 0 || tl.overLimit == 0 || tl.emptyReceives == 0 || tl.ordered == 0 || tl.dlqExpired == 0 {
+			t.Errorf("issue 13 features not exercised: %+v", tl)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -41,6 +43,12 @@ var (
 	ErrNoDeadLetter = errors.New("queue: no dead-letter queue")
 	// ErrNotMade reports a call on a nil or zero Queue, one not made by New.
 	ErrNotMade = errors.New("queue: queue not made with New")
+	// ErrOverLimit reports a short-polling receive on a standard queue
+	// refused because the queue's in-flight cap (Config.MaxInFlight) is
+	// reached, as SQS's OverLimit error. Long polls and FIFO queues are
+	// refused without an error: the receive returns nothing. Either way the
+	// refusal is traced.
+	ErrOverLimit = errors.New("queue: too many messages in flight")
 )
 
 // wrapped is a sentinel error that wraps another sentinel without showing
@@ -62,9 +70,21 @@ const MaxDuration sim.Tick = 1 << 40
 const DefaultVisibilityTimeout sim.Tick = 30
 
 // DedupHeader is the extra header whose value is a FIFO message's
-// deduplication ID. Without it the message ID is the deduplication ID, so
-// re-publishing the same message (an outbox relay retry) is absorbed.
+// deduplication ID. Without it the deduplication ID is the SHA-256 of the
+// body when Config.ContentBasedDedup is set, and the message ID otherwise,
+// so re-publishing the same message (an outbox relay retry) is absorbed.
 const DedupHeader = "dedup-id"
+
+// MaxStrictBatch is the most messages one receive may ask for on a queue
+// with Config.Strict, as SQS's ReceiveMessage (MaxNumberOfMessages 1 to
+// 10).
+const MaxStrictBatch = 10
+
+// StrictInFlightLimit is the in-flight cap of a queue with Config.Strict
+// and no MaxInFlight of its own: SQS's quota of about 120,000 in-flight
+// messages per queue, which the SQS developer guide now states for FIFO
+// queues as well.
+const StrictInFlightLimit = 120_000
 
 // Config configures a Queue.
 type Config struct {
@@ -88,11 +108,45 @@ type Config struct {
 	// the dead-letter queue instead. 0 disables the policy.
 	MaxReceiveCount int
 	// FIFO makes the queue deliver per message group (Message.Key) in send
-	// order, with at most one message of a group in flight.
+	// order: a receive takes the visible run at a group's head, and no
+	// receive takes from a group while one of its messages is in flight.
+	// Its DeadLetter must be FIFO too, a standard queue's standard.
 	FIFO bool
-	// DedupWindow (FIFO only) drops a send whose deduplication ID was sent
-	// within the window; 0 disables deduplication.
+	// DedupWindow (FIFO only) drops a send whose deduplication ID was
+	// accepted fewer than DedupWindow ticks before (the ID is remembered
+	// while its age is below the window and forgotten from the tick its age
+	// equals it), and suppresses broker.duplicate copies within the same
+	// window; 0 disables deduplication.
 	DedupWindow sim.Tick
+	// ContentBasedDedup (FIFO with a DedupWindow) makes the SHA-256 of the
+	// body the deduplication ID of a message without a DedupHeader, as SQS's
+	// ContentBasedDeduplication; the header still overrides it. It costs
+	// one hash of the body per send.
+	ContentBasedDedup bool
+	// Delay is the queue-level delivery delay (SQS DelaySeconds): a sent
+	// message becomes visible Delay ticks after the send. On a standard
+	// queue a positive per-message delay (Send's delay) replaces it; a FIFO
+	// queue refuses per-message delays, so Delay is its only delay. 0 means
+	// none. It must lie in [0, MaxDuration].
+	Delay sim.Tick
+	// ReceiveWaitTime is the queue's long-polling wait (SQS
+	// ReceiveMessageWaitTimeSeconds): a Consumer whose WaitTime is 0 keeps
+	// each receive call open up to this many ticks until a message is
+	// visible. 0 means short polling. It must lie in [0, MaxDuration].
+	ReceiveWaitTime sim.Tick
+	// MaxInFlight caps the messages in flight (received and neither deleted
+	// nor visible again). A receive at the cap is refused and traced as
+	// rejected: a short poll on a standard queue fails with ErrOverLimit,
+	// a long poll or a FIFO receive returns nothing (as SQS); a receive
+	// that reaches the cap returns what it took so far. 0 means no cap, or
+	// StrictInFlightLimit when Strict. It must not be negative.
+	MaxInFlight int
+	// Strict applies SQS's API limits: a receive may ask for at most
+	// MaxStrictBatch messages (more is refused with ErrInvalidArgument, and
+	// a consumer with a larger Batch is refused at NewConsumer), and
+	// MaxInFlight defaults to StrictInFlightLimit. The default (false) is
+	// permissive: any batch size and no in-flight cap.
+	Strict bool
 	// Consumer is the logical consumer the queue's messages are routed to:
 	// every worker receiving from the queue is an instance of it, and the
 	// ledger judges deliveries, effects and losses under this name. ""
@@ -116,14 +170,31 @@ func (c Config) Validate() error {
 		return bad("dedup window %d is outside [0, %d]", c.DedupWindow, MaxDuration)
 	case c.DedupWindow > 0 && !c.FIFO:
 		return bad("a dedup window needs a FIFO queue")
+	case c.ContentBasedDedup && (!c.FIFO || c.DedupWindow == 0):
+		return bad("content-based dedup needs a FIFO queue with a dedup window")
+	case c.Delay < 0 || c.Delay > MaxDuration:
+		return bad("delay %d is outside [0, %d]", c.Delay, MaxDuration)
+	case c.ReceiveWaitTime < 0 || c.ReceiveWaitTime > MaxDuration:
+		return bad("receive wait time %d is outside [0, %d]", c.ReceiveWaitTime, MaxDuration)
+	case c.MaxInFlight < 0:
+		return bad("max in flight %d is negative", c.MaxInFlight)
 	case c.MaxReceiveCount < 0:
 		return bad("max receive count %d is negative", c.MaxReceiveCount)
 	case c.MaxReceiveCount > 0 && c.DeadLetter == nil:
 		return bad("max receive count needs a dead-letter queue")
 	case c.DeadLetter != nil && c.DeadLetter.env == nil:
 		return bad("dead-letter queue was not made with New")
+	case c.DeadLetter != nil && c.DeadLetter.cfg.FIFO != c.FIFO:
+		return bad("the dead-letter queue %q must be a %s queue like its source", c.DeadLetter.name, kindName(c.FIFO))
 	}
 	return nil
+}
+
+func kindName(fifo bool) string {
+	if fifo {
+		return "FIFO"
+	}
+	return "standard"
 }
 
 // Delivery is one received message: the message, the receipt that acks it,
@@ -176,19 +247,99 @@ type Metrics struct {
 	Expired           int // deleted by retention
 	Purged            int
 	Redriven          int // moved out of this queue (as a DLQ) as new messages
-	Deduplicated      int // sends dropped by the FIFO dedup window
+	Deduplicated      int // sends dropped, and broker duplicates suppressed, by the FIFO dedup window
 	Duplicated        int // broker copies made by the broker.duplicate fault
-	Rejected          int // refused calls: broker down, stale or unknown receipts
+	Rejected          int // refused calls: broker down, stale or unknown receipts, in-flight cap, FIFO per-message delay
+	AcksLost          int // acks lost on their way (broker.ack_lost): reported as done, the message stayed in flight
+	OverLimit         int // receives the in-flight cap stopped (wholly or partly)
+	EmptyReceives     int // receive calls that returned nothing (a long poll counts once, when its wait ends)
 }
 
-// group is one FIFO message group: its resident messages in send order.
-// The front is the group's head; while the head is in flight or held, the
-// group is blocked.
+// group is one FIFO message group: its resident messages in send order,
+// delayed ones included (a message joins its group when it is sent, so a
+// delay never lets a later message overtake it). The front is the group's
+// head. A receive takes the run of visible messages from the head, so the
+// group can be received from only while none of its messages is in flight
+// or held (busy is 0) and its head is visible.
 type group struct {
-	key     string
-	refs    ring[ref]
-	blocked bool // the head is in flight or held
-	queued  bool // the group is in Queue.readyGroups
+	key    string
+	refs   ring[ref]
+	busy   int  // messages of the group in flight or held (nacked with a delay)
+	queued bool // the group is in Queue.readyGroups
+}
+
+// aged is a resident copy whose enqueue time is earlier than the tick it
+// entered the queue (a standard queue's dead letter keeps its first
+// enqueue time), kept in a heap by that time so retention finds it.
+type aged struct {
+	at sim.Tick
+	id sim.ID
+	r  ref
+}
+
+func (x *aged) less(y *aged) bool {
+	if x.at != y.at {
+		return x.at < y.at
+	}
+	if x.id != y.id {
+		return x.id < y.id
+	}
+	return x.r < y.r
+}
+
+// agedHeap is a binary min-heap of aged copies, with lazy deletion: a
+// copy deleted otherwise stays until it reaches the top or a compaction.
+type agedHeap []aged
+
+func (h *agedHeap) push(x aged) {
+	*h = append(*h, x)
+	a := *h
+	for j := len(a) - 1; j > 0; {
+		i := (j - 1) / 2
+		if !a[j].less(&a[i]) {
+			break
+		}
+		a[i], a[j] = a[j], a[i]
+		j = i
+	}
+}
+
+func (h *agedHeap) pop() aged {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && a[l].less(&a[m]) {
+			m = l
+		}
+		if r := l + 1; r < n && a[r].less(&a[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
+}
+
+// keep drops the copies keep rejects and restores the heap order: O(len).
+func (h *agedHeap) keep(keep func(ref) bool) {
+	a := (*h)[:0]
+	for _, x := range *h {
+		if keep(x.r) {
+			a = append(a, x)
+		}
+	}
+	*h = nil
+	for _, x := range a {
+		h.push(x)
+	}
 }
 
 // dedupRec is one deduplication ID in the order it was accepted, for
@@ -221,7 +372,7 @@ type dedupHit struct {
 // in-flight sets, rings for visible messages and groups, receipts that
 // address the slot directly), except Purge, which deletes everything, and
 // amortised compaction of lazily deleted ring entries. A resident message
-// costs about 210 bytes beyond its body.
+// costs about 220 bytes beyond its body.
 //
 // A Queue is not safe for concurrent use.
 type Queue struct {
@@ -243,6 +394,9 @@ type Queue struct {
 	readyGroups ring[*group]
 	dedup       map[string]dedupHit
 	dedupOrder  ring[dedupRec]
+	old         agedHeap // copies enqueued before they entered (standard dead letters), for retention
+	run         []ref    // scratch: the run of visible messages a FIFO receive takes from one group
+	limit       int      // the in-flight cap, 0 for none
 
 	live, nVisible, nInFlight, nDelayed int
 
@@ -280,7 +434,10 @@ func New(w *sim.World, cfg Config) (*Queue, error) {
 		vt = DefaultVisibilityTimeout
 	}
 	q := &Queue{cfg: cfg, name: cfg.Name, where: "queue:" + cfg.Name, consumer: cfg.Consumer, vt: vt, env: env, faults: cfg.Faults,
-		actorIdx: map[string]int32{}}
+		actorIdx: map[string]int32{}, limit: cfg.MaxInFlight}
+	if q.limit == 0 && cfg.Strict {
+		q.limit = StrictInFlightLimit
+	}
 	q.delay.s, q.flight.s = &q.s, &q.s
 	if cfg.FIFO {
 		q.groups = map[string]*group{}
@@ -317,6 +474,7 @@ func (q *Queue) Env() *sim.Env { return q.env }
 func (q *Queue) Config() Config {
 	c := q.cfg
 	c.VisibilityTimeout = q.vt
+	c.MaxInFlight = q.limit
 	return c
 }
 
@@ -342,7 +500,7 @@ func (q *Queue) Metrics() Metrics {
 	}
 	q.trimAll()
 	if q.all.len() > 0 {
-		m.OldestAge = q.env.Now() - q.s.at(q.all.front().slot()).sentAt
+		m.OldestAge = q.env.Now() - q.s.at(q.all.front().slot()).entered
 		if m.OldestAge < 0 {
 			m.OldestAge = 0
 		}
@@ -353,9 +511,10 @@ func (q *Queue) Metrics() Metrics {
 // Step runs the queue's timers at tick now: delayed and held messages whose
 // delay ran out become visible, in-flight messages whose visibility timeout
 // ran out become visible again (traced as visibility_expired; their next
-// receive counts one more), retention deletes old messages, and the FIFO
-// deduplication window forgets old IDs. It is the queue's sim.Actor method
-// for the broker phase; its cost is O(log n) per message it moves.
+// receive counts one more), retention deletes messages whose enqueue time
+// is Retention ticks old, and the FIFO deduplication window forgets IDs
+// accepted DedupWindow ticks ago. It is the queue's sim.Actor method for
+// the broker phase; its cost is O(log n) per message it moves.
 func (q *Queue) Step(now sim.Tick) {
 	if q.made() != nil {
 		return
@@ -364,10 +523,19 @@ func (q *Queue) Step(now sim.Tick) {
 		slot := q.delay.remove(0)
 		e := q.s.at(slot)
 		q.nDelayed--
-		if e.state == stHeld {
-			q.returnReady(slot)
-		} else {
+		if !q.cfg.FIFO {
 			q.enqueueNew(slot)
+			continue
+		}
+		// Already in its group: it becomes visible where it stands.
+		held := e.state == stHeld
+		q.s.setState(slot, e, stReady)
+		q.nVisible++
+		if g := q.groups[e.msg.Key]; g != nil {
+			if held {
+				g.busy--
+			}
+			q.settle(g)
 		}
 	}
 	for q.flight.len() > 0 && q.flight.peekDue() <= now {
@@ -380,24 +548,33 @@ func (q *Queue) Step(now sim.Tick) {
 		}
 		q.returnReady(slot)
 	}
-	if q.cfg.Retention > 0 {
+	if r := q.cfg.Retention; r > 0 {
+		// Copies that entered with their own enqueue time are in entry
+		// order, so the ring's front is the oldest of them; the others
+		// (standard dead letters) are in the aged heap.
 		for {
 			q.trimAll()
 			if q.all.len() == 0 {
 				break
 			}
 			slot := q.all.front().slot()
-			e := q.s.at(slot)
-			if e.sentAt+q.cfg.Retention > now {
+			if q.s.at(slot).sentAt+r > now {
 				break
 			}
-			q.m.Expired++
-			if ev := q.event(sim.KindExpired, e, ""); ev != nil {
-				ev.Cause = sim.CauseRetention
-				ev.Detail = q.detail("retention ", int64(q.cfg.Retention))
-				q.env.Trace.EmitRef(ev)
+			q.expire(slot)
+		}
+		for len(q.old) > 0 {
+			top := &q.old[0]
+			if !q.isLive(top.r) {
+				q.old.pop()
+				continue
 			}
-			q.remove(slot)
+			if top.at+r > now {
+				break
+			}
+			slot := top.r.slot()
+			q.old.pop()
+			q.expire(slot)
 		}
 	}
 	for q.dedupOrder.len() > 0 && q.dedupOrder.front().exp <= now {
@@ -408,19 +585,41 @@ func (q *Queue) Step(now sim.Tick) {
 	}
 }
 
-// Publish sends m with no delay; it makes a Queue a sim.Publisher.
+// expire deletes the copy in slot by retention, traced as expired.
+func (q *Queue) expire(slot uint32) {
+	e := q.s.at(slot)
+	q.m.Expired++
+	if ev := q.event(sim.KindExpired, e, ""); ev != nil {
+		ev.Cause = sim.CauseRetention
+		ev.Detail = q.detail("retention ", int64(q.cfg.Retention))
+		q.env.Trace.EmitRef(ev)
+	}
+	q.remove(slot)
+}
+
+// Publish sends m with no per-message delay (the queue's Delay applies);
+// it makes a Queue a sim.Publisher.
 func (q *Queue) Publish(m sim.Message) error { return q.Send(m, 0) }
 
-// Send accepts m; it becomes visible after delay ticks (0: now). A message
-// without an ID gets a fresh one. The send is traced as sent, naming the
-// queue's logical consumer (the ledger expects the message there), the
-// message's type and its Origin. On a FIFO queue with a dedup window, a
-// send whose deduplication ID (DedupHeader, else the message ID) was
-// accepted within the window is dropped, traced as deduplicated with
-// Origin the message it repeats, and reported as success. While the
-// broker is unavailable Send returns an error wrapping ErrUnavailable
-// (and so sim.ErrUnavailable) and ErrConnection, and the message was not
-// accepted.
+// Send accepts m; it becomes visible after delay ticks, or after the
+// queue's Delay when delay is 0. A message without an ID gets a fresh one.
+// The send is traced as sent, naming the queue's logical consumer (the
+// ledger expects the message there), the message's type and its Origin.
+//
+// A FIFO queue refuses a positive delay (SQS FIFO queues have only the
+// queue-level delay): Send returns an error wrapping ErrInvalidArgument,
+// traces the refusal as rejected, and the message was not accepted. On a
+// FIFO queue with a dedup window, a send whose deduplication ID
+// (DedupHeader, else the body's SHA-256 with ContentBasedDedup, else the
+// message ID) was accepted fewer than DedupWindow ticks before is dropped,
+// traced as deduplicated with Origin the message it repeats, and reported
+// as success. A FIFO message joins its group when it is sent, delayed or
+// not, so no delay (the queue's or broker.delay's) lets a later message of
+// its group overtake it.
+//
+// While the broker is unavailable Send returns an error wrapping
+// ErrUnavailable (and so sim.ErrUnavailable) and ErrConnection, and the
+// message was not accepted.
 func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 	if err := q.made(); err != nil {
 		return err
@@ -428,8 +627,16 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 	if delay < 0 || delay > MaxDuration {
 		return fmt.Errorf("%w: %s: delay %d is outside [0, %d]", ErrInvalidArgument, q.where, delay, MaxDuration)
 	}
+	if q.cfg.FIFO && delay > 0 {
+		err := fmt.Errorf("%w: %s: a FIFO queue takes no per-message delay (got %d); set the queue's Delay", ErrInvalidArgument, q.where, delay)
+		q.reject(m.ID, m.Headers.Source, err)
+		return err
+	}
+	if delay == 0 {
+		delay = q.cfg.Delay
+	}
 	now := q.env.Now()
-	if err := q.down(m.ID, m.Key, m.Headers.Type, ""); err != nil {
+	if err := q.down("", m.ID, m.Key, m.Headers.Type, ""); err != nil {
 		return err
 	}
 	if m.ID == 0 {
@@ -439,10 +646,7 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 		}
 	}
 	if q.cfg.FIFO && q.cfg.DedupWindow > 0 {
-		id, ok := m.Headers.Get(DedupHeader)
-		if !ok {
-			id = m.ID.String()
-		}
+		id := q.dedupID(&m)
 		if hit, seen := q.dedup[id]; seen && hit.exp > now {
 			q.m.Deduplicated++
 			q.deduplicated(&m, hit.msg, id)
@@ -463,6 +667,19 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 	}
 	q.accept(&m, delay)
 	return nil
+}
+
+// dedupID returns m's deduplication ID: its DedupHeader, else the hex
+// SHA-256 of its body when the queue dedups by content, else its ID.
+func (q *Queue) dedupID(m *sim.Message) string {
+	if id, ok := m.Headers.Get(DedupHeader); ok {
+		return id
+	}
+	if q.cfg.ContentBasedDedup {
+		sum := sha256.Sum256(m.Body)
+		return hex.EncodeToString(sum[:])
+	}
+	return m.ID.String()
 }
 
 // deduplicated traces that the dedup window dropped a send of m, a repeat
@@ -488,7 +705,7 @@ func (q *Queue) deduplicated(m *sim.Message, first sim.ID, id string) {
 func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	now := q.env.Now()
 	q.m.Sent++
-	slot := q.add(m, now)
+	slot := q.add(m, now, now)
 	e := q.s.at(slot)
 	if ev := q.event(sim.KindSent, e, e.msg.Headers.Source); ev != nil {
 		ev.Consumer = q.consumer
@@ -498,11 +715,13 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	}
 	if delay > 0 {
 		q.s.setState(slot, e, stDelayed)
-		e.due = now + delay
-		q.delay.push(slot)
+		q.delay.push(slot, now+delay)
 		q.nDelayed++
+		if q.cfg.FIFO {
+			q.join(slot) // its place in the group is taken now, in send order
+		}
 		if ev := q.event(sim.KindDelayed, e, ""); ev != nil {
-			ev.Detail = q.detail("until t=", int64(e.due))
+			ev.Detail = q.detail("until t=", int64(now+delay))
 			q.env.Trace.EmitRef(ev)
 		}
 		return
@@ -510,16 +729,26 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	q.enqueueNew(slot)
 }
 
-// add takes a slot for a new resident copy of m, entered at tick now.
-func (q *Queue) add(m *sim.Message, now sim.Tick) uint32 {
+// add takes a slot for a new resident copy of m, entered at tick now with
+// enqueue time sentAt (now, or earlier for a standard dead letter).
+func (q *Queue) add(m *sim.Message, sentAt, now sim.Tick) uint32 {
 	slot := q.s.alloc()
 	e := q.s.at(slot)
 	e.msg = *m
-	e.sentAt = now
+	e.sentAt = sentAt
+	e.entered = now
+	e.dup = false
 	q.live++
-	q.all.pushBack(mkref(slot, e.life))
+	r := mkref(slot, e.life)
+	q.all.pushBack(r)
 	if q.all.len() > 2*q.live+64 {
 		q.all.filter(q.isLive)
+	}
+	if sentAt < now && q.cfg.Retention > 0 {
+		q.old.push(aged{at: sentAt, id: m.ID, r: r})
+		if len(q.old) > 2*q.live+64 {
+			q.old.keep(q.isLive)
+		}
 	}
 	return slot
 }
@@ -541,35 +770,42 @@ func (q *Queue) trimAll() {
 	}
 }
 
-// enqueueNew makes a copy that was never visible visible: at the back of
-// the ready ring, or at the back of its FIFO group.
-func (q *Queue) enqueueNew(slot uint32) {
+// join puts the copy in slot at the back of its FIFO group, making the
+// group if needed.
+func (q *Queue) join(slot uint32) *group {
 	e := q.s.at(slot)
-	q.s.setState(slot, e, stReady)
-	q.nVisible++
-	r := mkref(slot, e.life)
-	if !q.cfg.FIFO {
-		q.ready.pushBack(r)
-		if q.ready.len() > 2*q.nVisible+64 {
-			q.ready.filter(q.isReady)
-		}
-		return
-	}
 	g := q.groups[e.msg.Key]
 	if g == nil {
 		g = &group{key: e.msg.Key}
 		q.groups[e.msg.Key] = g
 	}
-	g.refs.pushBack(r)
-	if g.refs.len() > 2*q.nVisible+64 {
+	g.refs.pushBack(mkref(slot, e.life))
+	if g.refs.len() > 2*q.live+64 {
 		g.refs.filter(q.isLive)
 	}
-	q.settle(g)
+	return g
 }
 
-// returnReady makes an in-flight or held copy visible again. On a standard
-// queue it goes to the back of the ready ring; on a FIFO queue it stays the
-// head of its group, which is unblocked.
+// enqueueNew makes a copy that was never visible, and is in no group yet,
+// visible: at the back of the ready ring, or at the back of its FIFO
+// group.
+func (q *Queue) enqueueNew(slot uint32) {
+	e := q.s.at(slot)
+	q.s.setState(slot, e, stReady)
+	q.nVisible++
+	if !q.cfg.FIFO {
+		q.ready.pushBack(mkref(slot, e.life))
+		if q.ready.len() > 2*q.nVisible+64 {
+			q.ready.filter(q.isReady)
+		}
+		return
+	}
+	q.settle(q.join(slot))
+}
+
+// returnReady makes an in-flight copy visible again. On a standard queue
+// it goes to the back of the ready ring; on a FIFO queue it keeps its
+// place in its group, which is one message less busy.
 func (q *Queue) returnReady(slot uint32) {
 	e := q.s.at(slot)
 	q.s.setState(slot, e, stReady)
@@ -582,13 +818,14 @@ func (q *Queue) returnReady(slot uint32) {
 		return
 	}
 	if g := q.groups[e.msg.Key]; g != nil {
-		g.blocked = false
+		g.busy--
 		q.settle(g)
 	}
 }
 
 // settle drops deleted refs from the front of g, forgets g when it is
-// empty, and queues it for receiving when its head is visible.
+// empty, and queues it for receiving when nothing of it is in flight or
+// held and its head is visible.
 func (q *Queue) settle(g *group) {
 	for g.refs.len() > 0 && !q.isLive(g.refs.front()) {
 		g.refs.popFront()
@@ -597,10 +834,10 @@ func (q *Queue) settle(g *group) {
 		if q.groups[g.key] == g {
 			delete(q.groups, g.key)
 		}
-		g.blocked = false
+		g.busy = 0
 		return
 	}
-	if !g.blocked && !g.queued && q.s.at(g.refs.front().slot()).state == stReady {
+	if g.busy == 0 && !g.queued && q.s.at(g.refs.front().slot()).state == stReady {
 		g.queued = true
 		q.readyGroups.pushBack(g)
 	}
@@ -608,7 +845,7 @@ func (q *Queue) settle(g *group) {
 
 // nextReady takes the next visible copy off the ready structures. On a FIFO
 // queue the copy is the head of a group that was taken off readyGroups; the
-// caller must block the group, remove the head, or call settle.
+// caller must receive or remove the head, or call settle.
 func (q *Queue) nextReady() (uint32, bool) {
 	if !q.cfg.FIFO {
 		for q.ready.len() > 0 {
@@ -622,7 +859,7 @@ func (q *Queue) nextReady() (uint32, bool) {
 	for q.readyGroups.len() > 0 {
 		g := q.readyGroups.popFront()
 		g.queued = false
-		if q.groups[g.key] != g || g.blocked {
+		if q.groups[g.key] != g || g.busy > 0 {
 			continue
 		}
 		for g.refs.len() > 0 && !q.isLive(g.refs.front()) {
@@ -660,7 +897,8 @@ func (q *Queue) putBack(slot uint32, front bool) {
 // remove deletes a resident copy from every structure and frees its slot.
 func (q *Queue) remove(slot uint32) {
 	e := q.s.at(slot)
-	switch e.state {
+	st := e.state
+	switch st {
 	case stReady:
 		q.nVisible-- // the ready ring keeps a stale ref until it is popped
 	case stInFlight:
@@ -671,13 +909,14 @@ func (q *Queue) remove(slot uint32) {
 		q.nDelayed--
 	}
 	var g *group
-	if q.cfg.FIFO && e.state != stDelayed {
-		g = q.groups[e.msg.Key]
-		if g != nil && g.refs.len() > 0 && g.refs.front() == mkref(slot, e.life) {
-			g.refs.popFront()
-			g.blocked = false
-		} else {
-			g = nil
+	if q.cfg.FIFO {
+		if g = q.groups[e.msg.Key]; g != nil {
+			if st == stInFlight || st == stHeld {
+				g.busy--
+			}
+			if g.refs.len() > 0 && g.refs.front() == mkref(slot, e.life) {
+				g.refs.popFront()
+			}
 		}
 	}
 	q.s.release(slot)
@@ -688,22 +927,34 @@ func (q *Queue) remove(slot uint32) {
 	q.trimAll()
 }
 
+// ReceiveOptions are the parameters of one receive call (SQS's
+// ReceiveMessage).
+type ReceiveOptions struct {
+	// Max is the most messages the call returns; 0 means 1. A queue with
+	// Config.Strict refuses more than MaxStrictBatch.
+	Max int
+	// VisibilityTimeout, when positive, is the visibility timeout of the
+	// messages this call returns, instead of the queue's (ReceiveMessage's
+	// VisibilityTimeout). A later receive uses the queue's again. It must
+	// lie in [0, MaxDuration].
+	VisibilityTimeout sim.Tick
+}
+
 // Receive returns up to max visible messages for the worker called
 // consumer (the actor in the trace), each with a fresh receipt; they stay
 // invisible for the visibility timeout. A copy whose receive count would
 // exceed MaxReceiveCount moves to the dead-letter queue instead. See
-// AppendReceive.
+// AppendReceiveWith.
 func (q *Queue) Receive(consumer string, max int) ([]Delivery, error) {
 	return q.AppendReceive(nil, consumer, max)
 }
 
-// AppendReceive is Receive appending to dst, so a caller can reuse one
-// slice and receive without allocating. Each delivery is traced as
-// received (first receive) or redelivered (receive count > 1), by the
-// worker for the queue's logical consumer. Faults: broker.unavailable fails the call with
-// ErrUnavailable; broker.reorder (standard queues) hands out the message
-// behind one first; broker.duplicate leaves a second copy of a delivered
-// message visible, which another receive returns with its own receipt.
+// ReceiveWith is Receive with the call's options.
+func (q *Queue) ReceiveWith(consumer string, o ReceiveOptions) ([]Delivery, error) {
+	return q.AppendReceiveWith(nil, consumer, o)
+}
+
+// AppendReceive is AppendReceiveWith with Max max, which must be positive.
 func (q *Queue) AppendReceive(dst []Delivery, consumer string, max int) ([]Delivery, error) {
 	if err := q.made(); err != nil {
 		return dst, err
@@ -711,17 +962,105 @@ func (q *Queue) AppendReceive(dst []Delivery, consumer string, max int) ([]Deliv
 	if max <= 0 {
 		return dst, fmt.Errorf("%w: %s: receive batch %d must be positive", ErrInvalidArgument, q.where, max)
 	}
-	if err := q.down(0, "", "", consumer); err != nil {
+	return q.receive(dst, consumer, ReceiveOptions{Max: max}, false, true)
+}
+
+// AppendReceiveWith is ReceiveWith appending to dst, so a caller can reuse
+// one slice and receive without allocating. It is one short poll: it
+// never waits (Consumer models long polling). Each delivery is traced as
+// received (first receive) or redelivered (receive count > 1), by the
+// worker for the queue's logical consumer. A FIFO receive takes, from each
+// group it can receive from, the run of visible messages at the group's
+// head in send order, as many as Max allows, before it moves on to the
+// next group. Faults: broker.unavailable fails the call with
+// ErrUnavailable; broker.reorder (standard queues) hands out the message
+// behind one first; broker.duplicate leaves a second copy of a delivered
+// message visible, which another receive returns with its own receipt,
+// except on a FIFO queue whose dedup window still holds the message's
+// deduplication ID: there the copy is suppressed, traced as deduplicated.
+// At the in-flight cap the call is refused (see Config.MaxInFlight).
+func (q *Queue) AppendReceiveWith(dst []Delivery, consumer string, o ReceiveOptions) ([]Delivery, error) {
+	if err := q.made(); err != nil {
 		return dst, err
 	}
+	return q.receive(dst, consumer, o, false, true)
+}
+
+// receive is one attempt of a receive call: long says the call is a long
+// poll (the in-flight cap then refuses without an error), last that the
+// call ends with this attempt (an empty result counts as an empty
+// receive).
+func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long, last bool) ([]Delivery, error) {
+	max := o.Max
+	if max == 0 {
+		max = 1
+	}
+	switch {
+	case max < 0:
+		return dst, fmt.Errorf("%w: %s: receive batch %d must be positive", ErrInvalidArgument, q.where, max)
+	case q.cfg.Strict && max > MaxStrictBatch:
+		return dst, fmt.Errorf("%w: %s: receive batch %d is above %d (SQS-strict queue)", ErrInvalidArgument, q.where, max, MaxStrictBatch)
+	case o.VisibilityTimeout < 0 || o.VisibilityTimeout > MaxDuration:
+		return dst, fmt.Errorf("%w: %s: visibility timeout %d is outside [0, %d]", ErrInvalidArgument, q.where, o.VisibilityTimeout, MaxDuration)
+	}
+	if err := q.down("receive", 0, "", "", consumer); err != nil {
+		return dst, err
+	}
+	vt := q.vt
+	if o.VisibilityTimeout > 0 {
+		vt = o.VisibilityTimeout
+	}
+	start := len(dst)
 	now := q.env.Now()
 	ai := q.actor(consumer)
 	reorder := !q.cfg.FIFO && q.faults.Has(faults.BrokerReorder)
 	dup := q.faults.Has(faults.BrokerDuplicate)
+	capped := false
 	for n := 0; n < max; {
+		if q.limit > 0 && q.nInFlight >= q.limit {
+			capped = true
+			break
+		}
 		slot, ok := q.nextReady()
 		if !ok {
 			break
+		}
+		if q.cfg.FIFO {
+			// The run of visible messages at the group's head, in send
+			// order, up to what the call can still take.
+			g := q.groups[q.s.at(slot).msg.Key]
+			q.run = q.run[:0]
+			for i := 0; i < g.refs.len() && len(q.run) < max-n; i++ {
+				r := g.refs.buf[(g.refs.head+i)&(len(g.refs.buf)-1)]
+				if !q.isLive(r) {
+					continue
+				}
+				if q.s.at(r.slot()).state != stReady {
+					break // a delayed message holds back the ones behind it
+				}
+				q.run = append(q.run, r)
+			}
+			took := false
+			for _, r := range q.run {
+				if q.limit > 0 && q.nInFlight >= q.limit {
+					capped = true
+					break
+				}
+				if !q.isReady(r) {
+					break
+				}
+				if q.take(r.slot(), g, consumer, ai, vt, now, dup, &dst) {
+					n++
+					took = true
+				}
+			}
+			if !took {
+				q.settle(g) // nothing taken (the cap, or all dead-lettered): the group stays receivable
+			}
+			if capped {
+				break
+			}
+			continue
 		}
 		e := q.s.at(slot)
 		if reorder && q.ready.len() > 0 {
@@ -729,60 +1068,112 @@ func (q *Queue) AppendReceive(dst []Delivery, consumer string, max int) ([]Deliv
 				if next, ok := q.nextReady(); ok {
 					q.putBack(slot, true)
 					slot = next
-					e = q.s.at(slot)
 				}
 			}
 		}
-		if q.cfg.DeadLetter != nil && q.cfg.MaxReceiveCount > 0 && int(e.receives) >= q.cfg.MaxReceiveCount {
-			q.deadLetter(slot, consumer, "receive count would exceed "+strconv.Itoa(q.cfg.MaxReceiveCount))
-			continue
+		if q.take(slot, nil, consumer, ai, vt, now, dup, &dst) {
+			n++
 		}
-		e.receives++
-		e.gen++
-		q.s.setState(slot, e, stInFlight)
-		e.due = now + q.vt
-		e.actor = ai
-		q.nVisible--
-		q.nInFlight++
-		q.flight.push(slot)
-		if q.cfg.FIFO {
-			if g := q.groups[e.msg.Key]; g != nil {
-				g.blocked = true
-			}
+	}
+	got := len(dst) - start
+	if capped {
+		q.m.OverLimit++
+		err := fmt.Errorf("%w: %s: %d messages in flight, the cap", ErrOverLimit, q.where, q.nInFlight)
+		q.reject(0, consumer, err)
+		if got == 0 && !long && !q.cfg.FIFO {
+			return dst, err
 		}
-		q.m.Receives++
-		kind := sim.KindReceived
-		if e.receives > 1 {
-			kind = sim.KindRedelivered
-			q.m.Redeliveries++
-		}
-		if ev := q.event(kind, e, consumer); ev != nil {
-			ev.Consumer = q.consumer
-			q.env.Trace.EmitRef(ev)
-		}
-		// Filled in place: a composite literal would be built in a
-		// temporary and copied.
-		dst = append(dst, Delivery{})
-		d := &dst[len(dst)-1]
-		d.Message = e.msg
-		d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
-		d.ReceiveCount = int(e.receives)
-		n++
-		if dup {
-			if _, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
-				c := q.add(&e.msg, now)
-				q.m.Duplicated++
-				q.enqueueNew(c)
-			}
-		}
+	}
+	if got == 0 && last {
+		q.m.EmptyReceives++
 	}
 	return dst, nil
 }
 
-// deadLetter moves the copy in slot (which must be in flight, or taken
-// off the ready structures and accounted as in flight) to the DLQ, traced
-// as dead_lettered at this queue. The copy keeps its ID in the DLQ and is
-// not traced as sent there: it stays parked for this queue's consumer.
+// take delivers the visible copy in slot (taken off the ready structures;
+// g is its FIFO group, nil on a standard queue) to the worker consumer
+// (actor index ai) with visibility timeout vt, appending the delivery to
+// *dst, and reports whether it did: a copy whose receive count would
+// exceed MaxReceiveCount moves to the dead-letter queue instead.
+func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now sim.Tick, dup bool, dst *[]Delivery) bool {
+	e := q.s.at(slot)
+	if q.cfg.DeadLetter != nil && q.cfg.MaxReceiveCount > 0 && int(e.receives) >= q.cfg.MaxReceiveCount {
+		q.deadLetter(slot, consumer, "receive count would exceed "+strconv.Itoa(q.cfg.MaxReceiveCount))
+		return false
+	}
+	e.receives++
+	e.gen++
+	q.s.setState(slot, e, stInFlight)
+	e.actor = ai
+	q.nVisible--
+	q.nInFlight++
+	q.flight.push(slot, now+vt)
+	if g != nil {
+		g.busy++
+	}
+	q.m.Receives++
+	kind := sim.KindReceived
+	if e.receives > 1 {
+		kind = sim.KindRedelivered
+		q.m.Redeliveries++
+	}
+	if ev := q.event(kind, e, consumer); ev != nil {
+		ev.Consumer = q.consumer
+		q.env.Trace.EmitRef(ev)
+	}
+	// Filled in place: a composite literal would be built in a
+	// temporary and copied.
+	*dst = append(*dst, Delivery{})
+	d := &(*dst)[len(*dst)-1]
+	d.Message = e.msg
+	d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
+	d.ReceiveCount = int(e.receives)
+	// A FIFO copy is duplicated at most once, on its first receive: past
+	// the dedup window a duplicate stands for a sender's late retry, which
+	// happens once per send, not once per redelivery.
+	// A broker duplicate is never itself duplicated: broker.duplicate
+	// stands for the occasional extra copy of at-least-once delivery, and
+	// duplicating duplicates would grow without end.
+	if dup && !e.dup && (g == nil || e.receives == 1) {
+		if _, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
+			q.duplicate(slot, consumer, now)
+		}
+	}
+	return true
+}
+
+// duplicate makes the broker copy broker.duplicate asked for of the copy
+// in slot, unless the FIFO dedup window still holds its deduplication ID:
+// then the copy is suppressed, traced as deduplicated (SQS FIFO's
+// exactly-once processing).
+func (q *Queue) duplicate(slot uint32, consumer string, now sim.Tick) {
+	e := q.s.at(slot)
+	if q.cfg.FIFO && q.cfg.DedupWindow > 0 {
+		id := q.dedupID(&e.msg)
+		if hit, seen := q.dedup[id]; seen && hit.exp > now {
+			q.m.Deduplicated++
+			if ev := q.event(sim.KindDeduplicated, e, consumer); ev != nil {
+				ev.Type = e.msg.Headers.Type
+				if q.env.Trace.Detailed() {
+					ev.Detail = "broker duplicate suppressed, dedup id " + id
+				}
+				q.env.Trace.EmitRef(ev)
+			}
+			return
+		}
+	}
+	c := q.add(&e.msg, now, now)
+	q.s.at(c).dup = true
+	q.m.Duplicated++
+	q.enqueueNew(c)
+}
+
+// deadLetter moves the copy in slot (in flight, or visible and taken off
+// the ready structures) to the DLQ, traced as dead_lettered at this queue.
+// The copy keeps its ID in the DLQ and is not traced as sent there: it
+// stays parked for this queue's consumer. A standard dead letter keeps its
+// enqueue time, so the DLQ's retention counts from its first send; a FIFO
+// one is enqueued anew (as SQS does).
 func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 	e := q.s.at(slot)
 	d := q.cfg.DeadLetter
@@ -794,7 +1185,11 @@ func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 		q.env.Trace.EmitRef(ev)
 	}
 	now := q.env.Now()
-	c := d.add(&e.msg, now)
+	sentAt := e.sentAt
+	if d.cfg.FIFO {
+		sentAt = now
+	}
+	c := d.add(&e.msg, sentAt, now)
 	ce := d.s.at(c)
 	ce.receives = 0
 	for i, s := range d.sources {
@@ -839,18 +1234,51 @@ func (q *Queue) reject(id sim.ID, actor string, err error) {
 	q.env.Emit(sim.Event{Kind: sim.KindRejected, Where: q.where, Msg: id, Actor: actor, Detail: err.Error()})
 }
 
+// downFor consults broker.unavailable for a call with receipt r, naming
+// the worker that holds the delivery when r still names one.
+func (q *Queue) downFor(op string, r Receipt) error {
+	if q.faults == nil {
+		return nil
+	}
+	var key, typ, actor string
+	if r.q == q && r.gen != 0 && r.slot < q.s.n {
+		if e := q.s.at(r.slot); e.state != stFree && e.gen == r.gen {
+			key, typ, actor = e.msg.Key, e.msg.Headers.Type, q.actorName(e)
+		}
+	}
+	return q.down(op, r.id, key, typ, actor)
+}
+
 // Ack deletes the message copy named by r. It succeeds while the copy has
 // not been received again since r was issued, even when its visibility
 // timeout ran out meanwhile (as in SQS); otherwise it returns an error
 // wrapping ErrStaleReceipt (or ErrUnknownReceipt) and traces the rejection.
 // The ack is traced as acked for the queue's logical consumer.
+//
+// Faults: while the broker is unavailable the ack fails with an error
+// wrapping ErrUnavailable, traced as rejected, and the message stays in
+// flight (it comes back after its visibility timeout). broker.ack_lost
+// loses a valid ack on its way: Ack reports success, the fault is traced,
+// and the broker keeps the message in flight, so it is delivered again
+// after its visibility timeout.
 func (q *Queue) Ack(r Receipt) error {
 	if err := q.made(); err != nil {
+		return err
+	}
+	if err := q.downFor("ack", r); err != nil {
 		return err
 	}
 	slot, e, err := q.lookup(r, "ack")
 	if err != nil {
 		return err
+	}
+	if q.faults.Has(faults.BrokerAckLost) {
+		x := &q.fctx
+		x.Where, x.Consumer, x.Key, x.Type, x.Msg = q.where, q.actorName(e), e.msg.Key, e.msg.Headers.Type, e.msg.ID
+		if q.faults.CheckRef(faults.BrokerAckLost, x) != nil {
+			q.m.AcksLost++
+			return nil
+		}
 	}
 	q.m.Acks++
 	if ev := q.event(sim.KindAcked, e, q.actorName(e)); ev != nil {
@@ -862,14 +1290,20 @@ func (q *Queue) Ack(r Receipt) error {
 }
 
 // Nack returns the in-flight copy named by r: visible after delay ticks
-// (0: now). On a FIFO queue the copy stays the head of its group and the
-// group stays blocked during the delay. The next receive counts one more.
+// (0: now), as SQS's ChangeMessageVisibility. On a FIFO queue the copy
+// keeps its place in its group, and the group stays busy during the delay.
+// The next receive counts one more. While the broker is unavailable it
+// fails with an error wrapping ErrUnavailable, traced as rejected, and the
+// copy stays in flight.
 func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 	if err := q.made(); err != nil {
 		return err
 	}
 	if delay < 0 || delay > MaxDuration {
 		return fmt.Errorf("%w: %s: nack delay %d is outside [0, %d]", ErrInvalidArgument, q.where, delay, MaxDuration)
+	}
+	if err := q.downFor("nack", r); err != nil {
+		return err
 	}
 	slot, e, err := q.inFlight(r, "nack")
 	if err != nil {
@@ -891,8 +1325,7 @@ func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 	} else {
 		q.s.setState(slot, e, stDelayed)
 	}
-	e.due = q.env.Now() + delay
-	q.delay.push(slot)
+	q.delay.push(slot, q.env.Now()+delay)
 	q.nDelayed++
 	return nil
 }
@@ -913,13 +1346,17 @@ func (q *Queue) inFlight(r Receipt, op string) (uint32, *entry, error) {
 // ChangeVisibility sets the visibility timeout of the in-flight copy named
 // by r to timeout ticks counted from now (0: visible now). The change
 // applies to this delivery only; the next receive uses the queue's
-// timeout again.
+// timeout again. While the broker is unavailable it fails with an error
+// wrapping ErrUnavailable, traced as rejected, and nothing changes.
 func (q *Queue) ChangeVisibility(r Receipt, timeout sim.Tick) error {
 	if err := q.made(); err != nil {
 		return err
 	}
 	if timeout < 0 || timeout > MaxDuration {
 		return fmt.Errorf("%w: %s: visibility timeout %d is outside [0, %d]", ErrInvalidArgument, q.where, timeout, MaxDuration)
+	}
+	if err := q.downFor("change visibility", r); err != nil {
+		return err
 	}
 	slot, e, err := q.inFlight(r, "change visibility")
 	if err != nil {
@@ -935,8 +1372,7 @@ func (q *Queue) ChangeVisibility(r Receipt, timeout sim.Tick) error {
 		q.returnReady(slot)
 		return nil
 	}
-	e.due = q.env.Now() + timeout
-	q.flight.fix(int(e.hidx))
+	q.flight.fix(int(e.hidx), q.env.Now()+timeout)
 	return nil
 }
 
@@ -945,9 +1381,14 @@ func (q *Queue) ChangeVisibility(r Receipt, timeout sim.Tick) error {
 // (classification) or when their own attempt limit is reached. It is
 // traced as dead_lettered; the message is not acked, and the ledger holds
 // it parked. Without a dead-letter queue it returns ErrNoDeadLetter and the
-// message stays where it is.
+// message stays where it is. While the broker is unavailable it fails with
+// an error wrapping ErrUnavailable, traced as rejected, and the message
+// stays in flight.
 func (q *Queue) DeadLetter(r Receipt, reason string) error {
 	if err := q.made(); err != nil {
+		return err
+	}
+	if err := q.downFor("dead-letter", r); err != nil {
 		return err
 	}
 	slot, e, err := q.lookup(r, "dead-letter")
@@ -985,6 +1426,7 @@ func (q *Queue) Purge() int {
 		n++
 	}
 	q.all.reset()
+	q.old = nil
 	q.ready.reset()
 	q.delay.reset()
 	q.flight.reset()
@@ -1004,8 +1446,9 @@ func (q *Queue) Purge() int {
 // message, Origin the dead letter, Consumer the target's logical
 // consumer), which is the event that creates the new copy: the ledger
 // judges both copies as one origin. A message sent to this queue directly
-// has no source and stays. Redrives bypass broker faults: they are an
-// operator's action.
+// has no source and stays. On a FIFO queue such a message holds back only
+// its own group: the groups behind it are redriven. Redrives bypass broker
+// faults: they are an operator's action.
 func (q *Queue) Redrive(max int) (int, error) { return q.redrive(nil, max) }
 
 // RedriveTo is Redrive with every message going to dst.
@@ -1037,10 +1480,10 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 		target := dst
 		if target == nil {
 			if e.src == 0 {
+				// It stays, and on a FIFO queue so does its group (order
+				// forbids skipping its head): nextReady does not offer the
+				// group again before putBack.
 				skipped = append(skipped, slot)
-				if q.cfg.FIFO {
-					break // the group's head stays; FIFO order forbids skipping it
-				}
 				continue
 			}
 			target = q.sources[e.src-1]
@@ -1063,7 +1506,8 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 // dlq, traced as redriven: the event that creates the copy here.
 func (q *Queue) redriven(m *sim.Message, dlq *Queue) {
 	q.m.Sent++
-	slot := q.add(m, q.env.Now())
+	now := q.env.Now()
+	slot := q.add(m, now, now)
 	e := q.s.at(slot)
 	if ev := q.event(sim.KindRedriven, e, ""); ev != nil {
 		ev.Consumer = q.consumer
@@ -1077,8 +1521,9 @@ func (q *Queue) redriven(m *sim.Message, dlq *Queue) {
 	q.enqueueNew(slot)
 }
 
-// down consults broker.unavailable and returns the error to report.
-func (q *Queue) down(id sim.ID, key, typ, consumer string) error {
+// down consults broker.unavailable for the call op ("" for a send) and
+// returns the error to report, traced as rejected.
+func (q *Queue) down(op string, id sim.ID, key, typ, consumer string) error {
 	if q.faults == nil {
 		return nil
 	}
@@ -1094,7 +1539,11 @@ func (q *Queue) down(id sim.ID, key, typ, consumer string) error {
 	if why == "" {
 		why = "rule " + f.Rule
 	}
-	err := fmt.Errorf("%w: %s (%s): %w", ErrUnavailable, q.where, why, ErrConnection)
+	where := q.where
+	if op != "" {
+		where += ": " + op
+	}
+	err := fmt.Errorf("%w: %s (%s): %w", ErrUnavailable, where, why, ErrConnection)
 	q.reject(id, consumer, err)
 	return err
 }
@@ -1195,7 +1644,8 @@ type Resident struct {
 	Key          string
 	Status       Status
 	ReceiveCount int
-	Entered      sim.Tick // when the copy entered the queue
+	Entered      sim.Tick // when the copy entered the queue (its age counts from here)
+	Enqueued     sim.Tick // its enqueue time, which retention counts from: Entered, or earlier for a standard dead letter
 	Due          sim.Tick // in flight: visibility deadline; delayed: visible at; else 0
 	Consumer     string   // the last receiver, if any
 }
@@ -1213,12 +1663,12 @@ func (q *Queue) AppendResidents(dst []Resident, max int) []Resident {
 			continue
 		}
 		e := q.s.at(r.slot())
-		x := Resident{Msg: e.msg.ID, Key: e.msg.Key, ReceiveCount: int(e.receives), Entered: e.sentAt, Consumer: q.actorName(e)}
+		x := Resident{Msg: e.msg.ID, Key: e.msg.Key, ReceiveCount: int(e.receives), Entered: e.entered, Enqueued: e.sentAt, Consumer: q.actorName(e)}
 		switch e.state {
 		case stInFlight:
-			x.Status, x.Due = StatusInFlight, e.due
+			x.Status, x.Due = StatusInFlight, q.flight.a[e.hidx].due
 		case stDelayed, stHeld:
-			x.Status, x.Due = StatusDelayed, e.due
+			x.Status, x.Due = StatusDelayed, q.delay.a[e.hidx].due
 		}
 		dst = append(dst, x)
 		max--

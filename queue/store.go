@@ -10,7 +10,7 @@ const (
 	stDelayed               // in the delay heap, not yet visible (a delayed send or a nack with delay)
 	stReady                 // visible: in the ready ring (standard) or in its group (FIFO)
 	stInFlight              // received and not yet acked: in the in-flight heap
-	stHeld                  // FIFO only: nacked with a delay; still the head of its group, in the delay heap
+	stHeld                  // FIFO only: nacked with a delay; in its group and in the delay heap, keeping the group busy
 )
 
 // entry is one resident copy of a message. A broker duplicate or a second
@@ -19,8 +19,8 @@ const (
 // them when it grows.
 type entry struct {
 	msg      sim.Message
-	sentAt   sim.Tick // when this copy entered the queue (retention and age count from here)
-	due      sim.Tick // delayed or held: visible at; in flight: visibility deadline
+	sentAt   sim.Tick // the copy's enqueue time, which retention counts from: when it entered, or for a standard queue's dead letter when it entered its source
+	entered  sim.Tick // when this copy entered this queue (its age counts from here)
 	gen      uint32   // receipt generation: bumped when the slot is taken and on every receive
 	life     uint32   // bumped when the slot is taken; refs in rings carry it
 	receives int32    // receive count of this copy
@@ -28,6 +28,7 @@ type entry struct {
 	actor    int32    // index into Queue.actors of the last receiver, -1 for none
 	state    state
 	src      uint16 // in a DLQ: 1 + index into Queue.sources of the queue it came from; 0 for none
+	dup      bool   // the copy is a broker duplicate, which broker.duplicate never copies again
 }
 
 const (
@@ -249,10 +250,11 @@ func (h *theap) down(i int) bool {
 	return i > i0
 }
 
-// push adds slot, keyed by its entry's due tick and message ID.
-func (h *theap) push(slot uint32) {
-	e := h.s.at(slot)
-	h.a = append(h.a, hitem{due: e.due, id: e.msg.ID, slot: slot})
+// push adds slot, keyed by due and its entry's message ID. The item holds
+// the entry's due tick (delayed or held: visible at; in flight: the
+// visibility deadline); the entry does not.
+func (h *theap) push(slot uint32, due sim.Tick) {
+	h.a = append(h.a, hitem{due: due, id: h.s.at(slot).msg.ID, slot: slot})
 	h.up(len(h.a) - 1)
 }
 
@@ -266,16 +268,15 @@ func (h *theap) remove(i int) uint32 {
 	h.a = h.a[:n]
 	if i != n {
 		h.place(i, last)
-		h.fix(i)
+		h.fix(i, last.due)
 	}
 	h.s.at(slot).hidx = -1
 	return slot
 }
 
-// fix restores the order after the due tick of the entry at index i
-// changed; it takes the new key from the entry.
-func (h *theap) fix(i int) {
-	h.a[i].due = h.s.at(h.a[i].slot).due
+// fix sets the due tick of the item at index i and restores the order.
+func (h *theap) fix(i int, due sim.Tick) {
+	h.a[i].due = due
 	if !h.down(i) {
 		h.up(i)
 	}

@@ -927,7 +927,7 @@ func (r *Run) budgetCause() string {
 	for i := range r.s.Faults {
 		f := &r.s.Faults[i]
 		if f.Point == faults.BrokerDuplicate && (f.Probability == 0 || f.Probability == 1) && f.Count == 0 {
-			return "likely cause: fault " + strconv.Quote(f.Name) + " duplicates every delivery, its own duplicates too, so the work doubles; give it a probability below 1 or a count"
+			return "likely cause: fault " + strconv.Quote(f.Name) + " duplicates every delivery, doubling the work; give it a probability below 1 or a count"
 		}
 	}
 	redrives := 0

@@ -68,6 +68,9 @@ func TestRunawayFilesHitTheBudget(t *testing.T) {
 			if rss > 256<<10 {
 				t.Errorf("peak RSS %d MiB, over 256 MiB", rss>>10)
 			}
+			if c.cap == "" && strings.Contains(stdout.String(), "not drained") {
+				t.Errorf("the run must drain:\n%s", stdout.String())
+			}
 			if c.cap != "" && (!strings.Contains(stderr.String(), c.cap) || !strings.Contains(stderr.String(), c.cause) ||
 				!strings.Contains(stderr.String(), "runaway/"+c.file+":")) {
 				t.Errorf("the message must name the file, the cap (%q) and the likely cause (%q):\n%s", c.cap, c.cause, stderr.String())

@@ -1,0 +1,85 @@
+package scenario
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// growthSeeds are small files whose work can only grow: the shapes the
+// budget on derived work exists for, seeded into FuzzRunUnderBudget's
+// corpus so the fuzzer mutates around them.
+var growthSeeds = []string{
+	`{version: 1, title: t, run: {ticks: 100000}, topology: {topics: [{name: s, subscribers: [{name: e, buffer: 100000, emits: [{topic: s, count: 2}]}]}]}, actors: {producers: [{name: p, to: {topic: s}, count: 1}]}}`,
+	`{version: 1, title: t, run: {ticks: 100}, topology: {topics: [{name: s, subscribers: [{name: a, buffer: 1000, emits: [{topic: s, count: 50}]}, {name: b, buffer: 1000, emits: [{topic: s, count: 50}]}]}]}, actors: {producers: [{name: p, to: {topic: s}, count: 3}]}}`,
+	`{version: 1, title: t, run: {until: drained, max_ticks: 5000}, topology: {queues: [{name: q}]}, actors: {producers: [{name: p, to: {queue: q}, count: 10}], consumers: [{name: c, queue: q}]}, faults: [{name: d, point: broker.duplicate}]}`,
+	`{version: 1, title: t, run: {ticks: 300}, topology: {queues: [{name: q, dead_letter: {queue: d, max_receive_count: 1}}, {name: d}]}, actors: {producers: [{name: p, to: {queue: q}, count: 5000, rate: 5000}], consumers: [{name: c, queue: q, batch: 5000, handler: {kind: poison}}]}, timeline: [{at: 2, action: redrive, queue: d}, {at: 3, action: redrive, queue: d}, {at: 4, action: redrive, queue: d}]}`,
+}
+
+// FuzzRunUnderBudget loads arbitrary bytes and runs whatever loads to its
+// end under the run's real caps, growth-shaped inputs included. A run must
+// never panic, must end (the budget and max_ticks bound it), must stay
+// within its budget (a run that exceeds one stops with a positioned
+// runtime error naming it, having created at most a step's worth more),
+// and must be repeatable.
+func FuzzRunUnderBudget(f *testing.F) {
+	for _, s := range growthSeeds {
+		f.Add([]byte(s))
+	}
+	for _, pat := range []string{"testdata/valid/*.yaml", "lessons/*.yaml"} {
+		files, _ := filepath.Glob(pat)
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Load("fuzz.yaml", data)
+		if err != nil {
+			return
+		}
+		var sums [2]int
+		for i := range sums {
+			r, err := s.NewRun(Options{})
+			if err != nil {
+				return
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for r.Step() {
+				if time.Now().After(deadline) {
+					t.Fatalf("a run is still going after 30 s at t=%d", r.Now())
+				}
+			}
+			rep := r.Finish()
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > 512<<20 {
+				t.Fatalf("a run holds %d MiB", ms.HeapAlloc>>20)
+			}
+			runtime.KeepAlive(r)
+			if err := r.World().Err(); err != nil {
+				if !errors.Is(err, sim.ErrBudget) || r.Err() == nil {
+					t.Fatalf("a run over its budget must stop with a positioned error: %v / %v", err, r.Err())
+				}
+			}
+			// The message cap bounds what a run created, give or take the
+			// work of the one step in which it was crossed.
+			if n := rep.Stats.Messages; n > 2*MaxCopies {
+				t.Fatalf("%d copies created, cap %d", n, MaxCopies)
+			}
+			sums[i] = rep.Stats.Messages*31 + rep.Stats.Delivered
+		}
+		if sums[0] != sums[1] {
+			t.Fatalf("two runs differ: %v", sums)
+		}
+	})
+}

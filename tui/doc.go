@@ -9,10 +9,11 @@
 //
 //   - One goroutine owns the Driver (see Loop and Controller). It receives
 //     Commands on a channel, steps the simulation on a wall-clock ticker
-//     while playing, and posts every new Snapshot to the UI goroutine with
+//     while playing, and posts a new Snapshot to the UI goroutine with
 //     tview.Application.QueueUpdateDraw, which waits until the frame is
-//     taken: a slow terminal slows the ticks down instead of queueing
-//     frames.
+//     taken; the commands that queued up meanwhile are applied together and
+//     posted as one frame, so at most one frame is pending and a slow
+//     terminal slows the ticks down instead of queueing frames.
 //   - Views only read the Snapshot they were given; key handlers only send
 //     Commands (view-local state such as focus, scrolling, the trace filter
 //     and the help overlay stays in the views).

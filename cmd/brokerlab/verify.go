@@ -22,14 +22,23 @@ func (c *cli) cmdVerify(args []string) int {
 	fs.SetOutput(c.stderr)
 	var checks checkList
 	fs.Var(&checks, "check", "a check to run (repeatable): no_loss, at_least_once:CONSUMER, at_most_once:CONSUMER, exactly_once:CONSUMER, ordered_per_key:CONSUMER, max_duplicates:CONSUMER:N")
-	if err := fs.Parse(args); err != nil {
-		return exitBadInput
+	// Flags may come before or after the file.
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return exitBadInput
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	if fs.NArg() != 1 {
+	if len(files) != 1 {
 		fmt.Fprintln(c.stderr, "brokerlab verify: give exactly one TRACE.jsonl (written by 'brokerlab trace --format json')")
 		return exitBadInput
 	}
-	path := fs.Arg(0)
+	path := files[0]
 	var checkers []sim.Checker
 	for _, spec := range checks {
 		ch, err := sim.ParseCheck(spec)
@@ -63,8 +72,8 @@ func (c *cli) cmdVerify(args []string) int {
 		return exitBadInput
 	}
 	s := l.Stats()
-	fmt.Fprintf(c.stdout, "ledger folded from %s: %d messages (%d origins), %d delivered, %d duplicates, %d duplicate effects, %d dead-lettered, %d missed, %d lost, %d phantoms\n",
-		path, s.Messages, s.Origins, s.Delivered, s.Duplicates, s.DuplicateEffects, s.DeadLettered, s.Missed, s.Lost, s.Phantoms)
+	fmt.Fprintf(c.stdout, "ledger folded from %s: %d messages (%d origins), %d delivered, %d duplicates, %d duplicate effects, %d absorbed, %d dead-lettered, %d missed, %d lost, %d phantoms\n",
+		path, s.Messages, s.Origins, s.Delivered, s.Duplicates, s.DuplicateEffects, s.Absorbed, s.DeadLettered, s.Missed, s.Lost, s.Phantoms)
 	failed := 0
 	for i, ch := range checkers {
 		v := ch.Violations(l)

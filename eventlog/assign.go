@@ -19,8 +19,14 @@ const (
 	// RoundRobin deals partitions in numeric order to members in
 	// lexicographic order, one at a time.
 	RoundRobin
-	// Sticky keeps as many previous assignments as a balanced assignment
-	// allows and hands the rest to the members with the fewest partitions.
+	// Sticky is Kafka's StickyAssignor (and CooperativeStickyAssignor) for
+	// members with one subscription, its ConstrainedAssignmentBuilder:
+	// every member keeps its previous partitions up to its quota (the lowest
+	// first; maxQuota for as many members as the partitions left over by
+	// minQuota allow, in name order), and the remaining partitions are
+	// dealt in numeric order, round robin, to the members in name order
+	// that are below minQuota, then one each to members at minQuota. A
+	// fresh assignment is therefore the round robin one.
 	Sticky
 )
 
@@ -110,13 +116,15 @@ func Assign(s Strategy, members []string, partitions int, prev []Assignment) []A
 	return out
 }
 
+// sticky fills out (members sorted by name) as Kafka's
+// AbstractStickyAssignor.ConstrainedAssignmentBuilder does for members that
+// share one subscription (assignOwnedPartitions, then assignRoundRobin),
+// with the members in name order where Kafka iterates a hash map.
+// O(P + M).
 func sticky(out []Assignment, partitions int, prev []Assignment) {
 	m := len(out)
-	base, extra := partitions/m, partitions%m
-	owner := make([]int, partitions)
-	for i := range owner {
-		owner[i] = -1
-	}
+	minQuota, maxQuota := partitions/m, (partitions+m-1)/m
+	expectedOver, over := partitions%m, 0 // members to get maxQuota when it exceeds minQuota
 	index := func(name string) int {
 		i, ok := slices.BinarySearchFunc(out, name, func(a Assignment, n string) int { return strings.Compare(a.Member, n) })
 		if !ok {
@@ -124,78 +132,95 @@ func sticky(out []Assignment, partitions int, prev []Assignment) {
 		}
 		return i
 	}
-	// Previous partitions per current member, each claimed only once.
-	kept := make([][]int, m)
+	// Previously owned partitions per current member. A partition claimed
+	// by two members is revoked from both, as Kafka does for a partition
+	// with multiple previous owners in one generation.
+	claim := make([]int, partitions) // 0 unclaimed, i+1 member i, -1 claimed twice
 	for _, a := range prev {
 		i := index(a.Member)
 		if i < 0 {
 			continue
 		}
 		for _, p := range a.Partitions {
-			if p >= 0 && p < partitions && owner[p] == -1 {
-				owner[p] = i
-				kept[i] = append(kept[i], p)
+			switch {
+			case p < 0 || p >= partitions || claim[p] == i+1 || claim[p] == -1:
+			case claim[p] == 0:
+				claim[p] = i + 1
+			default:
+				claim[p] = -1
 			}
 		}
 	}
-	for i := range kept {
-		slices.Sort(kept[i])
-	}
-	// Keep up to base each; then one more for the members with the most
-	// previous partitions, while extra slots remain.
-	for i := range owner {
-		owner[i] = -1
-	}
-	counts := make([]int, m)
-	for i := range kept {
-		for _, p := range kept[i][:min(base, len(kept[i]))] {
-			owner[p] = i
-			counts[i]++
+	owned := make([][]int, m)
+	for p, c := range claim {
+		if c > 0 {
+			owned[c-1] = append(owned[c-1], p) // ascending: Kafka sorts owned partitions by partition
 		}
 	}
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return len(kept[b]) - len(kept[a]) })
-	for _, i := range order {
-		if extra == 0 {
-			break
+	assigned := make([]bool, partitions)
+	var underMin, atMin []int
+	for i := range out {
+		own := owned[i]
+		keep := len(own)
+		switch {
+		case len(own) < minQuota:
+			underMin = append(underMin, i)
+		case len(own) >= maxQuota && over < expectedOver:
+			over++
+			if over == expectedOver {
+				atMin = atMin[:0]
+			}
+			keep = maxQuota
+		default:
+			keep = minQuota
+			if over < expectedOver {
+				atMin = append(atMin, i)
+			}
 		}
-		if len(kept[i]) > base {
-			owner[kept[i][base]] = i
-			counts[i]++
-			extra--
-		}
-	}
-	// Hand out the rest in partition order, filling members in name order
-	// up to their targets: base, or base+1 for the members that already
-	// hold an extra and then for the first ones while extras remain.
-	target := make([]int, m)
-	for i := range target {
-		target[i] = base
-		if counts[i] > base {
-			target[i] = base + 1
-		}
-	}
-	for i := 0; i < m && extra > 0; i++ {
-		if target[i] == base {
-			target[i]++
-			extra--
+		for _, p := range own[:keep] {
+			out[i].Partitions = append(out[i].Partitions, p)
+			assigned[p] = true
 		}
 	}
-	i := 0
+	// Round robin over the members below minQuota; once none is left, one
+	// more each to the members at minQuota, in order.
+	it := 0
 	for p := 0; p < partitions; p++ {
-		if owner[p] != -1 {
+		if assigned[p] {
 			continue
 		}
-		for counts[i] >= target[i] {
-			i++
+		var c int
+		fromIter := true
+		switch {
+		case it < len(underMin):
+			c = underMin[it]
+			it++
+		case len(underMin) == 0 && len(atMin) == 0:
+			// Unreachable: the quotas add up to the partitions (Kafka throws
+			// IllegalStateException here). Stay total: the first member
+			// with the fewest partitions takes it.
+			c, fromIter = 0, false
+			for i := range out {
+				if len(out[i].Partitions) < len(out[c].Partitions) {
+					c = i
+				}
+			}
+		case len(underMin) == 0:
+			c, atMin, fromIter = atMin[0], atMin[1:], false
+		default:
+			c, it = underMin[0], 1
 		}
-		owner[p] = i
-		counts[i]++
+		out[c].Partitions = append(out[c].Partitions, p)
+		switch n := len(out[c].Partitions); {
+		case n == minQuota && fromIter:
+			it--
+			underMin = slices.Delete(underMin, it, it+1)
+			atMin = append(atMin, c)
+		case n == maxQuota:
+			over++
+		}
 	}
-	for p, i := range owner {
-		out[i].Partitions = append(out[i].Partitions, p)
+	for i := range out {
+		slices.Sort(out[i].Partitions)
 	}
 }

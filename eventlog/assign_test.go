@@ -38,19 +38,64 @@ func TestAssignRoundRobin(t *testing.T) {
 	}
 }
 
+// A fresh sticky assignment is the round robin one, as Kafka's: the
+// StickyAssignor javadoc (Example 1) says "the assignment with both sticky
+// and round robin assignors will be" C0: [t0p0, t1p1, t3p0], C1: [t0p1,
+// t2p0, t3p1], C2: [t1p0, t2p1], and AbstractStickyAssignor's
+// ConstrainedAssignmentBuilder.assignRoundRobin deals the sorted
+// unassigned partitions round robin to the sorted members below minQuota.
+// The partitions of several topics are numbered here in Kafka's order
+// (topic, then partition).
+func TestAssignStickyFreshIsRoundRobin(t *testing.T) {
+	cases := []struct {
+		members []string
+		parts   int
+		want    string
+	}{
+		// StickyAssignor javadoc, Example 1: t0p0..t3p1 are 0..7.
+		{[]string{"C0", "C1", "C2"}, 8, "[C0=[0 3 6] C1=[1 4 7] C2=[2 5]]"},
+		// AbstractStickyAssignorTest.testTwoConsumersTwoTopicsSixPartitions:
+		// consumer1 gets [t1p0, t1p2, t2p1], consumer2 [t1p1, t2p0, t2p2].
+		{[]string{"consumer2", "consumer1"}, 6, "[consumer1=[0 2 4] consumer2=[1 3 5]]"},
+		// More members than partitions: one each, in name order.
+		{[]string{"c", "a", "b", "d"}, 3, "[a=[0] b=[1] c=[2] d=[]]"},
+	}
+	for _, c := range cases {
+		got := fmtAssign(eventlog.Assign(eventlog.Sticky, c.members, c.parts, nil))
+		if got != c.want {
+			t.Errorf("sticky %v/%d = %s, want %s", c.members, c.parts, got, c.want)
+		}
+		if rr := fmtAssign(eventlog.Assign(eventlog.RoundRobin, c.members, c.parts, nil)); rr != got {
+			t.Errorf("fresh sticky %s differs from round robin %s", got, rr)
+		}
+	}
+}
+
+// A rebalance keeps each member's previous partitions up to its quota and
+// deals the rest round robin, as Kafka's ConstrainedAssignmentBuilder:
+// AbstractStickyAssignorTest.testAddRemoveConsumerOneTopic has consumer1
+// own tp0..tp2, and when consumer2 joins only tp2 transfers ownership (to
+// consumer2).
 func TestAssignSticky(t *testing.T) {
+	one := eventlog.Assign(eventlog.Sticky, []string{"consumer1"}, 3, nil)
+	two := eventlog.Assign(eventlog.Sticky, []string{"consumer1", "consumer2"}, 3, one)
+	if got, want := fmtAssign(two), "[consumer1=[0 1] consumer2=[2]]"; got != want {
+		t.Errorf("consumer2 joins = %s, want %s", got, want)
+	}
 	first := eventlog.Assign(eventlog.Sticky, []string{"a", "b", "c"}, 6, nil)
-	if got, want := fmtAssign(first), "[a=[0 1] b=[2 3] c=[4 5]]"; got != want {
+	if got, want := fmtAssign(first), "[a=[0 3] b=[1 4] c=[2 5]]"; got != want {
 		t.Fatalf("initial sticky = %s, want %s", got, want)
 	}
-	// b leaves: a and c keep what they had and split b's partitions.
+	// b leaves: a and c keep what they had and split b's partitions, dealt
+	// round robin in name order.
 	second := eventlog.Assign(eventlog.Sticky, []string{"a", "c"}, 6, first)
-	if got, want := fmtAssign(second), "[a=[0 1 2] c=[3 4 5]]"; got != want {
+	if got, want := fmtAssign(second), "[a=[0 1 3] c=[2 4 5]]"; got != want {
 		t.Errorf("after leave = %s, want %s", got, want)
 	}
-	// d joins: it takes one partition from each of the two; nobody else moves.
+	// d joins: a and c keep their lowest two (Kafka keeps the first
+	// minQuota of the owned partitions, sorted); d gets the others.
 	third := eventlog.Assign(eventlog.Sticky, []string{"a", "c", "d"}, 6, second)
-	if got, want := fmtAssign(third), "[a=[0 1] c=[3 4] d=[2 5]]"; got != want {
+	if got, want := fmtAssign(third), "[a=[0 1] c=[2 4] d=[3 5]]"; got != want {
 		t.Errorf("after join = %s, want %s", got, want)
 	}
 	if got := moved(second, third); got != 2 {
@@ -58,6 +103,12 @@ func TestAssignSticky(t *testing.T) {
 	}
 	if got := moved(second, eventlog.Assign(eventlog.Range, []string{"a", "c", "d"}, 6, nil)); got <= 2 {
 		t.Errorf("range moved only %d partitions on join", got)
+	}
+	// A partition two members claim is revoked from both and dealt anew,
+	// as Kafka does for partitionsWithMultiplePreviousOwners.
+	dup := []eventlog.Assignment{{Member: "a", Partitions: []int{0, 1}}, {Member: "b", Partitions: []int{1, 2}}}
+	if got, want := fmtAssign(eventlog.Assign(eventlog.Sticky, []string{"a", "b"}, 4, dup)), "[a=[0 1] b=[2 3]]"; got != want {
+		t.Errorf("doubly claimed = %s, want %s", got, want)
 	}
 }
 

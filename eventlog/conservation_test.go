@@ -1,6 +1,7 @@
 package eventlog_test
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -18,21 +19,26 @@ type mixGroup struct {
 	mode    eventlog.CommitMode
 	reset   eventlog.Reset
 	seeks   int
+	beyond  int // commits past the log end
 	timeout sim.Tick
 	causes  map[sim.Cause]bool // the causes of loss this group's setup models
 }
 
 // conservationRun is one random run with a random fault mix: 1 to 4
-// partitions, maybe retention (by age or size) or compaction, 1 or 2
-// groups with random commit modes (after, before, auto, off-by-one),
-// auto.offset.reset (earliest or latest), strategies and session
-// timeouts, idempotent or naive or slow handlers; members that join,
-// leave, rejoin and crash on the timeline; seeks (earliest, latest, an
-// offset, a tick); and fault rules until tick 40 for member crashes,
-// leaves, session timeouts, crashes before the commit and after the
-// effect, handler failures (transient, permanent, poison), slow handlers,
-// broker outages, retention overtaking a group and partitions added. At
-// tick 41 a closing member joins each group, and the run drains.
+// partitions, maybe retention (by age or size) or compaction (with
+// tombstones and a random tombstone retention), 1 or 2 groups with random
+// commit modes (after, before, auto, off-by-one), auto.offset.reset
+// (earliest or latest, which loses what was produced before the group's
+// first poll), strategies and session timeouts, idempotent or naive or
+// slow handlers; members that join, leave, rejoin and crash on the
+// timeline; seeks (earliest, latest, an offset, possibly past the end or
+// for every partition, a tick); commits past the log end; and fault rules
+// until tick 40 for member crashes, leaves, session timeouts, crashes
+// before the commit and after the effect, handler failures (transient,
+// permanent, poison), slow handlers, broker outages (which fail commits
+// too), lost commits (broker.ack_lost), retention overtaking a group and
+// partitions added. At tick 41 a closing member joins each group, and the
+// run drains.
 func conservationRun(t *testing.T, seed uint64) (*rig, []*mixGroup) {
 	t.Helper()
 	s := sim.NewStream(seed, "conservation")
@@ -46,6 +52,7 @@ func conservationRun(t *testing.T, seed uint64) (*rig, []*mixGroup) {
 		cfg.RetentionRecords, retention = 4+s.IntN(12), true
 	case 3:
 		cfg.Compact, cfg.CompactEvery, compaction = true, sim.Tick(2+s.IntN(6)), true
+		cfg.TombstoneRetention = sim.Tick(s.IntN(6))
 	}
 	rules := []faults.Rule{
 		{Name: "crash", Point: faults.MemberCrash, Probability: p(0.04), Until: 40},
@@ -58,6 +65,7 @@ func conservationRun(t *testing.T, seed uint64) (*rig, []*mixGroup) {
 		{Name: "poison", Point: faults.HandlerPoison, Probability: p(0.01), Until: 40},
 		{Name: "slow", Point: faults.HandlerSlow, Probability: p(0.08), Param: int64(1 + s.IntN(6)), Until: 40},
 		{Name: "down", Point: faults.BrokerUnavailable, Probability: p(0.03), Until: 40},
+		{Name: "ack-lost", Point: faults.BrokerAckLost, Probability: p(0.2), Until: 40},
 	}
 	overtake := s.IntN(6) == 0
 	if overtake {
@@ -78,9 +86,11 @@ func conservationRun(t *testing.T, seed uint64) (*rig, []*mixGroup) {
 			SessionTimeout: mg.timeout})
 		if retention || overtake {
 			mg.causes[sim.CauseRetention] = true
-			if mg.reset == eventlog.ResetLatest {
-				mg.causes[sim.CauseOffsetReset] = true
-			}
+		}
+		if mg.reset == eventlog.ResetLatest {
+			// Resolved at the first poll: what was produced since the group
+			// was created is skipped.
+			mg.causes[sim.CauseOffsetReset] = true
 		}
 		if compaction {
 			mg.causes[sim.CauseCompaction] = true
@@ -133,7 +143,7 @@ func conservationRun(t *testing.T, seed uint64) (*rig, []*mixGroup) {
 		for i, n := 0, s.IntN(3); i < n; i++ {
 			mg.seeks++
 			mg.causes[sim.CauseSeek] = true
-			to, arg := s.IntN(4), s.IntN(20)
+			to, arg := s.IntN(5), s.IntN(20)
 			r.w.At(sim.Tick(1+s.IntN(39)), "seek", func() {
 				var err error
 				switch to {
@@ -142,8 +152,9 @@ func conservationRun(t *testing.T, seed uint64) (*rig, []*mixGroup) {
 				case 1:
 					err = g.SeekLatest(eventlog.AllPartitions)
 				case 2:
-					q := arg % r.topic.Partitions()
-					err = g.SeekOffset(q, min(int64(arg), r.topic.End(q)))
+					err = g.SeekOffset(arg%r.topic.Partitions(), int64(arg)) // maybe past the end
+				case 3:
+					err = g.SeekOffset(eventlog.AllPartitions, int64(arg))
 				default:
 					err = g.SeekTick(eventlog.AllPartitions, sim.Tick(arg))
 				}
@@ -152,9 +163,42 @@ func conservationRun(t *testing.T, seed uint64) (*rig, []*mixGroup) {
 				}
 			})
 		}
+		for i, n := 0, s.IntN(4)/3; i < n; i++ {
+			// An adapter commits past the end for the owner of a partition:
+			// accepted; a later owner resets or skips what it passes.
+			mg.beyond++
+			mg.causes[sim.CauseCommitBeforeProcess] = true
+			at, k, ahead := sim.Tick(1+s.IntN(39)), s.IntN(8), int64(1+s.IntN(6))
+			r.w.At(at, "commit past the end", func() {
+				q := k % r.topic.Partitions()
+				if owner := g.Owner(q); owner != "" {
+					err := g.Commit(owner, g.Generation(), q, r.topic.End(q)+ahead)
+					if err != nil && !errors.Is(err, sim.ErrUnavailable) {
+						t.Fatalf("seed %d: commit past the end: %v", seed, err)
+					}
+				}
+			})
+		}
 		r.w.At(41, "closer joins "+g.Name(), func() { r.member(g, mcfg("zz")) })
 	}
 	r.producer("shop", []string{"a", "b", "c", "d", "e", "f", "g"}, 1+s.IntN(3), 30)
+	if compaction {
+		// Tombstones: on a compacted topic they delete their key, and once
+		// the tombstone retention has passed they go too, maybe emptying the
+		// tail of a partition.
+		ts, every := r.env.Stream("tombstones"), sim.Tick(1+s.IntN(4))
+		err := r.w.AddFunc("tombstones", sim.PhaseProducer, func(now sim.Tick) {
+			if now < 30 && now%every == 0 {
+				m := r.env.NewMessage(string(rune('a'+ts.IntN(7))), nil, sim.Headers{Type: "order.deleted", Source: "tombstones"})
+				if err := r.topic.Publish(m); err != nil && !errors.Is(err, sim.ErrUnavailable) {
+					t.Fatal(err)
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	_ = r.w.Run(41)
 	err := r.w.RunUntil(func() bool {
 		if r.w.Pending() > 0 {
@@ -182,14 +226,15 @@ func conservationRun(t *testing.T, seed uint64) (*rig, []*mixGroup) {
 // group's setup models (never pending or unsettled once the groups caught
 // up); a loss of commit before processing that the model booked is never
 // contradicted later (the model books it only when certain), except after
-// a seek back; and the ledger folded from the JSON Lines trace equals the
-// live one.
+// a seek back or a commit past the end (a reset to earliest replays); and
+// the ledger folded from the JSON Lines trace equals the live one.
 func TestConservation(t *testing.T) {
 	seeds := uint64(1000)
 	if testing.Short() {
 		seeds = 100
 	}
 	var crashes, rebalances, timeouts, seeks, dups, dupEffects, absorbed, skips, applied, origins int
+	var lostCommits, refusedCommits, beyond, pastEnd, latestResets, compacted int
 	lost := map[sim.Cause]int{}
 	modes := map[eventlog.CommitMode]int{}
 	for seed := uint64(1); seed <= seeds; seed++ {
@@ -222,7 +267,9 @@ func TestConservation(t *testing.T) {
 					t.Fatalf("seed %d: group %s: %v is %s after the group caught up\n%s", seed, name, o.Origin, o.Verdict, r.traceText())
 				}
 			}
-			if mg.seeks == 0 {
+			if mg.seeks == 0 && mg.beyond == 0 {
+				// A seek back or a commit past the end (which auto.offset.reset
+				// may turn into a reset to earliest) replays records.
 				verdicts := r.outcomes(name)
 				for _, e := range r.events(sim.KindLost) {
 					if e.Consumer == name && e.Cause == sim.CauseCommitBeforeProcess && verdicts[e.Msg].Verdict != sim.VerdictLost {
@@ -237,6 +284,8 @@ func TestConservation(t *testing.T) {
 			}
 			dups += l.Duplicates(name)
 			dupEffects += l.DuplicateEffects(name)
+			lostCommits += int(mg.g.Metrics().LostCommits)
+			beyond += mg.beyond
 		}
 		r.refold()
 		crashes += len(r.events(sim.KindCrashed))
@@ -246,15 +295,29 @@ func TestConservation(t *testing.T) {
 				timeouts++
 			}
 		}
+		for _, e := range r.rec.Events() {
+			switch {
+			case e.Kind == sim.KindRejected && strings.Contains(e.Detail, "commit by group") && strings.Contains(e.Detail, "broker unavailable"):
+				refusedCommits++
+			case e.Kind == sim.KindSeeked && strings.Contains(e.Detail, "past the end"):
+				pastEnd++
+			case e.Kind == sim.KindSeeked && strings.Contains(e.Detail, "auto.offset.reset=latest: no committed offset"):
+				latestResets++
+			case e.Kind == sim.KindExpired && e.Cause == sim.CauseCompaction:
+				compacted++
+			}
+		}
 	}
 	var causes []string
 	for c, n := range lost {
 		causes = append(causes, fmt.Sprintf("%s=%d", c, n))
 	}
 	sort.Strings(causes)
-	t.Logf("%d seeds, %d group origins (commit modes %v): %d crashes, %d rebalances (%d session timeouts), %d seeks; "+
+	t.Logf("%d seeds, %d group origins (commit modes %v): %d crashes, %d rebalances (%d session timeouts), %d seeks (%d partitions past the end); "+
+		"%d commits lost, %d refused by an outage, %d past the end; %d latest positions resolved at the first poll; %d records compacted; "+
 		"%d applied, %d absorbed; %d duplicate deliveries, %d duplicate effects, %d duplicates skipped by idempotent handlers; lost: %s",
-		seeds, origins, modes, crashes, rebalances, timeouts, seeks, applied, absorbed, dups, dupEffects, skips, strings.Join(causes, " "))
+		seeds, origins, modes, crashes, rebalances, timeouts, seeks, pastEnd, lostCommits, refusedCommits, beyond, latestResets, compacted,
+		applied, absorbed, dups, dupEffects, skips, strings.Join(causes, " "))
 	for _, c := range []sim.Cause{sim.CauseCommitBeforeProcess, sim.CauseSeek, sim.CauseRetention} {
 		if lost[c] == 0 {
 			t.Errorf("no loss with cause %q in any run: the fault mix is too tame", c)
@@ -262,5 +325,9 @@ func TestConservation(t *testing.T) {
 	}
 	if crashes == 0 || timeouts == 0 || dupEffects == 0 || skips == 0 {
 		t.Errorf("the faults never bit: %d crashes, %d session timeouts, %d duplicate effects, %d skipped duplicates", crashes, timeouts, dupEffects, skips)
+	}
+	if lostCommits == 0 || refusedCommits == 0 || beyond == 0 || pastEnd == 0 || latestResets == 0 || compacted == 0 || lost[sim.CauseOffsetReset] == 0 {
+		t.Errorf("the new features never bit: %d lost commits, %d refused, %d past the end, %d seeks past the end, %d latest resolutions, %d compacted",
+			lostCommits, refusedCommits, beyond, pastEnd, latestResets, compacted)
 	}
 }

@@ -122,6 +122,22 @@ func ExampleCheckHistory() {
 		fmt.Println(a)
 	}
 	// Output:
-	// lost-write group=g by=producer p=0 offsets=[1] values=[m2] t=1: sent value never read by the group, which read offsets 0..2
+	// lost-write by=producer p=0 offsets=[1] values=[m2] t=1: acknowledged write never read by any consumer, although g/a read offset 2 of the partition
 	// poll-skip group=g by=a p=0 offsets=[1] values=[m2] t=2: read offset 2 after offset 0 within one poll, skipping 1 offset(s) holding values
+}
+
+// The per-group reading also counts a position a group read twice (here
+// after a rebalance) as a duplicate; Jepsen's reading does not.
+func ExampleCheckHistoryWith() {
+	var h eventlog.History
+	h.Send(1, "producer", 0, 0, 1)
+	h.Poll(2, "g", "a", eventlog.Read{Partition: 0, Offset: 0, Value: 1})
+	h.Poll(3, "g", "b", eventlog.Read{Partition: 0, Offset: 0, Value: 1, Epoch: 1})
+	fmt.Println(len(eventlog.CheckHistory(&h).Anomalies))
+	for _, a := range eventlog.CheckHistoryWith(&h, eventlog.CheckOptions{PerGroup: true}).Anomalies {
+		fmt.Println(a)
+	}
+	// Output:
+	// 0
+	// duplicate group=g p=0 offsets=[0] values=[m1] t=3: read 2 times by the group
 }

@@ -22,12 +22,14 @@ func FuzzCheckHistory(f *testing.F) {
 				h.Poll(sim.Tick(i), "g", "m", eventlog.Read{Partition: p, Offset: off, Value: v, Epoch: uint32(data[i] % 3)})
 			}
 		}
-		rep := eventlog.CheckHistory(&h)
-		_ = rep.Err()
 		_ = h.String()
-		for _, a := range rep.Anomalies {
-			if len(a.Offsets) == 0 || a.String() == "" {
-				t.Fatalf("anomaly without offsets: %v", a)
+		for _, opts := range []eventlog.CheckOptions{{}, {PerGroup: true}} {
+			rep := eventlog.CheckHistoryWith(&h, opts)
+			_ = rep.Err()
+			for _, a := range rep.Anomalies {
+				if len(a.Offsets) == 0 || a.String() == "" {
+					t.Fatalf("anomaly without offsets: %v", a)
+				}
 			}
 		}
 	})

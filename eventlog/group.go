@@ -6,20 +6,26 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
 // Reset is a group's auto.offset.reset policy: where a member starts
-// reading a partition that has no committed offset, or whose position fell
-// below the log start.
+// reading a partition that has no committed offset, or whose position is
+// out of range (below what retention deleted, or past the end after a
+// seek or a commit beyond it). Like Kafka's consumer, the policy is
+// applied at the member's first fetch of the partition, not before: a
+// group created with ResetLatest starts at the log end as it is at its
+// first poll.
 type Reset int
 
 // The auto.offset.reset policies.
 const (
 	// ResetEarliest starts at the log start. Default.
 	ResetEarliest Reset = iota
-	// ResetLatest starts at the log end; the records it skips are lost with
-	// sim.CauseOffsetReset.
+	// ResetLatest starts at the log end at the first fetch; the records it
+	// skips (for a new group, those produced between its creation and its
+	// first poll) are lost with sim.CauseOffsetReset.
 	ResetLatest
 	// ResetNone refuses to guess: the member gets ErrOffsetOutOfRange (traced
 	// once) and reads nothing from the partition until someone seeks.
@@ -92,10 +98,28 @@ type groupPart struct {
 	committed int64   // next offset to read; -1 when nothing was committed
 	initial   int64   // where the group started; used while nothing is committed
 	owner     *Member // nil when unassigned
-	pos       int64   // the owner's fetch position; -1 = no position (reset none)
+	pos       int64   // the owner's fetch position; -1 = none yet (resolved by auto.offset.reset at the first fetch)
 	hw        int64   // the next offset the group never fetched: reads below it are redeliveries
 	epoch     uint32  // bumped whenever pos moves other than by reading
 	stuck     bool    // out of range under ResetNone, already traced
+	// owe is, while the group's position is unresolved or out of range,
+	// the first offset it has not handled (-1 otherwise): when the
+	// position is resolved, the live records from owe up to it are lost,
+	// with sim.CauseOffsetReset after a reset to latest and byCause when
+	// the log has grown to a committed offset that was past its end.
+	owe int64
+	// byCause is the cause of loss for the records the committed offset
+	// passes unhandled: sim.CauseSeek after a seek,
+	// sim.CauseCommitBeforeProcess after a commit from a resolved
+	// position (a commit from an unresolved one keeps the cause of the
+	// offset it came from), "" before any.
+	byCause sim.Cause
+	// skipped lists the records a CommitBefore member failed on and moved
+	// past while the broker had stored no commit past them (the commit was
+	// lost or refused): they are lost once a commit, seek or resolved
+	// position passes them, and read again when the group resumes at or
+	// below them.
+	skipped []int64
 }
 
 // Group is a consumer group on one topic: its members, the current
@@ -118,17 +142,20 @@ type Group struct {
 	all   []*Member // every member ever created for the group, in creation order
 	parts []groupPart
 	asg   []Assignment
-	again map[Position]int32 // delivery counts of the records read more than once
+	again map[Position]seen // the records read more than once, or applied where the group may read them again
 
-	commits, rejected, rebalances int64
+	commits, rejected, rebalances, commitsLost int64
 }
 
 // NewGroup creates the consumer group cfg.Name on topic t of the world w.
-// The group starts at the log start (ResetEarliest) or the log end
-// (otherwise) of every partition. It traces a "subscribed" event (Detail
-// "earliest" or "latest") from which the ledger learns which records the
-// group expects: every record still in the log for "earliest", every
-// record produced from now on in both cases. O(partitions).
+// With ResetEarliest the group starts at the log start of every
+// partition; otherwise its position is resolved at its first fetch of each
+// partition (ResetLatest: the log end then; ResetNone: not at all). It
+// traces a "subscribed" event (Detail "earliest" or "latest") from which
+// the ledger learns which records the group expects: every record still in
+// the log for "earliest", every record produced from now on in both
+// cases; a "latest" group loses the records produced before its first
+// fetch (sim.CauseOffsetReset). O(partitions).
 func NewGroup(w *sim.World, t *Topic, cfg GroupConfig) (*Group, error) {
 	if w == nil || t == nil {
 		return nil, fmt.Errorf("%w: a group needs a world and a topic", ErrInvalidConfig)
@@ -147,9 +174,11 @@ func NewGroup(w *sim.World, t *Topic, cfg GroupConfig) (*Group, error) {
 	}
 	g := &Group{t: t, env: t.env, name: cfg.Name, cfg: cfg}
 	for _, p := range t.parts {
-		gp := groupPart{committed: -1, initial: p.end, pos: -1, hw: p.start}
+		gp := groupPart{committed: -1, initial: p.end, pos: -1, hw: p.start, owe: -1}
 		if cfg.Reset == ResetEarliest {
 			gp.initial = p.start
+		} else {
+			gp.owe = p.end
 		}
 		g.parts = append(g.parts, gp)
 	}
@@ -214,10 +243,12 @@ func (g *Group) Owner(p int) string {
 
 // CaughtUp reports whether the group has nothing left to read or handle:
 // every partition has an owner whose position is at the log end, and no
-// member holds a record it fetched and has not handled. Unlike a lag of
-// zero, it also accounts for records a member must read again below its
-// committed offset (after a handler failure with CommitBefore). O(partitions
-// + members).
+// member holds a record it fetched and has not handled. A fetch that
+// finds no record past the position moves it to the end, so a tail that
+// compaction emptied does not hold a group back. Unlike a lag of zero, it
+// also accounts for records a member must read again below its committed
+// offset (after a handler failure with CommitBefore). O(partitions +
+// members).
 func (g *Group) CaughtUp() bool {
 	for p := range g.parts {
 		gp := &g.parts[p]
@@ -244,7 +275,11 @@ func (g *Group) readFrom(p int) int64 {
 
 func (g *Group) addPartitions(n int) {
 	for i := 0; i < n; i++ {
-		g.parts = append(g.parts, groupPart{committed: -1, initial: 0, pos: -1})
+		gp := groupPart{committed: -1, initial: 0, pos: -1, owe: -1}
+		if g.cfg.Reset != ResetEarliest {
+			gp.owe = 0
+		}
+		g.parts = append(g.parts, gp)
 	}
 	if len(g.mems) > 0 {
 		g.rebalance("partitions added", "")
@@ -324,10 +359,10 @@ func (g *Group) rebalance(why, rule string) {
 			switch {
 			case gp.committed >= 0:
 				gp.pos = gp.committed
-			case g.cfg.Reset == ResetNone:
-				gp.pos = -1
-			default:
+			case g.cfg.Reset == ResetEarliest:
 				gp.pos = gp.initial
+			default:
+				gp.pos = -1 // resolved by auto.offset.reset at the first fetch
 			}
 		}
 	}
@@ -372,7 +407,18 @@ func (g *Group) expireSessions(now sim.Tick) {
 // Commit stores offset off as the next offset to read of partition p, on
 // behalf of member in generation gen. A commit from an older generation
 // (a member that was removed meanwhile), from a member that does not own p,
-// or outside [0, end] is rejected, traced and counted. O(members).
+// or of a negative offset is rejected, traced and counted. An offset past
+// the log end is accepted, as Kafka's group coordinator does not check
+// committed offsets against the log: the next owner's fetch finds it out
+// of range and applies auto.offset.reset (or reads from it once the log
+// has grown that far).
+//
+// Fault points, consulted first: while broker.unavailable fires, the
+// commit fails with an error wrapping ErrUnavailable, traced as rejected;
+// broker.ack_lost loses it on its way: Commit returns nil, the fault is
+// traced and the committed offset does not change, so after a rebalance
+// the next owner reads again from the older committed offset.
+// O(members).
 func (g *Group) Commit(member string, gen int, p int, off int64) error {
 	m := g.Member(member)
 	if m == nil {
@@ -383,8 +429,12 @@ func (g *Group) Commit(member string, gen int, p int, off int64) error {
 }
 
 func (g *Group) reject(member string, p int, off int64, why string) {
+	g.rejectRule(member, p, off, why, "")
+}
+
+func (g *Group) rejectRule(member string, p int, off int64, why, rule string) {
 	g.rejected++
-	ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: member, Consumer: g.name, HasPos: true, Partition: p, Offset: off}
+	ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: member, Consumer: g.name, HasPos: true, Partition: p, Offset: off, Rule: rule}
 	if g.env.Trace.Detailed() {
 		ev.Detail = "commit by group " + g.name + ": " + why
 	}
@@ -393,6 +443,17 @@ func (g *Group) reject(member string, p int, off int64, why string) {
 
 func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 	name := m.cfg.Name
+	if in := g.t.cfg.Faults; in.Has(faults.BrokerUnavailable) || in.Has(faults.BrokerAckLost) {
+		c := faults.Context{Where: g.t.where, Consumer: name, Group: g.name}
+		if f, ok := in.Check(faults.BrokerUnavailable, c); ok {
+			g.rejectRule(name, p, off, "broker unavailable", f.Rule)
+			return fmt.Errorf("%w: commit by group %s: %s", ErrUnavailable, g.name, f.Error)
+		}
+		if _, ok := in.Check(faults.BrokerAckLost, c); ok {
+			g.commitsLost++
+			return nil
+		}
+	}
 	if gen != g.gen || !m.in || m.state != stateActive && m.state != stateStalled {
 		why := "generation " + strconv.Itoa(gen) + " is stale (current " + strconv.Itoa(g.gen) + ")"
 		g.reject(name, p, off, why)
@@ -406,18 +467,62 @@ func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 		g.reject(name, p, off, "partition not assigned to the member")
 		return fmt.Errorf("%w: %s does not own partition %d", ErrNotAssigned, name, p)
 	}
-	if off < 0 || off > g.t.parts[p].end {
-		g.reject(name, p, off, "offset out of range")
+	if off < 0 {
+		g.reject(name, p, off, "negative offset")
 		return fmt.Errorf("%w: commit %d", ErrOffsetOutOfRange, off)
 	}
-	g.parts[p].committed = off
+	gp := &g.parts[p]
+	from := g.readFrom(p)
+	gp.committed = off
+	if gp.owe < 0 && gp.pos >= 0 && g.t.parts[p].valid(gp.pos) {
+		gp.byCause = sim.CauseCommitBeforeProcess
+	}
 	g.commits++
 	ev := sim.Event{Kind: sim.KindCommitted, Where: g.t.where, Actor: name, Consumer: g.name, HasPos: true, Partition: p, Offset: off}
 	if g.env.Trace.Detailed() {
 		ev.Detail = "group " + g.name + " gen=" + strconv.Itoa(gen)
 	}
 	g.env.Emit(ev)
+	g.settle(name, p, gp, off, true)
+	g.prune(p, from, off)
 	return nil
+}
+
+// passedBy returns the cause of loss for the records the committed offset
+// passes unhandled (see groupPart.byCause); sim.CauseCommitBeforeProcess
+// when nothing else set it.
+func (gp *groupPart) passedBy() sim.Cause {
+	if gp.byCause == "" {
+		return sim.CauseCommitBeforeProcess
+	}
+	return gp.byCause
+}
+
+// settle resolves the records of partition p that a CommitBefore member
+// skipped after a failure (groupPart.skipped) against offset to, where the
+// group now stands: those below it that are still in the log are lost for
+// good (sim.CauseCommitBeforeProcess: committed but never processed). The
+// others are kept when keep is set (a commit: the member is past them, a
+// later commit or rebalance decides) and forgotten otherwise (the group
+// resumes at to and reads them again). O(skipped + log n each).
+func (g *Group) settle(actor string, p int, gp *groupPart, to int64, keep bool) {
+	if len(gp.skipped) == 0 {
+		return
+	}
+	part := g.t.parts[p]
+	j := 0
+	for _, off := range gp.skipped {
+		switch {
+		case off < to:
+			if e := part.at(off); e != nil && !g.applied(p, off) {
+				g.lose(actor, p, e, sim.CauseCommitBeforeProcess, "")
+			}
+		case keep:
+			gp.skipped[j] = off
+			j++
+		}
+	}
+	gp.skipped = gp.skipped[:j]
 }
 
 // lose traces that the group lost the record e of partition p with cause:
@@ -432,13 +537,20 @@ func (g *Group) lose(actor string, p int, e *entry, cause sim.Cause, rule string
 // SeekOffset moves the group to offset off of partition p (AllPartitions
 // for every partition): it becomes the committed offset and the owner's
 // position. Records before it are not re-read, records after it are read
-// (again). An offset past the end is ErrOffsetOutOfRange; one below the log
-// start is resolved by auto.offset.reset at the next poll.
+// (again). A negative offset is refused (ErrOffsetOutOfRange). An offset
+// past the end is accepted, as Kafka's consumer accepts any seek: the next
+// fetch finds it out of range and applies auto.offset.reset (or reads from
+// it once the log has grown that far); one below the log start is
+// resolved by auto.offset.reset at the next fetch likewise.
 //
-// A seek takes effect at once: the owner drops the records of the
-// partition it fetched and has not handled. A seek forward past records
-// the group has not handled yet books each of them lost with
-// sim.CauseSeek, at the seek.
+// A seek is atomic: every partition's target is computed and validated
+// before any partition moves, so a refused seek changes nothing. It takes
+// effect at once: the owner drops the records of the partition it fetched
+// and has not handled. A seek forward past records the group has not
+// handled yet books each of them lost with sim.CauseSeek, at the seek; for
+// a seek past the end, the records it passes are booked when the position
+// is resolved (sim.CauseOffsetReset after a reset to latest, sim.CauseSeek
+// when the log reaches the offset, nothing after a reset to earliest).
 func (g *Group) SeekOffset(p int, off int64) error {
 	return g.seek(p, "offset", off, func(int) (int64, error) { return off, nil })
 }
@@ -464,7 +576,8 @@ func (g *Group) SeekTick(p int, at sim.Tick) error {
 }
 
 // seek moves partition p (or all) to target(p); what and arg describe it in
-// the trace. It costs O(log n) per partition plus O(records skipped).
+// the trace. It validates every target first and applies none when one is
+// refused. It costs O(log n) per partition plus O(records skipped).
 func (g *Group) seek(p int, what string, arg int64, target func(p int) (int64, error)) error {
 	lo, hi := p, p+1
 	if p == AllPartitions {
@@ -472,16 +585,25 @@ func (g *Group) seek(p int, what string, arg int64, target func(p int) (int64, e
 	} else if p < 0 || p >= len(g.parts) {
 		return fmt.Errorf("%w: %d", ErrNoPartition, p)
 	}
-	detailed := g.env.Trace.Detailed()
+	var one [1]int64
+	targets := one[:0]
+	if hi-lo > 1 {
+		targets = make([]int64, 0, hi-lo)
+	}
 	for q := lo; q < hi; q++ {
 		off, err := target(q)
 		if err != nil {
 			return err
 		}
-		part := g.t.parts[q]
-		if off < 0 || off > part.end {
-			return fmt.Errorf("%w: seek partition %d to %d (end %d)", ErrOffsetOutOfRange, q, off, part.end)
+		if off < 0 {
+			return fmt.Errorf("%w: seek partition %d to %d: a negative offset", ErrOffsetOutOfRange, q, off)
 		}
+		targets = append(targets, off)
+	}
+	detailed := g.env.Trace.Detailed()
+	for i, off := range targets {
+		q := lo + i
+		part := g.t.parts[q]
 		gp := &g.parts[q]
 		ev := sim.Event{Kind: sim.KindSeeked, Where: g.t.where, Actor: g.name, Consumer: g.name, HasPos: true, Partition: q, Offset: off}
 		if detailed {
@@ -493,10 +615,22 @@ func (g *Group) seek(p int, what string, arg int64, target func(p int) (int64, e
 			default:
 				ev.Detail = what
 			}
+			if off > part.end {
+				ev.Detail += ": past the end " + strconv.FormatInt(part.end, 10) + ", auto.offset.reset at the next fetch"
+			}
 		}
 		g.env.Emit(ev)
-		g.skip(q, gp, part, off)
-		gp.committed = off
+		if off > part.end {
+			// Resolved at the next fetch: the group owes what it has not
+			// handled from where it stands now.
+			from, _ := g.standing(q, gp)
+			gp.owe = from
+		} else {
+			g.skip(q, gp, part, off)
+			g.settle(g.name, q, gp, off, false)
+			gp.owe = -1
+		}
+		gp.committed, gp.byCause = off, sim.CauseSeek
 		gp.stuck = false
 		if m := gp.owner; m != nil {
 			m.drop(q)
@@ -507,25 +641,43 @@ func (g *Group) seek(p int, what string, arg int64, target func(p int) (int64, e
 	return nil
 }
 
+// standing returns the first offset of partition q the group has not
+// handled, as far as the model knows, and the member whose outstanding
+// records and position say which records below its position it handled
+// (nil when the offset alone says it): the owed offset while the position
+// is unresolved, the owner's progress, or the offset the group resumes
+// from.
+func (g *Group) standing(q int, gp *groupPart) (int64, *Member) {
+	switch m := gp.owner; {
+	case gp.owe >= 0:
+		return gp.owe, nil
+	case m != nil && gp.pos >= 0:
+		return m.progress(q), m
+	default:
+		return g.readFrom(q), nil
+	}
+}
+
 // skip books as lost with sim.CauseSeek the live records of partition q
 // below off that the group has not handled yet and would have without the
 // seek: with an owner, the records it holds unhandled and those at or past
-// its position; without one, those at or past the offset it resumes from.
+// its position; without one (or while its position is unresolved), those
+// at or past the offset it stands at.
 func (g *Group) skip(q int, gp *groupPart, part *partition, off int64) {
-	m := gp.owner
-	from := g.readFrom(q)
-	if m != nil && gp.pos >= 0 {
-		from = m.progress(q)
-	} else {
-		m = nil
-	}
+	from, m := g.standing(q, gp)
 	for i := part.search(max(from, part.start)); i < len(part.recs) && part.recs[i].off < off; i++ {
 		e := &part.recs[i]
-		if m != nil && e.off < gp.pos && m.find(q, e.off) < 0 {
+		if m != nil && e.off < gp.pos && m.find(q, e.off) < 0 || g.applied(q, e.off) {
 			continue // handled already
 		}
 		g.lose(g.name, q, e, sim.CauseSeek, "")
 	}
+}
+
+// seen is what a group remembers of a record it may read more than once.
+type seen struct {
+	n       int32 // deliveries; 0 while it was delivered once
+	applied bool  // a delivery to the group recorded an effect or an absorbed duplicate
 }
 
 // attempt returns the delivery count of the record at off of partition p
@@ -537,33 +689,97 @@ func (g *Group) attempt(gp *groupPart, p int, off int64) int {
 		return 1
 	}
 	if g.again == nil {
-		g.again = map[Position]int32{}
+		g.again = map[Position]seen{}
 	}
 	k := Position{Partition: p, Offset: off}
-	n := g.again[k]
-	if n == 0 {
-		n = 1
+	x := g.again[k]
+	if x.n == 0 {
+		x.n = 1
 	}
-	n++
-	g.again[k] = n
-	return int(n)
+	x.n++
+	g.again[k] = x
+	return int(x.n)
+}
+
+// markApplied remembers that a delivery applied (or absorbed) the record at
+// off of partition p, when the group may read it again: at or past its
+// committed offset. The losses the model books are certain only for
+// records no delivery applied, and a record read again is one it may have
+// applied before. It takes memory only until a commit passes the record
+// (see prune) or the record is read again.
+func (g *Group) markApplied(p int, off int64) {
+	if p < 0 || p >= len(g.parts) {
+		return
+	}
+	gp := &g.parts[p]
+	if c := gp.committed; c >= 0 && off < c && c <= g.t.parts[p].end {
+		return
+	}
+	if g.again == nil {
+		g.again = map[Position]seen{}
+	}
+	k := Position{Partition: p, Offset: off}
+	x := g.again[k]
+	x.applied = true
+	g.again[k] = x
+}
+
+// applied reports whether a delivery of the record at off of partition p
+// to the group applied it, as far as markApplied remembers.
+func (g *Group) applied(p int, off int64) bool {
+	return len(g.again) > 0 && g.again[Position{Partition: p, Offset: off}].applied
+}
+
+// prune forgets, once a commit has moved partition p from offset from to
+// offset to, the records in between that the group applied after reading
+// them once: it reads them again only after a seek back. O(records passed)
+// while the group remembers any record.
+func (g *Group) prune(p int, from, to int64) {
+	part := g.t.parts[p]
+	if len(g.again) == 0 || to > part.end || to <= from {
+		return
+	}
+	for i := part.search(max(from, part.start)); i < len(part.recs) && part.recs[i].off < to; i++ {
+		k := Position{Partition: p, Offset: part.recs[i].off}
+		if x, ok := g.again[k]; ok && x.n == 0 {
+			delete(g.again, k)
+		}
+	}
 }
 
 // fetch appends up to max records of partition p from the owner's position
-// to dst, applying auto.offset.reset when the position is out of range,
-// and traces each as "polled" (one delivery for the ledger). The records
-// become outstanding for m. O(log n + max), plus O(skipped records) for a
-// reset to latest.
+// to dst, applying auto.offset.reset when the position is unresolved or
+// out of range, and traces each as "polled" (one delivery for the
+// ledger). The records become outstanding for m. A fetch that reaches the
+// last record moves the position to the end, past any offsets compaction
+// emptied there. O(log n + max), plus O(skipped records) when a
+// resolution books records lost.
 func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 	gp := &g.parts[p]
 	part := g.t.parts[p]
-	if gp.pos < 0 || gp.pos < part.start || gp.pos > part.end {
+	if gp.pos < 0 && gp.committed >= 0 {
+		// Committed since the member got the partition: like Kafka's
+		// consumer, a position is taken from the committed offset first.
+		gp.pos = gp.committed
+		gp.epoch++
+	}
+	if gp.pos < 0 || !part.valid(gp.pos) {
 		if !g.reset(m, p, gp, part) {
 			return dst
 		}
+	} else if gp.owe >= 0 {
+		// The log has grown to a position set past its end (a seek or a
+		// commit beyond it): the records the group owed below it are
+		// skipped.
+		cause := gp.byCause
+		if cause == "" {
+			cause = sim.CauseOffsetReset // a latest group that never resolved its position
+		}
+		g.owed(m.cfg.Name, p, gp, part, gp.pos, cause)
 	}
 	tr := g.env.Trace
-	for i := part.search(gp.pos); i < len(part.recs) && max > 0; i++ {
+	i := part.search(gp.pos)
+	for ; i < len(part.recs) && max > 0; i++ {
 		e := &part.recs[i]
 		n := g.attempt(gp, p, e.off)
 		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg})
@@ -578,12 +794,34 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 		gp.pos = e.off + 1
 		max--
 	}
+	if i == len(part.recs) {
+		// Nothing is left past the position: the offsets up to the end
+		// hold no record (compaction removed them), and a position there
+		// reads as the end (Kafka's "equivalent positions").
+		gp.pos = part.end
+	}
 	return dst
 }
 
+// owed books as lost with cause the live records of partition p the group
+// owed (from gp.owe) below offset to, where its position was resolved, and
+// settles the skipped records against to; it clears the debt. actor is
+// the member whose fetch resolved it.
+func (g *Group) owed(actor string, p int, gp *groupPart, part *partition, to int64, cause sim.Cause) {
+	if gp.owe >= 0 {
+		for i := part.search(max(gp.owe, part.start)); i < len(part.recs) && part.recs[i].off < to; i++ {
+			if e := &part.recs[i]; !g.applied(p, e.off) {
+				g.lose(actor, p, e, cause, "")
+			}
+		}
+	}
+	gp.owe = -1
+	g.settle(actor, p, gp, to, false)
+}
+
 // reset applies auto.offset.reset to partition p; it reports whether the
-// member may read. A reset to latest books every record it skips as lost
-// with sim.CauseOffsetReset.
+// member may read. A reset to latest books every record it skips that the
+// group has not handled as lost with sim.CauseOffsetReset.
 func (g *Group) reset(m *Member, p int, gp *groupPart, part *partition) bool {
 	detailed := g.env.Trace.Detailed()
 	if g.cfg.Reset == ResetNone {
@@ -613,14 +851,20 @@ func (g *Group) reset(m *Member, p int, gp *groupPart, part *partition) bool {
 	gp.epoch++
 	ev.Offset = gp.pos
 	if detailed {
-		ev.Detail = "auto.offset.reset=" + g.cfg.Reset.String() + " from offset " + strconv.FormatInt(from, 10) + " (log start " + strconv.FormatInt(part.start, 10) + ")"
-	}
-	g.env.Emit(ev)
-	if g.cfg.Reset == ResetLatest {
-		for i := part.search(max(from, part.start)); i < len(part.recs); i++ {
-			g.lose(m.cfg.Name, p, &part.recs[i], sim.CauseOffsetReset, "")
+		if from < 0 {
+			ev.Detail = "auto.offset.reset=" + g.cfg.Reset.String() + ": no committed offset (log start " + strconv.FormatInt(part.start, 10) + ", end " + strconv.FormatInt(part.end, 10) + ")"
+		} else {
+			ev.Detail = "auto.offset.reset=" + g.cfg.Reset.String() + " from offset " + strconv.FormatInt(from, 10) + " (log start " + strconv.FormatInt(part.start, 10) + ")"
 		}
 	}
+	g.env.Emit(ev)
+	if gp.owe < 0 && from >= 0 && from <= part.end {
+		gp.owe = from // below the log start: the records from it on are unhandled
+	}
+	if g.cfg.Reset != ResetLatest {
+		gp.owe = -1 // earliest re-reads everything still in the log
+	}
+	g.owed(m.cfg.Name, p, gp, part, gp.pos, sim.CauseOffsetReset)
 	return true
 }
 
@@ -631,7 +875,7 @@ type PartitionLag struct {
 	End       int64  // log end offset
 	Committed int64  // next offset to read; -1 when nothing was committed
 	Position  int64  // the owner's fetch position; -1 without an owner
-	Lag       int64  // End minus the committed offset (the start position while nothing was committed), counting only records still in the log: retention's deletions are losses, not lag
+	Lag       int64  // End minus the position the group resumes from (the committed offset; the start position while nothing was committed), where a position below the log start counts as the log start and one whose record compaction removed as the next record that remains: retention's and compaction's deletions are losses, not lag. 0 when the committed offset is past the end
 	Owner     string // the owning member, "" when unassigned
 }
 
@@ -643,21 +887,26 @@ type GroupMetrics struct {
 	Lag             int64 // sum over partitions
 	Outstanding     int   // records members fetched and have not handled yet
 	Commits         int64
-	RejectedCommits int64
+	RejectedCommits int64 // including those refused while the broker was unavailable
+	LostCommits     int64 // commits broker.ack_lost lost on their way (the member believes they succeeded)
 	Rebalances      int64
 	Partitions      []PartitionLag
 }
 
-// Metrics returns the group's metrics. O(partitions + members).
+// Metrics returns the group's metrics. O(partitions x log n + members).
 func (g *Group) Metrics() GroupMetrics {
-	m := GroupMetrics{Group: g.name, Generation: g.gen, Members: len(g.mems), Commits: g.commits, RejectedCommits: g.rejected, Rebalances: g.rebalances}
+	m := GroupMetrics{Group: g.name, Generation: g.gen, Members: len(g.mems), Commits: g.commits, RejectedCommits: g.rejected, LostCommits: g.commitsLost,
+		Rebalances: g.rebalances}
 	for _, x := range g.mems {
 		m.Outstanding += len(x.out)
 	}
 	for p := range g.parts {
 		gp := &g.parts[p]
 		part := g.t.parts[p]
-		pl := PartitionLag{Partition: p, LogStart: part.start, End: part.end, Committed: gp.committed, Position: -1, Lag: part.end - max(g.readFrom(p), part.start)}
+		pl := PartitionLag{Partition: p, LogStart: part.start, End: part.end, Committed: gp.committed, Position: -1}
+		if from := g.readFrom(p); from <= part.end {
+			pl.Lag = part.end - part.next(max(from, part.start))
+		}
 		if gp.owner != nil {
 			pl.Owner = gp.owner.cfg.Name
 			pl.Position = gp.pos

@@ -155,11 +155,13 @@ type AnomalyKind string
 
 // The anomaly classes, in report order.
 const (
-	// LostWrite: a sent value a group never read although it read offsets
-	// below and above it in the same partition.
+	// LostWrite: an acknowledged write that no consumer ever read although
+	// a higher offset of its partition was read (CheckOptions.PerGroup: a
+	// sent value a group never read although it read offsets below and
+	// above it in the same partition).
 	LostWrite AnomalyKind = "lost-write"
-	// Duplicate: a value at more than one position, or one position read
-	// more than once by one group (a redelivery).
+	// Duplicate: a value at more than one position (CheckOptions.PerGroup:
+	// also one position read more than once by one group, a redelivery).
 	Duplicate AnomalyKind = "duplicate"
 	// PollSkip: consecutive reads of one partition in one session jumped
 	// over offsets known to hold values.
@@ -287,14 +289,39 @@ type pos struct {
 	off int64
 }
 
-// CheckHistory checks a history of sends and polls, like the Jepsen Kafka
-// checker, and reports every anomaly at once:
+// CheckOptions selects how CheckHistoryWith judges a history.
+type CheckOptions struct {
+	// PerGroup judges every consumer group on its own, a stricter reading
+	// than the Jepsen checker's: a value a group never read although it
+	// read offsets below and above it in that partition is a lost write
+	// for that group (offsets below a group's first read are not judged),
+	// and a position a group read more than once is a duplicate (a
+	// redelivery, one anomaly per group and position, with the count).
+	PerGroup bool
+}
+
+// CheckHistory checks a history of sends and polls as the Jepsen Kafka
+// checker (jepsen.tests.kafka) defines its anomalies; it is
+// CheckHistoryWith(h, CheckOptions{}).
+func CheckHistory(h *History) HistoryReport { return CheckHistoryWith(h, CheckOptions{}) }
+
+// CheckHistoryWith checks a history of sends and polls and reports every
+// anomaly at once. By default it follows the Jepsen Kafka checker
+// (jepsen.tests.kafka):
 //
-//   - lost-write: a sent value that a group never read although the group
-//     read offsets below and above it in that partition;
-//   - duplicate: a value seen at two positions, or one position read more
-//     than once by a group (one anomaly per group and position, with the
-//     count);
+//   - lost-write: an acknowledged write (every recorded send is one) whose
+//     value no consumer of any group ever read in its partition, although
+//     some consumer read that partition at a higher offset, including
+//     offsets below where a group started reading (Jepsen's
+//     lost-write-cases: "every :ok :send operation with an equal or lower
+//     offset" than the highest read "was also read by at least one
+//     consumer");
+//   - duplicate: a value seen at more than one position (Jepsen's
+//     duplicate-cases); reading one position twice, after a rebalance or
+//     a seek, is not a duplicate;
+//
+// and, judged per reading session (see Read.Epoch) or per producer:
+//
 //   - poll-skip: within one poll, or between consecutive polls of one
 //     session (see Read.Epoch), a jump over offsets known to hold values;
 //   - nonmonotonic-poll: within a session, a read at or below the previous
@@ -303,10 +330,12 @@ type pos struct {
 //     in that partition;
 //   - inconsistent-offset: two different values at one position.
 //
-// Offsets removed by compaction or retention look like lost writes or
-// skips to this checker: use it on topics without compaction, or read its
-// findings with that in mind. O(n log n) in the history's size.
-func CheckHistory(h *History) HistoryReport {
+// With CheckOptions.PerGroup, lost writes and duplicates are judged per
+// group instead (see CheckOptions). Offsets removed by compaction or
+// retention look like lost writes or skips to this checker: use it on
+// topics without compaction, or read its findings with that in mind.
+// O(n log n) in the history's size.
+func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 	var rep HistoryReport
 	if h == nil {
 		return rep
@@ -369,6 +398,12 @@ func CheckHistory(h *History) HistoryReport {
 		group string
 		p     int
 	}
+	type topRead struct {
+		off int64
+		by  string // group/member of the first read of it
+	}
+	highest := map[int]topRead{}        // the highest offset read per partition
+	readIn := map[int]map[sim.ID]bool{} // the values read per partition, by anyone
 	lastSend := map[procPart]int64{}
 	lastRead := map[session]last{}
 	readCount := map[groupValue]int{}
@@ -405,6 +440,13 @@ func CheckHistory(h *History) HistoryReport {
 		}
 		for _, r := range reads {
 			rep.Reads++
+			if readIn[r.Partition] == nil {
+				readIn[r.Partition] = map[sim.ID]bool{}
+			}
+			readIn[r.Partition][r.Value] = true
+			if top, ok := highest[r.Partition]; !ok || r.Offset > top.off {
+				highest[r.Partition] = topRead{r.Offset, o.group + "/" + o.process}
+			}
 			gv := groupValue{o.group, pos{r.Partition, r.Offset}}
 			if valueRead[o.group] == nil {
 				valueRead[o.group] = map[sim.ID]bool{}
@@ -451,7 +493,6 @@ func CheckHistory(h *History) HistoryReport {
 			}
 		}
 	}
-	// Lost writes, per group: sent values inside the span a group read.
 	readBy := func(g string, v sim.ID) bool { return valueRead[g][v] }
 	for _, s := range sends {
 		seen := false
@@ -460,6 +501,10 @@ func CheckHistory(h *History) HistoryReport {
 				seen = true
 				continue
 			}
+			if !opts.PerGroup {
+				continue
+			}
+			// Per group: sent values inside the span the group read.
 			sp, ok := span[groupPart{g, s.r.Partition}]
 			if ok && sp[0] <= s.r.Offset && s.r.Offset <= sp[1] {
 				out = append(out, Anomaly{Kind: LostWrite, Group: g, Process: s.proc, Partition: s.r.Partition, Offsets: []int64{s.r.Offset}, Values: []sim.ID{s.r.Value}, Tick: s.tick,
@@ -468,6 +513,15 @@ func CheckHistory(h *History) HistoryReport {
 		}
 		if !seen {
 			rep.Unseen++
+		}
+		// Jepsen: an acknowledged write at or below the highest offset any
+		// consumer read in its partition, whose value no consumer read there.
+		if opts.PerGroup || readIn[s.r.Partition][s.r.Value] {
+			continue
+		}
+		if top, ok := highest[s.r.Partition]; ok && s.r.Offset <= top.off {
+			out = append(out, Anomaly{Kind: LostWrite, Process: s.proc, Partition: s.r.Partition, Offsets: []int64{s.r.Offset}, Values: []sim.ID{s.r.Value}, Tick: s.tick,
+				Detail: "acknowledged write never read by any consumer, although " + top.by + " read offset " + strconv.FormatInt(top.off, 10) + " of the partition"})
 		}
 	}
 	// Duplicates: a value at several positions, or read several times.
@@ -488,7 +542,7 @@ func CheckHistory(h *History) HistoryReport {
 		out = append(out, a)
 	}
 	for _, gv := range readOrder {
-		if n := readCount[gv]; n > 1 {
+		if n := readCount[gv]; n > 1 && opts.PerGroup {
 			r := firstRead[gv]
 			out = append(out, Anomaly{Kind: Duplicate, Group: gv.group, Partition: r.Partition, Offsets: []int64{r.Offset}, Values: []sim.ID{r.Value}, Tick: lastTick[gv],
 				Detail: "read " + strconv.Itoa(n) + " times by the group"})

@@ -147,8 +147,9 @@ type outRec struct {
 // unhandled. A pull member (MemberConfig.Pull) is driven by an adapter
 // through the same calls; its Step only restarts, rejoins and wakes it.
 //
-// Fault points: member.leave, broker.unavailable (the poll fails),
-// member.crash (before a record), consumer.crash_after_effect,
+// Fault points: member.leave, broker.unavailable (the poll or a commit
+// fails), broker.ack_lost (a commit is lost on its way), member.crash
+// (before a record), consumer.crash_after_effect,
 // consumer.crash_before_commit and member.session_timeout; the handler.*
 // points through the wrapped handler. O(partitions owned + batch x log n)
 // per Step.
@@ -172,9 +173,11 @@ type outRec struct {
 //     below it that the member never handled (outstanding ones, and those
 //     between its position and the committed offset after a CommitBefore
 //     failure) were committed but never processed, and the member books
-//     them lost with sim.CauseCommitBeforeProcess, at that moment. A seek
-//     forward books the records it skips that the group has not handled
-//     with sim.CauseSeek, at the seek.
+//     them lost with sim.CauseCommitBeforeProcess, at that moment. When the
+//     next owner's position is decided only at its fetch (no committed
+//     offset in a latest group, or one past the end), the fetch books what
+//     it passes. A seek forward books the records it skips that the group
+//     has not handled with sim.CauseSeek, at the seek.
 //   - Effects are recorded on the Delivery (Apply, Skip) and count for the
 //     group whenever they happen: a handler that applies a dropped record
 //     after all still applied it, and the ledger reconciles a booked loss.

@@ -61,8 +61,8 @@ func propertyRun(t *testing.T, seed uint64) *rig {
 
 // With commit after processing, no record is lost and each key's records
 // are first applied in order, whatever crashes, joins, leaves and session
-// timeouts happen; the recorded history shows no lost write and no order
-// anomaly either.
+// timeouts happen; the recorded history is clean by the Jepsen checker's
+// definitions, and the per-group reading finds only redeliveries.
 func TestPropertyCommitAfterNoLoss(t *testing.T) {
 	seeds := uint64(500)
 	if testing.Short() {
@@ -75,7 +75,10 @@ func TestPropertyCommitAfterNoLoss(t *testing.T) {
 		if err := sim.Check(l, sim.NoLoss(), sim.AtLeastOnce("g"), sim.OrderedPerKey("g")); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		rep := eventlog.CheckHistory(r.topic.History())
+		if err := eventlog.CheckHistory(r.topic.History()).Err(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		rep := eventlog.CheckHistoryWith(r.topic.History(), eventlog.CheckOptions{PerGroup: true})
 		for _, a := range rep.Anomalies {
 			if a.Kind != eventlog.Duplicate {
 				t.Fatalf("seed %d: %v", seed, a)

@@ -3,6 +3,7 @@ package eventlog
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
@@ -131,6 +132,9 @@ func (m *Member) MarkFailed(d *sim.Delivery, err error) error {
 
 // finish ends the outstanding record of d, successfully when err is nil.
 func (m *Member) finish(d *sim.Delivery, err error) error {
+	if d.Effects() > 0 || d.Skipped() {
+		m.g.markApplied(d.Partition, d.Offset) // counts even for a record dropped meanwhile
+	}
 	i := m.find(d.Partition, d.Offset)
 	if i < 0 || m.out[i].id != d.Msg.ID {
 		return fmt.Errorf("%w: %s p=%d off=%d (member %s)", ErrNotOutstanding, d.Msg.ID, d.Partition, d.Offset, m.cfg.Name)
@@ -151,8 +155,15 @@ func (m *Member) finish(d *sim.Delivery, err error) error {
 	if m.cfg.Commit == CommitBefore {
 		next++
 		part := g.t.parts[p]
-		if e := part.at(d.Offset); e != nil && g.parts[p].committed > d.Offset && d.Effects() == 0 && !d.Skipped() {
-			g.lose(m.cfg.Name, p, e, sim.CauseCommitBeforeProcess, "")
+		if e := part.at(d.Offset); e != nil && !g.applied(p, d.Offset) && d.Effects() == 0 && !d.Skipped() {
+			gp := &g.parts[p]
+			if c := gp.committed; c > d.Offset && c <= part.end {
+				g.lose(m.cfg.Name, p, e, gp.passedBy(), "")
+			} else if !slices.Contains(gp.skipped, d.Offset) {
+				// The broker has no commit past it (the commit was lost or
+				// refused): a rebalance may still hand it to a reader.
+				gp.skipped = append(gp.skipped, d.Offset)
+			}
 		}
 	}
 	m.rewind(p, next)
@@ -174,6 +185,14 @@ func (m *Member) rewind(p int, next int64) {
 	if gp := &m.g.parts[p]; gp.owner == m && next < gp.pos {
 		gp.pos = next
 		gp.epoch++
+		k := 0
+		for _, off := range gp.skipped {
+			if off < next {
+				gp.skipped[k] = off
+				k++
+			}
+		}
+		gp.skipped = gp.skipped[:k] // the member reads the others again
 	}
 }
 
@@ -227,17 +246,40 @@ func (m *Member) progress(p int) int64 {
 }
 
 // release gives partition p up (a rebalance, a crash, a leave, a session
-// timeout): the member drops its outstanding records of p, and books as
-// lost with sim.CauseCommitBeforeProcess the records the group's
-// committed offset has passed and the member never handled: its
-// outstanding records below it and the records between its position and
-// it. The partition's next owner resumes at the committed offset, so
-// those records are never processed. O(outstanding + records booked).
+// timeout): the member drops its outstanding records of p. When the next
+// owner resumes at a known offset (the committed one, or the start of an
+// earliest group that committed nothing), the member books as lost with
+// sim.CauseCommitBeforeProcess the records that offset has passed and the
+// member never handled: its outstanding records below it, the records
+// between its position and it, and the records it skipped after a
+// CommitBefore failure. When the next owner's position is decided only at
+// its fetch (a latest group that committed nothing, a committed offset
+// past the end, or below the log start without ResetEarliest), the group
+// owes the records from the member's progress on, and the fetch books
+// those it passes. O(outstanding + records booked).
 func (m *Member) release(p int, rule string) {
 	g := m.g
 	gp := &g.parts[p]
 	part := g.t.parts[p]
 	c := g.readFrom(p)
+	var unresolved bool
+	switch {
+	case gp.committed > part.end:
+		unresolved = true
+	case gp.committed >= 0:
+		unresolved = gp.committed < part.floor && g.cfg.Reset != ResetEarliest
+	default:
+		unresolved = g.cfg.Reset != ResetEarliest
+	}
+	if unresolved {
+		if gp.pos >= 0 {
+			if from := m.progress(p); gp.owe < 0 || from < gp.owe {
+				gp.owe = from
+			}
+		}
+		m.drop(p)
+		return
+	}
 	j := 0
 	for _, o := range m.out {
 		if o.p != p {
@@ -246,17 +288,20 @@ func (m *Member) release(p int, rule string) {
 			continue
 		}
 		if o.off < c && o.off < gp.pos {
-			if e := part.at(o.off); e != nil {
-				g.lose(m.cfg.Name, p, e, sim.CauseCommitBeforeProcess, rule)
+			if e := part.at(o.off); e != nil && !g.applied(p, o.off) {
+				g.lose(m.cfg.Name, p, e, gp.passedBy(), rule)
 			}
 		}
 	}
 	m.out = m.out[:j]
 	if gp.pos >= 0 && gp.pos < c {
 		for i := part.search(max(gp.pos, part.start)); i < len(part.recs) && part.recs[i].off < c; i++ {
-			g.lose(m.cfg.Name, p, &part.recs[i], sim.CauseCommitBeforeProcess, rule)
+			if e := &part.recs[i]; !g.applied(p, e.off) {
+				g.lose(m.cfg.Name, p, e, gp.passedBy(), rule)
+			}
 		}
 	}
+	g.settle(m.cfg.Name, p, gp, c, false)
 }
 
 // Commit commits the member's progress in every partition it owns whose
@@ -264,8 +309,10 @@ func (m *Member) release(p int, rule string) {
 // CommitOffByOne), and returns the rejections. The fault points
 // consumer.crash_before_commit (the member crashes instead) and
 // member.session_timeout (the member stalls past its session timeout and
-// sends the commits when it wakes, too late) are consulted first. It
-// fails with ErrNotActive when the member is not in the group.
+// sends the commits when it wakes, too late) are consulted first; each
+// commit then consults broker.unavailable (it fails, wrapping
+// ErrUnavailable) and broker.ack_lost (it is lost, silently). It fails
+// with ErrNotActive when the member is not in the group.
 func (m *Member) Commit() error {
 	if m.state != stateActive || !m.in {
 		return fmt.Errorf("%w: %q in group %s", ErrNotActive, m.cfg.Name, m.g.name)

@@ -73,8 +73,12 @@ type Config struct {
 	// CompactEvery is the compaction interval in ticks; 0 means
 	// DefaultCompactEvery.
 	CompactEvery sim.Tick
-	// TombstoneRetention is how many ticks a tombstone survives compaction
-	// before it is removed too.
+	// TombstoneRetention is how long a tombstone survives compaction: it
+	// stays while its age (now minus the tick it was appended) is below
+	// TombstoneRetention, and the first compaction at which its age is at
+	// least TombstoneRetention removes it, as Kafka's cleaner keeps a
+	// tombstone while currentTime < deleteHorizonMs. 0 removes tombstones
+	// at the next compaction. Must not be negative.
 	TombstoneRetention sim.Tick
 	// History records every send and poll for CheckHistory. It costs about
 	// 40 bytes per send and per read.
@@ -126,13 +130,32 @@ type entry struct {
 }
 
 // partition is one append-only sequence. recs[head:] are the live records
-// in offset order; start is the log start offset and end the next offset.
+// in offset order; start is the offset of the first of them (end when
+// there is none), which retention and compaction move; floor is the
+// lowest valid fetch position, which only deletions (retention) move; end
+// is the next offset. A position in [floor, end] is valid: one where
+// compaction removed the record is equivalent to the next record that
+// remains, or to end.
 type partition struct {
 	recs  []entry
 	head  int
 	start int64
+	floor int64
 	end   int64
 	bytes int64
+}
+
+// valid reports whether off is a valid fetch position: not below what
+// retention deleted and not past the end.
+func (p *partition) valid(off int64) bool { return off >= p.floor && off <= p.end }
+
+// next returns the offset of the first live record at or after off, or
+// the end when there is none: the position equivalent to off. O(log n).
+func (p *partition) next(off int64) int64 {
+	if i := p.search(off); i < len(p.recs) {
+		return p.recs[i].off
+	}
+	return p.end
 }
 
 func (p *partition) live() []entry { return p.recs[p.head:] }
@@ -325,8 +348,12 @@ func (t *Topic) Publish(m sim.Message) error {
 	return err
 }
 
-// Start returns the log start offset of partition p (the first offset still
-// readable), or -1 for an unknown partition.
+// Start returns the log start offset of partition p: the offset of its
+// first record still in the log (the end when there is none), moved by
+// retention and by compaction; -1 for an unknown partition. A position
+// below it that only compaction emptied is still valid and reads from
+// Start, as every position in a compaction hole reads from the next record
+// that remains.
 func (t *Topic) Start(p int) int64 {
 	if p < 0 || p >= len(t.parts) {
 		return -1
@@ -345,14 +372,16 @@ func (t *Topic) End(p int) int64 {
 
 // Fetch appends to dst up to max records of partition p at or after offset
 // off and returns the extended slice. It is a read outside any group: it
-// emits no event, so the ledger counts no delivery. An offset below the
-// log start or past the end is ErrOffsetOutOfRange. O(log n + max).
+// emits no event, so the ledger counts no delivery. An offset past the end,
+// or below the log start where retention deleted the records, is
+// ErrOffsetOutOfRange; an offset whose record compaction removed reads
+// from the next record that remains. O(log n + max).
 func (t *Topic) Fetch(p int, off int64, max int, dst []Record) ([]Record, error) {
 	if p < 0 || p >= len(t.parts) {
 		return dst, fmt.Errorf("%w: %d", ErrNoPartition, p)
 	}
 	part := t.parts[p]
-	if off < part.start || off > part.end {
+	if !part.valid(off) {
 		return dst, fmt.Errorf("%w: offset %d, partition %d holds [%d, %d)", ErrOffsetOutOfRange, off, p, part.start, part.end)
 	}
 	for i := part.search(off); i < len(part.recs) && max > 0; i++ {
@@ -496,10 +525,11 @@ func (t *Topic) expire(p int, part *partition, why, rule string) {
 		tr.Skip() // numbers the event as Emit would, without building it
 	}
 	t.forget(p, e.off)
+	part.floor = e.off + 1
 	part.dropHead()
 }
 
-// forget drops the groups' redelivery counts of a deleted record.
+// forget drops what the groups remember of a deleted record.
 func (t *Topic) forget(p int, off int64) {
 	for _, g := range t.groups {
 		if len(g.again) > 0 {
@@ -509,11 +539,15 @@ func (t *Topic) forget(p int, off int64) {
 }
 
 // Compact keeps, in every partition, only the latest record of each key;
-// keyless records stay, and a tombstone stays until it is older than
-// Config.TombstoneRetention. Every removed record is traced as "expired"
-// with sim.CauseCompaction, so a group that expected a superseded value and
-// had not applied it loses it with that cause. O(records). It does
-// nothing on a topic without Config.Compact.
+// keyless records stay, and a tombstone stays while its age is below
+// Config.TombstoneRetention (removed once its age is at least that). Every
+// removed record is traced as "expired" with sim.CauseCompaction, so a
+// group that expected a superseded value and had not applied it loses it
+// with that cause. When the first records go, the log start moves to the
+// first record that remains (the end when none does); offsets stay valid
+// positions, so no group's position is out of range because of
+// compaction. O(records). It does nothing on a topic without
+// Config.Compact.
 func (t *Topic) Compact() {
 	if !t.cfg.Compact {
 		return
@@ -551,6 +585,9 @@ func (t *Topic) Compact() {
 		part.recs = part.recs[:w]
 		if part.head == len(part.recs) {
 			part.recs, part.head = part.recs[:0], 0
+			part.start = part.end
+		} else {
+			part.start = part.recs[part.head].off
 		}
 	}
 }
@@ -558,7 +595,7 @@ func (t *Topic) Compact() {
 // PartitionMetrics describes one partition.
 type PartitionMetrics struct {
 	Partition int
-	LogStart  int64 // first readable offset
+	LogStart  int64 // offset of the first record still in the log (End when none is)
 	End       int64 // next offset to be assigned
 	Records   int   // live records (fewer than End-LogStart after compaction)
 	Bytes     int64 // key and body bytes of the live records
@@ -574,7 +611,7 @@ type Metrics struct {
 	Groups     []GroupMetrics
 }
 
-// Metrics returns the topic's metrics. O(partitions x groups).
+// Metrics returns the topic's metrics. O(partitions x groups x log n).
 func (t *Topic) Metrics() Metrics {
 	m := Metrics{Produced: t.produced, Expired: t.expired, Compacted: t.compacted, Rejected: t.rejections}
 	for i, p := range t.parts {

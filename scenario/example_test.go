@@ -81,7 +81,7 @@ actors:
 	fmt.Println("exit code 2:", errors.Is(err, scenario.ErrInvalid))
 	// Output:
 	// lesson.yaml:2:14: ticks must be between 1 and 1000000 (ticks are capped at 1000000), got 1000000000000
-	// lesson.yaml:6:7: unknown field "visiblity_timeout" in queue (did you mean "visibility_timeout"?); allowed: name, visibility_timeout, retention, dead_letter, fifo, dedup_window
+	// lesson.yaml:6:7: unknown field "visiblity_timeout" in queue (did you mean "visibility_timeout"?); allowed: name, visibility_timeout, retention, dead_letter, fifo, dedup_window, content_based_dedup, delay, receive_wait_time, max_in_flight, strict
 	// lesson.yaml:9:29: consumer "worker" reads queue "ordres", which is not defined (did you mean "orders"?); queues: orders
 	// exit code 2: true
 }

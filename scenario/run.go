@@ -280,7 +280,9 @@ func (r *Run) buildQueues() error {
 			return r.s.runErr(rq.cfg.Pos, "dead-letter cycle at queue "+strconv.Quote(rq.cfg.Name))
 		}
 		c := queue.Config{Name: rq.cfg.Name, Faults: r.inj, VisibilityTimeout: rq.cfg.VisibilityTimeout,
-			Retention: rq.cfg.Retention, FIFO: rq.cfg.FIFO, DedupWindow: rq.cfg.DedupWindow}
+			Retention: rq.cfg.Retention, FIFO: rq.cfg.FIFO, DedupWindow: rq.cfg.DedupWindow,
+			ContentBasedDedup: rq.cfg.ContentBasedDedup, Delay: rq.cfg.Delay, ReceiveWaitTime: rq.cfg.ReceiveWaitTime,
+			MaxInFlight: rq.cfg.MaxInFlight, Strict: rq.cfg.Strict}
 		if dl := rq.cfg.DeadLetter; dl != nil {
 			d := r.queueBy[dl.Queue]
 			if d == nil {
@@ -311,7 +313,9 @@ func (r *Run) buildQueues() error {
 }
 
 // buildTopics makes the run's pub/sub broker (one for every topic: the
-// topics are its subjects), its subscribers and its durable fan-outs.
+// topics are its subjects), its subscribers and its durable fan-outs, each
+// with its topic's fan_out_retry (pubsub.DefaultForwardRetry when none is
+// written).
 func (r *Run) buildTopics() error {
 	ts := r.s.Topology.Topics
 	if len(ts) == 0 {
@@ -345,7 +349,12 @@ func (r *Run) buildTopics() error {
 			}
 			// One fan-out per (topic, queue): the name is unique even
 			// when several topics feed one queue.
-			if err := b.FanOut(t.cfg.Name+"->"+qn, t.cfg.Name, rq.q); err != nil {
+			fc := pubsub.FanOutConfig{Name: t.cfg.Name + "->" + qn, Pattern: t.cfg.Name, Target: rq.q}
+			if fr := t.cfg.FanOutRetry; fr != nil {
+				p := fr.Policy()
+				fc.Retry = &p
+			}
+			if err := b.FanOutWith(fc); err != nil {
 				return r.s.runErr(t.cfg.fanOutPos[k], err.Error())
 			}
 		}

@@ -194,8 +194,9 @@ func (r *Run) buildRelays() error {
 }
 
 // buildConsumers makes a queue.Consumer pool for every queue consumer: its
-// instances, start tick, batch, ack mode, retry policy and scripted
-// handler, with the idempotency it asks for.
+// instances, start tick, batch, visibility timeout and wait time, ack
+// mode, retry policy and scripted handler, with the idempotency it asks
+// for.
 func (r *Run) buildConsumers() error {
 	for i := range r.s.Actors.Consumers {
 		cc := &r.s.Actors.Consumers[i]
@@ -205,7 +206,11 @@ func (r *Run) buildConsumers() error {
 		}
 		rc := &runConsumer{cfg: cc, q: rq, script: script(&cc.Handler)}
 		cfg := queue.ConsumerConfig{Queue: rq.q, Name: cc.Name, Instances: cc.Instances, Start: cc.Start, Batch: cc.Batch,
+			VisibilityTimeout: cc.VisibilityTimeout, WaitTime: cc.WaitTime,
 			Handler: idempotent(rc.script, cc.Idempotency), Faults: r.inj}
+		if cc.ShortPoll {
+			cfg.WaitTime = queue.ShortPoll
+		}
 		if cc.Ack == "before" {
 			cfg.AckMode = queue.AckBeforeProcess
 		}

@@ -232,10 +232,29 @@ func (d *dec) queue(n ast.Node, q *Queue) {
 		}},
 		field{"fifo", func(v ast.Node) { q.FIFO, _ = d.boolean(v, "fifo") }},
 		field{"dedup_window", func(v ast.Node) { q.DedupWindow = d.tick(v, "dedup_window", tickRange) }},
+		field{"content_based_dedup", func(v ast.Node) { q.ContentBasedDedup, _ = d.boolean(v, "content_based_dedup") }},
+		field{"delay", func(v ast.Node) { q.Delay = d.tick(v, "delay", tickRange) }},
+		field{"receive_wait_time", func(v ast.Node) { q.ReceiveWaitTime = d.tick(v, "receive_wait_time", tickRange) }},
+		field{"max_in_flight", func(v ast.Node) {
+			q.MaxInFlight = d.int(v, "max_in_flight", bounds{0, MaxMessages, "0 means no cap"})
+		}},
+		field{"strict", func(v ast.Node) { q.Strict, _ = d.boolean(v, "strict") }},
 	)
 	d.require(&q.Node, "queue", "name")
 	if q.Has("dedup_window") && !q.FIFO {
 		d.errf(q.FieldPos("dedup_window"), "dedup_window needs fifo: true")
+	}
+	if q.ContentBasedDedup {
+		switch {
+		case !q.FIFO:
+			d.errf(q.FieldPos("content_based_dedup"), "content_based_dedup needs fifo: true and a dedup_window above 0")
+		case q.DedupWindow == 0:
+			d.errf(q.FieldPos("content_based_dedup"), "content_based_dedup needs a dedup_window above 0 (the window in which a repeated body is dropped)")
+		}
+	}
+	if q.Strict && q.MaxInFlight > MaxStrictFlight {
+		d.errf(q.FieldPos("max_in_flight"), "max_in_flight of a strict queue must be between 0 and %d (SQS's in-flight quota; 0 means that quota), got %d",
+			MaxStrictFlight, q.MaxInFlight)
 	}
 }
 
@@ -252,8 +271,72 @@ func (d *dec) topic(n ast.Node, t *Topic) {
 			})
 		}},
 		field{"cascade_limit", func(v ast.Node) { t.CascadeLimit = d.int(v, "cascade_limit", bounds{0, MaxCascade, ""}) }},
+		field{"fan_out_retry", func(v ast.Node) { t.FanOutRetry = d.fanOutRetry(v) }},
 	)
 	d.require(&t.Node, "topic", "name")
+	if t.FanOutRetry != nil && len(t.FanOutToQueues) == 0 && !t.Has("fan_out_to_queues") {
+		d.errf(t.FieldPos("fan_out_retry"), "fan_out_retry is the retry policy of fan_out_to_queues, and topic %q has none", t.Name)
+	}
+}
+
+// fanOutRetryFields are the fields of a fan_out_retry mapping.
+var fanOutRetryFields = []string{"immediate", "backoff", "delay", "max_delay"}
+
+// fanOutRetry decodes `none` or {immediate, backoff, delay, max_delay}.
+// Omitted counts are 0 and delay defaults to 1: a written policy states
+// every retry it makes. It returns nil after an error.
+func (d *dec) fanOutRetry(n ast.Node) *FanOutRetry {
+	r := &FanOutRetry{Delay: 1}
+	allowed := "none, or a mapping with the fields " + strings.Join(fanOutRetryFields, ", ")
+	switch n.(type) {
+	case *ast.StringNode:
+		if _, num := numberText(n); !num {
+			r.Pos = posOf(n)
+			s, ok := d.line(n, "fan_out_retry")
+			switch {
+			case !ok:
+				return nil
+			case s == "none":
+				r.None = true
+				return r
+			}
+			msg := fmt.Sprintf("fan_out_retry %q is not allowed", clip(s))
+			if sg := suggestName(s, []string{"none"}); sg != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", sg)
+			}
+			d.errf(posOf(n), "%s; allowed: %s", msg, allowed)
+			return nil
+		}
+	case *ast.MappingNode, *ast.MappingValueNode:
+		errs := len(d.c.list)
+		d.object(n, "fan_out_retry", &r.Node,
+			field{"immediate", func(v ast.Node) { r.Immediate = d.int(v, "immediate", bounds{0, MaxRetries, ""}) }},
+			field{"backoff", func(v ast.Node) { r.Backoff = d.int(v, "backoff", bounds{0, MaxRetries, ""}) }},
+			field{"delay", func(v ast.Node) { r.Delay = d.tick(v, "delay", durationRange) }},
+			field{"max_delay", func(v ast.Node) { r.MaxDelay = d.tick(v, "max_delay", durationRange) }},
+		)
+		if len(r.fields) == 0 && len(d.c.list) == errs {
+			d.errf(r.Pos, "fan_out_retry {} states no retry; write immediate or backoff, or none to give a refused forward up at once")
+		}
+		if r.Backoff == 0 {
+			for _, f := range []string{"delay", "max_delay"} {
+				if r.Has(f) && r.Has("backoff") {
+					d.errf(r.FieldPos(f), "%s is the wait of backoff retries, and backoff is 0", f)
+				} else if r.Has(f) {
+					d.errf(r.FieldPos(f), "%s is the wait of backoff retries; it needs backoff (1 to %d)", f, MaxRetries)
+				}
+			}
+		}
+		if r.Has("max_delay") && r.Has("delay") && r.MaxDelay > 0 && r.MaxDelay < r.Delay {
+			d.errf(r.FieldPos("max_delay"), "max_delay %d is below delay %d", r.MaxDelay, r.Delay)
+		}
+		if len(d.c.list) > errs {
+			return nil
+		}
+		return r
+	}
+	d.errf(posOf(n), "fan_out_retry must be %s, got %s", allowed, describe(n))
+	return nil
 }
 
 func (d *dec) subscriber(n ast.Node, s *Subscriber) {
@@ -464,6 +547,10 @@ func (d *dec) consumer(n ast.Node, c *Consumer) {
 		field{"queue", func(v ast.Node) { c.Queue = d.name(v, "consumer queue") }},
 		field{"instances", func(v ast.Node) { c.Instances = d.int(v, "instances", bounds{1, MaxInstances, ""}) }},
 		field{"batch", func(v ast.Node) { c.Batch = d.int(v, "batch", batchRange) }},
+		field{"visibility_timeout", func(v ast.Node) {
+			c.VisibilityTimeout = d.tick(v, "visibility_timeout", bounds{0, MaxTicks, "0 means the queue's"})
+		}},
+		field{"wait_time", func(v ast.Node) { d.waitTime(v, c) }},
 		field{"handler", func(v ast.Node) { d.handler(v, &c.Handler) }},
 		field{"ack", func(v ast.Node) { c.Ack, _ = d.enum(v, "ack", "after", "before") }},
 		field{"retry", func(v ast.Node) { d.retry(v, &c.Retry) }},
@@ -473,6 +560,37 @@ func (d *dec) consumer(n ast.Node, c *Consumer) {
 		field{"start", func(v ast.Node) { c.Start = d.tick(v, "start", tickRange) }},
 	)
 	d.require(&c.Node, "consumer", "name", "queue")
+}
+
+// WaitShort is the wait_time that makes a consumer short-poll.
+const WaitShort = "short"
+
+// waitTime decodes a consumer's wait_time: ticks from 0 to MaxTicks, or
+// WaitShort.
+func (d *dec) waitTime(n ast.Node, c *Consumer) {
+	x, ok := n.(*ast.StringNode)
+	if _, num := numberText(n); !ok || num {
+		switch n.(type) {
+		case *ast.IntegerNode, *ast.FloatNode, *ast.StringNode:
+			c.WaitTime = d.tick(n, "wait_time", bounds{0, MaxTicks, "0 means the queue's receive_wait_time"})
+		default:
+			d.errf(posOf(n), "wait_time must be ticks (0 to %d) or %s, got %s", MaxTicks, WaitShort, describe(n))
+		}
+		return
+	}
+	s, ok := d.line(x, "wait_time")
+	switch {
+	case !ok:
+		return
+	case s == WaitShort:
+		c.ShortPoll = true
+		return
+	}
+	msg := fmt.Sprintf("wait_time %q is not allowed", clip(s))
+	if sg := suggestName(s, []string{WaitShort}); sg != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", sg)
+	}
+	d.errf(posOf(n), "%s; allowed: ticks from 0 to %d (0 means the queue's receive_wait_time), or %s", msg, MaxTicks, WaitShort)
 }
 
 func (d *dec) retry(n ast.Node, r *Retry) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -27,6 +28,9 @@ const (
 	MaxReceiveCount = 1000      // dead_letter.max_receive_count
 	MaxAttempts     = 1000      // outbox relay attempts before a row is dead
 	MaxCascade      = 1000      // topic cascade_limit
+	MaxRetries      = 1000      // fan_out_retry immediate and backoff retries, each
+	MaxStrictBatch  = 10        // batch of a consumer of a strict queue (queue.MaxStrictBatch)
+	MaxStrictFlight = 120_000   // max_in_flight of a strict queue (queue.StrictInFlightLimit)
 
 	// The budget on derived work, enforced as a run goes (sim.Budget): a
 	// run that exceeds one stops at once with a runtime error naming it.
@@ -128,6 +132,24 @@ type Queue struct {
 	FIFO bool
 	// DedupWindow is the FIFO deduplication window; FIFO only.
 	DedupWindow sim.Tick
+	// ContentBasedDedup makes the SHA-256 of a message's body its
+	// deduplication ID (SQS ContentBasedDeduplication); only on a FIFO
+	// queue with a DedupWindow above 0.
+	ContentBasedDedup bool
+	// Delay is the queue-level delivery delay (SQS DelaySeconds): a sent
+	// message becomes visible Delay ticks after its send; 0 means none.
+	Delay sim.Tick
+	// ReceiveWaitTime is the queue's long-polling wait (SQS
+	// ReceiveMessageWaitTimeSeconds), used by consumers whose WaitTime is
+	// 0; 0 means short polling.
+	ReceiveWaitTime sim.Tick
+	// MaxInFlight caps the messages in flight; a receive at the cap is
+	// refused and traced. 0 means no cap, or MaxStrictFlight when Strict.
+	MaxInFlight int
+	// Strict applies SQS's API limits: a consumer's Batch is at most
+	// MaxStrictBatch and MaxInFlight at most (and by default)
+	// MaxStrictFlight. The default (false) is permissive.
+	Strict bool
 }
 
 // DeadLetter moves a message to Queue when its receive count would exceed
@@ -150,6 +172,35 @@ type Topic struct {
 	// CascadeLimit caps how deep events caused by events may go; 0 means
 	// no limit.
 	CascadeLimit int
+	// FanOutRetry is how a forward a fan-out queue refused is retried;
+	// nil means pubsub.DefaultForwardRetry. It needs FanOutToQueues.
+	FanOutRetry *FanOutRetry
+}
+
+// FanOutRetry is the retry policy of a topic's fan-out forwards (see
+// pubsub.ForwardRetry): written `none` (None set: a refused forward is
+// lost at once) or as a mapping of its four fields.
+type FanOutRetry struct {
+	Node
+	// None gives a refused forward up at once (pubsub.NoForwardRetry).
+	None bool
+	// Immediate is the retries in the same tick as a refusal; default 0.
+	Immediate int
+	// Backoff is the retries after a wait, which doubles each time;
+	// default 0.
+	Backoff int
+	// Delay is the wait before the first backoff retry; default 1.
+	Delay sim.Tick
+	// MaxDelay caps the doubling wait; 0 (default) means no cap.
+	MaxDelay sim.Tick
+}
+
+// Policy returns the pubsub.ForwardRetry of r: NoForwardRetry for None.
+func (r *FanOutRetry) Policy() pubsub.ForwardRetry {
+	if r.None {
+		return pubsub.NoForwardRetry
+	}
+	return pubsub.ForwardRetry{Immediate: r.Immediate, Backoff: r.Backoff, Delay: r.Delay, MaxDelay: r.MaxDelay}
 }
 
 // The overflow policies of a subscriber buffer.
@@ -390,9 +441,21 @@ type Consumer struct {
 	Queue string
 	// Instances defaults to 1.
 	Instances int
-	// Batch is the receive batch size; default 1.
-	Batch   int
-	Handler Handler
+	// Batch is the receive batch size; default 1, at most MaxStrictBatch
+	// on a strict queue.
+	Batch int
+	// VisibilityTimeout, when positive, replaces the queue's for every
+	// message this consumer receives (SQS ReceiveMessage's
+	// VisibilityTimeout); 0 (default) means the queue's.
+	VisibilityTimeout sim.Tick
+	// WaitTime is how long one receive waits for a message (long polling,
+	// SQS WaitTimeSeconds); 0 (default) means the queue's
+	// ReceiveWaitTime. It is meaningless when ShortPoll is set.
+	WaitTime sim.Tick
+	// ShortPoll, written `wait_time: short`, makes every receive one
+	// attempt even on a queue with a ReceiveWaitTime (queue.ShortPoll).
+	ShortPoll bool
+	Handler   Handler
 	// Ack is "after" processing (default, at-least-once) or "before"
 	// (at-most-once).
 	Ack   string

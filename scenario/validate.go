@@ -189,6 +189,10 @@ func (v *val) topologyRefs() {
 		}
 		if v.ref(p, fmt.Sprintf("queue %q dead-letters to", q.Name), v.ns["queue"], q.DeadLetter.Queue) {
 			dlq[q.Name] = q.DeadLetter.Queue
+			if d := v.queue(q.DeadLetter.Queue); d != nil && d.FIFO != q.FIFO {
+				v.errf(p, "queue %q is %s and dead-letters to queue %q, which is %s; a dead-letter queue must be of its source's kind (the same fifo on both)",
+					q.Name, queueKind(q.FIFO), d.Name, queueKind(d.FIFO))
+			}
 		}
 	}
 	// A dead-letter chain must end: follow it at most len(queues) steps.
@@ -249,7 +253,12 @@ func (v *val) actorRefs() {
 	}
 	for i := range a.Consumers {
 		c := &a.Consumers[i]
-		v.ref(c.FieldPos("queue"), fmt.Sprintf("consumer %q reads", c.Name), v.ns["queue"], c.Queue)
+		if v.ref(c.FieldPos("queue"), fmt.Sprintf("consumer %q reads", c.Name), v.ns["queue"], c.Queue) {
+			if q := v.queue(c.Queue); q != nil && q.Strict && c.Batch > MaxStrictBatch {
+				v.errf(c.FieldPos("batch"), "batch of consumer %q must be between 1 and %d: queue %q is strict (an SQS receive takes at most %d messages), got %d",
+					c.Name, MaxStrictBatch, q.Name, MaxStrictBatch, c.Batch)
+			}
+		}
 	}
 	for i := range a.Members {
 		m := &a.Members[i]
@@ -263,6 +272,23 @@ func (v *val) actorRefs() {
 			}
 		}
 	}
+}
+
+func (v *val) queue(name string) *Queue {
+	for i := range v.s.Topology.Queues {
+		if v.s.Topology.Queues[i].Name == name {
+			return &v.s.Topology.Queues[i]
+		}
+	}
+	return nil
+}
+
+// queueKind names a queue's kind for messages.
+func queueKind(fifo bool) string {
+	if fifo {
+		return "FIFO"
+	}
+	return "standard"
 }
 
 func (v *val) service(name string) *Service {
@@ -296,6 +322,11 @@ func literal(s string) bool { return s != "" && !strings.ContainsAny(s, "*?[\\")
 
 // whereKinds are the component prefixes a fault's match.where may name.
 var whereKinds = []string{"queue", "topic", "log", "group", "service", "relay"}
+
+// ackWhere are the match.where kinds at which broker.ack_lost can fire:
+// queues (acks, deletes) and logs and groups (offset commits); pub/sub
+// has no acks.
+var ackWhere = []string{"queue", "log", "group"}
 
 func (v *val) faultRefs() {
 	actors := newNamespace("consumer, member, relay or subscriber", "consumers, members, relays and subscribers")
@@ -333,8 +364,10 @@ func (v *val) faultRefs() {
 			if !ok || !contains(whereKinds, kind) {
 				v.errf(m.FieldPos("where"), "match where %q must be <kind>:<name> with kind one of %s, e.g. queue:orders",
 					clip(f.Match.Where), strings.Join(whereKinds, ", "))
-			} else {
-				v.ref(m.FieldPos("where"), fmt.Sprintf("fault %q matches", f.Name), v.ns[kind], name)
+			} else if v.ref(m.FieldPos("where"), fmt.Sprintf("fault %q matches", f.Name), v.ns[kind], name) &&
+				f.Point == faults.BrokerAckLost && !contains(ackWhere, kind) {
+				v.errf(m.FieldPos("where"), "fault %q: %s applies to queue acks and deletes and to group commits, never at a %s; match where must be one of %s",
+					f.Name, f.Point, kind, strings.Join(ackWhere, ", "))
 			}
 		}
 	}

@@ -240,6 +240,10 @@ type Ledger struct {
 	lastRef   ConsumerRef
 	subs      map[uint16][]ConsumerRef // consumers following a log component
 	last      Tick                     // the tick of the latest event
+	events    uint64                   // events folded so far
+	cache     []Outcome                // Outcomes("") as of cacheAt events
+	cacheAt   uint64
+	cached    bool
 }
 
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
@@ -284,6 +288,7 @@ func (l *Ledger) Emit(e *Event) {
 		return
 	}
 	l.last = e.Tick
+	l.events++
 	switch e.Kind {
 	case KindSent, KindProduced, KindPublished, KindStored:
 		l.enter(e)
@@ -911,11 +916,31 @@ func (l *Ledger) eachRecord(f func(r *Record)) {
 }
 
 // record returns a copy of the record of id without growing the table; an
-// unknown ID yields a zero record.
-func (l *Ledger) record(id ID) *Record {
-	r := &Record{}
+// unknown ID yields a zero record. It does not allocate.
+func (l *Ledger) record(id ID) Record {
 	if x := l.recs.get(uint64(id)); x != nil {
-		*r = l.export(id, x)
+		return l.export(id, x)
 	}
-	return r
+	return Record{}
+}
+
+// keyOf returns the key of copy id, "" when unknown.
+func (l *Ledger) keyOf(id ID) string {
+	if x := l.recs.get(uint64(id)); x != nil && x.flags&recRegistered != 0 {
+		return l.strs.get(x.key)
+	}
+	return ""
+}
+
+// stateOf returns the state, component and last change of copy id.
+func (l *Ledger) stateOf(id ID) (State, string, Tick) {
+	x := l.recs.get(uint64(id))
+	if x == nil {
+		return StateCreated, "", 0
+	}
+	w := ""
+	if int(x.where) < len(l.wheres) {
+		w = l.wheres[x.where]
+	}
+	return x.State, w, l.get32(id, NoConsumer, fieldChanged, x.changed)
 }

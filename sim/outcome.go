@@ -47,6 +47,9 @@ type Outcome struct {
 	Tick       Tick  // the evidence: the first effect, or the last contact or state change
 }
 
+// maxCachedOutcomes is the most outcomes Outcomes keeps between calls.
+const maxCachedOutcomes = 1 << 16
+
 // agg accumulates the copies of one origin for one consumer.
 type agg struct {
 	o            Outcome
@@ -75,9 +78,8 @@ func (a *agg) add(l *Ledger, id ID, d *Entry) {
 		a.o.Last = id
 		a.lastLost = d.Lost
 		a.handledLast = d.Handled
-		r := l.record(id)
-		a.o.Where, a.o.State = r.Where, r.State
-		t := r.Changed
+		state, where, t := l.stateOf(id)
+		a.o.Where, a.o.State = where, state
 		if d.LastSeen > t {
 			t = d.LastSeen
 		}
@@ -113,17 +115,34 @@ func (a *agg) finish() Outcome {
 
 // Outcomes returns the verdict of every origin routed to the consumer
 // called name ("" for every consumer), ordered by consumer (first-use
-// order) and then by origin. It costs O(copies) per consumer.
+// order) and then by origin. It costs O(copies) per consumer the first
+// time; the result is kept until the next event is folded, so the checks of
+// one report share one pass. The slice is the caller's to keep.
 func (l *Ledger) Outcomes(name string) []Outcome {
 	if l == nil {
 		return nil
 	}
-	var out []Outcome
-	for _, b := range l.consumers {
-		if name != "" && b.name != name {
-			continue
+	all := l.cache
+	if !l.cached || l.cacheAt != l.events {
+		all = nil
+		for _, b := range l.consumers {
+			if name == "" || b.name == name || len(l.consumers) == 1 {
+				all = append(all, l.bookOutcomes(b)...)
+			}
 		}
-		out = append(out, l.bookOutcomes(b)...)
+		l.cache, l.cached = nil, false
+		if len(all) <= maxCachedOutcomes && (name == "" || len(l.consumers) == 1) {
+			// Small results are kept for the next caller of this event
+			// count; large ones are not, so a ledger of millions of
+			// copies does not hold them twice.
+			l.cache, l.cached, l.cacheAt = all, true, l.events
+		}
+	}
+	var out []Outcome
+	for _, o := range all {
+		if name == "" || o.Consumer == name {
+			out = append(out, o)
+		}
 	}
 	return out
 }
@@ -149,7 +168,7 @@ func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 			a := agg{o: Outcome{Origin: id, Consumer: b.name}}
 			a.add(l, id, &d)
 			o := a.finish()
-			o.Key = l.record(id).Key
+			o.Key = l.keyOf(id)
 			out = append(out, o)
 			continue
 		}
@@ -166,9 +185,9 @@ func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 	}
 	for _, root := range roots {
 		o := lineage[root].finish()
-		o.Key = l.record(root).Key
+		o.Key = l.keyOf(root)
 		if o.Key == "" {
-			o.Key = l.record(o.Last).Key
+			o.Key = l.keyOf(o.Last)
 		}
 		out = append(out, o)
 	}

@@ -240,7 +240,7 @@ type Ledger struct {
 	lastRef   ConsumerRef
 	subs      map[uint16][]ConsumerRef // consumers following a log component
 	last      Tick                     // the tick of the latest event
-	events    uint64                   // events folded so far
+	events    uint64                   // events of the kinds the fold reads, so far
 	cache     []Outcome                // Outcomes("") as of cacheAt events
 	cacheAt   uint64
 	cached    bool
@@ -288,7 +288,6 @@ func (l *Ledger) Emit(e *Event) {
 		return
 	}
 	l.last = e.Tick
-	l.events++
 	switch e.Kind {
 	case KindSent, KindProduced, KindPublished, KindStored:
 		l.enter(e)
@@ -360,7 +359,10 @@ func (l *Ledger) Emit(e *Event) {
 		}
 	case KindSubscribed:
 		l.subscribe(e)
+	default:
+		return // a kind the fold ignores changes nothing
 	}
+	l.events++
 }
 
 // known returns the record of e's message, registering it if the ledger

@@ -1,6 +1,9 @@
 package sim
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Verdict is where one origin stands for one logical consumer at the end
 // of a run: the terminal state the checkers judge.
@@ -117,7 +120,7 @@ func (a *agg) finish() Outcome {
 // called name ("" for every consumer), ordered by consumer (first-use
 // order) and then by origin. It costs O(copies) per consumer the first
 // time; the result is kept until the next event is folded, so the checks of
-// one report share one pass. The slice is the caller's to keep.
+// one report share one pass. Callers must not modify the slice.
 func (l *Ledger) Outcomes(name string) []Outcome {
 	if l == nil {
 		return nil
@@ -127,7 +130,11 @@ func (l *Ledger) Outcomes(name string) []Outcome {
 		all = nil
 		for _, b := range l.consumers {
 			if name == "" || b.name == name || len(l.consumers) == 1 {
-				all = append(all, l.bookOutcomes(b)...)
+				if all == nil {
+					all = l.bookOutcomes(b)
+				} else {
+					all = append(all, l.bookOutcomes(b)...)
+				}
 			}
 		}
 		l.cache, l.cached = nil, false
@@ -138,9 +145,12 @@ func (l *Ledger) Outcomes(name string) []Outcome {
 			l.cache, l.cached, l.cacheAt = all, true, l.events
 		}
 	}
+	if name == "" || len(l.consumers) == 1 && len(all) > 0 && all[0].Consumer == name {
+		return slices.Clip(all)
+	}
 	var out []Outcome
 	for _, o := range all {
-		if name == "" || o.Consumer == name {
+		if o.Consumer == name {
 			out = append(out, o)
 		}
 	}
@@ -149,7 +159,7 @@ func (l *Ledger) Outcomes(name string) []Outcome {
 
 // bookOutcomes folds consumer b's deliveries by origin.
 func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
-	var out []Outcome
+	out := make([]Outcome, 0, min(b.entries.len(), 1<<12))
 	var lineage map[ID]*agg
 	var roots []ID
 	for i := uint64(1); i < b.entries.len(); i++ {

@@ -2,8 +2,6 @@ package scenario
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -31,16 +29,7 @@ func FuzzRunUnderBudget(f *testing.F) {
 	for _, s := range growthSeeds {
 		f.Add([]byte(s))
 	}
-	for _, pat := range []string{"testdata/valid/*.yaml", "lessons/*.yaml"} {
-		files, _ := filepath.Glob(pat)
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
-	}
+	addSeedFiles(f, "testdata/valid/*.yaml", "lessons/*.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Load("fuzz.yaml", data)
 		if err != nil {

@@ -11,16 +11,7 @@ import (
 // must return either a scenario whose fault plan and checks are usable or
 // an *Errors wrapping ErrInvalid with real positions.
 func FuzzLoad(f *testing.F) {
-	for _, dir := range []string{"testdata/valid", "testdata/invalid"} {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
-	}
+	addSeedFiles(f, "testdata/valid/*.yaml", "testdata/invalid/*.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Load("fuzz.yaml", data)
 		if err != nil {
@@ -67,4 +58,18 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// addSeedFiles adds every file matching the glob patterns to f's corpus.
+func addSeedFiles(f *testing.F, patterns ...string) {
+	for _, pat := range patterns {
+		files, _ := filepath.Glob(pat)
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
 }

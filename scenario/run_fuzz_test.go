@@ -1,8 +1,6 @@
 package scenario
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -13,16 +11,7 @@ const fuzzTicks = 200
 // fuzzTicks ticks, then evaluates its expectations: the runner must never
 // panic, whatever the file says, and a run must be repeatable.
 func FuzzRun(f *testing.F) {
-	for _, pat := range []string{"testdata/valid/*.yaml", "lessons/*.yaml"} {
-		files, _ := filepath.Glob(pat)
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
-	}
+	addSeedFiles(f, "testdata/valid/*.yaml", "lessons/*.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Load("fuzz.yaml", data)
 		if err != nil {

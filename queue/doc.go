@@ -123,6 +123,9 @@
 //     at most 15 minutes, waits of at most 20 seconds, visibility timeouts
 //     of at most 12 hours) are not enforced, Strict included; MaxDuration
 //     bounds them all.
+//   - A broker.duplicate copy is never duplicated again (SQS's extra
+//     copies are occasional, not copies of copies), so a rule that fires
+//     on every delivery doubles the work once instead of without end.
 //   - A broker.duplicate copy of a FIFO message is made at most once, on
 //     its first receive, and joins the back of its group: SQS FIFO makes
 //     no duplicates of its own, so a copy past the dedup window stands for

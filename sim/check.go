@@ -67,7 +67,10 @@ type Checker interface {
 func Check(l *Ledger, checks ...Checker) error {
 	var all []Violation
 	if l == nil {
-		return &CheckError{Violations: []Violation{{Check: "ledger", Detail: "no ledger to check"}}}
+		return &CheckError{Violations: noLedger("ledger")}
+	}
+	if len(checks) == 0 {
+		return &CheckError{Violations: []Violation{{Check: "check", Tick: l.last, Detail: "no checkers were given, so nothing was judged"}}}
 	}
 	for _, c := range checks {
 		all = append(all, c.Violations(l)...)
@@ -76,6 +79,11 @@ func Check(l *Ledger, checks ...Checker) error {
 		return nil
 	}
 	return &CheckError{Violations: all}
+}
+
+// noLedger is the violation of a checker run without a ledger.
+func noLedger(check string) []Violation {
+	return []Violation{{Check: check, Detail: "no ledger to check"}}
 }
 
 type checkFunc struct {
@@ -100,7 +108,7 @@ func (c checkFunc) Violations(l *Ledger) []Violation { return c.f(l) }
 func NoLoss() Checker {
 	return checkFunc{"no-loss", func(l *Ledger) []Violation {
 		if l == nil {
-			return nil
+			return noLedger("no-loss")
 		}
 		var out []Violation
 		if l.recs.len() <= 1 {
@@ -177,7 +185,7 @@ func (o *Outcome) violation(check, why string) Violation {
 func perOrigin(check, name string, f func(l *Ledger, o *Outcome) (bool, string)) Checker {
 	return checkFunc{check, func(l *Ledger) []Violation {
 		if l == nil {
-			return nil
+			return noLedger(check)
 		}
 		if v, ok := knownConsumer(l, check, name); !ok {
 			return []Violation{v}
@@ -272,13 +280,13 @@ func OrderedPerKey(name string) Checker {
 	const check = "ordered-per-key"
 	return checkFunc{check, func(l *Ledger) []Violation {
 		if l == nil {
-			return nil
+			return noLedger(check)
 		}
 		if v, ok := knownConsumer(l, check, name); !ok {
 			return []Violation{v}
 		}
 		var out []Violation
-		applied := 0
+		keyed := 0
 		for _, b := range l.consumers {
 			if name != "" && b.name != name {
 				continue
@@ -286,7 +294,6 @@ func OrderedPerKey(name string) Checker {
 			last := map[string]ID{}
 			seen := map[ID]bool{}
 			for id := range b.order.all() {
-				applied++
 				root := l.Root(id)
 				if seen[root] {
 					continue
@@ -296,6 +303,7 @@ func OrderedPerKey(name string) Checker {
 				if r.Key == "" {
 					continue
 				}
+				keyed++
 				if prev, ok := last[r.Key]; ok && prev > root {
 					out = append(out, Violation{Check: check, Msg: root, Key: r.Key, Consumer: b.name, Tick: l.Entry(id, b.ref).FirstApplied,
 						Detail: "applied after " + prev.String() + ", which was created later"})
@@ -304,8 +312,8 @@ func OrderedPerKey(name string) Checker {
 				last[r.Key] = root
 			}
 		}
-		if applied == 0 {
-			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no effect was applied, so there is no order to judge"}}
+		if keyed == 0 {
+			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no effect of a message with a key was applied, so there is no order to judge"}}
 		}
 		return out
 	}}
@@ -314,14 +322,21 @@ func OrderedPerKey(name string) Checker {
 // MaxDuplicates holds when the consumer called name ("" for all) saw at
 // most n repeated deliveries of an origin in total (a redriven copy of a
 // message it had received counts as a repeat). A name the ledger does not
-// know is a violation.
+// know, a consumer routed no message, and a negative n are violations.
 func MaxDuplicates(name string, n int) Checker {
-	return checkFunc{"max-duplicates", func(l *Ledger) []Violation {
+	const check = "max-duplicates"
+	return checkFunc{check, func(l *Ledger) []Violation {
 		if l == nil {
-			return nil
+			return noLedger(check)
 		}
-		if v, ok := knownConsumer(l, "max-duplicates", name); !ok {
+		if n < 0 {
+			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "at most " + strconv.Itoa(n) + " duplicates cannot hold; give 0 or more"}}
+		}
+		if v, ok := knownConsumer(l, check, name); !ok {
 			return []Violation{v}
+		}
+		if len(l.Outcomes(name)) == 0 {
+			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no message was routed to it, so there is nothing to judge"}}
 		}
 		if d := l.Duplicates(name); d > n {
 			return []Violation{{Check: "max-duplicates", Consumer: name, Tick: l.last,

@@ -61,6 +61,7 @@ type agg struct {
 	handledLast  bool
 	missed       bool
 	firstApplied Tick
+	hasApplied   bool
 }
 
 // add folds copy id's delivery d into a.
@@ -71,8 +72,8 @@ func (a *agg) add(l *Ledger, id ID, d *Entry) {
 	a.o.Skipped += int(d.Skipped)
 	a.o.Acked = a.o.Acked || d.Acked
 	a.missed = a.missed || d.Missed
-	if d.Applied > 0 && (a.firstApplied == 0 || d.FirstApplied < a.firstApplied) {
-		a.firstApplied = d.FirstApplied
+	if d.Applied > 0 && (!a.hasApplied || d.FirstApplied < a.firstApplied) {
+		a.firstApplied, a.hasApplied = d.FirstApplied, true
 	}
 	if d.Lost != "" {
 		a.anyLost = d.Lost

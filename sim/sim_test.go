@@ -291,10 +291,21 @@ func TestCheckersPassOnCleanRun(t *testing.T) {
 
 func TestCheckersNeverPassVacuously(t *testing.T) {
 	empty := NewLedger()
-	for _, c := range []Checker{NoLoss(), AtLeastOnce(""), ExactlyOnce(""), AtMostOnce(""), OrderedPerKey("")} {
+	for _, c := range []Checker{NoLoss(), AtLeastOnce(""), ExactlyOnce(""), AtMostOnce(""), OrderedPerKey(""), MaxDuplicates("", 0)} {
 		if len(c.Violations(empty)) == 0 {
 			t.Errorf("%s passes on an empty ledger", c.Name())
 		}
+		if len(c.Violations(nil)) == 0 {
+			t.Errorf("%s passes without a ledger", c.Name())
+		}
+	}
+	if Check(empty) == nil {
+		t.Error("Check with no checkers passes")
+	}
+	keyless := feed(Event{Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 1},
+		Event{Kind: KindProcessed, Consumer: "w", Msg: 1}, Event{Kind: KindAcked, Consumer: "w", Msg: 1})
+	if len(OrderedPerKey("w").Violations(keyless)) == 0 || len(MaxDuplicates("w", -1).Violations(keyless)) == 0 {
+		t.Error("an order check with no keys, or a negative duplicate cap, passes")
 	}
 	sentOnly := feed(Event{Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 1, Key: "k"})
 	err := Check(sentOnly, AtLeastOnce("w"), MaxDuplicates("typo", 3))

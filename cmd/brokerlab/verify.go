@@ -82,7 +82,11 @@ func (c *cli) cmdVerify(args []string) int {
 			verdict = "FAIL"
 			failed++
 		}
-		fmt.Fprintf(c.stdout, "%s  %s  (%d violations)\n", verdict, checks0(checks, i), len(v))
+		noun := "violations"
+		if len(v) == 1 {
+			noun = "violation"
+		}
+		fmt.Fprintf(c.stdout, "%s  %s  (%d %s)\n", verdict, checks0(checks, i), len(v), noun)
 		for _, x := range v {
 			fmt.Fprintf(c.stdout, "      %s\n", x.String())
 		}

@@ -78,7 +78,8 @@ func (e *Env) Exceed(err error) {
 
 // Exceeded returns the error once the run's budget is spent, nil before.
 // Models check it before creating messages or deliveries and refuse the
-// work with it, so a runaway step stops at once. It also checks the
+// work with it, so a runaway step stops at once. It also checks, and on a
+// breach latches, the
 // message cap against the IDs allocated so far.
 func (e *Env) Exceeded() error {
 	if e.over == nil && e.budget.Messages > 0 && uint64(e.IDs.Last()) > e.budget.Messages {

@@ -115,11 +115,8 @@ func NoLoss() Checker {
 			return []Violation{{Check: "no-loss", Tick: l.last, Detail: "the ledger saw no message, so there is nothing to judge"}}
 		}
 		for _, x := range l.losses {
-			if x.Consumer != "" {
-				continue
-			}
-			if r := l.recs.get(uint64(x.ID)); r != nil && r.State == StateLost {
-				out = append(out, Violation{Check: "no-loss", Msg: x.ID, Key: l.record(x.ID).Key, Tick: x.Tick,
+			if l.standsBeforeConsumers(x) {
+				out = append(out, Violation{Check: "no-loss", Msg: x.ID, Key: l.keyOf(x.ID), Tick: x.Tick,
 					Detail: "lost before any consumer (" + string(x.Cause) + ")"})
 			}
 		}

@@ -762,15 +762,22 @@ func (l *Ledger) Losses() []Loss {
 	}
 	var out []Loss
 	for _, x := range l.losses {
-		if x.Consumer == "" {
-			if r := l.recs.get(uint64(x.ID)); r != nil && r.State == StateLost {
-				out = append(out, x)
-			}
-		} else if lost[originKey{l.Root(x.ID), x.Consumer}] {
+		if x.Consumer == "" && l.standsBeforeConsumers(x) || x.Consumer != "" && lost[originKey{l.Root(x.ID), x.Consumer}] {
 			out = append(out, x)
 		}
 	}
 	return out
+}
+
+// standsBeforeConsumers reports whether x is a loss before any consumer
+// that no later event contradicted: the copy never reached a broker
+// after it.
+func (l *Ledger) standsBeforeConsumers(x Loss) bool {
+	if x.Consumer != "" {
+		return false
+	}
+	r := l.recs.get(uint64(x.ID))
+	return r != nil && r.State == StateLost
 }
 
 // originKey names one origin and one consumer.
@@ -890,10 +897,7 @@ func (l *Ledger) Stats() Stats {
 		}
 	}
 	for _, x := range l.losses {
-		if x.Consumer != "" {
-			continue
-		}
-		if r := l.recs.get(uint64(x.ID)); r != nil && r.State == StateLost {
+		if l.standsBeforeConsumers(x) {
 			s.Lost++
 			by[x.Cause]++
 		}

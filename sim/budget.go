@@ -78,9 +78,9 @@ func (e *Env) Exceed(err error) {
 
 // Exceeded returns the error once the run's budget is spent, nil before.
 // Models check it before creating messages or deliveries and refuse the
-// work with it, so a runaway step stops at once. It also checks, and on a
-// breach latches, the
-// message cap against the IDs allocated so far.
+// work with it, so a runaway step stops at once. It also checks the
+// message cap against the IDs allocated so far and, on a breach, latches
+// the error, so every later call returns it too.
 func (e *Env) Exceeded() error {
 	if e.over == nil && e.budget.Messages > 0 && uint64(e.IDs.Last()) > e.budget.Messages {
 		e.over = fmt.Errorf("%w: more than %d messages created by tick %d (cap messages)", ErrBudget, e.budget.Messages, e.Clock.Now())

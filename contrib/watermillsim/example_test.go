@@ -1,4 +1,4 @@
-package watermill_test
+package watermillsim_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
-	wm "github.com/brokerlab/brokerlab/contrib/watermill"
+	"github.com/brokerlab/brokerlab/contrib/watermillsim"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -15,12 +15,12 @@ import (
 // handler that recognises a duplicate calls Broker.Skip before acking);
 // closing the subscriber settles the Acks made before it.
 func Example() {
-	b, _ := wm.New(wm.Config{Kind: wm.KindQueue, Seed: 1})
+	b, _ := watermillsim.New(watermillsim.Config{Kind: watermillsim.KindQueue, Seed: 1})
 	defer b.Close()
 
 	_ = b.Publisher().Publish("orders", message.NewMessage("order-1", []byte("42")))
 
-	sub, _ := b.Subscriber(wm.SubscriberConfig{Name: "worker"})
+	sub, _ := b.Subscriber(watermillsim.SubscriberConfig{Name: "worker"})
 	msgs, _ := sub.Subscribe(context.Background(), "orders")
 	msg := <-msgs
 	fmt.Println(msg.UUID, string(msg.Payload))
@@ -35,12 +35,12 @@ func Example() {
 
 // Consumer groups on the log: each group reads every record.
 func Example_log() {
-	b, _ := wm.New(wm.Config{Kind: wm.KindLog})
+	b, _ := watermillsim.New(watermillsim.Config{Kind: watermillsim.KindLog})
 	defer b.Close()
 	_ = b.Publisher().Publish("events", message.NewMessage("e1", nil), message.NewMessage("e2", nil))
 
 	for _, group := range []string{"billing", "audit"} {
-		sub, _ := b.Subscriber(wm.SubscriberConfig{Group: group})
+		sub, _ := b.Subscriber(watermillsim.SubscriberConfig{Group: group})
 		msgs, _ := sub.Subscribe(context.Background(), "events")
 		for range 2 {
 			m := <-msgs

@@ -1,4 +1,4 @@
-package watermill_test
+package watermillsim_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	memdb "github.com/hashicorp/go-memdb"
 
-	wm "github.com/brokerlab/brokerlab/contrib/watermill"
+	"github.com/brokerlab/brokerlab/contrib/watermillsim"
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/queue"
@@ -26,16 +26,16 @@ const payments = "payments"
 // paymentsBroker is a work queue whose broker delivers about one payment in
 // four twice (seeded), with a visibility timeout long enough that only the
 // injected duplicates cause redeliveries.
-func paymentsBroker(t *testing.T) *wm.Broker {
-	return newBroker(t, wm.Config{
-		Kind: wm.KindQueue, Seed: 42, VisibilityTimeout: 100_000,
+func paymentsBroker(t *testing.T) *watermillsim.Broker {
+	return newBroker(t, watermillsim.Config{
+		Kind: watermillsim.KindQueue, Seed: 42, VisibilityTimeout: 100_000,
 		Faults: []faults.Rule{{Name: "dup", Point: faults.BrokerDuplicate, Probability: 0.25, Match: faults.Match{Where: "queue:" + payments}}},
 	})
 }
 
 // runPayments publishes n payments of 1..n, runs a Watermill router with
 // handler on them until the queue is drained, and returns the queue metrics.
-func runPayments(t *testing.T, b *wm.Broker, n int, handler message.NoPublishHandlerFunc) queue.Metrics {
+func runPayments(t *testing.T, b *watermillsim.Broker, n int, handler message.NoPublishHandlerFunc) queue.Metrics {
 	t.Helper()
 	msgs := make([]*message.Message, n)
 	for i := range msgs {
@@ -44,7 +44,7 @@ func runPayments(t *testing.T, b *wm.Broker, n int, handler message.NoPublishHan
 	if err := b.Publisher().Publish(payments, msgs...); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := b.Subscriber(wm.SubscriberConfig{Name: "billing"})
+	sub, err := b.Subscriber(watermillsim.SubscriberConfig{Name: "billing"})
 	if err != nil {
 		t.Fatal(err)
 	}

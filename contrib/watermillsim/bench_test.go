@@ -1,4 +1,4 @@
-package watermill_test
+package watermillsim_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
 
-	wm "github.com/brokerlab/brokerlab/contrib/watermill"
+	"github.com/brokerlab/brokerlab/contrib/watermillsim"
 )
 
 // roundTrip publishes one message per iteration and receives and acks it
@@ -43,19 +43,19 @@ func BenchmarkGoChannelRoundTrip(b *testing.B) {
 	roundTrip(b, g, g)
 }
 
-func benchKind(b *testing.B, k wm.Kind) {
-	br, err := wm.New(wm.Config{Kind: k})
+func benchKind(b *testing.B, k watermillsim.Kind) {
+	br, err := watermillsim.New(watermillsim.Config{Kind: k})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer br.Close()
-	sub, err := br.Subscriber(wm.SubscriberConfig{})
+	sub, err := br.Subscriber(watermillsim.SubscriberConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	roundTrip(b, br.Publisher(), sub)
 }
 
-func BenchmarkQueueRoundTrip(b *testing.B)  { benchKind(b, wm.KindQueue) }
-func BenchmarkPubSubRoundTrip(b *testing.B) { benchKind(b, wm.KindPubSub) }
-func BenchmarkLogRoundTrip(b *testing.B)    { benchKind(b, wm.KindLog) }
+func BenchmarkQueueRoundTrip(b *testing.B)  { benchKind(b, watermillsim.KindQueue) }
+func BenchmarkPubSubRoundTrip(b *testing.B) { benchKind(b, watermillsim.KindPubSub) }
+func BenchmarkLogRoundTrip(b *testing.B)    { benchKind(b, watermillsim.KindLog) }

@@ -1,4 +1,4 @@
-package watermill_test
+package watermillsim_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
-	wm "github.com/brokerlab/brokerlab/contrib/watermill"
+	"github.com/brokerlab/brokerlab/contrib/watermillsim"
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/live"
@@ -23,7 +23,7 @@ import (
 
 const wait = 10 * time.Second
 
-func subscribe(t *testing.T, b *wm.Broker, cfg wm.SubscriberConfig, ctx context.Context, topic string) (*wm.Subscriber, <-chan *message.Message) {
+func subscribe(t *testing.T, b *watermillsim.Broker, cfg watermillsim.SubscriberConfig, ctx context.Context, topic string) (*watermillsim.Subscriber, <-chan *message.Message) {
 	t.Helper()
 	s, err := b.Subscriber(cfg)
 	if err != nil {
@@ -51,7 +51,7 @@ func next(t *testing.T, ch <-chan *message.Message) *message.Message {
 	return nil
 }
 
-func publish(t *testing.T, b *wm.Broker, topic string, uuids ...string) {
+func publish(t *testing.T, b *watermillsim.Broker, topic string, uuids ...string) {
 	t.Helper()
 	for _, id := range uuids {
 		if err := b.Publisher().Publish(topic, message.NewMessage(id, []byte(id))); err != nil {
@@ -61,14 +61,14 @@ func publish(t *testing.T, b *wm.Broker, topic string, uuids ...string) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	bad := []wm.Config{
+	bad := []watermillsim.Config{
 		{Kind: 9}, {TickEvery: -1}, {VisibilityTimeout: -1}, {NackDelay: -1}, {MaxReceiveCount: -1},
 		{Buffer: -1}, {Partitions: -1}, {Faults: []faults.Rule{{Name: "x", Point: "no.such.point"}}},
 		{Commit: 9}, {SessionTimeout: -1},
-		{Kind: wm.KindLog, Faults: []faults.Rule{{Name: "pause", Point: faults.MemberSessionTimeout}}},
+		{Kind: watermillsim.KindLog, Faults: []faults.Rule{{Name: "pause", Point: faults.MemberSessionTimeout}}},
 	}
 	for _, c := range bad {
-		if _, err := wm.New(c); !errors.Is(err, wm.ErrInvalidConfig) {
+		if _, err := watermillsim.New(c); !errors.Is(err, watermillsim.ErrInvalidConfig) {
 			t.Errorf("%+v: %v", c, err)
 		}
 	}
@@ -77,11 +77,11 @@ func TestConfigValidate(t *testing.T) {
 // A message left unacked past the visibility timeout goes to another
 // competing consumer; the late ack is refused as stale and traced.
 func TestQueueVisibilityTimeoutRedelivers(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindQueue, VisibilityTimeout: 5})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindQueue, VisibilityTimeout: 5})
 	publish(t, b, "jobs", "j1")
-	_, slow := subscribe(t, b, wm.SubscriberConfig{Name: "slow"}, context.Background(), "jobs")
+	_, slow := subscribe(t, b, watermillsim.SubscriberConfig{Name: "slow"}, context.Background(), "jobs")
 	first := next(t, slow)
-	_, fast := subscribe(t, b, wm.SubscriberConfig{Name: "fast"}, context.Background(), "jobs")
+	_, fast := subscribe(t, b, watermillsim.SubscriberConfig{Name: "fast"}, context.Background(), "jobs")
 	again := next(t, fast)
 	if again.UUID != "j1" {
 		t.Fatalf("got %s", again.UUID)
@@ -115,12 +115,12 @@ func TestQueueVisibilityTimeoutRedelivers(t *testing.T) {
 // Nack redelivers; past MaxReceiveCount the message goes to the
 // dead-letter queue, a topic of its own.
 func TestQueueNackAndDeadLetter(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindQueue, MaxReceiveCount: 2})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindQueue, MaxReceiveCount: 2})
 	publish(t, b, "mail", "poison")
-	_, ch := subscribe(t, b, wm.SubscriberConfig{}, context.Background(), "mail")
+	_, ch := subscribe(t, b, watermillsim.SubscriberConfig{}, context.Background(), "mail")
 	next(t, ch).Nack()
 	next(t, ch).Nack()
-	_, dlq := subscribe(t, b, wm.SubscriberConfig{}, context.Background(), "mail"+wm.DeadLetterSuffix)
+	_, dlq := subscribe(t, b, watermillsim.SubscriberConfig{}, context.Background(), "mail"+watermillsim.DeadLetterSuffix)
 	if m := next(t, dlq); m.UUID != "poison" || string(m.Payload) != "poison" {
 		t.Fatalf("dead letter %s %q", m.UUID, m.Payload)
 	} else {
@@ -135,22 +135,22 @@ func TestQueueNackAndDeadLetter(t *testing.T) {
 // broker.unavailable makes Publish fail with the model's error; the message
 // was not accepted.
 func TestQueueUnavailable(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindQueue, Faults: []faults.Rule{{Name: "down", Point: faults.BrokerUnavailable, Count: 1}}})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindQueue, Faults: []faults.Rule{{Name: "down", Point: faults.BrokerUnavailable, Count: 1}}})
 	err := b.Publisher().Publish("orders", message.NewMessage("o1", nil))
 	if !errors.Is(err, queue.ErrUnavailable) {
 		t.Fatalf("publish while down: %v", err)
 	}
 	publish(t, b, "orders", "o1") // the retry goes through
-	_, ch := subscribe(t, b, wm.SubscriberConfig{}, context.Background(), "orders")
+	_, ch := subscribe(t, b, watermillsim.SubscriberConfig{}, context.Background(), "orders")
 	next(t, ch).Ack()
 }
 
 // broker.delay holds a message for Param ticks before it is visible.
 func TestQueueDelay(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindQueue, Faults: []faults.Rule{{Name: "slow", Point: faults.BrokerDelay, Param: 20}}})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindQueue, Faults: []faults.Rule{{Name: "slow", Point: faults.BrokerDelay, Param: 20}}})
 	publish(t, b, "d", "late")
 	sent := b.Now()
-	_, ch := subscribe(t, b, wm.SubscriberConfig{}, context.Background(), "d")
+	_, ch := subscribe(t, b, watermillsim.SubscriberConfig{}, context.Background(), "d")
 	m := next(t, ch)
 	if got := b.Now(); got < sent+20 {
 		t.Fatalf("delivered at t=%d, sent at t=%d, delay 20", got, sent)
@@ -161,14 +161,14 @@ func TestQueueDelay(t *testing.T) {
 // Metadata, payload and UUID survive the trip; the key comes from
 // KeyMetadata and the sim ID is stable per UUID.
 func TestMessageMapping(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindQueue, KeyMetadata: "customer"})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindQueue, KeyMetadata: "customer"})
 	in := message.NewMessage("u-1", []byte("body"))
 	in.Metadata.Set("customer", "c7")
 	in.Metadata.Set("correlation_id", "corr")
 	if err := b.Publisher().Publish("q", in, in); err != nil {
 		t.Fatal(err)
 	}
-	_, ch := subscribe(t, b, wm.SubscriberConfig{}, context.Background(), "q")
+	_, ch := subscribe(t, b, watermillsim.SubscriberConfig{}, context.Background(), "q")
 	a := next(t, ch)
 	sa, err := b.Sim(a)
 	if err != nil {
@@ -184,17 +184,17 @@ func TestMessageMapping(t *testing.T) {
 	if sa.ID != sc.ID || sa.Key != "c7" || sa.Headers.CorrelationID != "corr" || sa.Headers.Type != "q" {
 		t.Fatalf("sim messages %+v %+v", sa, sc)
 	}
-	if _, err := b.Sim(message.NewMessage("x", nil)); !errors.Is(err, wm.ErrNotDelivered) {
+	if _, err := b.Sim(message.NewMessage("x", nil)); !errors.Is(err, watermillsim.ErrNotDelivered) {
 		t.Fatalf("Sim of a foreign message: %v", err)
 	}
 	foreign := message.NewMessage("x", nil)
-	if err := b.Applied(foreign); !errors.Is(err, wm.ErrNotDelivered) {
+	if err := b.Applied(foreign); !errors.Is(err, watermillsim.ErrNotDelivered) {
 		t.Fatalf("Applied of a foreign message: %v", err)
 	}
-	if err := b.Skip(foreign, ""); !errors.Is(err, wm.ErrNotDelivered) {
+	if err := b.Skip(foreign, ""); !errors.Is(err, watermillsim.ErrNotDelivered) {
 		t.Fatalf("Skip of a foreign message: %v", err)
 	}
-	if err := b.Handle(foreign, sim.Effect("")); !errors.Is(err, wm.ErrNotDelivered) {
+	if err := b.Handle(foreign, sim.Effect("")); !errors.Is(err, watermillsim.ErrNotDelivered) {
 		t.Fatalf("Handle of a foreign message: %v", err)
 	}
 }
@@ -203,9 +203,9 @@ func TestMessageMapping(t *testing.T) {
 // delivery first: a Skip (a duplicate it recognised), effects of its own
 // (Applied), or whatever a brokerlab handler run with Handle recorded.
 func TestAckRecordsTheEffectUnlessTheHandlerDid(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindQueue})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindQueue})
 	publish(t, b, "q", "plain", "dup", "twice", "handled")
-	s, ch := subscribe(t, b, wm.SubscriberConfig{}, context.Background(), "q")
+	s, ch := subscribe(t, b, watermillsim.SubscriberConfig{}, context.Background(), "q")
 	for range 4 {
 		m := next(t, ch)
 		switch m.UUID {
@@ -250,11 +250,11 @@ func TestAckRecordsTheEffectUnlessTheHandlerDid(t *testing.T) {
 
 // Subscriber goroutines stop on context cancel and on Close; later calls fail.
 func TestStopOnCancelAndClose(t *testing.T) {
-	for _, k := range []wm.Kind{wm.KindQueue, wm.KindPubSub, wm.KindLog} {
+	for _, k := range []watermillsim.Kind{watermillsim.KindQueue, watermillsim.KindPubSub, watermillsim.KindLog} {
 		t.Run(k.String(), func(t *testing.T) {
-			b := newBroker(t, wm.Config{Kind: k})
+			b := newBroker(t, watermillsim.Config{Kind: k})
 			ctx, cancel := context.WithCancel(context.Background())
-			s, ch := subscribe(t, b, wm.SubscriberConfig{}, ctx, "t")
+			s, ch := subscribe(t, b, watermillsim.SubscriberConfig{}, ctx, "t")
 			cancel()
 			if _, ok := <-ch; ok {
 				t.Fatal("message after cancel")
@@ -269,16 +269,16 @@ func TestStopOnCancelAndClose(t *testing.T) {
 			if _, ok := <-ch2; ok {
 				t.Fatal("message after close")
 			}
-			if _, err := s.Subscribe(context.Background(), "t"); !errors.Is(err, wm.ErrClosed) {
+			if _, err := s.Subscribe(context.Background(), "t"); !errors.Is(err, watermillsim.ErrClosed) {
 				t.Fatalf("Subscribe after Close: %v", err)
 			}
 			p := b.Publisher()
 			_ = p.Close()
-			if err := p.Publish("t", message.NewMessage("m", nil)); !errors.Is(err, wm.ErrClosed) {
+			if err := p.Publish("t", message.NewMessage("m", nil)); !errors.Is(err, watermillsim.ErrClosed) {
 				t.Fatalf("Publish after Close: %v", err)
 			}
 			_ = b.Close()
-			if err := b.Do(func(*sim.World) {}); !errors.Is(err, wm.ErrClosed) {
+			if err := b.Do(func(*sim.World) {}); !errors.Is(err, watermillsim.ErrClosed) {
 				t.Fatalf("Do after Close: %v", err)
 			}
 		})
@@ -290,21 +290,21 @@ func TestStopOnCancelAndClose(t *testing.T) {
 // and the copy it holds unacked when it closes is lost with cause
 // "disconnect".
 func TestPubSubFanOutIsEphemeral(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindPubSub})
-	a, _ := b.Subscriber(wm.SubscriberConfig{Name: "a"})
-	c, _ := b.Subscriber(wm.SubscriberConfig{Name: "c"})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindPubSub})
+	a, _ := b.Subscriber(watermillsim.SubscriberConfig{Name: "a"})
+	c, _ := b.Subscriber(watermillsim.SubscriberConfig{Name: "c"})
 	defer a.Close()
 	defer c.Close()
-	for _, s := range []*wm.Subscriber{a, c} {
+	for _, s := range []*watermillsim.Subscriber{a, c} {
 		if err := s.SubscribeInitialize("news"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	publish(t, b, "news", "n1")
-	late, _ := b.Subscriber(wm.SubscriberConfig{Name: "late"})
+	late, _ := b.Subscriber(watermillsim.SubscriberConfig{Name: "late"})
 	lateCh, _ := late.Subscribe(context.Background(), "news")
 	var chans []<-chan *message.Message
-	for _, s := range []*wm.Subscriber{a, c} {
+	for _, s := range []*watermillsim.Subscriber{a, c} {
 		ch, err := s.Subscribe(context.Background(), "news")
 		if err != nil {
 			t.Fatal(err)
@@ -342,16 +342,16 @@ func TestPubSubFanOutIsEphemeral(t *testing.T) {
 // committed offset carries over to the next subscriber, whose member
 // resumes where the group committed.
 func TestLogConsumerGroups(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindLog})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindLog})
 	publish(t, b, "events", "e1", "e2", "e3")
-	s1, ch1 := subscribe(t, b, wm.SubscriberConfig{Group: "billing"}, context.Background(), "events")
+	s1, ch1 := subscribe(t, b, watermillsim.SubscriberConfig{Group: "billing"}, context.Background(), "events")
 	next(t, ch1).Ack()
 	m := next(t, ch1) // e2, never acked
 	if m.UUID != "e2" {
 		t.Fatalf("got %s", m.UUID)
 	}
 	_ = s1.Close()
-	s2, ch2 := subscribe(t, b, wm.SubscriberConfig{Group: "billing"}, context.Background(), "events")
+	s2, ch2 := subscribe(t, b, watermillsim.SubscriberConfig{Group: "billing"}, context.Background(), "events")
 	for _, want := range []string{"e2", "e3"} {
 		if m := next(t, ch2); m.UUID != want {
 			t.Fatalf("got %s, want %s", m.UUID, want)
@@ -359,7 +359,7 @@ func TestLogConsumerGroups(t *testing.T) {
 			m.Ack()
 		}
 	}
-	s3, ch3 := subscribe(t, b, wm.SubscriberConfig{Group: "audit"}, context.Background(), "events")
+	s3, ch3 := subscribe(t, b, watermillsim.SubscriberConfig{Group: "audit"}, context.Background(), "events")
 	for _, want := range []string{"e1", "e2", "e3"} {
 		if m := next(t, ch3); m.UUID != want {
 			t.Fatalf("audit got %s, want %s", m.UUID, want)
@@ -386,8 +386,8 @@ func TestLogConsumerGroups(t *testing.T) {
 // partitions (a join rebalances), each reads only its own, and together
 // they read every record once.
 func TestLogSubscriptionsShareTheGroupsPartitions(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindLog, Partitions: 4, KeyMetadata: "k"})
-	s, err := b.Subscriber(wm.SubscriberConfig{Group: "g"})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindLog, Partitions: 4, KeyMetadata: "k"})
+	s, err := b.Subscriber(watermillsim.SubscriberConfig{Group: "g"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,9 +445,9 @@ func TestLogNackPerCommitMode(t *testing.T) {
 		want []string
 	}{{eventlog.CommitAfter, []string{"r1", "r1", "r2"}}, {eventlog.CommitBefore, []string{"r1", "r2"}}} {
 		t.Run(c.mode.String(), func(t *testing.T) {
-			b := newBroker(t, wm.Config{Kind: wm.KindLog, Commit: c.mode})
+			b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindLog, Commit: c.mode})
 			publish(t, b, "x", "r1", "r2")
-			s, ch := subscribe(t, b, wm.SubscriberConfig{Group: "g"}, context.Background(), "x")
+			s, ch := subscribe(t, b, watermillsim.SubscriberConfig{Group: "g"}, context.Background(), "x")
 			var got []string
 			for i := range c.want {
 				m := next(t, ch)
@@ -477,9 +477,9 @@ func TestLogNackPerCommitMode(t *testing.T) {
 // partition, as with Kafka's max.poll.interval: its Ack commits nothing
 // and the record comes again.
 func TestLogSessionTimeoutRedelivers(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindLog, SessionTimeout: 3})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindLog, SessionTimeout: 3})
 	publish(t, b, "x", "r1")
-	s, ch := subscribe(t, b, wm.SubscriberConfig{Group: "g"}, context.Background(), "x")
+	s, ch := subscribe(t, b, watermillsim.SubscriberConfig{Group: "g"}, context.Background(), "x")
 	m := next(t, ch)
 	if err := b.Advance(5); err != nil { // longer than the session timeout
 		t.Fatal(err)
@@ -500,7 +500,7 @@ func TestLogSessionTimeoutRedelivers(t *testing.T) {
 // acked record, which comes again. A publish refused while the broker is
 // down is not in the ledger until the retry succeeds.
 func TestLogDuplicateAndUnavailable(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindLog, Faults: []faults.Rule{
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindLog, Faults: []faults.Rule{
 		{Name: "dup", Point: faults.BrokerDuplicate, Count: 1},
 		{Name: "down", Point: faults.BrokerUnavailable, Count: 1, Match: faults.Match{Where: "log:x"}},
 	}})
@@ -509,7 +509,7 @@ func TestLogDuplicateAndUnavailable(t *testing.T) {
 		t.Fatalf("publish while down: %v", err)
 	}
 	publish(t, b, "x", "r1")
-	s, ch := subscribe(t, b, wm.SubscriberConfig{Group: "g"}, context.Background(), "x")
+	s, ch := subscribe(t, b, watermillsim.SubscriberConfig{Group: "g"}, context.Background(), "x")
 	a := next(t, ch)
 	a.Ack()
 	c := next(t, ch)
@@ -532,10 +532,10 @@ func TestLogDuplicateAndUnavailable(t *testing.T) {
 // On the log, broker.delay holds the partition for Param ticks before the
 // record is delivered, once per record.
 func TestLogDelay(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindLog, Faults: []faults.Rule{{Name: "slow", Point: faults.BrokerDelay, Param: 20, Count: 1}}})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindLog, Faults: []faults.Rule{{Name: "slow", Point: faults.BrokerDelay, Param: 20, Count: 1}}})
 	publish(t, b, "x", "r1", "r2")
 	sent := b.Now()
-	_, ch := subscribe(t, b, wm.SubscriberConfig{}, context.Background(), "x")
+	_, ch := subscribe(t, b, watermillsim.SubscriberConfig{}, context.Background(), "x")
 	m := next(t, ch)
 	if got := b.Now(); m.UUID != "r1" || got < sent+20 {
 		t.Fatalf("%s delivered at t=%d, sent at t=%d, delay 20", m.UUID, got, sent)
@@ -547,8 +547,8 @@ func TestLogDelay(t *testing.T) {
 // On pub/sub, broker.duplicate places a second copy in the connection;
 // a handler that acks both applies the publish twice.
 func TestPubSubDuplicate(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindPubSub, Faults: []faults.Rule{{Name: "dup", Point: faults.BrokerDuplicate, Count: 1}}})
-	s, _ := b.Subscriber(wm.SubscriberConfig{Name: "s"})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindPubSub, Faults: []faults.Rule{{Name: "dup", Point: faults.BrokerDuplicate, Count: 1}}})
+	s, _ := b.Subscriber(watermillsim.SubscriberConfig{Name: "s"})
 	defer s.Close()
 	ch, err := s.Subscribe(context.Background(), "news")
 	if err != nil {
@@ -574,8 +574,8 @@ func TestPubSubDuplicate(t *testing.T) {
 // A Nack on pub/sub redelivers the copy on the same connection, traced as
 // a redelivery; the copy is applied once.
 func TestPubSubNackRedelivers(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindPubSub})
-	s, _ := b.Subscriber(wm.SubscriberConfig{Name: "s"})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindPubSub})
+	s, _ := b.Subscriber(watermillsim.SubscriberConfig{Name: "s"})
 	ch, _ := s.Subscribe(context.Background(), "news")
 	publish(t, b, "news", "n1")
 	next(t, ch).Nack()
@@ -596,10 +596,10 @@ func TestPubSubNackRedelivers(t *testing.T) {
 // handler of its own. The queue and the log deliver the message again;
 // ephemeral pub/sub has no retry and loses the copy.
 func TestHandlerFaultsFailTheDelivery(t *testing.T) {
-	for _, k := range []wm.Kind{wm.KindQueue, wm.KindLog, wm.KindPubSub} {
+	for _, k := range []watermillsim.Kind{watermillsim.KindQueue, watermillsim.KindLog, watermillsim.KindPubSub} {
 		t.Run(k.String(), func(t *testing.T) {
-			b := newBroker(t, wm.Config{Kind: k, Faults: []faults.Rule{{Name: "flaky", Point: faults.HandlerTransient, Count: 1}}})
-			s, _ := b.Subscriber(wm.SubscriberConfig{Name: "s", Group: "g"})
+			b := newBroker(t, watermillsim.Config{Kind: k, Faults: []faults.Rule{{Name: "flaky", Point: faults.HandlerTransient, Count: 1}}})
+			s, _ := b.Subscriber(watermillsim.SubscriberConfig{Name: "s", Group: "g"})
 			if err := s.SubscribeInitialize("t"); err != nil {
 				t.Fatal(err)
 			}
@@ -607,7 +607,7 @@ func TestHandlerFaultsFailTheDelivery(t *testing.T) {
 			publish(t, b, "t", "m1", "m2")
 			var got []string
 			want := []string{"m1", "m2"}
-			if k == wm.KindPubSub {
+			if k == watermillsim.KindPubSub {
 				want = want[1:]
 			}
 			for range want {
@@ -616,7 +616,7 @@ func TestHandlerFaultsFailTheDelivery(t *testing.T) {
 				m.Ack()
 			}
 			_ = s.Close()
-			if k == wm.KindQueue {
+			if k == watermillsim.KindQueue {
 				sort.Strings(got) // a standard queue may hand m2 out before the nacked m1
 			}
 			if strings.Join(got, " ") != strings.Join(want, " ") {
@@ -630,9 +630,9 @@ func TestHandlerFaultsFailTheDelivery(t *testing.T) {
 				}
 				first := outs[0]
 				switch {
-				case k == wm.KindPubSub && (first.Verdict != sim.VerdictLost || first.Cause != sim.CauseHandlerFailed):
+				case k == watermillsim.KindPubSub && (first.Verdict != sim.VerdictLost || first.Cause != sim.CauseHandlerFailed):
 					t.Errorf("m1: %+v, want lost (handler failed)", first)
-				case k != wm.KindPubSub && (first.Verdict != sim.VerdictApplied || first.Deliveries != 2 || first.Effects != 1):
+				case k != watermillsim.KindPubSub && (first.Verdict != sim.VerdictApplied || first.Deliveries != 2 || first.Effects != 1):
 					t.Errorf("m1: %+v, want applied once after two deliveries", first)
 				}
 			})
@@ -644,17 +644,17 @@ func TestHandlerFaultsFailTheDelivery(t *testing.T) {
 // live one, for every kind: the adapter's own events (failed deliveries,
 // pub/sub redeliveries and disconnect losses) are complete facts too.
 func TestTraceRefoldsToTheSameLedger(t *testing.T) {
-	for _, k := range []wm.Kind{wm.KindQueue, wm.KindPubSub, wm.KindLog} {
+	for _, k := range []watermillsim.Kind{watermillsim.KindQueue, watermillsim.KindPubSub, watermillsim.KindLog} {
 		t.Run(k.String(), func(t *testing.T) {
 			var buf bytes.Buffer
-			b, err := wm.New(wm.Config{Kind: k, Seed: 3, MaxReceiveCount: 3, Trace: sim.NewJSONWriter(&buf), Faults: []faults.Rule{
+			b, err := watermillsim.New(watermillsim.Config{Kind: k, Seed: 3, MaxReceiveCount: 3, Trace: sim.NewJSONWriter(&buf), Faults: []faults.Rule{
 				{Name: "dup", Point: faults.BrokerDuplicate, Probability: 0.3},
 				{Name: "flaky", Point: faults.HandlerTransient, Probability: 0.2},
 			}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, _ := b.Subscriber(wm.SubscriberConfig{Name: "s", Group: "g"})
+			s, _ := b.Subscriber(watermillsim.SubscriberConfig{Name: "s", Group: "g"})
 			_ = s.SubscribeInitialize("t")
 			ch, _ := s.Subscribe(context.Background(), "t")
 			for i := range 20 {
@@ -704,14 +704,14 @@ func TestTraceRefoldsToTheSameLedger(t *testing.T) {
 func TestNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	var closers []func() error
-	for _, k := range []wm.Kind{wm.KindQueue, wm.KindPubSub, wm.KindLog} {
-		b, err := wm.New(wm.Config{Kind: k})
+	for _, k := range []watermillsim.Kind{watermillsim.KindQueue, watermillsim.KindPubSub, watermillsim.KindLog} {
+		b, err := watermillsim.New(watermillsim.Config{Kind: k})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		for i := range 4 {
-			s, _ := b.Subscriber(wm.SubscriberConfig{})
+			s, _ := b.Subscriber(watermillsim.SubscriberConfig{})
 			c := context.Background()
 			if i%2 == 0 {
 				c = ctx
@@ -742,9 +742,9 @@ func TestNoGoroutineLeak(t *testing.T) {
 // A handler run by Handle that calls back into the Broker gets
 // live.ErrReentrant at once instead of deadlocking the owner goroutine.
 func TestHandleCallingBackIsReentrant(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindQueue})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindQueue})
 	publish(t, b, "q", "m1")
-	s, ch := subscribe(t, b, wm.SubscriberConfig{}, context.Background(), "q")
+	s, ch := subscribe(t, b, watermillsim.SubscriberConfig{}, context.Background(), "q")
 	m := next(t, ch)
 	var inner error
 	if err := b.Handle(m, sim.HandlerFunc(func(d *sim.Delivery) error {
@@ -754,7 +754,7 @@ func TestHandleCallingBackIsReentrant(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(inner, live.ErrReentrant) || errors.Is(inner, wm.ErrClosed) {
+	if !errors.Is(inner, live.ErrReentrant) || errors.Is(inner, watermillsim.ErrClosed) {
 		t.Fatalf("Applied from inside Handle: %v, want live.ErrReentrant", inner)
 	}
 	m.Ack()

@@ -1,4 +1,4 @@
-package watermill_test
+package watermillsim_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
-	wm "github.com/brokerlab/brokerlab/contrib/watermill"
+	"github.com/brokerlab/brokerlab/contrib/watermillsim"
 )
 
 // FuzzPublishReceive publishes untrusted topic names, UUIDs, payloads and
@@ -21,13 +21,13 @@ func FuzzPublishReceive(f *testing.F) {
 	f.Add("has space", "u3", []byte(nil), "x", "y")
 	f.Add("", "u4", []byte("x"), "k", "v")
 	f.Fuzz(func(t *testing.T, topic, uuid string, payload []byte, key, value string) {
-		for _, k := range []wm.Kind{wm.KindQueue, wm.KindPubSub, wm.KindLog} {
-			b, err := wm.New(wm.Config{Kind: k, KeyMetadata: "k"})
+		for _, k := range []watermillsim.Kind{watermillsim.KindQueue, watermillsim.KindPubSub, watermillsim.KindLog} {
+			b, err := watermillsim.New(watermillsim.Config{Kind: k, KeyMetadata: "k"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer b.Close()
-			sub, err := b.Subscriber(wm.SubscriberConfig{})
+			sub, err := b.Subscriber(watermillsim.SubscriberConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}

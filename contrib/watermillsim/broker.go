@@ -1,4 +1,4 @@
-package watermill
+package watermillsim
 
 import (
 	"bytes"
@@ -21,18 +21,18 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// Sentinel errors of package watermill. Errors returned by the package wrap
+// Sentinel errors of package watermillsim. Errors returned by the package wrap
 // one of them (or the model's own sentinel) with %w.
 var (
 	// ErrInvalidConfig reports a Config or SubscriberConfig that cannot work.
-	ErrInvalidConfig = errors.New("watermill: invalid config")
+	ErrInvalidConfig = errors.New("watermillsim: invalid config")
 	// ErrClosed reports a call on a closed Broker, Publisher or Subscriber.
-	ErrClosed = errors.New("watermill: closed")
+	ErrClosed = errors.New("watermillsim: closed")
 	// ErrInvalidTopic reports a topic name the broker kind cannot use.
-	ErrInvalidTopic = errors.New("watermill: invalid topic")
+	ErrInvalidTopic = errors.New("watermillsim: invalid topic")
 	// ErrNotDelivered reports a message that no Subscriber of this Broker
 	// delivered (Applied and Sim need the delivered message itself).
-	ErrNotDelivered = errors.New("watermill: message not delivered by this broker")
+	ErrNotDelivered = errors.New("watermillsim: message not delivered by this broker")
 )
 
 // Kind selects the broker model behind a Broker.

@@ -81,4 +81,4 @@
 // message. The UUID map keeps about 100 bytes per distinct message for the
 // broker's lifetime; a log subscription leaves one member in the world
 // after it ends (a few hundred bytes).
-package watermill
+package watermillsim

@@ -1,4 +1,4 @@
-package watermill
+package watermillsim
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // errNacked is the failure a Nack reports to the log's group member.
-var errNacked = errors.New("watermill: nacked")
+var errNacked = errors.New("watermillsim: nacked")
 
 // SubscriberConfig configures a Subscriber.
 type SubscriberConfig struct {

@@ -1,4 +1,4 @@
-module github.com/brokerlab/brokerlab/contrib/watermill
+module github.com/brokerlab/brokerlab/contrib/watermillsim
 
 go 1.26
 

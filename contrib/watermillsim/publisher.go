@@ -1,4 +1,4 @@
-package watermill
+package watermillsim
 
 import (
 	"fmt"
@@ -57,7 +57,7 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 				_, perr = t.lt.Produce(m)
 			}
 			if perr != nil {
-				err = fmt.Errorf("watermill: publish %s to %q: %w", wm.UUID, topic, perr)
+				err = fmt.Errorf("watermillsim: publish %s to %q: %w", wm.UUID, topic, perr)
 				return
 			}
 		}

@@ -1,4 +1,4 @@
-package watermill_test
+package watermillsim_test
 
 import (
 	"testing"
@@ -6,15 +6,15 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/pubsub/tests"
 
-	wm "github.com/brokerlab/brokerlab/contrib/watermill"
+	"github.com/brokerlab/brokerlab/contrib/watermillsim"
 )
 
 // newBroker starts a broker for one run of the universal suite; every
 // publisher and subscriber the suite makes shares it, as clients of one
 // broker do.
-func newBroker(t *testing.T, cfg wm.Config) *wm.Broker {
+func newBroker(t *testing.T, cfg watermillsim.Config) *watermillsim.Broker {
 	t.Helper()
-	b, err := wm.New(cfg)
+	b, err := watermillsim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,16 +22,16 @@ func newBroker(t *testing.T, cfg wm.Config) *wm.Broker {
 	return b
 }
 
-func constructors(t *testing.T, b *wm.Broker) (tests.PubSubConstructor, tests.ConsumerGroupPubSubConstructor) {
+func constructors(t *testing.T, b *watermillsim.Broker) (tests.PubSubConstructor, tests.ConsumerGroupPubSubConstructor) {
 	plain := func(t *testing.T) (message.Publisher, message.Subscriber) {
-		s, err := b.Subscriber(wm.SubscriberConfig{})
+		s, err := b.Subscriber(watermillsim.SubscriberConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b.Publisher(), s
 	}
 	grouped := func(t *testing.T, group string) (message.Publisher, message.Subscriber) {
-		s, err := b.Subscriber(wm.SubscriberConfig{Group: group})
+		s, err := b.Subscriber(watermillsim.SubscriberConfig{Group: group})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func constructors(t *testing.T, b *wm.Broker) (tests.PubSubConstructor, tests.Co
 }
 
 func TestPubSubQueue(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindQueue, Seed: 1})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindQueue, Seed: 1})
 	plain, _ := constructors(t, b)
 	tests.TestPubSub(t, tests.Features{
 		// A queue has one logical consumer: every subscriber competes for
@@ -69,7 +69,7 @@ func TestPubSubQueue(t *testing.T) {
 }
 
 func TestPubSubEphemeral(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindPubSub, Seed: 1})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindPubSub, Seed: 1})
 	plain, _ := constructors(t, b)
 	tests.TestPubSub(t, tests.Features{
 		// Ephemeral pub/sub has no groups: every connection gets a copy.
@@ -92,7 +92,7 @@ func TestPubSubEphemeral(t *testing.T) {
 }
 
 func TestPubSubLog(t *testing.T) {
-	b := newBroker(t, wm.Config{Kind: wm.KindLog, Seed: 1})
+	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindLog, Seed: 1})
 	plain, grouped := constructors(t, b)
 	tests.TestPubSub(t, tests.Features{
 		// Subscribers with the same group share committed offsets; each

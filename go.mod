@@ -8,6 +8,7 @@ require (
 	github.com/hashicorp/go-memdb v1.3.5
 	github.com/rivo/tview v0.42.0
 	github.com/rivo/uniseg v0.4.7
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/term v0.37.0
 )
 

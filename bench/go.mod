@@ -2,11 +2,9 @@ module github.com/brokerlab/brokerlab/bench
 
 go 1.26
 
-replace github.com/brokerlab/brokerlab => ..
-
 require (
 	github.com/ThreeDotsLabs/watermill v1.5.1
-	github.com/brokerlab/brokerlab v0.0.0-00010101000000-000000000000
+	github.com/brokerlab/brokerlab v0.0.0-20261201120456-516cdfa49fd5
 )
 
 require (

@@ -30,9 +30,9 @@ const (
 	Sticky
 )
 
-var strategyNames = [...]string{"range", "roundrobin", "sticky"}
+var strategyNames = [...]string{"range", "round_robin", "sticky"}
 
-// String returns the strategy's name ("range", "roundrobin", "sticky").
+// String returns the strategy's name ("range", "round_robin", "sticky").
 func (s Strategy) String() string {
 	if s >= 0 && int(s) < len(strategyNames) {
 		return strategyNames[s]
@@ -40,18 +40,40 @@ func (s Strategy) String() string {
 	return "strategy(" + strconv.Itoa(int(s)) + ")"
 }
 
-// ParseStrategy parses a strategy name as String returns it; "round-robin"
-// is accepted too.
-func ParseStrategy(s string) (Strategy, error) {
-	switch s {
-	case "range", "":
-		return Range, nil
-	case "roundrobin", "round-robin":
-		return RoundRobin, nil
-	case "sticky":
-		return Sticky, nil
+// MarshalText returns the strategy's name as String does; an unknown
+// strategy is an error wrapping ErrInvalidConfig.
+func (s Strategy) MarshalText() ([]byte, error) {
+	return marshalName(strategyNames[:], int(s), "assignment strategy")
+}
+
+// UnmarshalText sets s from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (s *Strategy) UnmarshalText(text []byte) error {
+	i, err := unmarshalName(strategyNames[:], text, "assignment strategy")
+	if err == nil {
+		*s = Strategy(i)
 	}
-	return 0, fmt.Errorf("%w: unknown assignment strategy %q", ErrInvalidConfig, s)
+	return err
+}
+
+// marshalName returns names[i], the text of an enum value, or an error for
+// an index out of range; what names the enum in it.
+func marshalName(names []string, i int, what string) ([]byte, error) {
+	if i < 0 || i >= len(names) {
+		return nil, fmt.Errorf("%w: unknown %s %d", ErrInvalidConfig, what, i)
+	}
+	return []byte(names[i]), nil
+}
+
+// unmarshalName returns the index of text in names, or an error wrapping
+// ErrInvalidConfig that lists them.
+func unmarshalName(names []string, text []byte, what string) (int, error) {
+	for i, n := range names {
+		if n == string(text) {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown %s %q; allowed: %s", ErrInvalidConfig, what, text, strings.Join(names, ", "))
 }
 
 // Assignment is the partitions one member owns, in numeric order.

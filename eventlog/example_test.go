@@ -44,7 +44,7 @@ func ExampleAssign() {
 	}
 	// Output:
 	// range [c1=[0 1] c2=[2]]
-	// roundrobin [c1=[0 2] c2=[1]]
+	// round_robin [c1=[0 2] c2=[1]]
 }
 
 // A group member commits after processing; the group's lag drops to zero.

@@ -42,17 +42,20 @@ func (r Reset) String() string {
 	return "reset(" + strconv.Itoa(int(r)) + ")"
 }
 
-// ParseReset parses a policy name as String returns it.
-func ParseReset(s string) (Reset, error) {
-	for i, n := range resetNames {
-		if s == n {
-			return Reset(i), nil
-		}
+// MarshalText returns the policy's name as String does; an unknown policy
+// is an error wrapping ErrInvalidConfig.
+func (r Reset) MarshalText() ([]byte, error) {
+	return marshalName(resetNames[:], int(r), "auto.offset.reset")
+}
+
+// UnmarshalText sets r from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (r *Reset) UnmarshalText(text []byte) error {
+	i, err := unmarshalName(resetNames[:], text, "auto.offset.reset")
+	if err == nil {
+		*r = Reset(i)
 	}
-	if s == "" {
-		return ResetEarliest, nil
-	}
-	return 0, fmt.Errorf("%w: unknown auto.offset.reset %q", ErrInvalidConfig, s)
+	return err
 }
 
 // DefaultSessionTimeout is the session timeout in ticks when
@@ -534,6 +537,63 @@ func (g *Group) lose(actor string, p int, e *entry, cause sim.Cause, rule string
 	g.env.Trace.EmitRef(&ev)
 }
 
+// SeekTo says where Seek moves a group: to the log start, the log end, an
+// offset or the first record at or after a tick.
+type SeekTo uint8
+
+// The seek targets.
+const (
+	SeekToEarliest SeekTo = iota // SeekEarliest
+	SeekToLatest                 // SeekLatest
+	SeekToOffset                 // SeekOffset
+	SeekToTick                   // SeekTick
+)
+
+var seekNames = [...]string{"earliest", "latest", "offset", "tick"}
+
+// String returns the target's name ("earliest", "latest", "offset",
+// "tick"), as scenario files and the trace write it.
+func (t SeekTo) String() string {
+	if int(t) < len(seekNames) {
+		return seekNames[t]
+	}
+	return "seek(" + strconv.Itoa(int(t)) + ")"
+}
+
+// MarshalText returns the target's name as String does; an unknown target
+// is an error wrapping ErrInvalidConfig.
+func (t SeekTo) MarshalText() ([]byte, error) {
+	return marshalName(seekNames[:], int(t), "seek target")
+}
+
+// UnmarshalText sets t from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (t *SeekTo) UnmarshalText(text []byte) error {
+	i, err := unmarshalName(seekNames[:], text, "seek target")
+	if err == nil {
+		*t = SeekTo(i)
+	}
+	return err
+}
+
+// Seek moves the group as to says: SeekEarliest, SeekLatest,
+// SeekOffset(p, off) or SeekTick(p, at); off and at are used only by the
+// target that takes them. An unknown target is an error wrapping
+// ErrInvalidConfig and changes nothing.
+func (g *Group) Seek(p int, to SeekTo, off int64, at sim.Tick) error {
+	switch to {
+	case SeekToEarliest:
+		return g.SeekEarliest(p)
+	case SeekToLatest:
+		return g.SeekLatest(p)
+	case SeekToOffset:
+		return g.SeekOffset(p, off)
+	case SeekToTick:
+		return g.SeekTick(p, at)
+	}
+	return fmt.Errorf("%w: unknown seek target %d", ErrInvalidConfig, int(to))
+}
+
 // SeekOffset moves the group to offset off of partition p (AllPartitions
 // for every partition): it becomes the committed offset and the owner's
 // position. Records before it are not re-read, records after it are read
@@ -552,27 +612,27 @@ func (g *Group) lose(actor string, p int, e *entry, cause sim.Cause, rule string
 // is resolved (sim.CauseOffsetReset after a reset to latest, sim.CauseSeek
 // when the log reaches the offset, nothing after a reset to earliest).
 func (g *Group) SeekOffset(p int, off int64) error {
-	return g.seek(p, "offset", off, func(int) (int64, error) { return off, nil })
+	return g.seek(p, SeekToOffset.String(), off, func(int) (int64, error) { return off, nil })
 }
 
 // SeekEarliest moves the group to the log start of partition p
 // (AllPartitions for every partition): a replay. See SeekOffset.
 func (g *Group) SeekEarliest(p int) error {
-	return g.seek(p, "earliest", 0, func(p int) (int64, error) { return g.t.parts[p].start, nil })
+	return g.seek(p, SeekToEarliest.String(), 0, func(p int) (int64, error) { return g.t.parts[p].start, nil })
 }
 
 // SeekLatest moves the group to the log end of partition p (AllPartitions
 // for every partition): it skips the backlog, whose records are lost for
 // the group (sim.CauseSeek). See SeekOffset.
 func (g *Group) SeekLatest(p int) error {
-	return g.seek(p, "latest", 0, func(p int) (int64, error) { return g.t.parts[p].end, nil })
+	return g.seek(p, SeekToLatest.String(), 0, func(p int) (int64, error) { return g.t.parts[p].end, nil })
 }
 
 // SeekTick moves the group to the first record of partition p
 // (AllPartitions for every partition) appended at or after tick at, or to
 // the end when there is none. O(log n) per partition. See SeekOffset.
 func (g *Group) SeekTick(p int, at sim.Tick) error {
-	return g.seek(p, "tick", int64(at), func(p int) (int64, error) { return g.t.OffsetForTick(p, at) })
+	return g.seek(p, SeekToTick.String(), int64(at), func(p int) (int64, error) { return g.t.OffsetForTick(p, at) })
 }
 
 // seek moves partition p (or all) to target(p); what and arg describe it in

@@ -228,7 +228,7 @@ func TestHistoryShowsRetentionLoss(t *testing.T) {
 	_ = r.w.Run(1)
 	// Delete offsets 2 and 3 by hand: a retention pass overtaking the group.
 	in := r.in
-	if err := in.Add(faults.Rule{Name: "overtake", Point: faults.RetentionOvertake, Count: 1, Param: 2}); err != nil {
+	if _, err := in.Add(faults.Rule{Name: "overtake", Point: faults.RetentionOvertake, Count: 1, Param: 2}); err != nil {
 		t.Fatal(err)
 	}
 	r.drain(g, 10)

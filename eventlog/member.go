@@ -33,9 +33,9 @@ const (
 	CommitOffByOne
 )
 
-var commitNames = [...]string{"after", "before", "auto", "off-by-one"}
+var commitNames = [...]string{"after", "before", "auto", "off_by_one"}
 
-// String returns the mode's name ("after", "before", "auto", "off-by-one").
+// String returns the mode's name ("after", "before", "auto", "off_by_one").
 func (c CommitMode) String() string {
 	if c >= 0 && int(c) < len(commitNames) {
 		return commitNames[c]
@@ -43,17 +43,20 @@ func (c CommitMode) String() string {
 	return "commit(" + strconv.Itoa(int(c)) + ")"
 }
 
-// ParseCommitMode parses a mode name as String returns it.
-func ParseCommitMode(s string) (CommitMode, error) {
-	for i, n := range commitNames {
-		if s == n {
-			return CommitMode(i), nil
-		}
+// MarshalText returns the mode's name as String does; an unknown mode is
+// an error wrapping ErrInvalidConfig.
+func (c CommitMode) MarshalText() ([]byte, error) {
+	return marshalName(commitNames[:], int(c), "commit mode")
+}
+
+// UnmarshalText sets c from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (c *CommitMode) UnmarshalText(text []byte) error {
+	i, err := unmarshalName(commitNames[:], text, "commit mode")
+	if err == nil {
+		*c = CommitMode(i)
 	}
-	if s == "" {
-		return CommitAfter, nil
-	}
-	return 0, fmt.Errorf("%w: unknown commit mode %q", ErrInvalidConfig, s)
+	return err
 }
 
 // The defaults of MemberConfig.

@@ -4,66 +4,51 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/simtest"
 )
 
-// rig is a world with one topic, its fault injector, a trace recorder and
-// a JSON Lines copy of the trace.
+// rig is a simtest world with one topic (its injector, trace recorder and
+// JSON Lines copy of the trace are the world's), under the short names
+// the tests use.
 type rig struct {
+	*simtest.World
 	tb    testing.TB
 	w     *sim.World
 	env   *sim.Env
 	in    *faults.Injector
 	topic *eventlog.Topic
 	rec   *sim.Recorder
-	jsonl bytes.Buffer
+	jsonl *bytes.Buffer
 }
 
 func newRig(tb testing.TB, seed uint64, cfg eventlog.Config, rules ...faults.Rule) *rig {
 	tb.Helper()
-	w, err := sim.New(sim.Config{Seed: seed})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	r := &rig{tb: tb, w: w, env: w.Env(), rec: &sim.Recorder{}}
-	w.Trace().Attach(r.rec)
-	w.Trace().Attach(sim.NewJSONWriter(&r.jsonl))
-	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	r.in = in
+	sw := simtest.New(tb, seed)
+	sw.FaultRules(rules...)
+	r := &rig{World: sw, tb: tb, w: sw.World.World, env: sw.Env(), in: sw.Faults(), rec: sw.Recorder(), jsonl: sw.JSONL()}
 	if cfg.Name == "" {
 		cfg.Name = "orders"
 	}
-	cfg.Faults = in
-	if r.topic, err = eventlog.New(w, cfg); err != nil {
-		tb.Fatal(err)
-	}
+	r.topic = sw.Log(cfg.Name, cfg)
 	return r
 }
 
 func (r *rig) group(cfg eventlog.GroupConfig) *eventlog.Group {
 	r.tb.Helper()
-	g, err := eventlog.NewGroup(r.w, r.topic, cfg)
-	if err != nil {
-		r.tb.Fatal(err)
-	}
-	return g
+	return r.Group(cfg.Name, r.topic, cfg)
 }
 
-// member creates a member of g; the world steps it.
+// member creates a member of g; the world steps it. A member without a
+// handler applies one effect per record.
 func (r *rig) member(g *eventlog.Group, cfg eventlog.MemberConfig) *eventlog.Member {
 	r.tb.Helper()
 	m, err := eventlog.NewMember(r.w, g, cfg)
-	if err != nil {
-		r.tb.Fatal(err)
-	}
+	r.Must(err)
 	return m
 }
 
@@ -74,31 +59,22 @@ func (r *rig) producer(name string, keys []string, perTick int, until sim.Tick) 
 	r.tb.Helper()
 	s := r.env.Stream("producer/" + name)
 	n := 0
-	err := r.w.AddFunc(name, sim.PhaseProducer, func(now sim.Tick) {
-		if now >= until {
-			return
-		}
-		for i := 0; i < perTick; i++ {
+	r.Actor(name, sim.PhaseProducer, func(now sim.Tick) {
+		for i := 0; i < perTick && now < until; i++ {
 			n++
-			k := keys[s.IntN(len(keys))]
-			m := r.env.NewMessage(k, []byte(name+"-"+strconv.Itoa(n)), sim.Headers{Type: "order.event", Source: name})
-			if err := r.topic.Publish(m); err != nil && !errors.Is(err, sim.ErrUnavailable) {
-				r.tb.Fatal(err)
+			m := r.env.NewMessage(keys[s.IntN(len(keys))], []byte(name+"-"+strconv.Itoa(n)), sim.Headers{Type: "order.event", Source: name})
+			if err := r.topic.Publish(m); !errors.Is(err, sim.ErrUnavailable) {
+				r.Must(err)
 			}
 		}
 	})
-	if err != nil {
-		r.tb.Fatal(err)
-	}
 }
 
 // publish produces n records with the given keys in turn, now.
 func (r *rig) publish(n int, keys ...string) {
 	r.tb.Helper()
 	for i := 0; i < n; i++ {
-		if err := r.topic.Publish(r.env.NewMessage(keys[i%len(keys)], []byte("v"+strconv.Itoa(i)), sim.Headers{Type: "order.event"})); err != nil {
-			r.tb.Fatal(err)
-		}
+		r.Must(r.topic.Publish(r.env.NewMessage(keys[i%len(keys)], []byte("v"+strconv.Itoa(i)), sim.Headers{Type: "order.event"})))
 	}
 }
 
@@ -107,44 +83,22 @@ func (r *rig) publish(n int, keys ...string) {
 // one active member, at most max ticks.
 func (r *rig) drain(g *eventlog.Group, max sim.Tick) {
 	r.tb.Helper()
-	err := r.w.RunUntil(func() bool { return r.w.Pending() == 0 && g.CaughtUp() && len(g.Members()) > 0 }, max)
-	if err != nil {
+	if err := r.w.RunUntil(func() bool { return r.w.Pending() == 0 && g.CaughtUp() && len(g.Members()) > 0 }, max); err != nil {
 		r.tb.Fatalf("group %s not drained: %v: %+v", g.Name(), err, g.Metrics())
 	}
 }
 
 // events returns the recorded events of kind k.
-func (r *rig) events(k sim.Kind) []sim.Event {
-	var out []sim.Event
-	for _, e := range r.rec.Events() {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+func (r *rig) events(k sim.Kind) []sim.Event { return r.Events(k) }
 
 // traceText renders the recorded trace.
-func (r *rig) traceText() string {
-	var b strings.Builder
-	for _, e := range r.rec.Events() {
-		b.Write(sim.AppendText(nil, &e))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+func (r *rig) traceText() string { return r.TraceText() }
 
-// refold folds the JSON Lines trace into a fresh ledger and fails the test
-// unless it equals the live one.
+// refold fails the test unless the ledger folded from the JSON Lines
+// trace equals the live one.
 func (r *rig) refold() {
 	r.tb.Helper()
-	l2 := sim.NewLedger()
-	if err := sim.ReadJSONL(bytes.NewReader(r.jsonl.Bytes()), l2); err != nil {
-		r.tb.Fatal(err)
-	}
-	if a, b := r.w.Ledger().Dump(), l2.Dump(); a != b {
-		r.tb.Fatalf("the ledger folded from the JSON Lines trace differs from the live one:\nlive:\n%s\nfolded:\n%s", a, b)
-	}
+	r.Refold()
 }
 
 // outcomes returns the verdicts for group by origin.

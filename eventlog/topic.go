@@ -12,9 +12,9 @@ import (
 )
 
 // Sentinel errors of package eventlog. Errors returned by the package wrap
-// one of them.
+// one of them. ErrInvalidConfig wraps sim.ErrInvalidConfig.
 var (
-	ErrInvalidConfig    = errors.New("eventlog: invalid config")
+	ErrInvalidConfig    = sim.Sentinel("eventlog: invalid config", sim.ErrInvalidConfig)
 	ErrNoPartition      = errors.New("eventlog: no such partition")
 	ErrOffsetOutOfRange = errors.New("eventlog: offset out of range")
 	ErrStaleGeneration  = errors.New("eventlog: commit from an old generation")
@@ -29,16 +29,7 @@ var (
 // ErrUnavailable is wrapped by a produce or publish the broker refuses. It
 // wraps sim.ErrUnavailable, so code publishing to any sim.Publisher can
 // test errors.Is(err, sim.ErrUnavailable) once.
-var ErrUnavailable error = &sentinel{"eventlog: broker unavailable", sim.ErrUnavailable}
-
-// sentinel is a sentinel error that wraps a shared one.
-type sentinel struct {
-	msg  string
-	also error
-}
-
-func (e *sentinel) Error() string { return e.msg }
-func (e *sentinel) Unwrap() error { return e.also }
+var ErrUnavailable = sim.Sentinel("eventlog: broker unavailable", sim.ErrUnavailable)
 
 // The models implement the sim interfaces.
 var (

@@ -82,19 +82,27 @@ func TestConfigValidate(t *testing.T) {
 	if err := top.AddPartitions(0); !errors.Is(err, eventlog.ErrInvalidConfig) {
 		t.Errorf("add 0 partitions: %v", err)
 	}
-	for _, s := range []string{"range", "roundrobin", "round-robin", "sticky"} {
-		if _, err := eventlog.ParseStrategy(s); err != nil {
-			t.Error(err)
+	for _, s := range []eventlog.Strategy{eventlog.Range, eventlog.RoundRobin, eventlog.Sticky} {
+		var got eventlog.Strategy
+		text, err := s.MarshalText()
+		if err != nil || string(text) != s.String() || got.UnmarshalText(text) != nil || got != s {
+			t.Errorf("strategy %v round trip: %q, %v, %v", s, text, got, err)
 		}
 	}
-	if _, err := eventlog.ParseStrategy("fair"); err == nil {
-		t.Error("ParseStrategy(fair) succeeded")
+	var st eventlog.Strategy
+	if err := st.UnmarshalText([]byte("fair")); !errors.Is(err, eventlog.ErrInvalidConfig) {
+		t.Errorf("UnmarshalText(fair) = %v", err)
 	}
-	if r, err := eventlog.ParseReset("none"); err != nil || r != eventlog.ResetNone {
-		t.Errorf("ParseReset(none) = %v, %v", r, err)
+	if _, err := eventlog.Strategy(7).MarshalText(); !errors.Is(err, eventlog.ErrInvalidConfig) {
+		t.Errorf("MarshalText(7) = %v", err)
 	}
-	if c, err := eventlog.ParseCommitMode("off-by-one"); err != nil || c != eventlog.CommitOffByOne {
-		t.Errorf("ParseCommitMode = %v, %v", c, err)
+	var r eventlog.Reset
+	if err := r.UnmarshalText([]byte("none")); err != nil || r != eventlog.ResetNone {
+		t.Errorf("Reset.UnmarshalText(none) = %v, %v", r, err)
+	}
+	var c eventlog.CommitMode
+	if err := c.UnmarshalText([]byte("off_by_one")); err != nil || c != eventlog.CommitOffByOne || c.String() != "off_by_one" {
+		t.Errorf("CommitMode.UnmarshalText(off_by_one) = %v, %v", c, err)
 	}
 }
 
@@ -190,7 +198,7 @@ func TestBrokerUnavailable(t *testing.T) {
 		t.Errorf("metrics = %+v", m)
 	}
 	// A poll fails the same way: the member reads nothing that tick.
-	if err := r.in.Add(faults.Rule{Name: "down-for-a", Point: faults.BrokerUnavailable, Count: 1, Match: faults.Match{Consumer: "a"}}); err != nil {
+	if _, err := r.in.Add(faults.Rule{Name: "down-for-a", Point: faults.BrokerUnavailable, Count: 1, Match: faults.Match{Consumer: "a"}}); err != nil {
 		t.Fatal(err)
 	}
 	g := r.group(eventlog.GroupConfig{Name: "g"})

@@ -12,6 +12,16 @@
 // Rules are evaluated in plan order; the first rule that fires wins and the
 // rules after it are not consulted for that opportunity. A consultation costs
 // O(rules for that point).
+//
+// An injector that records (Config.Record) lists every firing as a
+// Decision naming its opportunity (Fired). A Schedule of decisions can be
+// replayed exactly, firing those and nothing else (Config.Replay), shrunk
+// to a 1-minimal failing subset (Minimize), told in words (Words) and
+// turned into explicit rules that fire exactly it (Plan, Plan.YAML, Go).
+// An opportunity about a message is named by its point, context and
+// occurrence over the run, so a shorter run that shifts ticks still finds
+// it; one without a message by its tick and occurrence within it. Add
+// returns a Handle to the rule, which counts its firings and disables it.
 package faults
 
 import (
@@ -214,10 +224,30 @@ type Firing struct {
 // Config configures an Injector.
 type Config struct {
 	Plan Plan
+	// Record makes the injector note, at every consultation of a point a
+	// rule targets, which opportunity it is (Decision.Occurrence and
+	// Decision.Nth), so that Fired can be replayed (Replay) and turned into
+	// an exact Plan. It costs a map update and a copy of the Context per
+	// consultation, and memory per firing, message and point. Without it,
+	// Fired lists nothing and only counts the firings (Schedule.Omitted),
+	// so a run that does not record pays nothing on its hot path.
+	Record bool
+	// Replay, when non-nil, fires exactly the listed decisions, each at
+	// the opportunity it names, and nothing else: the plan's rules draw
+	// nothing and fire nothing, though they still count the firings of
+	// their name (Handle.Fired). Replay implies Record, so the run's Fired
+	// can be replayed in turn. The schedule must have been recorded.
+	Replay *Schedule
 }
 
 // Validate reports a configuration error.
-func (c Config) Validate() error { return c.Plan.Validate() }
+func (c Config) Validate() error {
+	err := c.Plan.Validate()
+	if c.Replay != nil {
+		err = errors.Join(err, c.Replay.replayable())
+	}
+	return err
+}
 
 type ruleState struct {
 	Rule
@@ -237,6 +267,9 @@ type Injector struct {
 	rules   []*ruleState
 	byPoint []pointRules // in order of first use; a plan targets few points
 	last    Firing       // the latest firing, which CheckRef points to
+	fired   []Decision   // every firing when recording, up to MaxDecisions
+	omitted int          // firings not listed in fired
+	rec     *recorder    // non-nil when recording or replaying
 }
 
 // pointRules are the rules of one point, in plan order.
@@ -271,10 +304,13 @@ func New(w *sim.World, cfg Config) (*Injector, error) {
 	for _, r := range cfg.Plan.Rules {
 		in.add(r)
 	}
+	if cfg.Record || cfg.Replay != nil {
+		in.rec = newRecorder(cfg.Replay)
+	}
 	return in, nil
 }
 
-func (in *Injector) add(r Rule) {
+func (in *Injector) add(r Rule) *ruleState {
 	rs := &ruleState{Rule: r, stream: in.env.Stream("fault/" + r.Name), any: r.Match == Match{},
 		until: r.Until, limit: r.Count}
 	if rs.until == 0 {
@@ -287,28 +323,30 @@ func (in *Injector) add(r Rule) {
 	for i := range in.byPoint {
 		if in.byPoint[i].point == r.Point {
 			in.byPoint[i].rules = append(in.byPoint[i].rules, rs)
-			return
+			return rs
 		}
 	}
 	in.byPoint = append(in.byPoint, pointRules{point: r.Point, rules: []*ruleState{rs}})
+	return rs
 }
 
-// Add appends a rule at run time (a fault injected by hand). The rule is
-// consulted after every earlier rule of its point.
-func (in *Injector) Add(r Rule) error {
+// Add appends a rule at run time (a fault injected by hand) and returns
+// its handle. The rule is consulted after every earlier rule of its point.
+// When the injector replays a schedule, the rule draws and fires nothing
+// of its own; its handle counts the replayed firings of its name.
+func (in *Injector) Add(r Rule) (*Handle, error) {
 	if in == nil {
-		return fmt.Errorf("%w: no injector", ErrInvalidRule)
+		return nil, fmt.Errorf("%w: no injector", ErrInvalidRule)
 	}
 	if err := r.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	for _, x := range in.rules {
 		if x.Name == r.Name {
-			return fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name)
+			return nil, fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name)
 		}
 	}
-	in.add(r)
-	return nil
+	return &Handle{r: in.add(r)}, nil
 }
 
 // Disable switches a rule off for the rest of the run ("fix the bug").
@@ -329,6 +367,9 @@ func (in *Injector) Disable(name string) error {
 func (in *Injector) Has(p Point) bool {
 	if in == nil {
 		return false
+	}
+	if in.rec != nil && in.rec.replay != nil {
+		return in.rec.replays(p)
 	}
 	for _, r := range in.of(p) {
 		if !r.disabled {
@@ -372,6 +413,9 @@ func (in *Injector) CheckRef(p Point, c *Context) *Firing {
 	if in == nil {
 		return nil
 	}
+	if in.rec != nil {
+		return in.checkRecorded(p, c)
+	}
 	rules := in.of(p)
 	if len(rules) == 0 {
 		return nil
@@ -394,15 +438,30 @@ func (in *Injector) CheckRef(p Point, c *Context) *Firing {
 			continue
 		}
 		r.fired++
-		actor := c.Consumer
-		if actor == "" {
-			actor = c.Group
-		}
-		in.env.Emit(sim.Event{Kind: sim.KindFault, Where: c.Where, Actor: actor, Msg: c.Msg, Key: c.Key, Rule: r.Name, Detail: string(r.Point)})
-		in.last = Firing{Rule: r.Name, Point: r.Point, Param: r.Param, Error: r.Error}
-		return &in.last
+		return in.fire(r.Name, r.Point, r.Param, r.Error, c, 0, 0)
 	}
 	return nil
+}
+
+// fire traces a firing of rule at point p for c, notes it in Fired and
+// returns it; occ and nth are its opportunity indexes (0 when not
+// recording).
+func (in *Injector) fire(rule string, p Point, param int64, text string, c *Context, occ, nth int) *Firing {
+	actor := c.Consumer
+	if actor == "" {
+		actor = c.Group
+	}
+	now := in.env.Clock.Now()
+	in.env.Emit(sim.Event{Kind: sim.KindFault, Where: c.Where, Actor: actor, Msg: c.Msg, Key: c.Key, Rule: rule, Detail: string(p)})
+	if in.rec != nil && len(in.fired) < MaxDecisions {
+		in.fired = append(in.fired, Decision{Tick: now, Rule: rule, Point: p, Msg: c.Msg, Where: c.Where,
+			Consumer: c.Consumer, Group: c.Group, Key: c.Key, Type: c.Type, Param: param, Error: text,
+			Occurrence: occ, Nth: nth})
+	} else {
+		in.omitted++
+	}
+	in.last = Firing{Rule: rule, Point: p, Param: param, Error: text}
+	return &in.last
 }
 
 // RuleStat is how often a rule was consulted and fired.

@@ -150,13 +150,13 @@ func TestRuleKinds(t *testing.T) {
 	if err := in.Disable("nope"); !errors.Is(err, ErrUnknownRule) {
 		t.Fatalf("disable unknown: %v", err)
 	}
-	if err := in.Add(Rule{Name: "manual", Point: MemberCrash}); err != nil {
+	if _, err := in.Add(Rule{Name: "manual", Point: MemberCrash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := in.Check(MemberCrash, Context{Group: "g"}); !ok {
 		t.Fatal("rule added at run time did not fire")
 	}
-	if err := in.Add(Rule{Name: "manual", Point: MemberCrash}); !errors.Is(err, ErrInvalidRule) {
+	if _, err := in.Add(Rule{Name: "manual", Point: MemberCrash}); !errors.Is(err, ErrInvalidRule) {
 		t.Fatalf("duplicate add: %v", err)
 	}
 }

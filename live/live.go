@@ -42,7 +42,7 @@ import (
 // Sentinel errors of package live.
 var (
 	ErrStopped       = errors.New("live: driver stopped")
-	ErrInvalidConfig = errors.New("live: invalid config")
+	ErrInvalidConfig = sim.Sentinel("live: invalid config", sim.ErrInvalidConfig)
 	// ErrReentrant is wrapped by the errors of Driver methods called from a
 	// callback on the owner goroutine that would otherwise wait for that
 	// goroutine, and so forever.

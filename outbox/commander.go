@@ -4,23 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/sim"
-)
-
-// OnRefused is what a Commander does with a command its writer refused
-// without crashing (the broker was unavailable in a dual-write mode).
-type OnRefused uint8
-
-// The refusal policies.
-const (
-	// Retry places the refused command again first on the next tick, in
-	// order; the commander never gives a command up.
-	Retry OnRefused = iota
-	// Drop gives the command up. Nothing the writer did is undone: in
-	// CommitThenPublish the order is stored and its event lost (the
-	// writer's "lost" event, sim.CauseBrokerUnavailable); in
-	// PublishThenCommit nothing was stored or sent.
-	Drop
 )
 
 // CommanderConfig configures a Commander.
@@ -46,8 +31,16 @@ type CommanderConfig struct {
 	RandomKeys bool
 	// Amount returns the amount of command i (from 0); default i%100+1.
 	Amount func(i int) int64
-	// OnRefused is Retry (default) or Drop.
-	OnRefused OnRefused
+	// OnRefused is what the commander does with a command its writer
+	// refused without crashing (the broker was unavailable in a dual-write
+	// mode), the policy producers use: producer.OnRefusedRetry ("" too)
+	// places it again first on the next tick, in order, so the commander
+	// never gives a command up; producer.OnRefusedDrop gives it up.
+	// Nothing the writer did is undone then: in CommitThenPublish the
+	// order is stored and its event lost (the writer's "lost" event,
+	// sim.CauseBrokerUnavailable); in PublishThenCommit nothing was stored
+	// or sent.
+	OnRefused producer.OnRefused
 }
 
 // Validate reports a configuration error.
@@ -61,8 +54,8 @@ func (c CommanderConfig) Validate() error {
 		return fmt.Errorf("%w: commander %q: count %d is below 1", ErrInvalidConfig, c.Name, c.Count)
 	case c.Rate < 0 || c.Start < 0:
 		return fmt.Errorf("%w: commander %q: rate and start must not be negative", ErrInvalidConfig, c.Name)
-	case c.OnRefused > Drop:
-		return fmt.Errorf("%w: commander %q: unknown refusal policy %d", ErrInvalidConfig, c.Name, c.OnRefused)
+	case c.OnRefused != "" && c.OnRefused != producer.OnRefusedRetry && c.OnRefused != producer.OnRefusedDrop:
+		return fmt.Errorf("%w: commander %q: unknown refusal policy %q", ErrInvalidConfig, c.Name, string(c.OnRefused))
 	}
 	for _, k := range c.Keys {
 		if k == "" {
@@ -143,7 +136,7 @@ func (c *Commander) Step(now sim.Tick) {
 		i := c.next
 		c.next++
 		if !c.place(i) {
-			if c.cfg.OnRefused == Drop {
+			if c.cfg.OnRefused == producer.OnRefusedDrop {
 				c.stats.Dropped++
 				continue
 			}

@@ -10,6 +10,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -143,9 +144,9 @@ func conserve(t *testing.T, seed uint64, tl *tally) {
 	cdc := mode == Outbox && rnd.IntN(4) == 0
 	s := mustService(t, w, cdc)
 	wr := mustWriter(t, w, WriterConfig{Name: "shop", Service: s, Mode: mode, Target: q, Faults: in})
-	onRefused := Retry
+	onRefused := producer.OnRefusedRetry
 	if rnd.IntN(2) == 0 {
-		onRefused = Drop
+		onRefused = producer.OnRefusedDrop
 	}
 	cmd := mustCommander(t, w, CommanderConfig{Name: "client", Writer: wr, Count: 20 + rnd.IntN(40), Rate: 1 + rnd.IntN(3),
 		Keys: []string{"kunde-A", "kunde-B", "kunde-C", "kunde-D"}, RandomKeys: rnd.IntN(2) == 0, OnRefused: onRefused})

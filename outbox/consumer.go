@@ -108,7 +108,7 @@ const (
 	NoDedup
 )
 
-var dedupNames = [...]string{"message-id", "business-key", "none"}
+var dedupNames = [...]string{"message_id", "business_key", "none"}
 
 // String returns the mode's name.
 func (d Dedup) String() string {

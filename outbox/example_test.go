@@ -77,8 +77,8 @@ func ExampleWriter() {
 		fmt.Printf("%-20s crashed=%v orders=%d events=%d lost=%v\n", mode, err != nil, len(svc.Orders()), len(target.got), st.LostBy)
 	}
 	// Output:
-	// commit-then-publish  crashed=true orders=1 events=0 lost=[{dual write 1}]
-	// publish-then-commit  crashed=true orders=1 events=1 lost=[]
+	// commit_then_publish  crashed=true orders=1 events=0 lost=[{dual write 1}]
+	// publish_then_commit  crashed=true orders=1 events=1 lost=[]
 	// outbox               crashed=true orders=1 events=1 lost=[]
 }
 

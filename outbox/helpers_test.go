@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"sync"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/simtest/core"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -60,57 +62,64 @@ func (p *sink) count(id sim.ID) int {
 	return n
 }
 
+// worlds maps the *sim.World of each test's simtest world (the helpers and
+// the tests pass the *sim.World) to the world itself, until the test ends.
+var worlds sync.Map
+
+// mustWorld returns the sim.World of a new simtest world for seed: its
+// trace is recorded, and the helpers below fail the test with the seed
+// and a reproduction.
 func mustWorld(t testing.TB, seed uint64) *sim.World {
 	t.Helper()
-	w, err := sim.New(sim.Config{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
+	cw := core.New(t, seed)
+	worlds.Store(cw.World, cw)
+	t.Cleanup(func() { worlds.Delete(cw.World) })
+	return cw.World
+}
+
+// bound returns the simtest world of w.
+func bound(t testing.TB, w *sim.World) *core.World {
+	t.Helper()
+	cw, ok := worlds.Load(w)
+	if !ok {
+		t.Fatal("outbox tests: the world was not made by mustWorld")
 	}
-	return w
+	return cw.(*core.World)
 }
 
 func mustService(t testing.TB, w *sim.World, changeLog bool) *Service {
 	t.Helper()
 	s, err := New(w, Config{Name: "shop", ChangeLog: changeLog})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bound(t, w).Must(err)
 	return s
 }
 
+// mustFaults adds rules to the world's injector and returns it.
 func mustFaults(t testing.TB, w *sim.World, rules ...faults.Rule) *faults.Injector {
 	t.Helper()
-	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
+	cw := bound(t, w)
+	cw.FaultRules(rules...)
+	return cw.Faults()
 }
 
 func mustRelay(t testing.TB, w *sim.World, cfg RelayConfig) *Relay {
 	t.Helper()
 	r, err := NewRelay(w, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bound(t, w).Must(err)
 	return r
 }
 
 func mustWriter(t testing.TB, w *sim.World, cfg WriterConfig) *Writer {
 	t.Helper()
 	wr, err := NewWriter(w, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bound(t, w).Must(err)
 	return wr
 }
 
 func mustCommander(t testing.TB, w *sim.World, cfg CommanderConfig) *Commander {
 	t.Helper()
 	c, err := NewCommander(w, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bound(t, w).Must(err)
 	return c
 }
 

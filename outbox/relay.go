@@ -30,13 +30,91 @@ const (
 	PerAggregate
 )
 
-// String returns the ordering's name.
+var orderingNames = [...]string{"global", "per_aggregate"}
+
+// String returns the ordering's name: "global" (InOrder) or
+// "per_aggregate", as scenario files write it.
 func (o Ordering) String() string {
-	if o == PerAggregate {
-		return "per-aggregate"
+	if int(o) < len(orderingNames) {
+		return orderingNames[o]
 	}
-	return "in-order"
+	return "unknown"
 }
+
+// MarshalText returns the ordering's name as String does; an ordering that
+// is neither is an error wrapping ErrInvalidConfig.
+func (o Ordering) MarshalText() ([]byte, error) {
+	if int(o) >= len(orderingNames) {
+		return nil, fmt.Errorf("%w: unknown ordering %d", ErrInvalidConfig, o)
+	}
+	return []byte(orderingNames[o]), nil
+}
+
+// UnmarshalText sets o from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (o *Ordering) UnmarshalText(text []byte) error {
+	for i, n := range orderingNames {
+		if n == string(text) {
+			*o = Ordering(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown ordering %q", ErrInvalidConfig, text)
+}
+
+// RelayKind says how a relay finds the rows to publish: Poll for a
+// polling Relay (NewRelay), CDC for a CDCRelay (NewCDCRelay). It is what a
+// front end decodes to choose the constructor.
+type RelayKind uint8
+
+// The relay kinds.
+const (
+	// Poll claims unsent rows of the outbox table with a lease (Relay).
+	Poll RelayKind = iota
+	// CDC follows the service database's change log (CDCRelay); it needs
+	// Config.ChangeLog.
+	CDC
+)
+
+var relayKindNames = [...]string{"poll", "cdc"}
+
+// String returns the kind's name: "poll" or "cdc", as scenario files
+// write it.
+func (k RelayKind) String() string {
+	if int(k) < len(relayKindNames) {
+		return relayKindNames[k]
+	}
+	return "unknown"
+}
+
+// MarshalText returns the kind's name as String does; a kind that is
+// neither is an error wrapping ErrInvalidConfig.
+func (k RelayKind) MarshalText() ([]byte, error) {
+	if int(k) >= len(relayKindNames) {
+		return nil, fmt.Errorf("%w: unknown relay kind %d", ErrInvalidConfig, k)
+	}
+	return []byte(relayKindNames[k]), nil
+}
+
+// UnmarshalText sets k from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (k *RelayKind) UnmarshalText(text []byte) error {
+	for i, n := range relayKindNames {
+		if n == string(text) {
+			*k = RelayKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown relay kind %q", ErrInvalidConfig, text)
+}
+
+// The defaults of RelayConfig.
+const (
+	DefaultBatch       = 10
+	DefaultPollEvery   = sim.Tick(1)
+	DefaultLease       = sim.Tick(5)
+	DefaultMaxAttempts = 5
+)
 
 // RelayConfig configures a polling Relay.
 type RelayConfig struct {
@@ -118,19 +196,19 @@ func (c *RelayConfig) defaults() {
 		c.Name = "relay"
 	}
 	if c.Batch == 0 {
-		c.Batch = 10
+		c.Batch = DefaultBatch
 	}
 	if c.ScanLimit == 0 {
 		c.ScanLimit = 64 + 4*c.Batch
 	}
 	if c.PollEvery == 0 {
-		c.PollEvery = 1
+		c.PollEvery = DefaultPollEvery
 	}
 	if c.Lease == 0 {
-		c.Lease = 5
+		c.Lease = DefaultLease
 	}
 	if c.MaxAttempts == 0 {
-		c.MaxAttempts = 5
+		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = 64 * c.Backoff

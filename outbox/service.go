@@ -12,9 +12,10 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// Sentinel errors of package outbox.
+// Sentinel errors of package outbox. ErrInvalidConfig wraps
+// sim.ErrInvalidConfig.
 var (
-	ErrInvalidConfig = errors.New("outbox: invalid config")
+	ErrInvalidConfig = sim.Sentinel("outbox: invalid config", sim.ErrInvalidConfig)
 	ErrInvalidOrder  = errors.New("outbox: invalid order")
 	ErrInvalidEvent  = errors.New("outbox: invalid event")
 	ErrNotFound      = errors.New("outbox: no such row")
@@ -25,18 +26,8 @@ var (
 	// broker.unavailable at a writer or a relay. It wraps
 	// sim.ErrUnavailable, so errors.Is(err, sim.ErrUnavailable) holds for
 	// it as for every model's "broker unavailable".
-	ErrUnavailable error = &sentinel{"outbox: broker unavailable", sim.ErrUnavailable}
+	ErrUnavailable = sim.Sentinel("outbox: broker unavailable", sim.ErrUnavailable)
 )
-
-// sentinel is a package sentinel error that wraps a shared one of package
-// sim while keeping its own text.
-type sentinel struct {
-	text string
-	base error
-}
-
-func (e *sentinel) Error() string { return e.text }
-func (e *sentinel) Unwrap() error { return e.base }
 
 // Trace kinds the outbox models emit besides the core ones.
 const (

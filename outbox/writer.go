@@ -24,14 +24,36 @@ const (
 	Outbox
 )
 
-var modeNames = [...]string{"commit-then-publish", "publish-then-commit", "outbox"}
+var modeNames = [...]string{"commit_then_publish", "publish_then_commit", "outbox"}
 
-// String returns the mode's name.
+// String returns the mode's name: "commit_then_publish",
+// "publish_then_commit" or "outbox", as scenario files write it.
 func (m Mode) String() string {
 	if int(m) < len(modeNames) {
 		return modeNames[m]
 	}
 	return "unknown"
+}
+
+// MarshalText returns the mode's name as String does; a mode that is none
+// of the three is an error wrapping ErrInvalidConfig.
+func (m Mode) MarshalText() ([]byte, error) {
+	if int(m) >= len(modeNames) {
+		return nil, fmt.Errorf("%w: unknown writer mode %d", ErrInvalidConfig, m)
+	}
+	return []byte(modeNames[m]), nil
+}
+
+// UnmarshalText sets m from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (m *Mode) UnmarshalText(text []byte) error {
+	for i, n := range modeNames {
+		if n == string(text) {
+			*m = Mode(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown writer mode %q", ErrInvalidConfig, text)
 }
 
 // WriterConfig configures a Writer.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -176,7 +177,7 @@ func TestWriterConfigValidate(t *testing.T) {
 // TestCommander places commands at a rate from a start tick, retries a
 // refused command first, or drops it.
 func TestCommander(t *testing.T) {
-	for _, policy := range []OnRefused{Retry, Drop} {
+	for _, policy := range []producer.OnRefused{producer.OnRefusedRetry, producer.OnRefusedDrop} {
 		w := mustWorld(t, 1)
 		s := mustService(t, w, false)
 		p := newSink(w)
@@ -192,11 +193,11 @@ func TestCommander(t *testing.T) {
 		}
 		st := c.Stats()
 		switch policy {
-		case Retry: // t=2: a b; t=3: refused; t=4: a (again) b; t=5: a b
+		case producer.OnRefusedRetry: // t=2: a b; t=3: refused; t=4: a (again) b; t=5: a b
 			if got := joined(keys); got != "a b a b a b" || st.Placed != 6 || st.Refused != 1 || st.Dropped != 0 {
 				t.Errorf("retry: keys %s, stats %+v", got, st)
 			}
-		case Drop: // t=3: both refused and dropped
+		case producer.OnRefusedDrop: // t=3: both refused and dropped
 			if got := joined(keys); got != "a b a b" || st.Placed != 4 || st.Refused != 2 || st.Dropped != 2 {
 				t.Errorf("drop: keys %s, stats %+v", got, st)
 			}

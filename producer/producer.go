@@ -25,7 +25,6 @@
 package producer
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -34,17 +33,17 @@ import (
 )
 
 // ErrInvalidConfig reports a Config that cannot work, or a world that
-// refused to register the producer.
-var ErrInvalidConfig = errors.New("producer: invalid config")
+// refused to register the producer. It wraps sim.ErrInvalidConfig.
+var ErrInvalidConfig = sim.Sentinel("producer: invalid config", sim.ErrInvalidConfig)
 
 // KeyOrder says in which order a producer uses its keys.
 type KeyOrder string
 
 // The key orders.
 const (
-	// Sequential gives message i key number i mod the number of keys (the
-	// scenario files call it round_robin). It is the default.
-	Sequential KeyOrder = "sequential"
+	// RoundRobin gives message i key number i mod the number of keys. It
+	// is the default ("" means it too).
+	RoundRobin KeyOrder = "round_robin"
 	// Random draws each message's key number from the producer's seeded
 	// stream.
 	Random KeyOrder = "random"
@@ -64,6 +63,54 @@ const (
 	// goes on with the next message in the same tick.
 	OnRefusedDrop OnRefused = "drop"
 )
+
+// MarshalText returns the order as scenario files write it: "round_robin"
+// (also for "") or "random"; any other order is an error wrapping
+// ErrInvalidConfig.
+func (o KeyOrder) MarshalText() ([]byte, error) {
+	switch o {
+	case "", RoundRobin:
+		return []byte(RoundRobin), nil
+	case Random:
+		return []byte(o), nil
+	}
+	return nil, fmt.Errorf("%w: unknown key order %q", ErrInvalidConfig, string(o))
+}
+
+// UnmarshalText sets o from "round_robin" or "random"; any other text is
+// an error wrapping ErrInvalidConfig.
+func (o *KeyOrder) UnmarshalText(text []byte) error {
+	switch k := KeyOrder(text); k {
+	case RoundRobin, Random:
+		*o = k
+		return nil
+	}
+	return fmt.Errorf("%w: unknown key order %q", ErrInvalidConfig, text)
+}
+
+// MarshalText returns the policy as scenario files write it: "retry"
+// (also for "") or "drop"; any other policy is an error wrapping
+// ErrInvalidConfig.
+func (p OnRefused) MarshalText() ([]byte, error) {
+	switch p {
+	case "", OnRefusedRetry:
+		return []byte(OnRefusedRetry), nil
+	case OnRefusedDrop:
+		return []byte(p), nil
+	}
+	return nil, fmt.Errorf("%w: unknown on-refused policy %q", ErrInvalidConfig, string(p))
+}
+
+// UnmarshalText sets p from "retry" or "drop"; any other text is an error
+// wrapping ErrInvalidConfig.
+func (p *OnRefused) UnmarshalText(text []byte) error {
+	switch r := OnRefused(text); r {
+	case OnRefusedRetry, OnRefusedDrop:
+		*p = r
+		return nil
+	}
+	return fmt.Errorf("%w: unknown on-refused policy %q", ErrInvalidConfig, text)
+}
 
 // Config configures a Producer.
 type Config struct {
@@ -88,7 +135,7 @@ type Config struct {
 	// KeyCount is the number of distinct keys of KeyPattern; 0 gives every
 	// message its own key (key number i for message i).
 	KeyCount int
-	// KeyOrder is Sequential ("" too) or Random.
+	// KeyOrder is RoundRobin ("" too) or Random.
 	KeyOrder KeyOrder
 	// Type is the messages' type header.
 	Type string
@@ -122,8 +169,8 @@ func (c Config) Validate() error {
 		return bad("keys and a key pattern exclude each other")
 	case c.Keys != nil && len(c.Keys) == 0:
 		return bad("an empty key list")
-	case c.KeyOrder != "" && c.KeyOrder != Sequential && c.KeyOrder != Random:
-		return bad("unknown key order %q (want %q or %q)", c.KeyOrder, Sequential, Random)
+	case c.KeyOrder != "" && c.KeyOrder != RoundRobin && c.KeyOrder != Random:
+		return bad("unknown key order %q (want %q or %q)", c.KeyOrder, RoundRobin, Random)
 	case c.KeyOrder == Random && c.Keys == nil && (c.KeyPattern == "" || c.KeyCount == 0):
 		return bad("random key order needs keys or a key pattern with a key count")
 	case c.OnRefused != "" && c.OnRefused != OnRefusedRetry && c.OnRefused != OnRefusedDrop:

@@ -99,7 +99,7 @@ func TestKeys(t *testing.T) {
 		{producer.Config{}, ",,,,,,,"},
 		{producer.Config{KeyPattern: "order-%d"}, "order-1,order-2,order-3,order-4,order-5,order-6,order-7,order-8"},
 		{producer.Config{KeyPattern: "fixed"}, "fixed,fixed,fixed,fixed,fixed,fixed,fixed,fixed"},
-		{producer.Config{KeyPattern: "k%d-x", KeyCount: 3, KeyOrder: producer.Sequential}, "k1-x,k2-x,k3-x,k1-x,k2-x,k3-x,k1-x,k2-x"},
+		{producer.Config{KeyPattern: "k%d-x", KeyCount: 3, KeyOrder: producer.RoundRobin}, "k1-x,k2-x,k3-x,k1-x,k2-x,k3-x,k1-x,k2-x"},
 		{producer.Config{Keys: []string{"a", "b"}}, "a,b,a,b,a,b,a,b"},
 	} {
 		if got := draw(tc.cfg); got != tc.want {

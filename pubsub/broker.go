@@ -11,26 +11,15 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// sentinel is an error with its own text that still matches the shared
-// sentinel it wraps (errors.Is), so "pubsub: broker unavailable" reads well
-// and errors.Is(err, sim.ErrUnavailable) holds.
-type sentinel struct {
-	text string
-	base error
-}
-
-func (e *sentinel) Error() string { return e.text }
-func (e *sentinel) Unwrap() error { return e.base }
-
 // Sentinel errors of package pubsub. ErrUnavailable wraps
 // sim.ErrUnavailable, so code publishing to any sim.Publisher can test for
-// an unavailable broker once.
+// an unavailable broker once; ErrInvalidConfig wraps sim.ErrInvalidConfig.
 var (
-	ErrInvalidConfig  = errors.New("pubsub: invalid config")
+	ErrInvalidConfig  = sim.Sentinel("pubsub: invalid config", sim.ErrInvalidConfig)
 	ErrInvalidSubject = errors.New("pubsub: invalid subject")
 	ErrInvalidMessage = errors.New("pubsub: invalid message")
 	ErrDuplicateName  = errors.New("pubsub: duplicate subscriber name")
-	ErrUnavailable    = error(&sentinel{"pubsub: broker unavailable", sim.ErrUnavailable})
+	ErrUnavailable    = sim.Sentinel("pubsub: broker unavailable", sim.ErrUnavailable)
 	ErrBackpressure   = errors.New("pubsub: back-pressure")
 	ErrCascadeLimit   = errors.New("pubsub: cascade depth limit")
 	ErrClosed         = errors.New("pubsub: subscriber closed")

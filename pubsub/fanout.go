@@ -108,7 +108,7 @@ func (c FanOutConfig) Validate() error {
 		return fmt.Errorf("%w: fan-out %q has no target", ErrInvalidConfig, c.Name)
 	}
 	if _, err := ParsePattern(c.Pattern); err != nil {
-		return fmt.Errorf("fan-out %q: %w", c.Name, err)
+		return sim.Also(fmt.Errorf("fan-out %q: %w", c.Name, err), ErrInvalidConfig)
 	}
 	if c.Retry != nil {
 		if err := c.Retry.Validate(); err != nil {

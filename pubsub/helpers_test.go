@@ -2,55 +2,44 @@ package pubsub
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/simtest/core"
 )
 
-// rig is a world with one broker, a trace recorder and a JSON Lines copy
-// of the trace.
+// rig is a simtest world with one broker "bus" (the world's recorder and
+// JSON Lines copy of the trace), under the short names the tests use.
 type rig struct {
+	*core.World
 	t     testing.TB
 	w     *sim.World
 	env   *sim.Env
 	b     *Broker
 	rec   *sim.Recorder
 	jsonl *bytes.Buffer
-	in    *faults.Injector
+	in    *faults.Injector // nil without rules: the broker then runs without an injector
 }
 
 func newRig(t testing.TB, seed uint64, maxDepth int, rules ...faults.Rule) *rig {
 	t.Helper()
-	w, err := sim.New(sim.Config{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &sim.Recorder{}
-	w.Trace().Attach(rec)
-	jsonl := &bytes.Buffer{}
-	w.Trace().Attach(sim.NewJSONWriter(jsonl))
-	var in *faults.Injector
+	cw := core.New(t, seed)
+	r := &rig{World: cw, t: t, w: cw.World, env: cw.Env(), rec: cw.Recorder(), jsonl: cw.JSONL()}
 	if len(rules) > 0 {
-		in, err = faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cw.FaultRules(rules...)
+		r.in = cw.Faults()
 	}
-	b, err := New(w, Config{Name: "bus", Faults: in, MaxDepth: maxDepth})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &rig{t: t, w: w, env: w.Env(), b: b, rec: rec, jsonl: jsonl, in: in}
+	b, err := New(cw.World, Config{Name: "bus", Faults: r.in, MaxDepth: maxDepth})
+	cw.Must(err)
+	r.b = b
+	return r
 }
 
 func (r *rig) sub(cfg SubscriberConfig) *Subscriber {
 	r.t.Helper()
 	s, err := r.b.Subscribe(cfg)
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	r.Must(err)
 	return s
 }
 
@@ -63,31 +52,25 @@ func (r *rig) publish(subject, key string) (sim.Message, error) {
 func (r *rig) mustPublish(subject, key string) sim.Message {
 	r.t.Helper()
 	m, err := r.publish(subject, key)
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	r.Must(err)
 	return m
 }
 
 func (r *rig) run(n sim.Tick) {
 	r.t.Helper()
-	if err := r.w.Run(n); err != nil {
-		r.t.Fatal(err)
-	}
+	r.Run(n)
 }
 
 // producer registers a producer actor.
 func (r *rig) producer(f func(now sim.Tick)) {
 	r.t.Helper()
-	if err := r.w.AddFunc("producer", sim.PhaseProducer, f); err != nil {
-		r.t.Fatal(err)
-	}
+	r.Actor("producer", sim.PhaseProducer, f)
 }
 
 // events returns the recorded events of kind k (any kind when "") for actor
 // (any actor when "").
 func (r *rig) events(k sim.Kind, actor string) []sim.Event {
-	return sim.Filter(r.rec.Events(), func(e *sim.Event) bool {
+	return sim.Filter(r.Events(), func(e *sim.Event) bool {
 		return (k == "" || e.Kind == k) && (actor == "" || e.Actor == actor)
 	})
 }
@@ -108,17 +91,11 @@ func (r *rig) verdict(id sim.ID, name string) (sim.Outcome, bool) {
 	return sim.Outcome{}, false
 }
 
-// refold checks that the ledger folded from the JSON Lines trace equals the
-// live one.
+// refold fails the test unless the ledger folded from the JSON Lines
+// trace equals the live one.
 func (r *rig) refold() {
 	r.t.Helper()
-	l := sim.NewLedger()
-	if err := sim.ReadJSONL(bytes.NewReader(r.jsonl.Bytes()), l); err != nil {
-		r.t.Fatal(err)
-	}
-	if live, folded := r.w.Ledger().Dump(), l.Dump(); live != folded {
-		r.t.Errorf("the ledger folded from the JSON Lines trace differs from the live one:\nlive:\n%s\nfolded:\n%s", live, folded)
-	}
+	r.Refold()
 }
 
 func ids(evs []sim.Event) []sim.ID {
@@ -129,14 +106,7 @@ func ids(evs []sim.Event) []sim.ID {
 	return out
 }
 
-func (r *rig) dump() string {
-	var b strings.Builder
-	for _, e := range r.rec.Events() {
-		b.Write(sim.AppendText(nil, &e))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+func (r *rig) dump() string { return r.TraceText() }
 
 // recorder is a handler that remembers what it handled and applies one
 // effect per delivery.

@@ -63,12 +63,15 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("publish without ID: %v", err)
 	}
 	for _, p := range []Policy{DropNewest, DropOldest, Block} {
-		if q, err := ParsePolicy(p.String()); err != nil || q != p {
-			t.Errorf("ParsePolicy(%q) = %v, %v", p, q, err)
+		var q Policy
+		text, err := p.MarshalText()
+		if err != nil || string(text) != p.String() || q.UnmarshalText(text) != nil || q != p {
+			t.Errorf("Policy %q round trip = %q, %v, %v", p, text, q, err)
 		}
 	}
-	if _, err := ParsePolicy("drop-all"); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("ParsePolicy(drop-all): %v", err)
+	var q Policy
+	if err := q.UnmarshalText([]byte("drop-all")); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("UnmarshalText(drop-all): %v", err)
 	}
 }
 

@@ -32,7 +32,7 @@ func (c StormConfig) Validate() error {
 	if c.Buffer < 0 {
 		return fmt.Errorf("%w: storm Buffer %d is negative", ErrInvalidConfig, c.Buffer)
 	}
-	return ValidSubject(c.Subject)
+	return sim.Also(ValidSubject(c.Subject), ErrInvalidConfig)
 }
 
 // Storm is the event-storm topology of StormConfig on one broker. Without

@@ -25,10 +25,10 @@ const (
 	Block
 )
 
-var policyNames = [...]string{"drop-newest", "drop-oldest", "block"}
+var policyNames = [...]string{"drop_newest", "drop_oldest", "block"}
 
-// String returns the policy's name: "drop-newest", "drop-oldest" or
-// "block".
+// String returns the policy's name: "drop_newest", "drop_oldest" or
+// "block", as scenario files write it.
 func (p Policy) String() string {
 	if p >= 0 && int(p) < len(policyNames) {
 		return policyNames[p]
@@ -36,14 +36,25 @@ func (p Policy) String() string {
 	return "policy(" + strconv.Itoa(int(p)) + ")"
 }
 
-// ParsePolicy parses the String form of a policy.
-func ParsePolicy(s string) (Policy, error) {
+// MarshalText returns the policy's name as String does; a policy that is
+// none of the three is an error wrapping ErrInvalidConfig.
+func (p Policy) MarshalText() ([]byte, error) {
+	if p < 0 || int(p) >= len(policyNames) {
+		return nil, fmt.Errorf("%w: unknown overflow policy %d", ErrInvalidConfig, int(p))
+	}
+	return []byte(policyNames[p]), nil
+}
+
+// UnmarshalText sets p from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (p *Policy) UnmarshalText(text []byte) error {
 	for i, n := range policyNames {
-		if n == s {
-			return Policy(i), nil
+		if n == string(text) {
+			*p = Policy(i)
+			return nil
 		}
 	}
-	return 0, fmt.Errorf("%w: unknown overflow policy %q", ErrInvalidConfig, s)
+	return fmt.Errorf("%w: unknown overflow policy %q", ErrInvalidConfig, text)
 }
 
 // DefaultBuffer is the buffer capacity when SubscriberConfig.Buffer is 0.
@@ -138,11 +149,11 @@ func (c SubscriberConfig) Validate() error {
 		return fmt.Errorf("%w: subscriber %q: unknown policy %d", ErrInvalidConfig, c.Name, int(c.Policy))
 	}
 	if _, err := ParsePattern(c.Pattern); err != nil {
-		return fmt.Errorf("subscriber %q: %w", c.Name, err)
+		return sim.Also(fmt.Errorf("subscriber %q: %w", c.Name, err), ErrInvalidConfig)
 	}
 	for i, e := range c.Emits {
 		if err := ValidSubject(e.Subject); err != nil {
-			return fmt.Errorf("subscriber %q: emit %d: %w", c.Name, i+1, err)
+			return sim.Also(fmt.Errorf("subscriber %q: emit %d: %w", c.Name, i+1, err), ErrInvalidConfig)
 		}
 		if e.Count < 0 || e.CascadeLimit < 0 {
 			return fmt.Errorf("%w: subscriber %q: emit %d: Count %d and CascadeLimit %d must not be negative",

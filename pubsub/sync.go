@@ -36,7 +36,7 @@ func (c SyncConfig) Validate() error {
 	}
 	for _, s := range c.Systems {
 		if err := ValidSubject(c.Subject + "." + s); err != nil {
-			return err
+			return sim.Also(err, ErrInvalidConfig)
 		}
 	}
 	return nil

@@ -24,12 +24,36 @@ const (
 	AckBeforeProcess
 )
 
-// String returns "ack-after-process" or "ack-before-process".
+var ackModeNames = [...]string{"after", "before"}
+
+// String returns the mode's name: "after" (AckAfterProcess) or "before"
+// (AckBeforeProcess), as scenario files write it.
 func (m AckMode) String() string {
-	if m == AckBeforeProcess {
-		return "ack-before-process"
+	if int(m) < len(ackModeNames) {
+		return ackModeNames[m]
 	}
-	return "ack-after-process"
+	return "unknown"
+}
+
+// MarshalText returns the mode's name as String does; a mode that is
+// neither is an error wrapping ErrInvalidConfig.
+func (m AckMode) MarshalText() ([]byte, error) {
+	if int(m) >= len(ackModeNames) {
+		return nil, fmt.Errorf("%w: unknown ack mode %d", ErrInvalidConfig, m)
+	}
+	return []byte(ackModeNames[m]), nil
+}
+
+// UnmarshalText sets m from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (m *AckMode) UnmarshalText(text []byte) error {
+	for i, n := range ackModeNames {
+		if n == string(text) {
+			*m = AckMode(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown ack mode %q", ErrInvalidConfig, text)
 }
 
 // MaxInstances caps ConsumerConfig.Instances.

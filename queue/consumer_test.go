@@ -8,10 +8,13 @@ import (
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/simtest/core"
 )
 
-// world wires a queue (with a DLQ), producers and consumers into a World.
+// world wires a queue (with a DLQ), producers and consumers into a
+// simtest world, whose injector, recorder and checks it shares.
 type world struct {
+	*core.World
 	t   *testing.T
 	w   *sim.World
 	env *sim.Env
@@ -32,36 +35,22 @@ func newWorld(t *testing.T, seed uint64, rules []faults.Rule, qc Config) *world 
 // name and type are the queue's).
 func newWorldDLQ(t *testing.T, seed uint64, rules []faults.Rule, qc, dc Config) *world {
 	t.Helper()
-	w, err := sim.New(sim.Config{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &sim.Recorder{}
-	w.Trace().Attach(rec)
-	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cw := core.New(t, seed)
+	cw.FaultRules(rules...)
 	dc.Name, dc.FIFO = qc.Name+"-dlq", qc.FIFO // SQS: a DLQ has its source's type
-	dlq, err := New(w, dc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qc.Faults, qc.DeadLetter = in, dlq
-	q, err := New(w, qc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &world{t: t, w: w, env: w.Env(), rec: rec, in: in, q: q, dlq: dlq}
+	dlq, err := New(cw.World, dc)
+	cw.Must(err)
+	qc.Faults, qc.DeadLetter = cw.Faults(), dlq
+	q, err := New(cw.World, qc)
+	cw.Must(err)
+	return &world{World: cw, t: t, w: cw.World, env: cw.Env(), rec: cw.Recorder(), in: cw.Faults(), q: q, dlq: dlq}
 }
 
 func (w *world) consumer(cc ConsumerConfig) *Consumer {
 	w.t.Helper()
 	cc.Queue = w.q
 	c, err := NewConsumer(w.w, cc)
-	if err != nil {
-		w.t.Fatal(err)
-	}
+	w.Must(err)
 	w.cs = append(w.cs, c)
 	return c
 }
@@ -72,9 +61,7 @@ func (w *world) producer(pc producer.Config) *producer.Producer {
 		pc.Target = w.q
 	}
 	p, err := producer.New(w.w, pc)
-	if err != nil {
-		w.t.Fatal(err)
-	}
+	w.Must(err)
 	w.ps = append(w.ps, p)
 	return p
 }
@@ -87,33 +74,20 @@ func (w *world) drained() bool {
 			return false
 		}
 	}
-	if w.q.Len() > 0 {
-		return false
-	}
 	for _, c := range w.cs {
 		if c.Busy() > 0 {
 			return false
 		}
 	}
-	return true
+	return w.q.Len() == 0
 }
 
 func (w *world) run(max sim.Tick) {
 	w.t.Helper()
-	if err := w.w.RunUntil(w.drained, max); err != nil {
-		w.t.Fatal(err)
-	}
+	w.RunUntil(w.drained, max)
 }
 
-func (w *world) events(kind sim.Kind) []sim.Event {
-	var out []sim.Event
-	for _, e := range w.rec.Events() {
-		if e.Kind == kind {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+func (w *world) events(kind sim.Kind) []sim.Event { return w.Events(kind) }
 
 func (w *world) count(kind sim.Kind) int { return len(w.events(kind)) }
 

@@ -15,8 +15,9 @@ import (
 // of them with %w, so callers test with errors.Is.
 var (
 	// ErrInvalidConfig reports a Config, ConsumerConfig or RetryPolicy that
-	// cannot work, or a world that refused to register a component.
-	ErrInvalidConfig = errors.New("queue: invalid config")
+	// cannot work, or a world that refused to register a component. It
+	// wraps sim.ErrInvalidConfig.
+	ErrInvalidConfig = sim.Sentinel("queue: invalid config", sim.ErrInvalidConfig)
 	// ErrInvalidArgument reports a bad argument to a queue operation
 	// (negative duration, non-positive batch size).
 	ErrInvalidArgument = errors.New("queue: invalid argument")
@@ -24,7 +25,7 @@ var (
 	// broker.unavailable). It wraps sim.ErrUnavailable, so code publishing
 	// to any sim.Publisher can test errors.Is(err, sim.ErrUnavailable); the
 	// errors Send and Receive return also wrap ErrConnection.
-	ErrUnavailable error = &wrapped{msg: "queue: broker unavailable", err: sim.ErrUnavailable}
+	ErrUnavailable = sim.Sentinel("queue: broker unavailable", sim.ErrUnavailable)
 	// ErrConnection is the connection error an unavailable broker reports.
 	ErrConnection = errors.New("queue: connection refused")
 	// ErrUnknownReceipt reports a receipt this queue never issued (the zero
@@ -50,16 +51,6 @@ var (
 	// refusal is traced.
 	ErrOverLimit = errors.New("queue: too many messages in flight")
 )
-
-// wrapped is a sentinel error that wraps another sentinel without showing
-// it in its text.
-type wrapped struct {
-	msg string
-	err error
-}
-
-func (e *wrapped) Error() string { return e.msg }
-func (e *wrapped) Unwrap() error { return e.err }
 
 // MaxDuration caps every duration the package accepts (delays, timeouts,
 // retention, windows), so tick arithmetic can never overflow.

@@ -897,7 +897,7 @@ func TestLazyRefsAreCompacted(t *testing.T) {
 	if ds := r.recv(q2, 10); len(ds) != 1 {
 		t.Fatalf("%+v", ds)
 	}
-	if got := AckBeforeProcess.String() + " " + AckAfterProcess.String(); got != "ack-before-process ack-after-process" {
+	if got := AckBeforeProcess.String() + " " + AckAfterProcess.String(); got != "before after" {
 		t.Fatal(got)
 	}
 }

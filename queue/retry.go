@@ -22,6 +22,38 @@ const (
 	RetryExponential
 )
 
+var retryKindNames = [...]string{"none", "fixed", "exponential"}
+
+// String returns the kind's name: "none", "fixed" or "exponential", as
+// scenario files write it.
+func (k RetryKind) String() string {
+	if int(k) < len(retryKindNames) {
+		return retryKindNames[k]
+	}
+	return "unknown"
+}
+
+// MarshalText returns the kind's name as String does; a kind that is none
+// of the three is an error wrapping ErrInvalidConfig.
+func (k RetryKind) MarshalText() ([]byte, error) {
+	if int(k) >= len(retryKindNames) {
+		return nil, fmt.Errorf("%w: unknown retry kind %d", ErrInvalidConfig, k)
+	}
+	return []byte(retryKindNames[k]), nil
+}
+
+// UnmarshalText sets k from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (k *RetryKind) UnmarshalText(text []byte) error {
+	for i, n := range retryKindNames {
+		if n == string(text) {
+			*k = RetryKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown retry kind %q", ErrInvalidConfig, text)
+}
+
 // RetryPolicy decides how a consumer retries a failure that sim.Classify
 // calls transient. The zero value is RetryNone.
 type RetryPolicy struct {

@@ -161,17 +161,12 @@ func isNull(n ast.Node) bool {
 	return ok
 }
 
-// field describes one key of a mapping and how to decode its value.
-type field struct {
-	name string
-	fn   func(v ast.Node)
-}
-
-// object decodes mapping n described as what (e.g. `queue "orders"`) into
-// the fields; it records positions in into, reports unknown and repeated
-// keys, and skips null values, which count as "not written". It returns
-// false when n is not a mapping.
-func (d *dec) object(n ast.Node, what string, into *Node, fields ...field) bool {
+// object decodes mapping n described as what (e.g. "queue") with the
+// fields of o, calling fn for each field written with a non-null value;
+// it records positions in into, reports unknown and repeated keys, and
+// skips null values, which count as "not written". It returns false when
+// n is not a mapping.
+func (d *dec) object(n ast.Node, what string, o *object, into *Node, fn func(f *field, v ast.Node)) bool {
 	into.Pos = posOf(n)
 	var pairs []*ast.MappingValueNode
 	switch x := n.(type) {
@@ -180,7 +175,7 @@ func (d *dec) object(n ast.Node, what string, into *Node, fields ...field) bool 
 	case *ast.MappingValueNode:
 		pairs = []*ast.MappingValueNode{x}
 	default:
-		d.errf(posOf(n), "%s must be a mapping with the fields %s, got %s", what, fieldNames(fields), describe(n))
+		d.errf(posOf(n), "%s must be a mapping with the fields %s, got %s", what, strings.Join(o.names(), ", "), describe(n))
 		return false
 	}
 	for _, kv := range pairs {
@@ -202,18 +197,18 @@ func (d *dec) object(n ast.Node, what string, into *Node, fields ...field) bool 
 			key = tokText(kv.Key.GetToken())
 		}
 		var f *field
-		for i := range fields {
-			if fields[i].name == key {
-				f = &fields[i]
+		for i := range o.fields {
+			if o.fields[i].name == key {
+				f = &o.fields[i]
 				break
 			}
 		}
 		if f == nil {
 			msg := fmt.Sprintf("unknown field %q in %s", clip(key), what)
-			if s := suggest(key, fields); s != "" {
+			if s := suggestName(key, o.names()); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			d.errf(kp, "%s; allowed: %s", msg, fieldNames(fields))
+			d.errf(kp, "%s; allowed: %s", msg, strings.Join(o.names(), ", "))
 			continue
 		}
 		if into.Has(key) {
@@ -231,45 +226,29 @@ func (d *dec) object(n ast.Node, what string, into *Node, fields ...field) bool 
 			continue
 		}
 		into.fields = append(into.fields, fieldPos{key, posOf(v)})
-		f.fn(v)
+		fn(f, v)
 	}
 	return true
 }
 
-func fieldNames(fields []field) string {
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.name
-	}
-	return strings.Join(names, ", ")
-}
-
-// suggest returns the allowed field closest to key when it looks like a
-// typo (edit distance at most 2, or a third of its length). A field that
-// would replace every character of key is no typo of it, so an empty key
-// or "x" for "<" gets no suggestion.
-func suggest(key string, fields []field) string {
-	if len(key) > 64 {
+// suggestName returns the name closest to s when it looks like a typo
+// (edit distance at most 2, or a third of its length). A name that would
+// replace every character of s is no typo of it, so an empty s or "x"
+// for "<" gets no suggestion.
+func suggestName(s string, names []string) string {
+	if len(s) > 64 {
 		return ""
 	}
 	best, bestD := "", 3
-	if l := len(key) / 3; l > bestD {
+	if l := len(s) / 3; l > bestD {
 		bestD = l
 	}
-	for _, f := range fields {
-		if d := editDistance(key, f.name); d < bestD && d < max(len(key), len(f.name)) {
-			best, bestD = f.name, d
+	for _, n := range names {
+		if d := editDistance(s, n); d < bestD && d < max(len(s), len(n)) {
+			best, bestD = n, d
 		}
 	}
 	return best
-}
-
-func suggestName(s string, names []string) string {
-	fs := make([]field, len(names))
-	for i, n := range names {
-		fs[i].name = n
-	}
-	return suggest(s, fs)
 }
 
 func editDistance(a, b string) int {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	yaml "github.com/goccy/go-yaml"
@@ -48,10 +49,219 @@ func Load(name string, data []byte) (*Scenario, error) {
 			(&val{d: d, s: s}).validate()
 		}
 	}
+	if len(c.list) == 0 {
+		s.src = data
+		// Every variant must make a valid scenario too.
+		for i := range s.Variants {
+			if _, err := s.variant(&s.Variants[i]); err != nil {
+				var errs *Errors
+				if errors.As(err, &errs) {
+					c.list = append(c.list, errs.List...)
+				}
+			}
+		}
+	}
 	if err := c.result(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ErrNoVariant is wrapped by the error Scenario.Variant returns for a name
+// the file does not define.
+var ErrNoVariant = errors.New("scenario: no such variant")
+
+// Variant returns the scenario as its variant called name makes it: the
+// file decoded again with the value of every set entry in place of the
+// one written at its path, then validated like any file. A path is the
+// YAML keys from the top, joined by dots, where a list entry is chosen by
+// its name: topology.queues.orders.visibility_timeout, or
+// actors.consumers.billing.idempotency. A path may start at a list of
+// topology or actors (queues.orders.delay, consumers.billing.batch), and
+// may name a field that was not written (it is added) or a mapping on the
+// way that was not written (it is created); a null value removes what was
+// written, so the default applies. Problems are reported as by Load, with
+// messages that start `variant "NAME": `, at the set entry's position for
+// a bad path or value. The result has the same Variants, and its File is
+// s.File. It costs two decodings of the file.
+func (s *Scenario) Variant(name string) (*Scenario, error) {
+	names := make([]string, len(s.Variants))
+	for i := range s.Variants {
+		if s.Variants[i].Name == name {
+			return s.variant(&s.Variants[i])
+		}
+		names[i] = s.Variants[i].Name
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%w %q: %s defines no variants", ErrNoVariant, name, s.File)
+	}
+	return nil, fmt.Errorf("%w %q; variants: %s", ErrNoVariant, name, listNames(names))
+}
+
+// variant builds vr from s's source.
+func (s *Scenario) variant(vr *Variant) (*Scenario, error) {
+	c := &collector{file: s.File}
+	body, ok := parse(c, s.src)
+	if !ok || body == nil || len(s.src) == 0 {
+		return nil, fmt.Errorf("%w: scenario %s was not loaded from a file", ErrInvalid, s.File)
+	}
+	// The set values of this parse, so that applying them changes
+	// nothing s holds.
+	fresh := &Scenario{File: s.File}
+	(&dec{c: &collector{file: s.File}, src: s.src}).scenario(body, fresh)
+	var sets []override
+	for _, x := range fresh.Variants {
+		if x.Name == vr.Name {
+			sets = x.sets
+		}
+	}
+	d := &dec{c: c, src: s.src}
+	for _, o := range sets {
+		body = d.apply(body, o)
+	}
+	t := &Scenario{File: s.File}
+	if len(c.list) == 0 && d.scenario(body, t) {
+		(&val{d: d, s: t}).validate()
+	}
+	if len(c.list) > 0 {
+		for i := range c.list {
+			c.list[i].Msg = fmt.Sprintf("variant %q: %s", vr.Name, c.list[i].Msg)
+		}
+		return nil, c.result()
+	}
+	t.src = s.src
+	return t, nil
+}
+
+// shortcuts are the lists a set path may start with, and the section they
+// are in.
+var shortcuts = map[string]string{
+	"queues": "topology", "topics": "topology", "logs": "topology", "groups": "topology", "services": "topology",
+	"producers": "actors", "consumers": "actors", "members": "actors", "relays": "actors",
+}
+
+// apply puts o.value at o.path in the document body and returns the body.
+// Problems are reported at the part of the path they are about.
+func (d *dec) apply(body ast.Node, o override) ast.Node {
+	segs := strings.Split(o.path, ".")
+	if sec, ok := shortcuts[segs[0]]; ok && pairOf(body, segs[0]) == nil {
+		segs = append([]string{sec}, segs...)
+	}
+	shift := len(segs) - len(strings.Split(o.path, "."))
+	// at returns the position of part i of the written path.
+	at := func(i int) Pos {
+		col := o.pos.Col
+		if o.quote {
+			col++
+		}
+		for _, seg := range segs[shift:max(i, shift)] {
+			col += len(seg) + 1
+		}
+		return Pos{o.pos.Line, col}
+	}
+	root := body
+	cur, set := body, func(n ast.Node) { root = n }
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch x := cur.(type) {
+		case *ast.MappingNode, *ast.MappingValueNode:
+			kv := pairOf(x, seg)
+			if kv == nil {
+				key := &token.Token{Type: token.StringType, Value: seg, Origin: seg,
+					Position: &token.Position{Line: at(i).Line, Column: at(i).Col}}
+				var v ast.Node = o.value
+				if !last {
+					v = ast.Mapping(key, true)
+				}
+				kv = ast.MappingValue(key, ast.String(key), v)
+				m := asMapping(x)
+				m.Values = append(m.Values, kv)
+				set(m)
+				if last {
+					return root
+				}
+			} else if last {
+				kv.Value = o.value
+				return root
+			} else if isNull(kv.Value) {
+				kv.Value = ast.Mapping(kv.Key.GetToken(), true)
+			}
+			cur, set = kv.Value, func(n ast.Node) { kv.Value = n }
+		case *ast.SequenceNode:
+			j := -1
+			var names []string
+			for k, item := range x.Values {
+				if kv := pairOf(item, "name"); kv != nil {
+					if sn, ok := kv.Value.(*ast.StringNode); ok {
+						names = append(names, sn.Value)
+						if sn.Value == seg {
+							j = k
+						}
+					}
+				}
+			}
+			if j < 0 {
+				msg := fmt.Sprintf("set path %q: %s has no entry named %q", clip(o.path), strings.Join(segs[shift:i], "."), clip(seg))
+				if i == shift {
+					msg = fmt.Sprintf("set path %q: %s has no entry named %q", clip(o.path), segs[i-1], clip(seg))
+				}
+				if sg := suggestName(seg, names); sg != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", sg)
+				}
+				if len(names) == 0 {
+					msg += "; it has no named entries"
+				} else {
+					msg += "; names: " + listNames(names)
+				}
+				d.errf(at(i), "%s", msg)
+				return root
+			}
+			if last {
+				x.Values[j] = o.value
+				return root
+			}
+			cur, set = x.Values[j], func(n ast.Node) { x.Values[j] = n }
+		default:
+			where := strings.Join(segs[shift:i], ".")
+			if where == "" {
+				where = segs[0]
+			}
+			d.errf(at(i), "set path %q: %s is %s, so it has no %q to set", clip(o.path), where, describe(cur), clip(seg))
+			return root
+		}
+	}
+	return root
+}
+
+// pairOf returns the entry of mapping n whose key is name, or nil.
+func pairOf(n ast.Node, name string) *ast.MappingValueNode {
+	var pairs []*ast.MappingValueNode
+	switch x := n.(type) {
+	case *ast.MappingNode:
+		pairs = x.Values
+	case *ast.MappingValueNode:
+		pairs = []*ast.MappingValueNode{x}
+	}
+	for _, kv := range pairs {
+		if kv == nil || kv.Key == nil {
+			continue
+		}
+		if k, ok := kv.Key.(*ast.StringNode); ok && k.Value == name {
+			return kv
+		}
+	}
+	return nil
+}
+
+// asMapping returns n as a *ast.MappingNode, wrapping a single entry.
+func asMapping(n ast.Node) *ast.MappingNode {
+	switch x := n.(type) {
+	case *ast.MappingNode:
+		return x
+	case *ast.MappingValueNode:
+		return ast.Mapping(x.Start, false, x)
+	}
+	return nil
 }
 
 // utf8BOM is the byte order mark some editors write at the start of a

@@ -39,7 +39,10 @@ type Report struct {
 // Outcome is one evaluated expectation.
 type Outcome struct {
 	// Text is the expectation as written, e.g. "queue.orders-dlq.depth == 0".
-	Text      string
+	Text string
+	// Check is the checker's name for a check ("exactly_once"), "" for a
+	// metric.
+	Check     string
 	Line, Col int
 	Pass      bool
 	// Measured is the metric's value, "N violations" for a check, or
@@ -56,7 +59,7 @@ func (r *Run) evaluate() *Report {
 		Undrained: r.s.Run.Until == UntilDrained && !r.Drained(), Stats: r.env.Ledger.Stats()}
 	for i := range r.s.Expect {
 		e := &r.s.Expect[i]
-		o := Outcome{Text: e.String(), Line: e.Pos.Line, Col: e.Pos.Col}
+		o := Outcome{Text: e.String(), Check: e.Check, Line: e.Pos.Line, Col: e.Pos.Col}
 		if c := r.s.Checker(*e); c != nil {
 			o.Violations = c.Violations(r.env.Ledger)
 			o.Pass = len(o.Violations) == 0
@@ -119,6 +122,35 @@ func firstViolations(vs []sim.Violation) string {
 		b.WriteString(v.Msg.String() + " t=" + strconv.FormatInt(int64(v.Tick), 10))
 	}
 	return b.String()
+}
+
+// Failures returns the outcomes that failed, in file order (nil when every
+// expectation holds).
+func (rep *Report) Failures() []Outcome {
+	var out []Outcome
+	for _, o := range rep.Outcomes {
+		if !o.Pass {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Violations returns the violations of every failing check, in file order
+// of the expectations and, within one, in the checker's order (by message
+// and tick): each names its check, message ID, key, consumer and tick. A
+// check that holds contributes none, and neither does one written with
+// violated: true (its violations are what makes it hold); a failing
+// metric has no violations, so a report can fail with none here: test
+// Pass or Failures for the verdict.
+func (rep *Report) Violations() []sim.Violation {
+	var out []sim.Violation
+	for _, o := range rep.Outcomes {
+		if !o.Pass {
+			out = append(out, o.Violations...)
+		}
+	}
+	return out
 }
 
 // Failed returns how many expectations failed.

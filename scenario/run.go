@@ -28,6 +28,26 @@ type Options struct {
 	// Sinks are extra trace sinks (text or JSON writers, recorders); they
 	// see every event of the run, from the first.
 	Sinks []sim.Sink
+	// Handlers binds Go handlers to the file's queue consumers (every
+	// instance), group members and pub/sub subscribers, by name. A bound
+	// handler replaces the file's scripted behaviour for that name (its
+	// handler kind, keys, failures, ticks and idempotency); the rest of the
+	// file stays in force, the fault plan included: the injector wraps a
+	// bound handler as it wraps a scripted one, so handler.* rules fire
+	// before it runs. A name the scenario does not have is an error
+	// (*BindError) that lists the names it has. A handler keeps its state
+	// for the run it is bound to; bind a fresh one to every run.
+	Handlers map[string]sim.Handler
+	// Record makes the injector record which opportunity every firing
+	// was (faults.Config.Record), so that the run's Faults().Fired() can
+	// be replayed and turned into an explicit plan. It costs a map update
+	// per consultation of a targeted fault point.
+	Record bool
+	// Replay, when non-nil, makes the injector fire exactly the decisions
+	// listed and draw nothing (faults.Config.Replay): a schedule recorded
+	// by a run of the same scenario and seed (Record), or a subset of one
+	// while shrinking. It implies Record.
+	Replay *faults.Schedule
 }
 
 // Run is one run of a scenario: the World built from it, the models, the
@@ -72,6 +92,7 @@ type Run struct {
 	relays    []*runRelay
 	relayBy   map[string]*runRelay
 	manual    int // manual faults added at run time
+	handlers  map[string]sim.Handler
 }
 
 // finisher is a producer-phase model that reports when its workload is
@@ -141,6 +162,9 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 	if opts.Seed != nil {
 		seed = *opts.Seed
 	}
+	if err := s.checkHandlers(opts.Handlers); err != nil {
+		return nil, err
+	}
 	limit := s.Run.Cap()
 	w, err := sim.New(sim.Config{Seed: seed, MaxTicks: limit})
 	if err != nil {
@@ -149,7 +173,8 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 	r := &Run{s: s, w: w, env: w.Env(), seed: seed, limit: limit,
 		queueBy: map[string]*runQueue{}, topicBy: map[string]*runTopic{}, subBy: map[string]*runSub{},
 		logBy: map[string]*runLog{}, groupBy: map[string]*runGroup{}, serviceBy: map[string]*runService{},
-		consBy: map[string]*runConsumer{}, memberBy: map[string]*runMember{}, relayBy: map[string]*runRelay{}}
+		consBy: map[string]*runConsumer{}, memberBy: map[string]*runMember{}, relayBy: map[string]*runRelay{},
+		handlers: opts.Handlers}
 	for _, sk := range opts.Sinks {
 		r.env.Trace.Attach(sk)
 	}
@@ -160,7 +185,7 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 		}
 		plan.Rules[i] = r.translate(plan.Rules[i])
 	}
-	if r.inj, err = faults.New(w, faults.Config{Plan: plan}); err != nil {
+	if r.inj, err = faults.New(w, faults.Config{Plan: plan, Record: opts.Record, Replay: opts.Replay}); err != nil {
 		return nil, s.runErr(s.Pos, "fault plan: "+err.Error())
 	}
 	// Narration steps are traced by the first component of every tick.
@@ -367,15 +392,8 @@ func (r *Run) buildTopics() error {
 // the emits, source check and supervisor switch are the subscriber's own
 // behaviour in the model. An emit's cascade limit is its target topic's.
 func (r *Run) subscriberConfig(t *runTopic, sc *Subscriber) pubsub.SubscriberConfig {
-	pol := pubsub.DropNewest
-	switch sc.Overflow {
-	case DropOldest:
-		pol = pubsub.DropOldest
-	case Block:
-		pol = pubsub.Block
-	}
-	c := pubsub.SubscriberConfig{Name: sc.Name, Pattern: t.cfg.Name, Buffer: sc.Buffer, Policy: pol, Offline: sc.Offline,
-		SourceCheck: sc.SourceCheck, Supervisor: sc.Supervisor}
+	c := pubsub.SubscriberConfig{Name: sc.Name, Pattern: t.cfg.Name, Buffer: sc.Buffer, Policy: sc.Overflow, Offline: sc.Offline,
+		SourceCheck: sc.SourceCheck, Supervisor: sc.Supervisor, Handler: r.bound(sc.Name)}
 	for i := range sc.Emits {
 		e := &sc.Emits[i]
 		em := pubsub.Emit{Subject: e.Topic, Count: e.Count, Type: e.Type}
@@ -409,19 +427,7 @@ func (r *Run) buildLogs() error {
 		if rl == nil {
 			return r.s.runErr(gc.FieldPos("log"), "log "+strconv.Quote(gc.Log)+" is not defined")
 		}
-		cfg := eventlog.GroupConfig{Name: gc.Name, SessionTimeout: gc.SessionTimeout}
-		switch gc.Assignment {
-		case "round_robin":
-			cfg.Strategy = eventlog.RoundRobin
-		case "sticky":
-			cfg.Strategy = eventlog.Sticky
-		}
-		switch gc.AutoOffsetReset {
-		case "latest":
-			cfg.Reset = eventlog.ResetLatest
-		case "none":
-			cfg.Reset = eventlog.ResetNone
-		}
+		cfg := eventlog.GroupConfig{Name: gc.Name, SessionTimeout: gc.SessionTimeout, Strategy: gc.Assignment, Reset: gc.AutoOffsetReset}
 		g, err := eventlog.NewGroup(r.w, rl.t, cfg)
 		if err != nil {
 			return r.s.runErr(gc.Pos, err.Error())
@@ -460,7 +466,7 @@ func (r *Run) buildServices() error {
 		sc := &r.s.Topology.Services[i]
 		cdc := false
 		for _, rl := range r.s.Actors.Relays {
-			cdc = cdc || rl.Service == sc.Name && rl.Mode == "cdc"
+			cdc = cdc || rl.Service == sc.Name && rl.Mode == outbox.CDC
 		}
 		svc, err := outbox.New(r.w, outbox.Config{Name: sc.Name, ChangeLog: cdc, CleanupAfter: sc.Cleanup})
 		if err != nil {
@@ -470,14 +476,7 @@ func (r *Run) buildServices() error {
 		if err != nil {
 			return err
 		}
-		mode := outbox.Outbox
-		switch sc.Writer {
-		case WriterCommitThenPublish:
-			mode = outbox.CommitThenPublish
-		case WriterPublishThenCommit:
-			mode = outbox.PublishThenCommit
-		}
-		wr, err := outbox.NewWriter(r.w, outbox.WriterConfig{Name: sc.Name, Service: svc, Mode: mode, Target: tgt, Faults: r.inj})
+		wr, err := outbox.NewWriter(r.w, outbox.WriterConfig{Name: sc.Name, Service: svc, Mode: sc.Writer, Target: tgt, Faults: r.inj})
 		if err != nil {
 			return r.s.runErr(sc.Pos, err.Error())
 		}
@@ -512,11 +511,11 @@ func actionText(a *Action) string {
 	}
 	switch a.Action {
 	case ActionSeek:
-		b.WriteString(" to=" + a.To)
+		b.WriteString(" to=" + a.To.String())
 		switch a.To {
-		case "offset":
+		case eventlog.SeekToOffset:
 			b.WriteString(" offset=" + strconv.FormatInt(a.Offset, 10))
-		case "tick":
+		case eventlog.SeekToTick:
 			b.WriteString(" tick=" + strconv.FormatInt(int64(a.Tick), 10))
 		}
 		if a.Partition >= 0 {
@@ -589,17 +588,7 @@ func (r *Run) do(a *Action) error {
 		if p < 0 {
 			p = eventlog.AllPartitions
 		}
-		switch a.To {
-		case "earliest":
-			return g.g.SeekEarliest(p)
-		case "latest":
-			return g.g.SeekLatest(p)
-		case "offset":
-			return g.g.SeekOffset(p, a.Offset)
-		case "tick":
-			return g.g.SeekTick(p, a.Tick)
-		}
-		return fmt.Errorf("%w: unknown seek target %q", ErrRuntime, a.To)
+		return g.g.Seek(p, a.To, a.Offset, a.Tick)
 	case ActionRedrive:
 		_, err := r.redrive(a.Queue, a.Count)
 		return err
@@ -626,12 +615,18 @@ func (r *Run) do(a *Action) error {
 			if c == nil {
 				return errUnknown("consumer", a.Consumer)
 			}
+			if h := r.bound(a.Consumer); h != nil {
+				return fixBound("consumer", a.Consumer, h)
+			}
 			c.script.Fix()
 			return nil
 		case a.Member != "":
 			m := r.memberBy[a.Member]
 			if m == nil {
 				return errUnknown("member", a.Member)
+			}
+			if h := r.bound(a.Member); h != nil {
+				return fixBound("member", a.Member, h)
 			}
 			m.script.Fix()
 			return nil
@@ -912,8 +907,9 @@ func (r *Run) BrokerDown(window sim.Tick) error {
 	}
 	r.manual++
 	now := r.w.Now()
-	return r.inj.Add(faults.Rule{Name: "manual-broker-down-" + strconv.Itoa(r.manual), Point: faults.BrokerUnavailable,
+	_, err := r.inj.Add(faults.Rule{Name: "manual-broker-down-" + strconv.Itoa(r.manual), Point: faults.BrokerUnavailable,
 		From: now, Until: now + window, Error: "broker down (by hand)"})
+	return err
 }
 
 // budgetWhat says which cap of the budget err names.

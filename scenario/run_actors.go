@@ -66,30 +66,7 @@ type runRelay struct {
 // script returns the sim.Script that plays handler h: its kind, key
 // pattern, failures, processing time and error text.
 func script(h *Handler) *sim.Script {
-	s := &sim.Script{Keys: h.Keys, Failures: h.Failures, Ticks: h.Ticks, Error: h.Error}
-	switch h.Kind {
-	case HandlerTransient:
-		s.Behaviour = sim.Transient
-	case HandlerPermanent:
-		s.Behaviour = sim.Permanent
-	case HandlerPoison:
-		s.Behaviour = sim.Poison
-	}
-	return s
-}
-
-// idempotent wraps h with the in-memory idempotency of mode: "message_id"
-// absorbs a repeat of the same message (sim.ByMessageID), "business_key" a
-// repeat of the same business change under any ID (sim.ByBusinessKey);
-// "none" and "" leave h as it is.
-func idempotent(h sim.Handler, mode string) sim.Handler {
-	switch mode {
-	case "message_id":
-		return sim.Idempotent(h, sim.ByMessageID)
-	case "business_key":
-		return sim.Idempotent(h, sim.ByBusinessKey)
-	}
-	return h
+	return &sim.Script{Behaviour: h.Kind, Keys: h.Keys, Failures: h.Failures, Ticks: h.Ticks, Error: h.Error}
 }
 
 // buildProducers makes a producer.Producer for every producer that sends to
@@ -115,15 +92,9 @@ func (r *Run) buildProducers() error {
 			return err
 		}
 		cfg := producer.Config{Name: pc.Name, Target: tgt, Count: pc.Count, Rate: pc.Rate, Start: pc.Start,
-			Keys: pc.Keys, Type: pc.Type, Source: pc.Source}
+			Keys: pc.Keys, KeyOrder: pc.KeyOrder, Type: pc.Type, Source: pc.Source, OnRefused: pc.OnRefused}
 		if pc.Keys == nil && pc.KeyPattern != "" {
 			cfg.KeyPattern, cfg.KeyCount = pc.KeyPattern, pc.KeyCount
-		}
-		if pc.KeyOrder == "random" {
-			cfg.KeyOrder = producer.Random
-		}
-		if pc.OnRefused == OnRefusedDrop {
-			cfg.OnRefused = producer.OnRefusedDrop
 		}
 		p, err := producer.New(r.w, cfg)
 		if err != nil {
@@ -142,7 +113,7 @@ func (r *Run) buildProducers() error {
 // command i the same key as the full list.
 func commanderConfig(pc *Producer, w *outbox.Writer) outbox.CommanderConfig {
 	c := outbox.CommanderConfig{Name: pc.Name, Writer: w, Count: pc.Count, Rate: pc.Rate, Start: pc.Start,
-		RandomKeys: pc.KeyOrder == "random"}
+		RandomKeys: pc.KeyOrder == producer.Random, OnRefused: pc.OnRefused}
 	if n := pc.NumKeys(); n > 0 {
 		if !c.RandomKeys {
 			n = min(n, pc.Count)
@@ -151,9 +122,6 @@ func commanderConfig(pc *Producer, w *outbox.Writer) outbox.CommanderConfig {
 		for k := range c.Keys {
 			c.Keys[k] = pc.Key(k)
 		}
-	}
-	if pc.OnRefused == OnRefusedDrop {
-		c.OnRefused = outbox.Drop
 	}
 	return c
 }
@@ -171,17 +139,13 @@ func (r *Run) buildRelays() error {
 			return err
 		}
 		rr := &runRelay{cfg: rc, svc: rs}
-		if rc.Mode == "cdc" {
+		if rc.Mode == outbox.CDC {
 			rr.relay, err = outbox.NewCDCRelay(r.w, outbox.CDCConfig{Name: rc.Name, Service: rs.svc, Target: tgt, Faults: r.inj,
 				MaxPerStep: rc.Batch, Start: rc.Start, Interval: rc.Interval})
 		} else {
-			ord := outbox.InOrder
-			if rc.Order == "per_aggregate" {
-				ord = outbox.PerAggregate
-			}
 			rr.relay, err = outbox.NewRelay(r.w, outbox.RelayConfig{Name: rc.Name, Service: rs.svc, Target: tgt, Faults: r.inj,
 				Batch: rc.Batch, PollEvery: rc.Interval, Lease: rc.Lease, MaxAttempts: rs.cfg.MaxAttempts, Backoff: rc.Backoff,
-				Ordering: ord, Start: rc.Start})
+				Ordering: rc.Order, Start: rc.Start})
 		}
 		if err != nil {
 			return r.s.runErr(rc.Pos, err.Error())
@@ -205,25 +169,16 @@ func (r *Run) buildConsumers() error {
 			return r.s.runErr(cc.FieldPos("queue"), "queue "+strconv.Quote(cc.Queue)+" is not defined")
 		}
 		rc := &runConsumer{cfg: cc, q: rq, script: script(&cc.Handler)}
+		h := cc.Idempotency.Wrap(rc.script)
+		if b := r.bound(cc.Name); b != nil {
+			h = b
+		}
 		cfg := queue.ConsumerConfig{Queue: rq.q, Name: cc.Name, Instances: cc.Instances, Start: cc.Start, Batch: cc.Batch,
-			VisibilityTimeout: cc.VisibilityTimeout, WaitTime: cc.WaitTime,
-			Handler: idempotent(rc.script, cc.Idempotency), Faults: r.inj}
+			VisibilityTimeout: cc.VisibilityTimeout, WaitTime: cc.WaitTime, Handler: h, AckMode: cc.Ack, Faults: r.inj}
 		if cc.ShortPoll {
 			cfg.WaitTime = queue.ShortPoll
 		}
-		if cc.Ack == "before" {
-			cfg.AckMode = queue.AckBeforeProcess
-		}
-		switch rt := cc.Retry; rt.Policy {
-		case "fixed":
-			cfg.Retry = queue.FixedRetry(rt.Base)
-		case "exponential":
-			j := 0.0
-			if rt.Jitter {
-				j = 0.5
-			}
-			cfg.Retry = queue.ExponentialRetry(rt.Base, rt.Cap, j)
-		}
+		cfg.Retry = retryPolicy(cc.Retry)
 		c, err := queue.NewConsumer(r.w, cfg)
 		if err != nil {
 			return r.s.runErr(cc.Pos, err.Error())
@@ -233,6 +188,23 @@ func (r *Run) buildConsumers() error {
 		r.consBy[cc.Name] = rc
 	}
 	return nil
+}
+
+// retryPolicy returns the queue.RetryPolicy of rt: its kind, base and
+// cap, with jitter on meaning "equal jitter" (half of each delay).
+func retryPolicy(rt Retry) queue.RetryPolicy {
+	p := queue.RetryPolicy{Kind: rt.Policy}
+	if rt.Policy == queue.RetryNone {
+		return p
+	}
+	p.Delay = rt.Base
+	if rt.Policy == queue.RetryExponential {
+		p.Cap = rt.Cap
+		if rt.Jitter {
+			p.Jitter = 0.5
+		}
+	}
+	return p
 }
 
 // buildMembers makes an eventlog.Member for every group member: its start
@@ -246,17 +218,12 @@ func (r *Run) buildMembers() error {
 			return r.s.runErr(mc.FieldPos("group"), "group "+strconv.Quote(mc.Group)+" is not defined")
 		}
 		rm := &runMember{cfg: mc, group: rg, script: script(&mc.Handler)}
-		mode := eventlog.CommitAfter
-		switch mc.Commit {
-		case "before":
-			mode = eventlog.CommitBefore
-		case "auto":
-			mode = eventlog.CommitAuto
-		case "off_by_one":
-			mode = eventlog.CommitOffByOne
+		h := mc.Idempotency.Wrap(rm.script)
+		if b := r.bound(mc.Name); b != nil {
+			h = b
 		}
-		m, err := eventlog.NewMember(r.w, rg.g, eventlog.MemberConfig{Name: mc.Name, Handler: idempotent(rm.script, mc.Idempotency),
-			Commit: mode, AutoCommitEvery: rg.cfg.AutoCommitInterval, Batch: mc.Batch, Start: mc.Start})
+		m, err := eventlog.NewMember(r.w, rg.g, eventlog.MemberConfig{Name: mc.Name, Handler: h,
+			Commit: mc.Commit, AutoCommitEvery: rg.cfg.AutoCommitInterval, Batch: mc.Batch, Start: mc.Start})
 		if err != nil {
 			return r.s.runErr(mc.Pos, fmt.Sprintf("member %q cannot join group %q: %v", mc.Name, mc.Group, err))
 		}

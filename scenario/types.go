@@ -4,8 +4,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/outbox"
+	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/pubsub"
+	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -44,6 +50,7 @@ const (
 	MaxExpect            = 1000      // expectations
 	MaxFailures          = 1000      // handler failures before a transient handler succeeds
 	MaxNameLen           = 64        // bytes of a name
+	MaxVariants          = 32        // variants of one file (each is decoded again to check it)
 )
 
 // Scenario is a loaded, validated scenario file. Every reference in it
@@ -80,6 +87,40 @@ type Scenario struct {
 	Narration []Step
 	// Expect is what must hold at the end of the run.
 	Expect []Expectation
+	// View is how a player first shows the scenario.
+	View View
+	// Variants are the named versions of the scenario, in file order;
+	// Variant builds one.
+	Variants []Variant
+	// src is the file's text (without a byte order mark), which Variant
+	// decodes again with the overrides applied.
+	src []byte
+}
+
+// View is how a player first shows a scenario.
+type View struct {
+	Node
+	// Tab is the queue, topic, log or service a player opens first; ""
+	// leaves the choice to the player.
+	Tab string
+}
+
+// Variant is a named version of a scenario: the file with the values of
+// its set entries in place of the ones written (see Scenario.Variant).
+type Variant struct {
+	Node
+	Name        string
+	Description string
+	sets        []override
+}
+
+// override is one set entry of a variant: the dotted path, where its key
+// was written, and the YAML value that replaces the one at the path.
+type override struct {
+	path  string
+	pos   Pos
+	quote bool // the key was quoted, so its text starts one column later
+	value ast.Node
 }
 
 // UntilDrained is the only Length.Until condition: every producer is done, no
@@ -122,7 +163,7 @@ type Queue struct {
 	Node
 	Name string
 	// VisibilityTimeout is how long a received message stays invisible;
-	// default 30.
+	// default queue.DefaultVisibilityTimeout.
 	VisibilityTimeout sim.Tick
 	// Retention deletes messages older than this; 0 keeps them forever.
 	Retention sim.Tick
@@ -203,21 +244,14 @@ func (r *FanOutRetry) Policy() pubsub.ForwardRetry {
 	return pubsub.ForwardRetry{Immediate: r.Immediate, Backoff: r.Backoff, Delay: r.Delay, MaxDelay: r.MaxDelay}
 }
 
-// The overflow policies of a subscriber buffer.
-const (
-	DropNewest = "drop_newest"
-	DropOldest = "drop_oldest"
-	Block      = "block"
-)
-
 // Subscriber is a pub/sub subscriber of one topic.
 type Subscriber struct {
 	Node
 	Name string
-	// Buffer is the bounded buffer size; default 16.
+	// Buffer is the bounded buffer size; default pubsub.DefaultBuffer.
 	Buffer int
-	// Overflow is DropNewest (default), DropOldest or Block.
-	Overflow string
+	// Overflow is what a full buffer does; default pubsub.DropNewest.
+	Overflow pubsub.Policy
 	// Offline subscribers start disconnected.
 	Offline bool
 	// Emits are the messages published for every message handled.
@@ -266,31 +300,25 @@ type Group struct {
 	Node
 	Name string
 	Log  string
-	// Assignment is "range" (default), "round_robin" or "sticky".
-	Assignment string
-	// AutoOffsetReset is "earliest" (default), "latest" or "none".
-	AutoOffsetReset string
-	// SessionTimeout defaults to 10 ticks.
+	// Assignment defaults to eventlog.Range.
+	Assignment eventlog.Strategy
+	// AutoOffsetReset defaults to eventlog.ResetEarliest.
+	AutoOffsetReset eventlog.Reset
+	// SessionTimeout defaults to eventlog.DefaultSessionTimeout.
 	SessionTimeout sim.Tick
-	// AutoCommitInterval is used by members with commit "auto"; default 5.
+	// AutoCommitInterval is used by members with commit "auto"; default
+	// eventlog.DefaultAutoCommitEvery.
 	AutoCommitInterval sim.Tick
 }
-
-// The writer modes of a service.
-const (
-	WriterOutbox            = "outbox"
-	WriterCommitThenPublish = "commit_then_publish"
-	WriterPublishThenCommit = "publish_then_commit"
-)
 
 // Service is a simulated service with its own database that turns each
 // command it receives into a business row and an event.
 type Service struct {
 	Node
 	Name string
-	// Writer is WriterOutbox (default), WriterCommitThenPublish or
-	// WriterPublishThenCommit.
-	Writer string
+	// Writer is outbox.Outbox (default), outbox.CommitThenPublish or
+	// outbox.PublishThenCommit.
+	Writer outbox.Mode
 	// PublishTo is where events go (a queue, topic or log).
 	PublishTo Target
 	// MaxAttempts is the relay attempts before a row is a dead letter;
@@ -348,24 +376,19 @@ type Producer struct {
 	KeyPattern string
 	// KeyCount is the number of distinct keys of KeyPattern (default 1).
 	KeyCount int
-	// KeyOrder is "round_robin" (default) or "random".
-	KeyOrder string
+	// KeyOrder is producer.RoundRobin (default) or producer.Random.
+	KeyOrder producer.KeyOrder
 	// Type is the message type header.
 	Type string
 	// Source is the source header; default the producer's name.
 	Source string
 	// OnRefused is what the producer does with a message the broker
 	// refuses (broker.unavailable, a full blocking subscriber):
-	// OnRefusedRetry (default) sends it again first on the next tick;
-	// OnRefusedDrop gives it up, a loss with cause "broker unavailable".
-	OnRefused string
+	// producer.OnRefusedRetry (default) sends it again first on the next
+	// tick; producer.OnRefusedDrop gives it up, a loss with cause "broker
+	// unavailable".
+	OnRefused producer.OnRefused
 }
-
-// The values of Producer.OnRefused.
-const (
-	OnRefusedRetry = "retry"
-	OnRefusedDrop  = "drop"
-)
 
 // NumKeys returns the number of distinct keys the producer uses; 0 means
 // its messages have no key.
@@ -394,20 +417,12 @@ func (p *Producer) Key(k int) string {
 	return before + strconv.Itoa(k+1) + after
 }
 
-// Handler kinds.
-const (
-	HandlerSucceed   = "succeed"
-	HandlerTransient = "transient"
-	HandlerPermanent = "permanent"
-	HandlerPoison    = "poison"
-	HandlerSlow      = "slow"
-)
-
 // Handler is how a consumer or member handles a message.
 type Handler struct {
 	Node
-	// Kind is one of the Handler* constants; default HandlerSucceed.
-	Kind string
+	// Kind is the scripted behaviour; default sim.Succeed. sim.Slow needs
+	// Ticks of at least 1.
+	Kind sim.Behaviour
 	// Keys restricts the behaviour to messages whose key matches this glob
 	// (path.Match syntax); others succeed. "" means every message.
 	Keys string
@@ -423,9 +438,9 @@ type Handler struct {
 // Retry is how a failing queue consumer delays the next attempt.
 type Retry struct {
 	Node
-	// Policy is "none" (default: the visibility timeout brings the
-	// message back), "fixed" or "exponential".
-	Policy string
+	// Policy is queue.RetryNone (default: the visibility timeout brings
+	// the message back), queue.RetryFixed or queue.RetryExponential.
+	Policy queue.RetryKind
 	// Base is the fixed delay or the first exponential delay.
 	Base sim.Tick
 	// Cap bounds exponential delays; default 64 * Base, capped at MaxTicks.
@@ -456,12 +471,13 @@ type Consumer struct {
 	// attempt even on a queue with a ReceiveWaitTime (queue.ShortPoll).
 	ShortPoll bool
 	Handler   Handler
-	// Ack is "after" processing (default, at-least-once) or "before"
-	// (at-most-once).
-	Ack   string
+	// Ack is queue.AckAfterProcess (default, at-least-once) or
+	// queue.AckBeforeProcess (at-most-once).
+	Ack   queue.AckMode
 	Retry Retry
-	// Idempotency is "none" (default), "message_id" or "business_key".
-	Idempotency string
+	// Idempotency is sim.NotIdempotent (default), sim.KeyByMessageID or
+	// sim.KeyByBusinessKey.
+	Idempotency sim.IdempotencyKey
 	// Start is the first tick the consumer runs.
 	Start sim.Tick
 }
@@ -471,14 +487,15 @@ type Member struct {
 	Node
 	Name  string
 	Group string
-	// Commit is "after" processing (default), "before", "auto" (on the
-	// group's interval) or "off_by_one" (a bug: commits the last offset
-	// read instead of the next one).
-	Commit  string
+	// Commit is eventlog.CommitAfter processing (default), CommitBefore,
+	// CommitAuto (on the group's interval) or CommitOffByOne (a bug:
+	// commits the last offset read instead of the next one).
+	Commit  eventlog.CommitMode
 	Handler Handler
-	// Batch is the poll size; default 10.
-	Batch       int
-	Idempotency string
+	// Batch is the poll size; default eventlog.DefaultBatch.
+	Batch int
+	// Idempotency is as for a Consumer.
+	Idempotency sim.IdempotencyKey
 	Start       sim.Tick
 }
 
@@ -487,8 +504,8 @@ type Relay struct {
 	Node
 	Name    string
 	Service string
-	// Mode is "poll" (default) or "cdc".
-	Mode string
+	// Mode is outbox.Poll (default) or outbox.CDC.
+	Mode outbox.RelayKind
 	// Batch is the rows per poll; default 10.
 	Batch int
 	// Interval is the ticks between polls; default 1.
@@ -497,8 +514,9 @@ type Relay struct {
 	Lease sim.Tick
 	// Backoff is the retry-after of a failed row; default 2.
 	Backoff sim.Tick
-	// Order is "global" (default) or "per_aggregate".
-	Order string
+	// Order is outbox.InOrder (default, written "global") or
+	// outbox.PerAggregate; Poll only.
+	Order outbox.Ordering
 	Start sim.Tick
 }
 
@@ -516,6 +534,8 @@ type Fault struct {
 	Error       string
 	// matchNode keeps the positions of the match fields.
 	matchNode Node
+	// untilOK says until was written and valid.
+	untilOK bool
 	// consumerGlob is the match.consumer pattern the runner gives the
 	// models: Match.Consumer widened to the instances of the consumers it
 	// names (set by Load; "" means Match.Consumer as it is).
@@ -563,8 +583,9 @@ type Action struct {
 	Action string
 	// The subject: exactly the ones the action takes are set.
 	Queue, Log, Group, Consumer, Member, Subscriber, Relay, Fault string
-	// To is the seek target: "earliest", "latest", "offset" or "tick".
-	To string
+	// To is the seek target: eventlog.SeekToEarliest, SeekToLatest,
+	// SeekToOffset or SeekToTick (set only for a seek).
+	To eventlog.SeekTo
 	// Offset is the seek offset (To "offset").
 	Offset int64
 	// Tick is the seek tick (To "tick").

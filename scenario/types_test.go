@@ -3,6 +3,8 @@ package scenario
 import (
 	"testing"
 
+	"github.com/brokerlab/brokerlab/eventlog"
+	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -24,13 +26,13 @@ func TestDefaultsAndPositions(t *testing.T) {
 		t.Errorf("queue defaults: %+v", q)
 	}
 	c := s.Actors.Consumers[0]
-	if got, want := c.FieldPos("queue"), (Pos{22, 14}); got != want {
+	if got, want := c.FieldPos("queue"), (Pos{23, 14}); got != want {
 		t.Errorf("consumer queue at %v, want %v", got, want)
 	}
 	if got := c.FieldPos("batch"); got != c.Pos {
 		t.Errorf("unwritten field at %v, want the mapping's %v", got, c.Pos)
 	}
-	if c.Batch != 1 || c.Retry.Cap != 8 || c.Handler.Kind != HandlerPoison || c.Handler.Keys != "kunde-2" {
+	if c.Batch != 1 || c.Retry.Cap != 8 || c.Handler.Kind != sim.Poison || c.Handler.Keys != "kunde-2" {
 		t.Errorf("consumer: %+v", c)
 	}
 	if s.Run.Cap() != 500 || s.Run.Until != UntilDrained {
@@ -41,17 +43,17 @@ func TestDefaultsAndPositions(t *testing.T) {
 		t.Errorf("outbox scenario: seed %d cap %d", o.Seed, o.Run.Cap())
 	}
 	r := o.Actors.Relays[1]
-	if r.Mode != "cdc" || r.Batch != 10 || r.Interval != 1 || r.Lease != 5 || r.Backoff != 2 || r.Order != "global" {
+	if r.Mode != outbox.CDC || r.Batch != 10 || r.Interval != 1 || r.Lease != 5 || r.Backoff != 2 || r.Order != outbox.InOrder {
 		t.Errorf("relay defaults: %+v", r)
 	}
 	l := mustLoad(t, "testdata/valid/log-replay.yaml")
 	if l.Faults[0].Name != "fault-1" || l.Faults[1].Name != "fault-2" {
 		t.Errorf("default fault names: %q %q", l.Faults[0].Name, l.Faults[1].Name)
 	}
-	if a := l.Timeline[3]; a.Partition != -1 || a.To != "earliest" {
+	if a := l.Timeline[3]; a.Partition != -1 || a.To != eventlog.SeekToEarliest {
 		t.Errorf("seek defaults: %+v", a)
 	}
-	if g := l.Topology.Groups[1]; g.AutoOffsetReset != "earliest" || g.SessionTimeout != 10 || g.AutoCommitInterval != 5 {
+	if g := l.Topology.Groups[1]; g.AutoOffsetReset != eventlog.ResetEarliest || g.SessionTimeout != 10 || g.AutoCommitInterval != 5 {
 		t.Errorf("group defaults: %+v", g)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -73,8 +75,6 @@ func (v *val) validate() {
 		{"member", "members"}, {"relay", "relays"}, {"fault", "faults"}} {
 		v.ns[k[0]] = newNamespace(k[0], k[1])
 	}
-	d := v.d
-	d.require(&s.Node, "a scenario", "title", "run", "topology")
 	t := &s.Topology
 	if s.Has("topology") && len(t.Queues)+len(t.Topics)+len(t.Logs)+len(t.Services) == 0 {
 		v.errf(s.FieldPos("topology"), "topology defines no queues, topics, logs or services")
@@ -128,6 +128,28 @@ func (v *val) validate() {
 	v.faultRefs()
 	v.timelineRefs()
 	v.expectRefs()
+	v.viewRefs()
+}
+
+// viewRefs checks the view's tab and keeps variant names unique.
+func (v *val) viewRefs() {
+	s := v.s
+	if tab := s.View.Tab; tab != "" {
+		tabs := newNamespace("queue, topic, log or service", "queues, topics, logs and services")
+		for _, k := range []string{"queue", "topic", "log", "service"} {
+			for _, n := range v.ns[k].list {
+				if !tabs.has(n) {
+					tabs.pos[n] = v.ns[k].pos[n]
+					tabs.list = append(tabs.list, n)
+				}
+			}
+		}
+		v.ref(s.View.FieldPos("tab"), "view tab names", tabs, tab)
+	}
+	variants := newNamespace("variant", "variants")
+	for i := range s.Variants {
+		v.declare(variants, s.Variants[i].Name, s.Variants[i].FieldPos("name"))
+	}
 }
 
 // distinctActors keeps consumer, member, relay and subscriber names apart:
@@ -267,7 +289,7 @@ func (v *val) actorRefs() {
 	for i := range a.Relays {
 		r := &a.Relays[i]
 		if v.ref(r.FieldPos("service"), fmt.Sprintf("relay %q serves", r.Name), v.ns["service"], r.Service) {
-			if sv := v.service(r.Service); sv != nil && sv.Writer != WriterOutbox {
+			if sv := v.service(r.Service); sv != nil && sv.Writer != outbox.Outbox {
 				v.errf(r.FieldPos("service"), "relay %q serves service %q, whose writer is %s; relays need writer: outbox", r.Name, sv.Name, sv.Writer)
 			}
 		}
@@ -425,7 +447,7 @@ func (v *val) timelineRefs() {
 					v.errf(a.FieldPos("partition"), "log %q has partitions 0 to %d at tick %d, not %d", l.Name, l.Partitions+added[l.Name]-1, a.At, a.Partition)
 				}
 			}
-			if a.To == "tick" && a.Tick > a.At {
+			if a.To == eventlog.SeekToTick && a.Tick > a.At {
 				v.errf(a.FieldPos("tick"), "seek at tick %d cannot go to the future tick %d", a.At, a.Tick)
 			}
 		}
@@ -508,7 +530,7 @@ func (v *val) expectRefs() {
 				}
 			}
 		case m.Kind == "outbox":
-			if sv := v.service(m.Name); sv != nil && sv.Writer != WriterOutbox {
+			if sv := v.service(m.Name); sv != nil && sv.Writer != outbox.Outbox {
 				v.errf(p, "metric %s: service %q has writer %s and no outbox", m, m.Name, sv.Writer)
 			}
 		}

@@ -1,6 +1,9 @@
 package sim
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // The failure classes of a handler error. A handler wraps one of them
 // (fmt.Errorf("...: %w", sim.ErrPermanent)) to tell the model what to do;
@@ -236,6 +239,68 @@ func BusinessKey(m Message) string {
 
 // ByBusinessKey is a key for Idempotent: BusinessKey of the message.
 func ByBusinessKey(d *Delivery) string { return BusinessKey(d.Msg) }
+
+// IdempotencyKey names the key function of Idempotent as a value a
+// configuration can hold: NotIdempotent, KeyByMessageID (ByMessageID) or
+// KeyByBusinessKey (ByBusinessKey). Its text is "none", "message_id" or
+// "business_key", as scenario files write it.
+type IdempotencyKey uint8
+
+// The idempotency keys.
+const (
+	// NotIdempotent applies every delivery: Wrap returns the handler as it
+	// is.
+	NotIdempotent IdempotencyKey = iota
+	// KeyByMessageID absorbs a repeat of the same message (ByMessageID).
+	KeyByMessageID
+	// KeyByBusinessKey absorbs a repeat of the same business change under
+	// any ID, e.g. a redriven copy (ByBusinessKey).
+	KeyByBusinessKey
+)
+
+var idempotencyKeyNames = [...]string{"none", "message_id", "business_key"}
+
+// String returns the key's name: "none", "message_id" or "business_key".
+func (k IdempotencyKey) String() string {
+	if int(k) < len(idempotencyKeyNames) {
+		return idempotencyKeyNames[k]
+	}
+	return "unknown"
+}
+
+// MarshalText returns the key's name as String does; a key that is none
+// of the three is an error wrapping ErrInvalidConfig.
+func (k IdempotencyKey) MarshalText() ([]byte, error) {
+	if int(k) >= len(idempotencyKeyNames) {
+		return nil, fmt.Errorf("%w: unknown idempotency key %d", ErrInvalidConfig, k)
+	}
+	return []byte(idempotencyKeyNames[k]), nil
+}
+
+// UnmarshalText sets k from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (k *IdempotencyKey) UnmarshalText(text []byte) error {
+	for i, n := range idempotencyKeyNames {
+		if n == string(text) {
+			*k = IdempotencyKey(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown idempotency key %q", ErrInvalidConfig, text)
+}
+
+// Wrap returns h made idempotent by k: Idempotent(h, ByMessageID) for
+// KeyByMessageID, Idempotent(h, ByBusinessKey) for KeyByBusinessKey, and
+// h itself for NotIdempotent (or any unknown key).
+func (k IdempotencyKey) Wrap(h Handler) Handler {
+	switch k {
+	case KeyByMessageID:
+		return Idempotent(h, ByMessageID)
+	case KeyByBusinessKey:
+		return Idempotent(h, ByBusinessKey)
+	}
+	return h
+}
 
 // ByKey is a key for Idempotent: the message key (a business key such as
 // an order number), which survives redrives and re-publishes.

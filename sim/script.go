@@ -33,16 +33,39 @@ const (
 	Transient                  // fail the first Failures attempts per message, then apply
 	Permanent                  // always fail with a permanent error
 	Poison                     // always fail: the message can never be handled
+	Slow                       // apply the effect, taking Ticks (at least 1) per attempt
 )
 
-var behaviourNames = [...]string{"succeed", "transient", "permanent", "poison"}
+var behaviourNames = [...]string{"succeed", "transient", "permanent", "poison", "slow"}
 
-// String returns the behaviour's name.
+// String returns the behaviour's name: "succeed", "transient",
+// "permanent", "poison" or "slow", as scenario files write it.
 func (b Behaviour) String() string {
 	if int(b) < len(behaviourNames) {
 		return behaviourNames[b]
 	}
 	return "unknown"
+}
+
+// MarshalText returns the behaviour's name as String does; a behaviour
+// that is none of the five is an error wrapping ErrInvalidConfig.
+func (b Behaviour) MarshalText() ([]byte, error) {
+	if int(b) >= len(behaviourNames) {
+		return nil, fmt.Errorf("%w: unknown behaviour %d", ErrInvalidConfig, b)
+	}
+	return []byte(behaviourNames[b]), nil
+}
+
+// UnmarshalText sets b from its name as String returns it; any other text
+// is an error wrapping ErrInvalidConfig.
+func (b *Behaviour) UnmarshalText(text []byte) error {
+	for i, n := range behaviourNames {
+		if n == string(text) {
+			*b = Behaviour(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown behaviour %q", ErrInvalidConfig, text)
 }
 
 // Script is a scripted handler, the behaviour lessons and scenario files
@@ -70,8 +93,10 @@ type Script struct {
 // Validate reports a script that cannot run.
 func (s *Script) Validate() error {
 	switch {
-	case s.Behaviour > Poison:
+	case s.Behaviour > Slow:
 		return fmt.Errorf("%w: unknown behaviour %d", ErrInvalidConfig, s.Behaviour)
+	case s.Behaviour == Slow && s.Ticks < 1:
+		return fmt.Errorf("%w: a slow script needs ticks of at least 1, got %d", ErrInvalidConfig, s.Ticks)
 	case s.Failures < 0:
 		return fmt.Errorf("%w: failures %d is negative", ErrInvalidConfig, s.Failures)
 	case s.Ticks < 0:

@@ -6,13 +6,12 @@ import (
 	"sort"
 )
 
-// Sentinel errors of package sim.
+// Sentinel errors of package sim (the meanings shared by the models are in
+// errors.go).
 var (
-	ErrInvalidConfig = errors.New("sim: invalid config")
 	ErrDuplicateName = errors.New("sim: duplicate component name")
 	ErrTickCap       = errors.New("sim: tick cap reached")
 	ErrNotDone       = errors.New("sim: not done")
-	ErrUnavailable   = errors.New("sim: broker unavailable")
 )
 
 // Env is what every model and actor of one World shares: the clock, the

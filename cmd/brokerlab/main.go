@@ -6,7 +6,9 @@
 //	brokerlab run FILE|LESSON...      run headless, print a report
 //	brokerlab trace FILE|LESSON       print the trace (text, json, mermaid)
 //	brokerlab check FILE...           validate scenario files
+//	brokerlab schema                  print the JSON Schema of scenario files
 //	brokerlab verify TRACE.jsonl      fold the ledger from a trace and check it
+//	brokerlab explore FILE|LESSON     sweep seeds, shrink the first failure, write NAME.min.yaml
 //	brokerlab list                    list the built-in lessons
 //
 // Exit codes: 0 success (every expectation holds), 1 an expectation failed,

@@ -1,0 +1,457 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/brokerlab/brokerlab/scenario"
+)
+
+// stderrTerminal reports whether w (the command's stderr) is a terminal,
+// where explore draws its progress bar; replaced in tests.
+var stderrTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// maxJobs caps --jobs: more workers than that only cost memory.
+const maxJobs = 1024
+
+// exploreGCPercent is the GOGC explore runs with unless GOGC says
+// otherwise. A sweep builds and drops one small World per seed, so with
+// the default 100 the collector runs every few seeds; at 400 it ran twice
+// as many seeds per second on the lessons (measured with --jobs 1 and 2),
+// and the memory limit still bounds the heap.
+const exploreGCPercent = 400
+
+// shardFlag is a --shard K/N value.
+type shardFlag struct{ k, n int }
+
+func (s *shardFlag) String() string {
+	if s.n == 0 {
+		return "1/1"
+	}
+	return strconv.Itoa(s.k) + "/" + strconv.Itoa(s.n)
+}
+
+func (s *shardFlag) Set(v string) error {
+	ks, ns, ok := strings.Cut(v, "/")
+	k, err1 := strconv.Atoi(ks)
+	n, err2 := strconv.Atoi(ns)
+	if !ok || err1 != nil || err2 != nil || n < 1 || k < 1 || k > n || n > 1<<20 {
+		return errors.New("want K/N with 1 <= K <= N <= 1048576, e.g. 2/4")
+	}
+	s.k, s.n = k, n
+	return nil
+}
+
+// uintFlag is a whole-number flag with a clear error.
+type uintFlag struct{ v uint64 }
+
+func (u *uintFlag) String() string { return strconv.FormatUint(u.v, 10) }
+
+func (u *uintFlag) Set(v string) error {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("must be a whole number from 0 to %d", uint64(1<<64-1))
+	}
+	u.v = n
+	return nil
+}
+
+// cmdExplore sweeps the seeds of one scenario, shrinks the first failing
+// seed and writes its reproducer; "explore merge" merges shard reports.
+func (c *cli) cmdExplore(args []string) int {
+	if len(args) > 0 && args[0] == "merge" {
+		return c.cmdExploreMerge(args[1:])
+	}
+	fs := c.flags("explore")
+	seeds := uintFlag{100}
+	from := uintFlag{1}
+	var shard shardFlag
+	fs.Var(&seeds, "seeds", "how many seeds to sweep (all shards together)")
+	fs.Var(&from, "from", "the first seed")
+	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "seeds run at once, each in its own world")
+	fs.Var(&shard, "shard", "sweep only shard K of N: the seeds s with s mod N == K-1")
+	jsonOut := fs.String("json", "", "write the sweep report (JSON, for explore merge) to this file")
+	out := fs.String("out", "", "write the reproducer here (default NAME.min.yaml in the current directory)")
+	noShrink := fs.Bool("no-shrink", false, "list the failing seeds only; do not shrink or write a reproducer")
+	variant := fs.String("variant", "", "sweep this variant of the file (its variants: section); the reproducer is the variant's own document, NAME-VARIANT.min.yaml")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(c.stderr, "brokerlab explore: want exactly one FILE or LESSON; lessons:", lessonNames())
+		return exitBadInput
+	}
+	if *jobs < 1 || *jobs > maxJobs {
+		fmt.Fprintf(c.stderr, "brokerlab explore: --jobs %d: want 1 to %d\n", *jobs, maxJobs)
+		return exitBadInput
+	}
+	space := scenario.Seeds{From: from.v, Count: seeds.v, Shard: shard.k, Shards: shard.n}
+	if err := space.Validate(); err != nil {
+		fmt.Fprintln(c.stderr, "brokerlab explore:", strings.TrimPrefix(err.Error(), scenario.ErrSweep.Error()+": "))
+		return exitBadInput
+	}
+	name, src, err := scenario.Source(pos[0])
+	if err != nil {
+		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
+		return exitBadInput
+	}
+	s, err := scenario.Load(name, src)
+	if err != nil {
+		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
+		return exitBadInput
+	}
+	// The text the reproducer is written from: the file, or the variant
+	// as a document of its own.
+	minSrc := src
+	if *variant != "" {
+		v, ok := c.variantOf(s, *variant)
+		if !ok {
+			return exitBadInput
+		}
+		if minSrc, err = s.VariantSource(*variant); err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab explore:", strings.TrimRight(err.Error(), "\n"))
+			return exitBadInput
+		}
+		s = v
+	}
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(exploreGCPercent))
+	}
+	minOut := *out
+	if minOut == "" {
+		minOut = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+		if *variant != "" {
+			minOut += "-" + *variant
+		}
+		minOut += ".min.yaml"
+	}
+	if a, err1 := filepath.Abs(minOut); err1 == nil {
+		if b, err2 := filepath.Abs(name); err2 == nil && a == b {
+			fmt.Fprintf(c.stderr, "brokerlab explore: --out %s would overwrite the scenario itself; name another file\n", minOut)
+			return exitBadInput
+		}
+	}
+	what := name
+	if *variant != "" {
+		what += " variant " + *variant
+	}
+	fmt.Fprintf(c.stdout, "explore %s: %s (%d seeds)\n", what, space, space.Len())
+	start := time.Now()
+	rep, err := c.sweep(name, src, *variant, space, *jobs)
+	if err != nil {
+		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
+		return exitBadInput
+	}
+	elapsed := time.Since(start)
+	if err := rep.WriteText(c.stdout); err != nil {
+		fmt.Fprintln(c.stderr, "brokerlab:", err)
+		return exitBadInput
+	}
+	fmt.Fprintf(c.stderr, "%d seeds in %.2fs with %d jobs: %.0f seeds/s\n", rep.Ran, elapsed.Seconds(), *jobs, float64(rep.Ran)/max(elapsed.Seconds(), 1e-9))
+	if *jsonOut != "" {
+		if err := writeFile(*jsonOut, rep.WriteJSON); err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab explore:", err)
+			return exitBadInput
+		}
+		fmt.Fprintln(c.stdout, "wrote", *jsonOut)
+	}
+	if rep.Failed == 0 {
+		return exitOK
+	}
+	worst := exitFailed
+	for _, f := range rep.Failures {
+		if f.Expect < 0 {
+			worst = exitBadInput // a runtime error, as brokerlab run reports it
+		}
+	}
+	if !*noShrink {
+		c.shrink(s, minSrc, rep.Failures[0].Seed, minOut)
+	}
+	return worst
+}
+
+// shrink shrinks seed of s, prints the minimal schedule and writes the
+// reproducer, made from src (the document s was loaded from), to out.
+func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out string) {
+	sh, err := s.Shrink(seed, nil)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
+		return
+	}
+	capped := ""
+	if sh.Capped {
+		capped = fmt.Sprintf(" (stopped at the cap of %d runs: it may not be minimal)", scenario.MaxShrinkRuns)
+	}
+	fmt.Fprintf(c.stdout, "shrinking seed %d: %d %s, shrunk to %d in %d runs%s:\n", seed, sh.Fired.Len(),
+		plural(sh.Fired.Len(), "firing", "firings"), sh.Minimal.Len(), sh.Runs, capped)
+	if sh.Minimal.Len() <= 2 {
+		fmt.Fprintf(c.stdout, "  %s\n", sh.Minimal.Words())
+	} else {
+		for i, d := range sh.Minimal.Decisions {
+			fmt.Fprintf(c.stdout, "  %d. %s\n", i+1, d.Words())
+		}
+	}
+	fmt.Fprintf(c.stdout, "  fails %s\n", sh.Failure)
+	data, err := s.MinFile(sh, src, out)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
+		return
+	}
+	if err := writeFile(out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
+		return
+	}
+	fmt.Fprintf(c.stdout, "wrote %s; reproduce with: brokerlab run %s\n", out, out)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// writeFile writes a file through a temporary file in the same directory
+// and renames it into place, so a reader never sees half of it.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// seedResult is one seed's outcome, from a worker.
+type seedResult struct {
+	seed   uint64
+	f      scenario.Failure
+	failed bool
+	err    error
+}
+
+// sweepBatch is how many seeds a worker takes at a time.
+const sweepBatch = 16
+
+// sweep runs every seed of space with jobs workers, over the variant of
+// src called variant when it is not "". Each worker loads its own
+// Scenario from src and runs one World per seed, so no state is shared;
+// the report is sorted by seed, so it does not depend on jobs.
+// On a terminal, stderr shows a progress bar.
+func (c *cli) sweep(name string, src []byte, variant string, space scenario.Seeds, jobs int) (*scenario.SweepReport, error) {
+	total := space.Len()
+	batches := make(chan []uint64, jobs)
+	results := make(chan []seedResult, jobs)
+	stop := make(chan struct{})
+	go func() {
+		defer close(batches)
+		b := make([]uint64, 0, sweepBatch)
+		for seed := range space.All() {
+			b = append(b, seed)
+			if len(b) == sweepBatch {
+				select {
+				case batches <- b:
+				case <-stop:
+					return
+				}
+				b = make([]uint64, 0, sweepBatch)
+			}
+		}
+		if len(b) > 0 {
+			select {
+			case batches <- b:
+			case <-stop:
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := scenario.Load(name, src)
+			if err == nil && variant != "" {
+				s, err = s.Variant(variant)
+			}
+			for b := range batches {
+				rs := make([]seedResult, len(b))
+				for i, seed := range b {
+					rs[i].seed = seed
+					if err != nil {
+						rs[i].err = err
+						continue
+					}
+					rs[i].f, rs[i].failed, rs[i].err = s.Probe(seed, scenario.Options{})
+				}
+				results <- rs
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	rep := scenario.NewSweepReport(name, src, space)
+	rep.Variant = variant
+	bar := newProgress(c.stderr, total)
+	var firstErr error
+	for rs := range results {
+		for _, r := range rs {
+			if r.err != nil {
+				if firstErr == nil {
+					firstErr = r.err
+					close(stop)
+				}
+				continue
+			}
+			rep.Add(r.seed, r.f, r.failed)
+		}
+		bar.update(rep.Ran, rep.Failed)
+	}
+	bar.done()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	rep.Sort()
+	return rep, nil
+}
+
+// progress draws a progress bar with the seeds per second on a terminal,
+// at most ten times a second; it draws nothing elsewhere.
+type progress struct {
+	w          io.Writer
+	on         bool
+	total      uint64
+	start, out time.Time
+}
+
+func newProgress(w io.Writer, total uint64) *progress {
+	now := time.Now()
+	return &progress{w: w, on: stderrTerminal(w), total: total, start: now, out: now}
+}
+
+const barWidth = 30
+
+func (p *progress) update(done, failed uint64) {
+	if !p.on {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.out) < 100*time.Millisecond && done < p.total {
+		return
+	}
+	p.out = now
+	fill := 0
+	if p.total > 0 {
+		fill = int(done * barWidth / p.total)
+	}
+	rate := float64(done) / max(now.Sub(p.start).Seconds(), 1e-9)
+	fmt.Fprintf(p.w, "\r\x1b[K[%s%s] %d/%d seeds  %.0f seeds/s  %d failed", strings.Repeat("#", fill),
+		strings.Repeat(".", barWidth-fill), done, p.total, rate, failed)
+}
+
+func (p *progress) done() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}
+
+// cmdExploreMerge merges the JSON reports of the shards of one sweep.
+func (c *cli) cmdExploreMerge(args []string) int {
+	fs := c.flags("explore")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: brokerlab explore merge [--json FILE] REPORT.json...")
+		fmt.Fprintln(fs.Output(), "\nMerge the --json reports of the shards of one sweep (the same scenario text, seeds and shard count).")
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	jsonOut := fs.String("json", "", "write the merged report to this file")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(c.stderr, "brokerlab explore merge: want at least one REPORT.json (written by brokerlab explore --json)")
+		return exitBadInput
+	}
+	var rs []*scenario.SweepReport
+	for _, p := range pos {
+		f, err := os.Open(p)
+		if err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab explore merge:", err)
+			return exitBadInput
+		}
+		r, err := scenario.ReadSweepReport(p, f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab explore merge:", strings.TrimPrefix(err.Error(), scenario.ErrSweep.Error()+": "))
+			return exitBadInput
+		}
+		rs = append(rs, r)
+	}
+	m, err := scenario.MergeSweeps(rs...)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "brokerlab explore merge:", strings.ReplaceAll(err.Error(), scenario.ErrSweep.Error()+": ", ""))
+		return exitBadInput
+	}
+	what := m.Scenario
+	if m.Variant != "" {
+		what += " variant " + m.Variant
+	}
+	fmt.Fprintf(c.stdout, "explore %s: %s, %d of %d shards merged\n", what, scenario.Seeds{From: m.From, Count: m.Count}, len(m.Covered), m.Shards)
+	if err := m.WriteText(c.stdout); err != nil {
+		fmt.Fprintln(c.stderr, "brokerlab:", err)
+		return exitBadInput
+	}
+	if *jsonOut != "" {
+		if err := writeFile(*jsonOut, m.WriteJSON); err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab explore merge:", err)
+			return exitBadInput
+		}
+		fmt.Fprintln(c.stdout, "wrote", *jsonOut)
+	}
+	if m.Failed == 0 {
+		return exitOK
+	}
+	arg := m.Scenario
+	if l, ok := strings.CutPrefix(arg, "lessons/"); ok && isLesson(strings.TrimSuffix(l, ".yaml")) {
+		arg = strings.TrimSuffix(l, ".yaml")
+	}
+	if m.Variant != "" {
+		arg = "--variant " + m.Variant + " " + arg
+	}
+	fmt.Fprintf(c.stdout, "shrink the first: brokerlab explore %s --from %d --seeds 1\n", arg, m.Failures[0].Seed)
+	for _, f := range m.Failures {
+		if f.Expect < 0 {
+			return exitBadInput
+		}
+	}
+	return exitFailed
+}

@@ -25,7 +25,7 @@ import (
 // one of them (or the model's own sentinel) with %w.
 var (
 	// ErrInvalidConfig reports a Config or SubscriberConfig that cannot work.
-	ErrInvalidConfig = errors.New("watermillsim: invalid config")
+	ErrInvalidConfig = sim.Sentinel("watermillsim: invalid config", sim.ErrInvalidConfig)
 	// ErrClosed reports a call on a closed Broker, Publisher or Subscriber.
 	ErrClosed = errors.New("watermillsim: closed")
 	// ErrInvalidTopic reports a topic name the broker kind cannot use.
@@ -66,7 +66,11 @@ func (k Kind) String() string {
 // Config.TickEvery is 0.
 const DefaultTickEvery = time.Millisecond
 
-// DefaultBuffer is the pub/sub buffer per connection when Config.Buffer is 0.
+// DefaultBuffer is the pub/sub buffer per connection when Config.Buffer is
+// 0. It is larger than the model's pubsub.DefaultBuffer (256) on purpose:
+// a connection drains the model's buffer once per tick, and Watermill
+// code (its universal test suite among it) publishes thousands of
+// messages within one tick, which 256 copies would overflow.
 const DefaultBuffer = 10000
 
 // DefaultSessionTimeout is the session timeout of log group members, in
@@ -180,7 +184,8 @@ func (c Config) Validate() error {
 }
 
 // Broker is one simulated broker behind Watermill's Publisher and
-// Subscriber interfaces. It owns a sim.World through a live.Driver: the
+// Subscriber interfaces. It owns a sim.World through a live.Driver (in a
+// Harness, through the lockstep driver on the bubble's fake clock): the
 // world ticks every Config.TickEvery on the owner goroutine, and every
 // publish, receive, ack and nack runs there too, between ticks, so the
 // models stay single-threaded and deterministic. Topics (queues, subjects or
@@ -192,7 +197,19 @@ func (c Config) Validate() error {
 // goroutine.
 type Broker struct {
 	cfg Config
-	d   *live.Driver
+	d   driver
+	ls  *lockstep // the driver in a synctest bubble (Harness); nil in real time
+
+	// declared is the set of topics a Harness declared up front, created
+	// in its order before anything runs; nil in real time. Read-only once
+	// the harness runs.
+	declared map[string]bool
+	// status says what each subscription is waiting for, by worker, for
+	// the harness's tick-cap errors; nil in real time.
+	status *statusBoard
+	// draining stops the subscriptions from taking new messages
+	// (Harness.Close).
+	draining atomic.Bool
 
 	// Owned by the driver goroutine: touched only inside d.Do or OnTick.
 	w      *sim.World
@@ -233,6 +250,20 @@ func New(cfg Config) (*Broker, error) {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = DefaultSessionTimeout
 	}
+	b, err := newBroker(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d, err := live.Start(live.Config{World: b.w, TickEvery: cfg.TickEvery, OnTick: b.onTick})
+	if err != nil {
+		return nil, err
+	}
+	b.d = realTime{d}
+	return b, nil
+}
+
+// newBroker builds the broker and its world without a driver.
+func newBroker(cfg Config) (*Broker, error) {
 	w, err := sim.New(sim.Config{Seed: cfg.Seed})
 	if err != nil {
 		return nil, err
@@ -256,9 +287,6 @@ func New(cfg Config) (*Broker, error) {
 		if b.ps, err = pubsub.New(w, pubsub.Config{Name: "watermill", Faults: b.inj}); err != nil {
 			return nil, err
 		}
-	}
-	if b.d, err = live.Start(live.Config{World: w, TickEvery: cfg.TickEvery, OnTick: b.onTick}); err != nil {
-		return nil, err
 	}
 	return b, nil
 }
@@ -288,11 +316,15 @@ func (b *Broker) onTick(w *sim.World) {
 // world. f must not keep the world. Called from f (or from a handler run
 // by Handle), a Broker method that needs the owner goroutine returns an
 // error wrapping live.ErrReentrant instead of waiting for itself.
-func (b *Broker) Do(f func(w *sim.World)) error {
+func (b *Broker) Do(f func(w *sim.World)) error { return b.doKey("do", f) }
+
+// doKey is Do for a caller named key; in lockstep, calls waiting at the
+// same time are served in the order of their keys.
+func (b *Broker) doKey(key string, f func(w *sim.World)) error {
 	if b.closed.Load() {
 		return ErrClosed
 	}
-	if err := b.d.Do(f); err != nil {
+	if err := b.d.do(key, f); err != nil {
 		if errors.Is(err, live.ErrReentrant) {
 			return err
 		}
@@ -373,6 +405,9 @@ func (b *Broker) topic(name string) (*topic, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%w: empty topic name", ErrInvalidTopic)
 	}
+	if !b.knows(name) {
+		return nil, fmt.Errorf("%w: %q was not declared in HarnessConfig.Topics (declared: %s)", ErrInvalidTopic, name, b.declaredList())
+	}
 	t := &topic{name: name}
 	switch b.cfg.Kind {
 	case KindQueue:
@@ -399,6 +434,16 @@ func (b *Broker) topic(name string) (*topic, error) {
 	b.topics[name] = t
 	b.order = append(b.order, t)
 	return t, nil
+}
+
+// knows reports whether a topic may be used: any in real time; in a
+// harness the declared ones and their dead-letter queues.
+func (b *Broker) knows(name string) bool {
+	if b.declared == nil || b.declared[name] {
+		return true
+	}
+	base, ok := strings.CutSuffix(name, DeadLetterSuffix)
+	return ok && b.cfg.Kind == KindQueue && b.cfg.MaxReceiveCount > 0 && b.declared[base]
 }
 
 // queue creates the queue topic name, or returns it when it exists.
@@ -455,24 +500,30 @@ func (b *Broker) toSim(topic string, wm *message.Message) sim.Message {
 // the sim.Delivery its effects are recorded on. d is touched only on the
 // owner goroutine.
 type delivery struct {
-	b *Broker
-	d *sim.Delivery
+	b   *Broker
+	d   *sim.Delivery
+	key string // the lockstep key of the handler's calls: its worker's, plus "/handler"
 }
 
 type deliveryKey struct{}
 
 // toWatermill builds the Watermill message for the delivery d; its context
 // derives from ctx and is canceled by cancel. Owner goroutine only.
-func (b *Broker) toWatermill(ctx context.Context, d *sim.Delivery) (*message.Message, context.CancelFunc) {
+func (b *Broker) toWatermill(ctx context.Context, key string, d *sim.Delivery) (*message.Message, context.CancelFunc) {
 	m := d.Msg
 	wm := message.NewMessage(b.uuids[m.ID], bytes.Clone(m.Body))
 	for _, h := range m.Headers.Extra {
 		wm.Metadata.Set(h.Name, h.Value)
 	}
-	mctx, cancel := context.WithCancel(context.WithValue(ctx, deliveryKey{}, &delivery{b: b, d: d}))
+	mctx, cancel := context.WithCancel(context.WithValue(ctx, deliveryKey{}, &delivery{b: b, d: d, key: key + "/handler"}))
 	wm.SetContext(mctx)
 	return wm, cancel
 }
+
+// doFor runs f on the owner goroutine for the handler of the delivery d,
+// keyed by the subscription that handed it over: in lockstep the calls of
+// concurrent handlers are served in the order of their workers' names.
+func (b *Broker) doFor(d *delivery, f func(*sim.World)) error { return b.doKey(d.key, f) }
 
 func (b *Broker) delivered(wm *message.Message) (*delivery, error) {
 	d, ok := wm.Context().Value(deliveryKey{}).(*delivery)
@@ -505,7 +556,7 @@ func (b *Broker) Applied(wm *message.Message) error {
 	if err != nil {
 		return err
 	}
-	return b.Do(func(*sim.World) { d.d.Apply("") })
+	return b.doFor(d, func(*sim.World) { d.d.Apply("") })
 }
 
 // Skip records on the delivery of wm that the handler recognised the
@@ -519,7 +570,7 @@ func (b *Broker) Skip(wm *message.Message, why string) error {
 	if err != nil {
 		return err
 	}
-	return b.Do(func(w *sim.World) {
+	return b.doFor(d, func(w *sim.World) {
 		if !w.Trace().Detailed() {
 			why = ""
 		}
@@ -542,7 +593,7 @@ func (b *Broker) Handle(wm *message.Message, h sim.Handler) error {
 		return err
 	}
 	var herr error
-	if err := b.Do(func(*sim.World) { herr = h.Handle(d.d) }); err != nil {
+	if err := b.doFor(d, func(*sim.World) { herr = h.Handle(d.d) }); err != nil {
 		return err
 	}
 	return herr

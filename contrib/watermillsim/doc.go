@@ -1,4 +1,4 @@
-// Package watermill puts brokerlab's simulated brokers behind Watermill's
+// Package watermillsim puts brokerlab's simulated brokers behind Watermill's
 // message.Publisher and message.Subscriber, so a service that uses
 // Watermill can swap them in for its tests and get what the in-memory
 // GoChannel lacks: visibility timeouts, consumer groups, dead-letter
@@ -74,6 +74,19 @@
 // settle the subscriptions (close the Subscriber) before checking.
 // Config.Trace receives every event, in the JSON Lines form too
 // (sim.NewJSONWriter), from which sim.ReadJSONL folds the same ledger.
+//
+// Exact replay. In real time a run depends on goroutine scheduling and on
+// the wall clock. Test (or NewHarness inside a testing/synctest bubble)
+// gives a Harness whose broker runs in lockstep on the bubble's fake
+// clock: before every step the driver waits until every other goroutine
+// of the bubble is durably blocked, then runs a tick due at that instant
+// or serves the waiting call with the smallest stable key (a
+// subscription's worker, a Router handler's name), so a real
+// message.Router with its goroutines and middleware makes the same trace
+// for the same seed on every run, at any GOMAXPROCS and under the race
+// detector. Topics are declared up front, message UUIDs come from the
+// seed (Harness.NewUUID), RunUntil runs to a condition under a tick cap,
+// and Harness.Middleware reports middleware that draws from math/rand.
 //
 // Cost. Every call is one round trip to the owner goroutine plus the
 // model's own cost (O(log n) per queue operation, O(1) per log poll and

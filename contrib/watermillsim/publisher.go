@@ -38,7 +38,7 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	}
 	b := p.b
 	var err error
-	derr := b.Do(func(w *sim.World) {
+	derr := b.doKey(publishKey(msgs), func(w *sim.World) {
 		t, terr := b.topic(topic)
 		if terr != nil {
 			err = terr
@@ -73,4 +73,22 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 func (p *Publisher) Close() error {
 	p.closed.Store(true)
 	return nil
+}
+
+// publishKey names a Publish call for lockstep: the subscription whose
+// handler publishes (a message whose context derives from a delivery),
+// else the Router handler that produced the messages, else "publish".
+// A UUID is never part of it: watermill.NewUUID draws from crypto/rand.
+func publishKey(msgs []*message.Message) string {
+	if len(msgs) == 0 {
+		return "publish"
+	}
+	ctx := msgs[0].Context()
+	if d, ok := ctx.Value(deliveryKey{}).(*delivery); ok {
+		return d.key + "/publish"
+	}
+	if h := message.HandlerNameFromCtx(ctx); h != "" {
+		return "handler:" + h + "/publish"
+	}
+	return "publish"
 }

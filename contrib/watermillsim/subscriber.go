@@ -71,6 +71,7 @@ type Subscriber struct {
 
 	mu     sync.Mutex
 	closed bool
+	subs   int64 // Subscribe calls so far, numbering the workers per Subscriber
 	wg     sync.WaitGroup
 
 	conns map[string]*conn // KindPubSub; owner goroutine only
@@ -122,7 +123,7 @@ func (s *Subscriber) SubscribeInitialize(name string) error {
 		return ErrClosed
 	}
 	var err error
-	derr := s.b.Do(func(w *sim.World) {
+	derr := s.b.doKey("init/"+s.name+"@"+name, func(w *sim.World) {
 		var t *topic
 		if t, err = s.b.topic(name); err != nil {
 			return
@@ -156,25 +157,26 @@ func (s *Subscriber) Subscribe(ctx context.Context, name string) (<-chan *messag
 		return nil, ErrClosed
 	}
 	s.wg.Add(1)
+	s.subs++
+	id := s.subs
 	s.mu.Unlock()
 	b := s.b
-	id := b.subs.Add(1)
 	worker := s.name + "#" + strconv.FormatInt(id, 10)
+	key := worker + "@" + name
 	var (
 		t    *topic
 		c    *conn
 		m    *eventlog.Member
 		kick chan struct{}
-		err  error
 	)
-	derr := b.Do(func(w *sim.World) {
+	setup := func(w *sim.World) (err error) {
 		if t, err = b.topic(name); err != nil {
-			return
+			return err
 		}
 		switch b.cfg.Kind {
 		case KindPubSub:
 			if c, err = s.connect(t); err != nil {
-				return
+				return err
 			}
 			close(c.kick) // take over from an earlier Subscribe
 			c.kick = make(chan struct{})
@@ -182,16 +184,55 @@ func (s *Subscriber) Subscribe(ctx context.Context, name string) (<-chan *messag
 		case KindLog:
 			var g *eventlog.Group
 			if g, err = s.groupOf(w, t); err != nil {
-				return
+				return err
 			}
 			m, err = eventlog.NewMember(w, g, eventlog.MemberConfig{Name: worker, Pull: true, Commit: b.cfg.Commit})
 			if err != nil {
-				err = fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-				return
+				return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 			}
 			t.wake.fire() // the join rebalanced the group
 		}
-	})
+		return nil
+	}
+	run := func(out chan<- *message.Message) {
+		switch b.cfg.Kind {
+		case KindQueue:
+			s.runQueue(ctx, t, worker, key, out)
+		case KindPubSub:
+			s.runPubSub(ctx, c, id, worker, key, kick, out)
+		case KindLog:
+			s.runLog(ctx, t, m, worker, key, out)
+		}
+	}
+	out := make(chan *message.Message)
+	if b.declared != nil {
+		// Lockstep: the Router subscribes its handlers in map order, so
+		// the setup (a group join, a pub/sub connection) runs as the
+		// subscription's first keyed call, in the order of the workers'
+		// names; the topic was declared up front.
+		if !b.knows(name) {
+			s.wg.Done()
+			return nil, fmt.Errorf("%w: %q was not declared in HarnessConfig.Topics (declared: %s)", ErrInvalidTopic, name, b.declaredList())
+		}
+		// Router.Close cancels the subscriptions' contexts while it holds
+		// a mutex its handlers need; lockstep must be off by then (see
+		// lockstep).
+		stop := context.AfterFunc(ctx, func() { b.ls.setOn(false) })
+		go func() {
+			defer stop()
+			defer b.status.del(key)
+			defer s.wg.Done()
+			defer close(out)
+			var err error
+			if b.d.doUnless(key, ctx.Done(), s.closing, func(w *sim.World) { err = setup(w) }) != nil || err != nil {
+				return
+			}
+			run(out)
+		}()
+		return out, nil
+	}
+	var err error
+	derr := b.Do(func(w *sim.World) { err = setup(w) })
 	if derr == nil {
 		derr = err
 	}
@@ -199,18 +240,10 @@ func (s *Subscriber) Subscribe(ctx context.Context, name string) (<-chan *messag
 		s.wg.Done()
 		return nil, derr
 	}
-	out := make(chan *message.Message)
 	go func() {
 		defer s.wg.Done()
 		defer close(out)
-		switch b.cfg.Kind {
-		case KindQueue:
-			s.runQueue(ctx, t, worker, out)
-		case KindPubSub:
-			s.runPubSub(ctx, c, id, worker, kick, out)
-		case KindLog:
-			s.runLog(ctx, t, m, worker, out)
-		}
+		run(out)
 	}()
 	return out, nil
 }
@@ -231,7 +264,7 @@ func (s *Subscriber) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	if s.b.cfg.Kind == KindPubSub {
-		_ = s.b.Do(func(*sim.World) {
+		_ = s.b.doKey("close/"+s.name, func(*sim.World) {
 			names := make([]string, 0, len(s.conns))
 			for name := range s.conns {
 				names = append(names, name)
@@ -318,7 +351,7 @@ func (s *Subscriber) waitUntil(ctx context.Context, abort <-chan struct{}, at si
 
 // runQueue is one competing consumer of the queue behind t: it receives
 // one message at a time through the queue's own Receive, Ack and Nack.
-func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker string, out chan<- *message.Message) {
+func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker, key string, out chan<- *message.Message) {
 	b := s.b
 	var buf []queue.Delivery
 	for {
@@ -331,7 +364,10 @@ func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker string, out 
 			cancel context.CancelFunc
 			rerr   error
 		)
-		if b.d.Do(func(w *sim.World) {
+		if b.d.doUnless(key, ctx.Done(), s.closing, func(w *sim.World) {
+			if b.draining.Load() {
+				return
+			}
 			buf, rerr = t.q.AppendReceive(buf[:0], worker, 1)
 			if rerr != nil || len(buf) == 0 {
 				return
@@ -343,7 +379,7 @@ func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker string, out 
 				at = w.Now() + hold
 				return
 			}
-			wm, cancel = s.handOverQueue(ctx, t, d, r)
+			wm, cancel = s.handOverQueue(ctx, key, t, d, r)
 		}) != nil {
 			return
 		}
@@ -351,20 +387,22 @@ func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker string, out 
 			wake = b.tick.wait()
 		}
 		if d == nil {
+			b.status.set(key, false, "waiting for a message")
 			if !s.idle(ctx, nil, wake) {
 				return
 			}
 			continue
 		}
 		if at > 0 { // handler.slow: the message stays in flight meanwhile
+			b.status.set(key, true, "holding %v until t=%d (handler.slow)", d.Msg.ID, at)
 			ok := s.waitUntil(ctx, nil, at)
-			if b.d.Do(func(*sim.World) {
+			if b.d.doUnless(key, ctx.Done(), s.closing, func(*sim.World) {
 				if !ok {
 					_ = t.q.Nack(r, 0)
 					t.wake.fire()
 					return
 				}
-				wm, cancel = s.handOverQueue(ctx, t, d, r)
+				wm, cancel = s.handOverQueue(ctx, key, t, d, r)
 			}) != nil || !ok {
 				return
 			}
@@ -372,8 +410,9 @@ func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker string, out 
 		if wm == nil {
 			continue // a handler fault failed it
 		}
+		b.status.set(key, true, "handed %v (delivery %d) to the handler at t=%d; no Ack or Nack yet", d.Msg.ID, d.Attempt, b.now.Load())
 		o := s.deliver(ctx, nil, out, wm)
-		_ = b.d.Do(func(*sim.World) {
+		_ = b.d.doUnless(key, ctx.Done(), s.closing, func(*sim.World) {
 			switch o {
 			case acked:
 				settleAck(d)
@@ -400,11 +439,11 @@ func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker string, out 
 // consumer's failed handler does: a permanent or poison failure moves the
 // message to the dead-letter queue when the topic has one, any other
 // failure nacks it. Owner goroutine only.
-func (s *Subscriber) handOverQueue(ctx context.Context, t *topic, d *sim.Delivery, r queue.Receipt) (*message.Message, context.CancelFunc) {
+func (s *Subscriber) handOverQueue(ctx context.Context, key string, t *topic, d *sim.Delivery, r queue.Receipt) (*message.Message, context.CancelFunc) {
 	b := s.b
 	err := b.fail(d)
 	if err == nil {
-		return b.toWatermill(ctx, d)
+		return b.toWatermill(ctx, key, d)
 	}
 	b.failed(d, err.Error())
 	if c := sim.Classify(err); c == sim.ClassPermanent || c == sim.ClassPoison {
@@ -516,7 +555,7 @@ func (c *conn) lose(b *Broker, h held) {
 }
 
 // runPubSub drains connection c for the Subscribe call id.
-func (s *Subscriber) runPubSub(ctx context.Context, c *conn, id int64, worker string, kick <-chan struct{}, out chan<- *message.Message) {
+func (s *Subscriber) runPubSub(ctx context.Context, c *conn, id int64, worker, key string, kick <-chan struct{}, out chan<- *message.Message) {
 	b := s.b
 	for {
 		wake := c.wake.wait()
@@ -527,12 +566,15 @@ func (s *Subscriber) runPubSub(ctx context.Context, c *conn, id int64, worker st
 			d      *sim.Delivery
 			mine   = true
 		)
-		if b.d.Do(func(*sim.World) {
+		if b.d.doUnless(key, ctx.Done(), s.closing, func(*sim.World) {
 			if c.owner != id || c.closed {
 				mine = false
 				return
 			}
 			var ok bool
+			if b.draining.Load() {
+				return
+			}
 			if h, ok = c.next(); !ok {
 				return
 			}
@@ -544,18 +586,20 @@ func (s *Subscriber) runPubSub(ctx context.Context, c *conn, id int64, worker st
 			}
 			h.sent = true
 			d = sim.NewDelivery(b.env, h.m, c.where, c.name, worker, h.attempt)
-			wm, cancel = b.toWatermill(ctx, d)
+			wm, cancel = b.toWatermill(ctx, key, d)
 		}) != nil || !mine {
 			return
 		}
 		if wm == nil {
+			b.status.set(key, false, "waiting for a message")
 			if !s.idle(ctx, kick, wake) {
 				return
 			}
 			continue
 		}
+		b.status.set(key, true, "handed %v (delivery %d) to the handler at t=%d; no Ack or Nack yet", d.Msg.ID, d.Attempt, b.now.Load())
 		o := s.deliver(ctx, kick, out, wm)
-		_ = b.d.Do(func(*sim.World) {
+		_ = b.d.doUnless(key, ctx.Done(), s.closing, func(*sim.World) {
 			switch o {
 			case acked:
 				settleAck(d)
@@ -597,10 +641,10 @@ func (s *Subscriber) groupOf(w *sim.World, t *topic) (*eventlog.Group, error) {
 // MarkProcessed and a commit on Ack, or MarkFailed on Nack. The member
 // leaves the group when the subscription ends; the records it held
 // unacked are then read again by the partition's next owner.
-func (s *Subscriber) runLog(ctx context.Context, t *topic, m *eventlog.Member, worker string, out chan<- *message.Message) {
+func (s *Subscriber) runLog(ctx context.Context, t *topic, m *eventlog.Member, worker, key string, out chan<- *message.Message) {
 	b := s.b
 	defer func() {
-		_ = b.d.Do(func(*sim.World) {
+		_ = b.d.doUnless(key, ctx.Done(), s.closing, func(*sim.World) {
 			m.Leave()
 			t.wake.fire() // the group rebalanced: its other members may own more now
 		})
@@ -617,9 +661,12 @@ func (s *Subscriber) runLog(ctx context.Context, t *topic, m *eventlog.Member, w
 			cancel context.CancelFunc
 			again  bool // poll again on the next tick
 		)
-		if b.d.Do(func(w *sim.World) {
+		if b.d.doUnless(key, ctx.Done(), s.closing, func(w *sim.World) {
 			if inactive && !m.Active() {
 				_ = m.Rejoin() // it left (member.leave); a crashed member rejoins by itself
+			}
+			if b.draining.Load() {
+				return
 			}
 			recs := m.Poll(1)
 			inactive = !m.Active()
@@ -639,7 +686,7 @@ func (s *Subscriber) runLog(ctx context.Context, t *topic, m *eventlog.Member, w
 				at = w.Now() + hold
 				return
 			}
-			wm, cancel = s.handOverLog(ctx, m, d)
+			wm, cancel = s.handOverLog(ctx, key, m, d)
 		}) != nil {
 			return
 		}
@@ -647,24 +694,27 @@ func (s *Subscriber) runLog(ctx context.Context, t *topic, m *eventlog.Member, w
 			wake = b.tick.wait()
 		}
 		if d == nil {
+			b.status.set(key, false, "waiting for a message")
 			if !s.idle(ctx, nil, wake) {
 				return
 			}
 			continue
 		}
 		if at > 0 { // broker.delay or handler.slow: the record stays outstanding meanwhile
+			b.status.set(key, true, "holding %v until t=%d (broker.delay or handler.slow)", d.Msg.ID, at)
 			if !s.waitUntil(ctx, nil, at) {
 				return
 			}
-			if b.d.Do(func(*sim.World) { wm, cancel = s.handOverLog(ctx, m, d) }) != nil {
+			if b.d.doUnless(key, ctx.Done(), s.closing, func(*sim.World) { wm, cancel = s.handOverLog(ctx, key, m, d) }) != nil {
 				return
 			}
 		}
 		if wm == nil {
 			continue // a handler fault failed it
 		}
+		b.status.set(key, true, "handed %v (delivery %d) to the handler at t=%d; no Ack or Nack yet", d.Msg.ID, d.Attempt, b.now.Load())
 		o := s.deliver(ctx, nil, out, wm)
-		_ = b.d.Do(func(*sim.World) {
+		_ = b.d.doUnless(key, ctx.Done(), s.closing, func(*sim.World) {
 			switch o {
 			case acked:
 				settleAck(d)
@@ -698,10 +748,10 @@ func (s *Subscriber) runLog(ctx context.Context, t *topic, m *eventlog.Member, w
 // handOverLog consults the handler fault points for d and builds its
 // Watermill message; a firing fails the record instead (MarkFailed), as a
 // member's failed handler does. Owner goroutine only.
-func (s *Subscriber) handOverLog(ctx context.Context, m *eventlog.Member, d *sim.Delivery) (*message.Message, context.CancelFunc) {
+func (s *Subscriber) handOverLog(ctx context.Context, key string, m *eventlog.Member, d *sim.Delivery) (*message.Message, context.CancelFunc) {
 	if err := s.b.fail(d); err != nil {
 		_ = m.MarkFailed(d, err)
 		return nil, nil
 	}
-	return s.b.toWatermill(ctx, d)
+	return s.b.toWatermill(ctx, key, d)
 }

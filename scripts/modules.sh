@@ -3,8 +3,9 @@
 # adapter, the benchmark suite) twice, and checks that the adapter installs
 # as its README says. .ci/run calls it; run it from anywhere in the clone.
 #
-#  1. through the workspace (go.work): go vet, go test -race, against the
-#     root module in this working tree;
+#  1. through the workspace (go.work): go vet, go test without and with
+#     -race (the synctest harness's replay tests must hold both ways),
+#     against the root module in this working tree;
 #  2. on its own (GOWORK=off): the same against the root commit its go.mod
 #     pins, as a user of the module builds it. A module that passes 1 and
 #     fails 2 uses root APIs newer than its pin: commit the root, then run
@@ -71,7 +72,7 @@ fetch_pins
 for m in "${NESTED_MODULES[@]}"; do
 	pin=$(root_pin "$m")
 	echo "== $m through the workspace (go.work: the root in this tree)"
-	(cd "$m" && go vet ./... && go test -race ./...)
+	(cd "$m" && go vet ./... && go test ./... && go test -race ./...)
 
 	echo "== $m on its own (GOWORK=off: the root at $pin)"
 	(cd "$m" && GOWORK=off go mod verify && GOWORK=off go mod tidy -diff) ||

@@ -162,7 +162,11 @@ func (c *cli) cmdExplore(args []string) int {
 		fmt.Fprintln(c.stderr, "brokerlab:", err)
 		return exitBadInput
 	}
-	fmt.Fprintf(c.stderr, "%d seeds in %.2fs with %d jobs: %.0f seeds/s\n", rep.Ran, elapsed.Seconds(), *jobs, float64(rep.Ran)/max(elapsed.Seconds(), 1e-9))
+	unit := "jobs"
+	if *jobs == 1 {
+		unit = "job"
+	}
+	fmt.Fprintf(c.stderr, "%d seeds in %.2fs with %d %s: %.0f seeds/s\n", rep.Ran, elapsed.Seconds(), *jobs, unit, float64(rep.Ran)/max(elapsed.Seconds(), 1e-9))
 	if *jsonOut != "" {
 		if err := writeFile(*jsonOut, rep.WriteJSON); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab explore:", err)

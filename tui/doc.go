@@ -1,6 +1,9 @@
 // Package tui is the terminal player of brokerlab: a lesson menu and a
 // player screen that shows a running scenario panel by panel (queues, pub/sub
-// topics, partitioned logs, outboxes), a metrics strip with sparklines, a
+// topics, partitioned logs, outboxes), the lesson's subject (a service's
+// business rows against its published events, a consumer group's
+// projection before and after a replay, the effects per key of the
+// consumers a lesson compares), a metrics strip with sparklines, a
 // colour-coded trace, the lesson narration and a hints bar.
 //
 // The package never touches a simulation directly. A runner implements

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,17 @@ type Driver interface {
 // stepped tick by tick until Snapshot.Narration.Index changes.
 type NarrationStepper interface {
 	NextNarration() Snapshot
+}
+
+// Rewinder is an optional Driver extension for time travel. Seek shows the
+// run as it was at tick t, exactly as a fresh run stepped to t with the
+// same hand actions (deterministic re-execution from the seed), clamped to
+// the run's ticks; PrevNarration goes back to the start of the narration
+// step before the current one. Drivers without it cannot go back: the
+// Controller then answers the time-travel commands with a notice.
+type Rewinder interface {
+	Seek(t sim.Tick) Snapshot
+	PrevNarration() Snapshot
 }
 
 // ActionKind names a replay action or a manual fault.
@@ -80,12 +92,16 @@ const (
 	CmdRestart                              // restart with the same seed
 	CmdReseed                               // restart with a new seed
 	CmdAction                               // run Command.Action
+	CmdBack                                 // pause and go back one tick (Rewinder)
+	CmdSeek                                 // pause and go to tick Command.Tick (Rewinder)
+	CmdPrevNarration                        // pause and go back to the previous narration step (Rewinder)
 )
 
 // Command is a request from the UI to the goroutine that owns the Driver.
 type Command struct {
 	Kind   CommandKind
-	Action Action // for CmdAction
+	Action Action   // for CmdAction
+	Tick   sim.Tick // for CmdSeek
 }
 
 // Speeds are the selectable play speeds in ticks per second.
@@ -107,11 +123,32 @@ type Controller struct {
 	playing bool
 	speed   int
 	snap    Snapshot
+	// autoPaused is when a narration step that asks for a pause paused
+	// playing; a play key within pauseGrace of it was meant as "pause"
+	// and keeps the player paused.
+	autoPaused time.Time
+	now        func() time.Time
+	grace      time.Duration
+}
+
+// PauseGrace is how long after a narration pause the play key still means
+// "pause" in the interactive player: a student who presses space to stop
+// at a step the player has just stopped at must not start it again.
+const PauseGrace = 1500 * time.Millisecond
+
+// SetPauseGrace sets how long after a narration pause a play key keeps the
+// player paused (0, the default, resumes at once; Run uses PauseGrace).
+// now is the wall clock to measure it with (nil: time.Now).
+func (c *Controller) SetPauseGrace(d time.Duration, now func() time.Time) {
+	c.grace = d
+	if now != nil {
+		c.now = now
+	}
 }
 
 // NewController returns a paused controller at the default speed (4 t/s).
 func NewController(d Driver) *Controller {
-	c := &Controller{d: d, speed: defaultSpeed}
+	c := &Controller{d: d, speed: defaultSpeed, now: time.Now}
 	c.set(d.Snapshot(), "")
 	return c
 }
@@ -163,6 +200,8 @@ func (c *Controller) Tick() (Snapshot, bool) {
 	s := c.d.Step()
 	if s.Narration.Pause && s.Narration.Index != prev {
 		c.playing = false
+		c.autoPaused = c.now()
+		return c.set(s, "paused for the narration; space plays on"), true
 	}
 	return c.set(s, ""), true
 }
@@ -180,6 +219,11 @@ func (c *Controller) same() Snapshot {
 func (c *Controller) Handle(cmd Command) Snapshot {
 	switch cmd.Kind {
 	case CmdTogglePlay:
+		if !c.playing && !c.autoPaused.IsZero() && c.now().Sub(c.autoPaused) < c.grace {
+			c.autoPaused = time.Time{}
+			return c.set(c.same(), "paused for the narration; space again plays on")
+		}
+		c.autoPaused = time.Time{}
 		c.playing = !c.playing && !c.d.Done()
 		return c.set(c.same(), "")
 	case CmdStep:
@@ -208,12 +252,38 @@ func (c *Controller) Handle(cmd Command) Snapshot {
 		c.playing = false
 		seed := NextSeed(c.snap.Header.Seed)
 		return c.set(c.d.Restart(seed), "new seed "+itoa(int64(seed)))
+	case CmdBack, CmdSeek, CmdPrevNarration:
+		c.playing = false
+		rw, ok := c.d.(Rewinder)
+		if !ok {
+			return c.set(c.same(), SymFault+" this player cannot go back in time")
+		}
+		switch cmd.Kind {
+		case CmdBack:
+			if c.snap.Header.Tick == 0 {
+				return c.set(c.same(), "already at t=0")
+			}
+			return c.set(rw.Seek(c.snap.Header.Tick-1), "")
+		case CmdSeek:
+			return c.set(rw.Seek(cmd.Tick), "")
+		}
+		return c.set(rw.PrevNarration(), "")
 	case CmdAction:
 		s, err := c.d.Do(cmd.Action)
 		if err != nil {
-			return c.set(c.same(), SymFault+" "+cmd.Action.Kind.String()+": "+err.Error())
+			// An error that already says what could not be done ("nothing
+			// to redrive: ...") needs no "redrive DLQ: " before it, which
+			// would push its reason off an 80-column header.
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "nothing to ") {
+				msg = cmd.Action.Kind.String() + ": " + msg
+			}
+			return c.set(c.same(), SymFault+" "+msg)
 		}
-		return c.set(s, cmd.Action.Kind.String())
+		if s.Header.Notice == "" {
+			s.Header.Notice = cmd.Action.Kind.String()
+		}
+		return c.set(s, "")
 	}
 	return c.snap
 }

@@ -49,7 +49,7 @@ func TestDrawOddSnapshots(t *testing.T) {
 				p.HandleKey(tcell.NewEventKey(tcell.KeyPgDn, 0, 0))
 				draw(s, p)
 			}
-			m := NewMenu(NewTheme(false), []Lesson{{long, long, long}})
+			m := NewMenu(NewTheme(false), []Lesson{{Name: long, Title: long, Summary: long, Description: long}})
 			draw(s, m)
 			s.Fini()
 		}

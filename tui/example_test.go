@@ -73,7 +73,9 @@ func ExampleBindings() {
 	}
 	// Output:
 	// space play/pause
-	// s     step
+	// s →   step
+	// ←     back
+	// n     next
 	// /     filter
 	// ?     help
 	// q     quit

@@ -27,7 +27,7 @@ func fixture() Snapshot {
 				{Name: "billing", Generation: 3, Committed: []int64{30, 20, 35}, Lag: []int64{0, 2, 6}, Members: []string{"b1", "b2"}},
 				{Name: "audit", Generation: 1, Committed: []int64{10, 4, 41}, Lag: []int64{20, 18, 0}, Members: []string{"a1"}},
 			}}},
-		Outboxes: []OutboxView{{Service: "shop", Pending: 12, Sent: 340, Dead: 2, Relays: []RelayView{
+		Outboxes: []OutboxView{{Service: "shop", Writer: "outbox", Rows: 354, Published: 343, Pending: 12, Sent: 340, Dead: 2, Relays: []RelayView{
 			{Name: "relay-1", Claims: []int64{101, 102, 103}},
 			{Name: "relay-2", Crashed: true},
 		}}},

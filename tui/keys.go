@@ -53,10 +53,19 @@ func Bindings() []Binding {
 	return []Binding{
 		{Keys: []KeySpec{r(' '), r('p')}, Label: "space", Name: "play/pause", Hint: 1,
 			Help: "Play or pause the simulation.", Command: Command{Kind: CmdTogglePlay}},
-		{Keys: []KeySpec{r('s'), r('.')}, Label: "s", Name: "step", Hint: 1,
+		{Keys: []KeySpec{r('s'), r('.'), k(tcell.KeyRight)}, Label: "s →", Name: "step", Hint: 1,
 			Help: "Pause and advance exactly one tick.", Command: Command{Kind: CmdStep}},
-		{Keys: []KeySpec{r('n')}, Label: "n", Name: "next", Hint: 2,
-			Help: "Pause and advance to the next narration point.", Command: Command{Kind: CmdStepNarration}},
+		{Keys: []KeySpec{k(tcell.KeyLeft), r(',')}, Label: "←", Name: "back", Hint: 1,
+			Help:    "Pause and go back exactly one tick (the run is re-executed from its seed, hand actions included).",
+			Command: Command{Kind: CmdBack}},
+		{Keys: []KeySpec{r('n')}, Label: "n", Name: "next", Hint: 1,
+			Help: "Pause and advance to the next narration step.", Command: Command{Kind: CmdStepNarration}},
+		{Keys: []KeySpec{r('N')}, Label: "N", Name: "prev step", Hint: 2,
+			Help: "Pause and go back to the previous narration step.", Command: Command{Kind: CmdPrevNarration}},
+		{Keys: []KeySpec{r('g')}, Label: "g", Name: "go to", Hint: 2,
+			Help: "Go to a tick: type its number, then enter (esc cancels).", View: (*Player).startGoto},
+		{Keys: []KeySpec{r('i')}, Label: "i", Name: "intro",
+			Help: "Show the lesson's introduction again (at the end: the summary).", View: (*Player).showOverlay},
 		{Keys: []KeySpec{r('+'), r('=')}, Label: "+", Name: "faster", Hint: 2,
 			Help: "Play faster (more ticks per second).", Command: Command{Kind: CmdFaster}},
 		{Keys: []KeySpec{r('-'), r('_')}, Label: "-", Name: "slower", Hint: 2,
@@ -66,14 +75,14 @@ func Bindings() []Binding {
 		{Keys: []KeySpec{r('R')}, Label: "R", Name: "new seed",
 			Help: "Restart the scenario with a new seed.", Command: Command{Kind: CmdReseed}},
 		{Keys: []KeySpec{r('e')}, Label: "e", Name: "replay",
-			Help:    "Replay: seek the consumer groups to the earliest offset.",
-			Command: Command{Kind: CmdAction, Action: Action{Kind: ActionSeekEarliest}}},
+			Help: "Replay: seek a consumer group to the earliest offset (a picker asks which when there are several).",
+			View: func(p *Player) { p.act(ActionSeekEarliest) }},
 		{Keys: []KeySpec{r('d')}, Label: "d", Name: "redrive",
-			Help:    "Redrive the dead-letter queue back to its source.",
-			Command: Command{Kind: CmdAction, Action: Action{Kind: ActionRedriveDLQ}}},
+			Help: "Redrive a dead-letter queue back to its source (a picker asks which when there are several).",
+			View: func(p *Player) { p.act(ActionRedriveDLQ) }},
 		{Keys: []KeySpec{r('c')}, Label: "c", Name: "crash",
-			Help:    "Fault by hand: crash a consumer.",
-			Command: Command{Kind: CmdAction, Action: Action{Kind: ActionCrashConsumer}}},
+			Help: "Fault by hand: crash a consumer (a picker asks which when there are several).",
+			View: func(p *Player) { p.act(ActionCrashConsumer) }},
 		{Keys: []KeySpec{r('b')}, Label: "b", Name: "broker down",
 			Help:    "Fault by hand: take the broker down for a while.",
 			Command: Command{Kind: CmdAction, Action: Action{Kind: ActionBrokerDown}}},
@@ -186,8 +195,16 @@ func helpLines(bs []Binding, p *Player, th *Theme, w int) []line {
 			out = append(out, line{{padRight(lbl, labelW), th.Key}, {"  " + t, th.Normal}})
 		}
 	}
-	out = append(out, line{}, line{{"Symbols: " + strings.Join([]string{
-		SymLoss + " lost", SymFault + " fault", SymDuplicate + " duplicate", SymDLQ + " dead letter",
-		SymMissed + " missed", SymNarration + " narration"}, "  "), th.Dim}})
+	out = append(out, line{})
+	for _, l := range wrap("Symbols: "+strings.Join(Legend, "  "), w) {
+		out = append(out, line{{l, th.Dim}})
+	}
 	return out
+}
+
+// Legend is every symbol the player draws, with its meaning.
+var Legend = []string{
+	SymLoss + " lost", SymFault + " fault or phantom", SymDuplicate + " duplicate or redelivery", SymDLQ + " dead letter",
+	SymMissed + " missed (offline)", SymNarration + " narration", SymAction + " action", SymRedrive + " redriven",
+	SymCheck + " holds", "… not yet", "A B cursors", "* cursors together", "+N› more tabs",
 }

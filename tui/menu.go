@@ -10,6 +10,10 @@ type Lesson struct {
 	Name    string // what `brokerlab play NAME` accepts
 	Title   string
 	Summary string // one line
+	// Description is the lesson's introduction, shown in the preview pane.
+	Description string
+	// Goals are what the lesson checks, e.g. "exactly_once(safe)".
+	Goals []string
 }
 
 // Menu is the lesson menu: a title and one-line summary per lesson, a
@@ -63,6 +67,10 @@ func (m *Menu) HandleKey(ev *tcell.EventKey) bool {
 		m.sel = 0
 	case ev.Key() == tcell.KeyEnd:
 		m.sel = len(m.lessons) - 1
+	case ev.Key() == tcell.KeyRune && ev.Rune() >= '1' && ev.Rune() <= '9':
+		if i := int(ev.Rune() - '1'); i < len(m.lessons) {
+			m.sel = i
+		}
 	case ev.Key() == tcell.KeyEnter:
 		if m.onSelect != nil && len(m.lessons) > 0 {
 			m.onSelect(m.lessons[m.sel])
@@ -91,8 +99,10 @@ func (m *Menu) move(d int) {
 	}
 }
 
-// Draw draws the menu: header line, framed list (two rows per lesson:
-// name and title, then the summary), hints line.
+// Draw draws the menu: header line, the numbered list (one row per
+// lesson: number, name and title, cut with "…"), a preview pane with the
+// selected lesson's summary, description and goals (beside the list when
+// the terminal is wide, under it otherwise), and the hints line.
 func (m *Menu) Draw(screen tcell.Screen) {
 	x, y, w, h := m.GetRect()
 	th := &m.theme
@@ -102,15 +112,25 @@ func (m *Menu) Draw(screen tcell.Screen) {
 		return
 	}
 	put(screen, x, y, x+w, " brokerlab · lessons", th.Title)
-	put(screen, x, y+h-1, x+w, " ", th.Normal)
 	drawLine(screen, x+1, y+h-1, x+w, line{
-		{"↑↓", th.Key}, {" choose  ", th.Dim}, {"enter", th.Key}, {" play  ", th.Dim},
+		{"↑↓", th.Key}, {" choose  ", th.Dim}, {"1-9", th.Key}, {" pick  ", th.Dim}, {"enter", th.Key}, {" play  ", th.Dim},
 		{"q", th.Key}, {" quit", th.Dim},
 	})
 	if m.notice != "" {
 		put(screen, x+1, y+h-1, x+w, truncate(m.notice, w-1)+spaces(w), th.Fault)
 	}
-	in := frame(screen, rect{x, y + 1, w, h - 2}, "built-in lessons", true, th)
+	body := rect{x, y + 1, w, h - 2}
+	listR, prevR := body, rect{}
+	switch {
+	case w >= 100:
+		lw := w * 45 / 100
+		listR = rect{x, body.y, lw, body.h}
+		prevR = rect{x + lw, body.y, w - lw, body.h}
+	case body.h >= len(m.lessons)+2+6:
+		listR = rect{x, body.y, w, len(m.lessons) + 2}
+		prevR = rect{x, body.y + listR.h, w, body.h - listR.h}
+	}
+	in := frame(screen, listR, "built-in lessons", true, th)
 	if in.h <= 0 {
 		return
 	}
@@ -118,45 +138,61 @@ func (m *Menu) Draw(screen tcell.Screen) {
 		put(screen, in.x, in.y, in.x+in.w, "no lessons", th.Dim)
 		return
 	}
-	per := 2
-	if in.h < 2*len(m.lessons) && in.h < 6 {
-		per = 1
-	}
-	rows := in.h / per
+	rows := in.h
 	if m.sel < m.top {
 		m.top = m.sel
 	}
 	if m.sel >= m.top+rows {
 		m.top = m.sel - rows + 1
 	}
-	nameW := 0
-	for _, l := range m.lessons {
-		if k := width(l.Name); k > nameW {
-			nameW = k
-		}
-	}
-	if nameW > in.w/3 {
-		nameW = in.w / 3
-	}
+	numW := len(n(len(m.lessons)))
 	for i := 0; i < rows && m.top+i < len(m.lessons); i++ {
-		l := m.lessons[m.top+i]
-		ry := in.y + i*per
+		idx := m.top + i
+		l := m.lessons[idx]
+		ry := in.y + i
 		st, mark := th.Normal, "  "
-		if m.top+i == m.sel {
+		if idx == m.sel {
 			st, mark = th.Selected, "▶ "
 			fill(screen, rect{in.x, ry, in.w, 1}, st)
 		}
-		cx := put(screen, in.x, ry, in.x+in.w, mark, st)
-		cx = put(screen, cx, ry, in.x+in.w, padRight(l.Name, nameW)+"  ", st)
-		put(screen, cx, ry, in.x+in.w, l.Title, st.Bold(true))
-		if per == 2 {
-			put(screen, in.x+4, ry+1, in.x+in.w, truncate(l.Summary, in.w-4), th.Dim)
-		}
+		cx := put(screen, in.x, ry, in.x+in.w, mark+padLeft(n(idx+1), numW)+" ", st)
+		put(screen, cx, ry, in.x+in.w, truncate(l.Title, in.x+in.w-cx), st.Bold(true))
 	}
 	if m.top > 0 {
-		put(screen, x+w-2, y+1, x+w-1, "▲", th.Dim)
+		put(screen, listR.x+listR.w-2, listR.y, listR.x+listR.w-1, "▲", th.Dim)
 	}
 	if m.top+rows < len(m.lessons) {
-		put(screen, x+w-2, y+h-2, x+w-1, "▼", th.Dim)
+		put(screen, listR.x+listR.w-2, listR.y+listR.h-1, listR.x+listR.w-1, "▼", th.Dim)
 	}
+	if prevR.h >= 3 {
+		m.drawPreview(screen, prevR, m.lessons[m.sel])
+	}
+}
+
+// drawPreview draws the selected lesson's summary, description and goals.
+func (m *Menu) drawPreview(screen tcell.Screen, r rect, l Lesson) {
+	th := &m.theme
+	in := frame(screen, r, l.Name, false, th)
+	var lines []line
+	for _, t := range wrap(l.Summary, in.w) {
+		lines = append(lines, line{{t, th.Title}})
+	}
+	if l.Description != "" {
+		lines = append(lines, line{})
+		for _, t := range wrap(l.Description, in.w) {
+			lines = append(lines, line{{t, th.Normal}})
+		}
+	}
+	if len(l.Goals) > 0 {
+		lines = append(lines, line{})
+		for _, t := range wrap("It checks: "+joinWords(l.Goals), in.w) {
+			lines = append(lines, line{{t, th.Dim}})
+		}
+	}
+	if len(lines) > in.h && in.h > 0 {
+		lines = lines[:in.h]
+		last := &lines[in.h-1]
+		*last = line{{"… enter plays it and shows the rest", th.Dim}}
+	}
+	drawLines(screen, in, lines, 0)
 }

@@ -46,6 +46,14 @@ type Player struct {
 	filter     string
 	lastPage   int       // rows of the focused panel at the last draw
 	drawn      []panelID // panels placed by the last draw, for the mouse
+	overlay    overlayKind
+	overlays   bool // show the intro and the summary (SetOverlays)
+	introDone  bool // the intro was shown once
+	finished   bool // the summary was shown for this end of the run
+	picker     *picker
+	gotoing    bool // typing a tick to jump to
+	gotoText   string
+	bare       bool // the header and hints rows are left to the caller (SetChrome)
 }
 
 // NewPlayer returns a player that sends commands through send (which must
@@ -73,9 +81,30 @@ func (p *Player) SetSnapshot(s Snapshot) {
 	p.snap = s
 	ids := modelPanels(&p.snap)
 	if first && len(ids) > 0 && p.tab.kind == kindMetrics {
-		p.tab = ids[0]
+		p.tab = openingTab(&p.snap, ids)
 		if p.focus.kind == kindTrace {
-			p.focus = ids[0]
+			p.focus = p.tab
+		}
+	}
+	if !p.overlays {
+		return
+	}
+	if !p.introDone && s.Intro.Description != "" {
+		p.introDone = true
+		if s.Header.Tick == 0 {
+			p.overlay = overlayIntro
+		}
+	}
+	switch {
+	case s.Header.State == StateFinished && !p.finished:
+		p.finished = true
+		if s.Verdict.Final || len(s.Verdict.Judgments) > 0 || s.Intro.Remember != "" {
+			p.overlay = overlaySummary
+		}
+	case s.Header.State != StateFinished:
+		p.finished = false
+		if p.overlay == overlaySummary {
+			p.overlay = overlayNone
 		}
 	}
 	if !p.valid(p.focus) {
@@ -106,6 +135,28 @@ func (p *Player) Focused() string { return p.focus.title(&p.snap) }
 // HelpVisible reports whether the help overlay is shown.
 func (p *Player) HelpVisible() bool { return p.help }
 
+// Capturing reports whether the player has the keys to itself: a filter
+// or a tick to go to is being typed, or a hand action's target is being
+// picked. Then every key is part of that, and the hints row shows it.
+func (p *Player) Capturing() bool { return p.editing || p.gotoing || p.picker != nil }
+
+// SetChrome says whether the player draws its header (top row) and hints
+// row (bottom row). It does by default. Without them the player still
+// keeps both rows for its caller, which draws its own header and bottom
+// row there (the compare view: the side's label and its tally), so nothing
+// is drawn twice; while Capturing the caller draws the player's hints row
+// with DrawHints, since it shows what is typed. The help and picker boxes
+// still cover the player's whole area.
+func (p *Player) SetChrome(on bool) { p.bare = !on }
+
+// DrawHints draws the player's hints row (or, while Capturing, the text
+// being typed or the picker's keys) on row y from column x, w columns wide.
+func (p *Player) DrawHints(screen tcell.Screen, x, y, w int) {
+	fill(screen, rect{x, y, w, 1}, p.theme.Normal)
+	p.hints.SetRect(x, y, w, 1)
+	p.hints.Draw(screen)
+}
+
 // valid reports whether id exists in the current snapshot.
 func (p *Player) valid(id panelID) bool {
 	switch id.kind {
@@ -117,13 +168,17 @@ func (p *Player) valid(id panelID) bool {
 		return id.index < len(p.snap.Logs)
 	case kindOutbox:
 		return id.index < len(p.snap.Outboxes)
+	case kindProjection:
+		return id.index < len(p.snap.Projections)
+	case kindEffects:
+		return p.snap.EffectTable != nil
 	}
 	return true
 }
 
 // targets lists the focusable panels in focus order.
 func (p *Player) targets() []panelID {
-	return append(modelPanels(&p.snap), panelID{kindMetrics, 0}, panelID{kindTrace, 0}, panelID{kindNarration, 0})
+	return append(modelPanels(&p.snap), panelID{kindMetrics, 0}, panelID{kindVerdict, 0}, panelID{kindTrace, 0}, panelID{kindNarration, 0})
 }
 
 // panel returns the primitive of a non-trace panel, creating it on first use
@@ -147,6 +202,17 @@ func (p *Player) InputHandler() func(event *tcell.EventKey, setFocus func(p tvie
 // HandleKey applies one key as the key table says and reports whether the
 // key was bound. While a filter is being typed, keys edit the filter.
 func (p *Player) HandleKey(ev *tcell.EventKey) bool {
+	switch {
+	case p.picker != nil:
+		p.pickerKey(ev)
+		return true
+	case p.gotoing:
+		p.gotoKey(ev)
+		return true
+	case p.overlay != overlayNone && !p.help:
+		p.overlayKey(ev)
+		return true
+	}
 	if p.editing {
 		switch ev.Key() {
 		case tcell.KeyRune:
@@ -238,7 +304,7 @@ func (p *Player) moveFocus(d int) {
 	}
 	i = (i + d + len(ts)) % len(ts)
 	p.focus = ts[i]
-	if p.focus.isModel() || p.focus.kind == kindMetrics {
+	if p.focus.isModel() || p.focus.kind == kindMetrics || p.focus.kind == kindVerdict {
 		p.tab = p.focus
 	}
 }
@@ -332,10 +398,12 @@ func (p *Player) Draw(screen tcell.Screen) {
 		put(screen, x, y, x+w, "window too small", th.Normal)
 		return
 	}
-	p.header.SetRect(x, y, w, 1)
-	p.header.Draw(screen)
-	p.hints.SetRect(x, y+h-1, w, 1)
-	p.hints.Draw(screen)
+	if !p.bare {
+		p.header.SetRect(x, y, w, 1)
+		p.header.Draw(screen)
+		p.hints.SetRect(x, y+h-1, w, 1)
+		p.hints.Draw(screen)
+	}
 	p.drawn = p.drawn[:0]
 	body := rect{x, y + 1, w, h - 2}
 	if wide(w, h) {
@@ -343,9 +411,55 @@ func (p *Player) Draw(screen tcell.Screen) {
 	} else {
 		p.drawCompact(screen, body)
 	}
-	if p.help {
+	switch {
+	case p.help:
 		p.drawHelp(screen, rect{x, y, w, h})
+	case p.picker != nil:
+		p.drawPicker(screen, rect{x, y, w, h})
+	case p.overlay != overlayNone:
+		p.drawOverlay(screen, rect{x, y + 1, w, h - 1})
 	}
+}
+
+// SetOverlays turns on (or off) the lesson's boxes: the introduction when
+// the player opens at t=0 and the summary when the run ends. They are off
+// by default, so a Player drawn into part of a screen (side by side with
+// another) shows only the run; Run and RunMenu turn them on.
+func (p *Player) SetOverlays(on bool) {
+	p.overlays = on
+	if !on {
+		p.overlay = overlayNone
+	}
+}
+
+// OverlayVisible reports whether the intro or the end summary is shown.
+func (p *Player) OverlayVisible() bool { return p.overlay != overlayNone }
+
+// openingTab returns the model tab the player opens on: the one the
+// scenario's view names (Snapshot.Header.Tab), else the model the most
+// trace events concern, else the first.
+func openingTab(s *Snapshot, ids []panelID) panelID {
+	if s.Header.Tab != "" {
+		for _, id := range ids {
+			if id.name(s) == s.Header.Tab {
+				return id
+			}
+		}
+	}
+	best, most := ids[0], 0
+	for _, id := range ids {
+		where := id.where(s)
+		c := 0
+		for i := range s.Trace {
+			if w := s.Trace[i].Where; w == where {
+				c++
+			}
+		}
+		if c > most {
+			best, most = id, c
+		}
+	}
+	return best
 }
 
 // drawPanel places and draws a panel primitive.
@@ -374,36 +488,45 @@ func (p *Player) naturalHeight(id panelID, w, max int) int {
 }
 
 // drawCompact draws the small-terminal layout: a tab strip with one model
-// panel (or the metrics) at a time, the trace and the narration. The tab
-// panel gets the rows its content needs (at least 6), the trace the rest.
+// panel (or the metrics, or the verdict) at a time, the trace, the
+// narration and the verdict strip. The narration gets every row its text
+// needs, so a step is never cut; the tab panel gets the rows its content
+// needs (at most 8) as long as the trace keeps minTrace rows (four lines;
+// a narrow compare side would otherwise be left one), and the trace the
+// rest.
 func (p *Player) drawCompact(screen tcell.Screen, r rect) {
-	narrH := 3
-	if r.h >= 18 {
-		narrH = p.naturalHeight(panelID{kindNarration, 0}, r.w, 5)
+	const minTrace = 6
+	stripH := 0
+	if r.h >= 14 {
+		stripH = 1
+		drawLine(screen, r.x+1, r.y+r.h-1, r.x+r.w, verdictStrip(&p.snap, &p.theme, r.w-1))
+		r.h--
+	}
+	narrH := 0
+	if r.h >= 10 {
+		narrH = p.naturalHeight(panelID{kindNarration, 0}, r.w, r.h-1-4-minTrace)
 		if narrH < 3 {
 			narrH = 3
 		}
 	}
-	const minTrace = 4
-	switch {
-	case r.h < 10:
-		narrH = 0
-	case r.h < 14:
-		narrH = 0
-	}
 	tabH := r.h - narrH - minTrace
 	if r.h < 10 {
 		tabH = r.h
-	} else if nh := p.naturalHeight(p.tab, r.w, tabH-1) + 1; nh > 7 && nh < tabH {
+	} else if nh := p.naturalHeight(p.tab, r.w, 8) + 1; nh < tabH {
 		tabH = nh
-	} else if nh <= 7 && tabH > 7 {
-		tabH = 7
+	}
+	if tabH < 5 && r.h >= 10 {
+		tabH = 5
 	}
 	traceH := r.h - narrH - tabH
-	p.drawTabs(screen, rect{r.x, r.y, r.w, 1}, append(modelPanels(&p.snap), panelID{kindMetrics, 0}))
+	if traceH < 0 {
+		traceH = 0
+	}
+	p.drawTabs(screen, rect{r.x, r.y, r.w, 1}, append(modelPanels(&p.snap), panelID{kindMetrics, 0}, panelID{kindVerdict, 0}))
 	p.drawPanel(screen, p.panel(p.tab), rect{r.x, r.y + 1, r.w, tabH - 1})
 	p.drawPanel(screen, p.trace, rect{r.x, r.y + tabH, r.w, traceH})
 	p.drawPanel(screen, p.panel(panelID{kindNarration, 0}), rect{r.x, r.y + tabH + traceH, r.w, narrH})
+	_ = stripH
 }
 
 // drawTabs draws a tab strip: in the compact layout over the model panels
@@ -418,14 +541,21 @@ func (p *Player) drawTabs(screen tcell.Screen, r rect, tabs []panelID) {
 			cur = i
 		}
 	}
-	// Start early enough that the current tab is visible.
+	// Start late enough that the current tab is visible, counting the
+	// "‹ " mark before a cut strip and the room kept for "+N›" after it.
 	start := 0
 	for {
 		wsum := 0
 		for i := start; i <= cur; i++ {
 			wsum += width(tabs[i].title(&p.snap)) + 3
 		}
-		if wsum <= r.w-2 || start == cur {
+		if start > 0 {
+			wsum += 2
+		}
+		if cur < len(tabs)-1 {
+			wsum += 4
+		}
+		if wsum <= r.w || start == cur {
 			break
 		}
 		start++
@@ -436,11 +566,20 @@ func (p *Player) drawTabs(screen tcell.Screen, r rect, tabs []panelID) {
 	}
 	for i := start; i < len(tabs); i++ {
 		t := tabs[i].title(&p.snap)
+		text, st := " "+t+" ", th.Dim
 		if i == cur {
-			x = put(screen, x, r.y, r.x+r.w, "["+t+"]", th.Selected)
-		} else {
-			x = put(screen, x, r.y, r.x+r.w, " "+t+" ", th.Dim)
+			text, st = "["+t+"]", th.Selected
 		}
+		// Keep room for the overflow mark unless this is the last tab.
+		room := r.x + r.w
+		if i < len(tabs)-1 {
+			room -= 4
+		}
+		if x+width(text) > room {
+			put(screen, x, r.y, r.x+r.w, " +"+n(len(tabs)-i)+"›", th.Focus)
+			return
+		}
+		x = put(screen, x, r.y, r.x+r.w, text, st)
 		x = put(screen, x, r.y, r.x+r.w, " ", th.Normal)
 	}
 }
@@ -498,10 +637,18 @@ func (p *Player) drawWide(screen tcell.Screen, r rect) {
 	}
 	bottomH := r.h - metricsH - modelsH
 	p.drawPanel(screen, p.panel(panelID{kindMetrics, 0}), rect{r.x, r.y + modelsH, r.w, metricsH})
-	traceW := r.w * 60 / 100
+	traceW := r.w * 62 / 100
 	by := r.y + modelsH + metricsH
 	p.drawPanel(screen, p.trace, rect{r.x, by, traceW, bottomH})
-	p.drawPanel(screen, p.panel(panelID{kindNarration, 0}), rect{r.x + traceW, by, r.w - traceW, bottomH})
+	// The right column: the narration with the rows it needs, the verdict
+	// below it with the rest.
+	rw := r.w - traceW
+	narrH := p.naturalHeight(panelID{kindNarration, 0}, rw, bottomH-4)
+	if narrH < 3 {
+		narrH = 3
+	}
+	p.drawPanel(screen, p.panel(panelID{kindNarration, 0}), rect{r.x + traceW, by, rw, narrH})
+	p.drawPanel(screen, p.panel(panelID{kindVerdict, 0}), rect{r.x + traceW, by + narrH, rw, bottomH - narrH})
 }
 
 // drawHelp draws the help overlay, generated from the key table.
@@ -618,13 +765,18 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 		tp.scroll = 0
 	}
 	// Walk back from the newest event, skipping scroll matches, and fill
-	// the rows from the bottom.
+	// the rows from the bottom. A line longer than the panel wraps once,
+	// indented; the rest is cut with "…".
 	row := in.h - 1
-	if matches < in.h {
-		row = matches - 1
-	}
 	skip := tp.scroll
-	for i := len(evs) - 1; i >= 0 && row >= 0; i-- {
+	type shown struct {
+		sym  string
+		st   tcell.Style
+		rows []string
+	}
+	var out []shown
+	used := 0
+	for i := len(evs) - 1; i >= 0 && used < in.h; i-- {
 		e := &evs[i]
 		if !matchEvent(e, p.filter, id) {
 			continue
@@ -633,12 +785,34 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 			skip--
 			continue
 		}
-		sym, st := th.eventLook(e)
-		tp.buf = sim.AppendText(tp.buf[:0], e)
-		cx := put(screen, in.x, in.y+row, in.x+in.w, sym, st)
-		cx = put(screen, cx, in.y+row, in.x+in.w, " ", th.Normal)
-		put(screen, cx, in.y+row, in.x+in.w, string(tp.buf), st)
-		row--
+		var m Mark
+		if i < len(p.snap.Marks) {
+			m = p.snap.Marks[i]
+		}
+		sym, st := th.eventLook(e, m)
+		tp.buf = appendTraceText(tp.buf[:0], e, m)
+		rows := traceRows(string(tp.buf), in.w-2)
+		if used+len(rows) > in.h {
+			rows = rows[:in.h-used]
+		}
+		used += len(rows)
+		out = append(out, shown{sym, st, rows})
+	}
+	if used < in.h {
+		row = used - 1
+	}
+	for _, sh := range out {
+		for k := len(sh.rows) - 1; k >= 0 && row >= 0; k-- {
+			cx := in.x
+			if k == 0 {
+				cx = put(screen, cx, in.y+row, in.x+in.w, sh.sym, sh.st)
+				cx = put(screen, cx, in.y+row, in.x+in.w, " ", th.Normal)
+			} else {
+				cx = put(screen, cx, in.y+row, in.x+in.w, "    ", th.Normal)
+			}
+			put(screen, cx, in.y+row, in.x+in.w, sh.rows[k], sh.st)
+			row--
+		}
 	}
 	if matches == 0 && p.filter != "" {
 		put(screen, in.x, in.y, in.x+in.w, "no event matches "+strconv.Quote(p.filter), th.Dim)
@@ -646,6 +820,24 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 	if tp.scroll > 0 {
 		put(screen, in.x, in.y+in.h, in.x+in.w, " ↓ "+n(tp.scroll)+" newer, end to follow ", th.Dim)
 	}
+}
+
+// traceRows splits a trace line for a panel w columns wide: one row when
+// it fits, else two, the second indented by two more columns and cut with
+// "…" when still too long.
+func traceRows(text string, w int) []string {
+	if w < 8 || width(text) <= w {
+		return []string{text}
+	}
+	head := wrap(text, w)[0]
+	if len(head) > len(text) || text[:len(head)] != head {
+		head, _ = cut(text, w)
+	}
+	rest := text[len(head):]
+	for len(rest) > 0 && rest[0] == ' ' {
+		rest = rest[1:]
+	}
+	return []string{head, truncate(rest, w-2)}
 }
 
 // isWide reports whether the player currently uses the wide layout.
@@ -680,6 +872,11 @@ func (hv *headerView) Draw(screen tcell.Screen) {
 		{"  " + speedText(hd.Speed), th.Dim},
 		{"  " + sym + " " + hd.State.String() + " ", stst},
 	}
+	// A notice that does not fit beside the whole right part gets the
+	// room of the seed and the speed (the tick and the state stay).
+	if hd.Notice != "" && width(hd.Notice)+2 > w-lineWidth(right)-1 {
+		right = line{right[0], right[3]}
+	}
 	rw := lineWidth(right)
 	title := hd.Title
 	if title == "" {
@@ -692,13 +889,15 @@ func (hv *headerView) Draw(screen tcell.Screen) {
 	if limit < x {
 		limit = x
 	}
-	cx := put(screen, x, y, limit, " "+title, th.Title)
 	if hd.Notice != "" {
+		// A notice replaces the title, so it is visible at 80 columns.
 		nst := th.Info
 		if len(hd.Notice) >= len(SymFault) && hd.Notice[:len(SymFault)] == SymFault {
 			nst = th.Fault
 		}
-		put(screen, cx, y, limit, "  "+hd.Notice, nst)
+		put(screen, x, y, limit, " "+truncate(hd.Notice, limit-x-1), nst)
+	} else {
+		put(screen, x, y, limit, " "+truncate(title, limit-x-1), th.Title)
 	}
 	if rw <= w {
 		drawLine(screen, x+w-rw, y, x+w, right)
@@ -717,6 +916,13 @@ func (hv *hintsView) Draw(screen tcell.Screen) {
 	x, y, w, _ := hv.GetRect()
 	p := hv.p
 	th := &p.theme
+	if p.gotoing {
+		cx := put(screen, x, y, x+w, " go to tick: ", th.Key)
+		cx = put(screen, cx, y, x+w, p.gotoText, th.Normal)
+		cx = put(screen, cx, y, x+w, "█", th.Normal)
+		put(screen, cx, y, x+w, "  enter go  esc cancel", th.Dim)
+		return
+	}
 	if p.editing {
 		cx := put(screen, x, y, x+w, " filter: ", th.Key)
 		cx = put(screen, cx, y, x+w, p.filter, th.Normal)

@@ -239,18 +239,18 @@ func TestSymbolsPairColours(t *testing.T) {
 // testLessons is the menu fixture.
 func testLessons() []Lesson {
 	return []Lesson{
-		{"dual-write", "Dual write loses an event", "A crash between the database commit and the publish loses the event."},
-		{"outbox", "The outbox fixes it", "Business row and event row commit together; a relay publishes, sometimes twice."},
-		{"idempotent", "Idempotent consumer", "Processed IDs kept with the effect absorb the relay's duplicates."},
-		{"poison-dlq", "Poison message goes to the DLQ", "After maxReceiveCount receives the poison message waits in the DLQ until redriven."},
-		{"visibility", "Visibility timeout too short", "A slow handler outlives its lease and the message is processed twice."},
-		{"offline-sub", "Offline subscriber misses events", "Pub/sub forgets what nobody online received; the log group catches up."},
-		{"ordering", "Ordering per key", "crc32 picks the partition; adding partitions moves keys and breaks the order."},
-		{"crash-commit", "Crash before commit re-reads", "At-least-once in a log: a consumer crash before the commit reads records again."},
-		{"replay", "Replay rebuilds a projection", "After a bug fix, seek the group to earliest and rebuild."},
-		{"retention", "Retention shorter than lag", "The slow group falls behind the log start and skips records."},
-		{"storm", "Event storm and its supervisor", "Handlers that publish fan out; a supervisor mutes them during a save."},
-		{"sync-loop", "Sync loop and source tracking", "Two systems echo each other until a source header breaks the loop."},
-		{"architecture", "Which architecture fits", "The same workload on a queue, a topic and a log, side by side."},
+		{Name: "dual-write", Title: "Dual write loses an event", Summary: "A crash between the database commit and the publish loses the event.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "outbox", Title: "The outbox fixes it", Summary: "Business row and event row commit together; a relay publishes, sometimes twice.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "idempotent", Title: "Idempotent consumer", Summary: "Processed IDs kept with the effect absorb the relay's duplicates.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "poison-dlq", Title: "Poison message goes to the DLQ", Summary: "After maxReceiveCount receives the poison message waits in the DLQ until redriven.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "visibility", Title: "Visibility timeout too short", Summary: "A slow handler outlives its lease and the message is processed twice.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "offline-sub", Title: "Offline subscriber misses events", Summary: "Pub/sub forgets what nobody online received; the log group catches up.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "ordering", Title: "Ordering per key", Summary: "crc32 picks the partition; adding partitions moves keys and breaks the order.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "crash-commit", Title: "Crash before commit re-reads", Summary: "At-least-once in a log: a consumer crash before the commit reads records again.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "replay", Title: "Replay rebuilds a projection", Summary: "After a bug fix, seek the group to earliest and rebuild.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "retention", Title: "Retention shorter than lag", Summary: "The slow group falls behind the log start and skips records.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "storm", Title: "Event storm and its supervisor", Summary: "Handlers that publish fan out; a supervisor mutes them during a save.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "sync-loop", Title: "Sync loop and source tracking", Summary: "Two systems echo each other until a source header breaks the loop.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
+		{Name: "architecture", Title: "Which architecture fits", Summary: "The same workload on a queue, a topic and a log, side by side.", Description: "The lesson's introduction, several sentences long, shown in the preview pane."},
 	}
 }

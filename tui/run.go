@@ -102,7 +102,9 @@ type session struct {
 func newSession(app *tview.Application, d Driver, th Theme, ticker TickerFunc) *session {
 	s := &session{app: app}
 	c := NewController(d)
+	c.SetPauseGrace(PauseGrace, nil)
 	s.player = NewPlayer(th, func(cmd Command) { _ = s.loop.Send(cmd) })
+	s.player.SetOverlays(true)
 	s.player.SetSnapshot(c.Snapshot())
 	s.loop = StartLoop(c, s.post, ticker)
 	return s

@@ -3,6 +3,7 @@ package tui
 import (
 	"strconv"
 
+	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -54,6 +55,93 @@ type Snapshot struct {
 	Trace     []sim.Event // the newest events, oldest first, at most MaxTrace
 	Narration Narration
 	Ledger    LedgerSummary
+	// Marks is parallel to Trace (same length, or nil): what the ledger
+	// adds to each event, e.g. that a delivery repeats an origin.
+	Marks []Mark
+	// Verdict is every expectation judged on the state so far.
+	Verdict scenario.Verdict
+	// Effects are the per-consumer effect counts, for "charged 2×".
+	Effects []EffectView
+	// Intro is the lesson's introduction and what it teaches.
+	Intro Intro
+	// Targets are what the hand actions can act on.
+	Targets Targets
+	// Projections are the read models of the consumer groups the lesson
+	// replays (seeks), folded from the trace: records applied per key
+	// before and after the seek.
+	Projections []ProjectionView
+	// EffectTable is the per-key effect table of the consumers a lesson
+	// compares (two to four queue consumers, each on its own queue), nil
+	// otherwise.
+	EffectTable *EffectsView
+}
+
+// ProjectionView is what a consumer group's projection holds: per key,
+// the records applied since the start of the run, or since the group's
+// last seek (a replay that rebuilds it), with what it held before.
+type ProjectionView struct {
+	Group  string
+	Seeked bool     // the group has been seeked (replayed)
+	SeekAt sim.Tick // the tick of the last seek
+	Before int      // records applied before the last seek, over every key
+	Keys   []ProjectionKey
+}
+
+// ProjectionKey is one key of a projection.
+type ProjectionKey struct {
+	Key     string
+	Records int      // records of the key in the log
+	Before  int      // records applied before the last seek
+	Applied int      // records applied since the start or the last seek
+	IDs     []sim.ID // the first of them, in the order applied
+}
+
+// EffectsView is a table of effects per key and consumer, e.g. charges:
+// Cells of each key are parallel to Consumers.
+type EffectsView struct {
+	Consumers []string
+	Keys      []EffectKey // first-seen order, at most 64
+	MoreKeys  int         // keys left out
+}
+
+// EffectKey is one row of an EffectsView.
+type EffectKey struct {
+	Key   string
+	Cells []EffectCell
+}
+
+// EffectCell is what one consumer did with one key's messages.
+type EffectCell struct {
+	Effects  int // effects applied (charges)
+	Origins  int // distinct messages (origins) routed to the consumer
+	Repeated int // effects beyond the first per origin: duplicates applied
+	Absorbed int // duplicate deliveries the handler recognised and skipped
+}
+
+// Targets are the names the hand actions can act on, for the picker.
+type Targets struct {
+	Groups    []string // consumer groups (seek earliest)
+	DLQs      []string // dead-letter queues (redrive)
+	Consumers []string // queue consumers and group members (crash)
+}
+
+// Intro is what the player shows before a lesson starts and after it ends.
+type Intro struct {
+	Description string   // the scenario's description
+	Goals       []string // what the lesson shows, from its expectations
+	Remember    string   // what to remember: the last narration step
+}
+
+// EffectView counts what one logical consumer did: effects applied,
+// repeated effects of an origin it had applied (a customer charged twice),
+// and duplicates its handler absorbed.
+type EffectView struct {
+	Consumer string
+	Applied  int // effects over all origins
+	Repeated int // effects beyond the first per origin
+	Worst    int // the most effects of one origin, e.g. 2 for "charged 2×"
+	Absorbed int // deliveries recognised as duplicates and skipped
+	Repeats  int // deliveries beyond the first per origin
 }
 
 // Header is the top line of the player.
@@ -65,6 +153,9 @@ type Header struct {
 	Speed  float64 // ticks per second while playing; set by the Controller
 	State  State   // set by the Controller
 	Notice string  // a short message, e.g. the result of the last action
+	// Tab is the model the player opens on (a queue, topic, log or
+	// service name), "" to let the player choose from the trace.
+	Tab string
 }
 
 // Where is the area of a queue a message chip sits in.
@@ -97,6 +188,10 @@ type Chip struct {
 	ID           sim.ID
 	ReceiveCount int
 	Where        Where
+	// Seen is set when the queue's consumer has been delivered this
+	// message's origin before (a re-published, redriven or duplicated
+	// copy, or a redelivery): its next delivery is a duplicate.
+	Seen bool
 }
 
 // QueueView is a work queue with its dead-letter queue. The counts are
@@ -176,13 +271,28 @@ func (g *GroupView) TotalLag() int64 {
 	return n
 }
 
-// OutboxView is a service's outbox table and its relays.
+// OutboxView is a service's two writes, business rows and published
+// events, with its outbox table and relays. Rows, Published, Phantoms and
+// Lost are folded from the trace; Pending, Sent and Dead are the outbox
+// table's current row counts.
 type OutboxView struct {
 	Service string
-	Pending int
-	Sent    int
-	Dead    int
-	Relays  []RelayView
+	// Writer is how the service writes: "outbox", "commit_then_publish"
+	// or "publish_then_commit".
+	Writer    string
+	Rows      int // business rows committed
+	Published int // events published to a broker (each counted once)
+	// Republished counts publishes of an event published before (a relay
+	// that crashed before marking its row).
+	Republished int
+	Phantoms    int      // events published for a row never committed
+	Lost        int      // rows committed whose event was never published
+	PhantomIDs  []sim.ID // the first phantom events
+	LostIDs     []sim.ID // the first lost events
+	Pending     int
+	Sent        int
+	Dead        int
+	Relays      []RelayView
 }
 
 // RelayView is one relay instance and the outbox rows it holds leases on.

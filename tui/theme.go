@@ -79,14 +79,27 @@ func NewTheme(noColor bool) Theme {
 // non-empty value (see no-color.org).
 func NoColorEnv() bool { return os.Getenv("NO_COLOR") != "" }
 
-// eventLook returns the symbol and style of a trace event. Events that do
-// not stand out get a blank symbol and the normal style.
-func (th *Theme) eventLook(e *sim.Event) (string, tcell.Style) {
+// eventLook returns the symbol and style of a trace event with its mark.
+// A repeat (by ID or by lineage) and an absorbed duplicate get the
+// duplicate symbol; an expiry of a record everybody had read is not a
+// loss. Events that do not stand out get a blank symbol and the normal
+// style.
+func (th *Theme) eventLook(e *sim.Event, m Mark) (string, tcell.Style) {
+	switch m.Kind {
+	case MarkRepeat, MarkEffect:
+		return SymDuplicate, th.Duplicate
+	case MarkAbsorbed:
+		return SymDuplicate, th.Good
+	case MarkRead:
+		return " ", th.Dim
+	}
 	switch e.Kind {
 	case sim.KindLost, sim.KindDropped, sim.KindExpired:
 		return SymLoss, th.Loss
 	case sim.KindFault, sim.KindCrashed, sim.KindRejected, sim.KindFailed:
 		return SymFault, th.Fault
+	case sim.KindPhantom:
+		return SymFault, th.Loss // an event for a change that never committed
 	case sim.KindRedelivered:
 		return SymDuplicate, th.Duplicate
 	case sim.KindReceived, sim.KindDelivered, sim.KindPolled, sim.KindRelayed, sim.KindProcessed:

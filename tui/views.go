@@ -3,6 +3,7 @@ package tui
 import (
 	"strconv"
 
+	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 )
@@ -16,9 +17,12 @@ const (
 	kindTopic
 	kindLog
 	kindOutbox
+	kindProjection // a consumer group's projection (the lesson's subject)
+	kindEffects    // effects per key of the compared consumers
 	kindMetrics
 	kindTrace
 	kindNarration
+	kindVerdict
 )
 
 // panelID identifies a panel: a kind and, for model panels, the index into
@@ -28,10 +32,13 @@ type panelID struct {
 	index int
 }
 
-// isModel reports whether the panel shows a broker model.
-func (id panelID) isModel() bool { return id.kind <= kindOutbox }
+// isModel reports whether the panel shows a broker model, or a view of
+// the lesson's subject beside the models (a projection, the effects
+// table): the panels of the model row and the first tabs.
+func (id panelID) isModel() bool { return id.kind <= kindEffects }
 
-// modelPanels lists the model panels present in s, in display order.
+// modelPanels lists the model panels present in s, in display order, then
+// the subject panels (projections, the effects table).
 func modelPanels(s *Snapshot) []panelID {
 	var ids []panelID
 	for i := range s.Queues {
@@ -46,7 +53,47 @@ func modelPanels(s *Snapshot) []panelID {
 	for i := range s.Outboxes {
 		ids = append(ids, panelID{kindOutbox, i})
 	}
+	for i := range s.Projections {
+		ids = append(ids, panelID{kindProjection, i})
+	}
+	if s.EffectTable != nil {
+		ids = append(ids, panelID{kindEffects, 0})
+	}
 	return ids
+}
+
+// name returns the model's own name (queue, topic, log or outbox service),
+// the title of a subject panel ("projection revenue", "effects"), "" for
+// other panels.
+func (id panelID) name(s *Snapshot) string {
+	switch id.kind {
+	case kindProjection, kindEffects:
+		return id.title(s)
+	case kindQueue:
+		return s.Queues[id.index].Name
+	case kindTopic:
+		return s.Topics[id.index].Name
+	case kindLog:
+		return s.Logs[id.index].Name
+	case kindOutbox:
+		return s.Outboxes[id.index].Service
+	}
+	return ""
+}
+
+// where returns the trace component of a model panel, e.g. "queue:orders".
+func (id panelID) where(s *Snapshot) string {
+	switch id.kind {
+	case kindQueue:
+		return "queue:" + id.name(s)
+	case kindTopic:
+		return "topic:" + id.name(s)
+	case kindLog:
+		return "log:" + id.name(s)
+	case kindOutbox:
+		return "outbox:" + id.name(s)
+	}
+	return ""
 }
 
 // title returns the frame title of a panel.
@@ -68,8 +115,16 @@ func (id panelID) title(s *Snapshot) string {
 		if id.index < len(s.Outboxes) {
 			return "outbox " + s.Outboxes[id.index].Service
 		}
+	case kindProjection:
+		if id.index < len(s.Projections) {
+			return "projection " + s.Projections[id.index].Group
+		}
+	case kindEffects:
+		return "effects"
 	case kindMetrics:
 		return "metrics"
+	case kindVerdict:
+		return "verdict"
 	case kindTrace:
 		return "trace"
 	case kindNarration:
@@ -101,12 +156,130 @@ func contentLines(s *Snapshot, th *Theme, id panelID, w, h int) []line {
 		if id.index < len(s.Outboxes) {
 			return outboxLines(&s.Outboxes[id.index], th, w)
 		}
+	case kindProjection:
+		if id.index < len(s.Projections) {
+			return projectionLines(&s.Projections[id.index], th, w)
+		}
+	case kindEffects:
+		if s.EffectTable != nil {
+			return effectTableLines(s.EffectTable, th, w)
+		}
 	case kindMetrics:
 		return metricsLines(s, th, w, h)
 	case kindNarration:
 		return narrationLines(s, th, w)
+	case kindVerdict:
+		return verdictLines(s, th, w)
 	}
 	return nil
+}
+
+// standingLook returns the symbol and style of an expectation's standing.
+func standingLook(st scenario.Standing, th *Theme) (string, tcell.Style) {
+	switch st {
+	case scenario.Holds:
+		return SymCheck, th.Good
+	case scenario.Broken:
+		return SymLoss, th.Loss
+	}
+	return "…", th.Dim
+}
+
+// verdictStyle returns the style of the verdict line.
+func verdictStyle(v *scenario.Verdict, th *Theme) tcell.Style {
+	switch {
+	case v.Count(scenario.Broken) > 0 || v.Final && !v.Pass():
+		return th.Loss
+	case v.Final || v.Pass():
+		return th.Good
+	}
+	return th.Normal
+}
+
+// verdictLines shows the verdict line, then one line per expectation:
+// its standing, the expectation and what was measured, wrapped.
+func verdictLines(s *Snapshot, th *Theme, w int) []line {
+	v := &s.Verdict
+	var out []line
+	for _, l := range wrap(v.Line(), w) {
+		out = append(out, line{{l, verdictStyle(v, th).Bold(true)}})
+	}
+	for _, j := range v.Judgments {
+		sym, st := standingLook(j.Standing, th)
+		text := j.Text + " " + j.Standing.String()
+		if j.Measured != "" {
+			text += " (" + j.Measured + ")"
+		}
+		for i, l := range wrap(text, w-2) {
+			if i == 0 {
+				out = append(out, line{{sym + " ", st}, {l, th.Normal}})
+			} else {
+				out = append(out, line{{"  " + l, th.Dim}})
+			}
+		}
+	}
+	return out
+}
+
+// verdictStrip is the verdict in one row: a symbol per expectation, then
+// the verdict line.
+func verdictStrip(s *Snapshot, th *Theme, w int) line {
+	v := &s.Verdict
+	l := line{{"verdict ", th.Dim}}
+	for _, j := range v.Judgments {
+		sym, st := standingLook(j.Standing, th)
+		l = append(l, seg{sym, st})
+	}
+	full := append(l, seg{" " + v.Line(), verdictStyle(v, th)})
+	if lineWidth(full) <= w || len(v.Judgments) == 0 {
+		return full
+	}
+	return append(l[1:], seg{" " + shortVerdict(v), verdictStyle(v, th)})
+}
+
+// shortVerdict is the verdict in about 25 columns, for a narrow strip:
+// "PASS 6/6", "FAIL 4/6, 2 broken", "4/7 hold, 3 not yet".
+func shortVerdict(v *scenario.Verdict) string {
+	total, holds := len(v.Judgments), v.Count(scenario.Holds)
+	t := n(holds) + "/" + n(total)
+	switch {
+	case v.Final && v.Pass():
+		return "PASS " + t
+	case v.Final:
+		t = "FAIL " + t
+	default:
+		t += " hold"
+		if k := v.Count(scenario.NotYet); k > 0 {
+			t += ", " + n(k) + " not yet"
+		}
+	}
+	if k := v.Count(scenario.Broken); k > 0 {
+		t += ", " + n(k) + " broken"
+	}
+	if v.Errors > 0 {
+		t += ", " + n(v.Errors) + " errors"
+	}
+	return t
+}
+
+// effectsLines shows the per-consumer effect counts: "billing 20 effects,
+// 3 repeated (worst 2×)", "safe 20 effects, 3 absorbed".
+func effectsLines(s *Snapshot, th *Theme, w int) []line {
+	var items []line
+	for _, e := range s.Effects {
+		if e.Applied == 0 && e.Absorbed == 0 && e.Repeats == 0 {
+			continue
+		}
+		l := line{{e.Consumer + " ", th.Title}, {n(e.Applied) + " effects", th.Normal}}
+		if e.Repeated > 0 {
+			l = append(l, seg{" " + SymDuplicate + " " + n(e.Repeated) + " repeated, worst " + n(e.Worst) + "×", th.Duplicate})
+		}
+		if e.Absorbed > 0 {
+			l = append(l, seg{" " + SymDuplicate + " " + n(e.Absorbed) + " absorbed", th.Good})
+		}
+		items = append(items, l)
+	}
+	return flow(items, w, th)
 }
 
 // n formats an int.
@@ -208,7 +381,7 @@ func flow(items []line, w int, th *Theme) []line {
 // once received, and a ↻ in front of a redelivery.
 func chipText(c Chip) string {
 	b := make([]byte, 0, 16)
-	if c.ReceiveCount > 1 {
+	if c.ReceiveCount > 1 || c.Seen {
 		b = append(b, SymDuplicate...)
 	}
 	b = c.ID.AppendTo(b)
@@ -268,7 +441,7 @@ func chipBlock(chips []Chip, total int, label string, lst tcell.Style, labelW, w
 		switch {
 		case c.Where == WhereDLQ:
 			st = th.DLQ
-		case c.ReceiveCount > 1:
+		case c.ReceiveCount > 1 || c.Seen:
 			st = th.Duplicate
 		case c.Where == WhereInFlight:
 			st = th.Info
@@ -513,42 +686,6 @@ func logLines(l *LogView, th *Theme, w int) []line {
 	return out
 }
 
-// outboxLines shows an outbox's row counts and its relays' claims.
-func outboxLines(o *OutboxView, th *Theme, w int) []line {
-	dst := th.Normal
-	dead := n(o.Dead)
-	if o.Dead > 0 {
-		dst = th.DLQ
-		dead = SymDLQ + " " + dead
-	}
-	out := flow([]line{{{"pending ", th.Dim}, {n(o.Pending), th.Normal}},
-		{{"sent ", th.Dim}, {n(o.Sent), th.Good}}, {{"dead ", th.Dim}, {dead, dst}}}, w, th)
-	for _, r := range o.Relays {
-		if r.Crashed {
-			out = append(out, line{{SymFault + " " + r.Name, th.Fault}, {" crashed", th.Fault}})
-			continue
-		}
-		ln := line{{"▸ " + r.Name, th.Normal}, {" claims " + n(len(r.Claims)), th.Dim}}
-		var b []byte
-		for i, c := range r.Claims {
-			if i > 0 || len(b) > 0 {
-				b = append(b, ' ')
-			}
-			if i == 0 {
-				b = append(b, ": "...)
-			}
-			b = append(b, '#')
-			b = strconv.AppendInt(b, c, 10)
-			if len(b) > w {
-				break
-			}
-		}
-		ln = append(ln, seg{string(b), th.Normal})
-		out = append(out, ln)
-	}
-	return out
-}
-
 // sparkRunes are the eight levels of a sparkline.
 var sparkRunes = []rune("▁▂▃▄▅▆▇█")
 
@@ -629,6 +766,7 @@ func formatValue(v float64) string {
 // the series do not fit in h rows and w is wide, they go in two columns.
 func metricsLines(s *Snapshot, th *Theme, w, h int) []line {
 	out := []line{ledgerLine(&s.Ledger, th)}
+	out = append(out, effectsLines(s, th, w)...)
 	cols := 1
 	if len(s.Series) > h-1 && w >= 80 {
 		cols = 2
@@ -698,4 +836,89 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// appendTraceText appends the trace line of e with its mark, the important
+// part first: tick, kind, message and mark, then who (actor or consumer),
+// where, the key and the rest of the event's text form.
+func appendTraceText(b []byte, e *sim.Event, m Mark) []byte {
+	b = append(b, "t="...)
+	b = strconv.AppendInt(b, int64(e.Tick), 10)
+	b = append(b, ' ')
+	b = append(b, e.Kind...)
+	if e.Kind == sim.KindNarration {
+		// The narration panel shows the text; the trace says which step.
+		b = append(b, ' ')
+		d := e.Detail
+		if i := indexByte(d, ' '); i > 0 {
+			d = d[:i]
+		}
+		return append(b, d...)
+	}
+	if e.Msg != 0 {
+		b = append(b, ' ')
+		b = e.Msg.AppendTo(b)
+	}
+	if t := m.Text(); t != "" {
+		b = append(b, " ("...)
+		b = append(b, t...)
+		b = append(b, ')')
+	}
+	switch {
+	case e.Actor != "":
+		b = append(b, " by "...)
+		b = append(b, e.Actor...)
+	case e.Consumer != "":
+		b = append(b, " for "...)
+		b = append(b, e.Consumer...)
+	}
+	if e.Where != "" {
+		b = append(b, ' ')
+		b = append(b, e.Where...)
+	}
+	if e.Key != "" {
+		b = append(b, " key="...)
+		b = append(b, e.Key...)
+	}
+	if e.Corr != "" {
+		b = append(b, " corr="...)
+		b = append(b, e.Corr...)
+	}
+	if e.Attempt > 0 {
+		b = append(b, " try="...)
+		b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	}
+	if e.Origin != 0 {
+		b = append(b, " from="...)
+		b = e.Origin.AppendTo(b)
+	}
+	if e.HasPos {
+		b = append(b, " p="...)
+		b = strconv.AppendInt(b, int64(e.Partition), 10)
+		b = append(b, " off="...)
+		b = strconv.AppendInt(b, e.Offset, 10)
+	}
+	if e.Cause != "" {
+		b = append(b, " cause="...)
+		b = append(b, e.Cause...)
+	}
+	if e.Rule != "" {
+		b = append(b, " rule="...)
+		b = append(b, e.Rule...)
+	}
+	if e.Detail != "" {
+		b = append(b, ' ')
+		b = strconv.AppendQuote(b, e.Detail)
+	}
+	return b
+}
+
+// indexByte returns the index of the first c in s, or -1.
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
 }

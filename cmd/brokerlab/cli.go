@@ -34,6 +34,8 @@ type cli struct {
 	// play runs the TUI; replaced in tests.
 	play     func(d tui.Driver) error
 	playMenu func(lessons []tui.Lesson, open func(tui.Lesson) (tui.Driver, error)) error
+	// comparePlay runs the compare view (play --compare); replaced in tests.
+	comparePlay func(p *tui.Pair) error
 }
 
 func newCLI(stdout, stderr io.Writer) *cli {
@@ -45,6 +47,7 @@ func newCLI(stdout, stderr io.Writer) *cli {
 		playMenu: func(ls []tui.Lesson, open func(tui.Lesson) (tui.Driver, error)) error {
 			return tui.RunMenu(ls, open, tui.Options{})
 		},
+		comparePlay: func(p *tui.Pair) error { return tui.RunCompare(p, tui.Options{}) },
 	}
 }
 
@@ -57,7 +60,8 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"play", "[--seed N] FILE|LESSON", "play a lesson or scenario file in the terminal", (*cli).cmdPlay},
+		{"play", "[--seed N] [--variant V] FILE|LESSON | --compare A [B] [--seeds N,M | --variants V,W]", "play a lesson or scenario file in the terminal; --compare plays two runs side by side in lockstep (two files, one under two seeds, or two variants)", (*cli).cmdPlay},
+		{"record", "--cast OUT.cast [--size 100x32] [--seed N] [--variant V] FILE|LESSON", "write an asciinema v2 cast of the player going through the lesson, for slides and web pages", (*cli).cmdRecord},
 		{"run", "[--seed N] [--quiet] [--strict] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
 		{"trace", "[--seed N] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
 		{"check", "FILE...", "validate scenario files without running them; warnings do not fail a check", (*cli).cmdCheck},
@@ -127,7 +131,14 @@ func (c *cli) menu() int {
 	}
 	var ls []tui.Lesson
 	for _, l := range scenario.Lessons() {
-		ls = append(ls, tui.Lesson{Name: l.Name, Title: l.Title, Summary: l.Summary})
+		tl := tui.Lesson{Name: l.Name, Title: l.Title, Summary: l.Summary}
+		if s, err := scenario.LoadLesson(l.Name); err == nil {
+			tl.Description = s.Description
+			for _, e := range s.Expect {
+				tl.Goals = append(tl.Goals, e.String())
+			}
+		}
+		ls = append(ls, tl)
 	}
 	err := c.playMenu(ls, func(l tui.Lesson) (tui.Driver, error) {
 		s, err := scenario.LoadLesson(l.Name)
@@ -244,8 +255,12 @@ func (c *cli) cmdPlay(args []string) int {
 	fs := c.flags("play")
 	var seed seedFlag
 	fs.Var(&seed, "seed", "override the scenario's seed")
+	cf := addCompareFlags(fs)
 	pos, code, ok := parse(fs, args)
 	if !ok {
+		return code
+	}
+	if code, done := c.compareMode(pos, seed, cf); done {
 		return code
 	}
 	if len(pos) != 1 {
@@ -258,6 +273,9 @@ func (c *cli) cmdPlay(args []string) int {
 	}
 	s, ok := c.load(pos[0])
 	if !ok {
+		return exitBadInput
+	}
+	if s, ok = c.variantOf(s, cf.variant); !ok {
 		return exitBadInput
 	}
 	d, err := tui.NewScenarioDriver(s, seed.ptr())

@@ -3,6 +3,8 @@
 //
 //	brokerlab                         lesson menu (in a terminal)
 //	brokerlab play FILE|LESSON        play one scenario in the terminal
+//	brokerlab play --compare A B      play two runs side by side (or A --seeds N,M, or a lesson's variants)
+//	brokerlab record FILE|LESSON      write an asciinema cast of the player (--cast OUT.cast)
 //	brokerlab run FILE|LESSON...      run headless, print a report
 //	brokerlab trace FILE|LESSON       print the trace (text, json, mermaid)
 //	brokerlab check FILE...           validate scenario files

@@ -1,0 +1,281 @@
+package tui
+
+import (
+	"strconv"
+
+	"github.com/brokerlab/brokerlab/sim"
+	"github.com/gdamore/tcell/v2"
+)
+
+// overlayKind names the box drawn over the player, if any.
+type overlayKind uint8
+
+// The overlays besides help: the lesson's introduction (shown when the
+// player opens) and the summary at the end of the run.
+const (
+	overlayNone overlayKind = iota
+	overlayIntro
+	overlaySummary
+)
+
+// picker is the list shown when a hand action fits more than one target.
+type picker struct {
+	action ActionKind
+	items  []string // the targets; the last item, "all", sends an empty target
+	sel    int
+}
+
+// pickerItems returns the targets action a can act on, from the snapshot.
+func pickerItems(s *Snapshot, a ActionKind) []string {
+	switch a {
+	case ActionSeekEarliest:
+		return s.Targets.Groups
+	case ActionRedriveDLQ:
+		return s.Targets.DLQs
+	case ActionCrashConsumer:
+		return s.Targets.Consumers
+	}
+	return nil
+}
+
+// act runs hand action a: at once when at most one target fits, else
+// through the picker.
+func (p *Player) act(a ActionKind) {
+	items := pickerItems(&p.snap, a)
+	if len(items) <= 1 {
+		p.sendCmd(Command{Kind: CmdAction, Action: Action{Kind: a}})
+		return
+	}
+	pk := &picker{action: a, items: append([]string(nil), items...)}
+	if a != ActionCrashConsumer {
+		pk.items = append(pk.items, "all")
+	}
+	p.picker = pk
+}
+
+// sendCmd sends cmd if the player has somewhere to send it.
+func (p *Player) sendCmd(cmd Command) {
+	if p.send != nil {
+		p.send(cmd)
+	}
+}
+
+// pickerKey handles a key while the picker is open.
+func (p *Player) pickerKey(ev *tcell.EventKey) {
+	pk := p.picker
+	choose := func(i int) {
+		target := pk.items[i]
+		if target == "all" && i == len(pk.items)-1 && pk.action != ActionCrashConsumer {
+			target = ""
+		}
+		p.picker = nil
+		p.sendCmd(Command{Kind: CmdAction, Action: Action{Kind: pk.action, Target: target}})
+	}
+	switch {
+	case ev.Key() == tcell.KeyEscape || ev.Key() == tcell.KeyRune && ev.Rune() == 'q':
+		p.picker = nil
+	case ev.Key() == tcell.KeyUp || ev.Key() == tcell.KeyRune && ev.Rune() == 'k':
+		if pk.sel > 0 {
+			pk.sel--
+		}
+	case ev.Key() == tcell.KeyDown || ev.Key() == tcell.KeyRune && ev.Rune() == 'j':
+		if pk.sel < len(pk.items)-1 {
+			pk.sel++
+		}
+	case ev.Key() == tcell.KeyEnter:
+		choose(pk.sel)
+	case ev.Key() == tcell.KeyRune && ev.Rune() >= '1' && ev.Rune() <= '9':
+		if i := int(ev.Rune() - '1'); i < len(pk.items) {
+			choose(i)
+		}
+	case ev.Key() == tcell.KeyCtrlC:
+		p.quit()
+	}
+}
+
+// drawPicker draws the picker box.
+func (p *Player) drawPicker(screen tcell.Screen, r rect) {
+	th := &p.theme
+	pk := p.picker
+	var lines []line
+	for i, it := range pk.items {
+		st := th.Normal
+		if i == pk.sel {
+			st = th.Selected
+		}
+		label := it
+		if it == "all" && i == len(pk.items)-1 {
+			label = "all of them"
+		}
+		lines = append(lines, line{{strconv.Itoa(i+1) + " ", th.Key}, {label, st}})
+	}
+	lines = append(lines, line{{"1-9 or enter choose, esc cancel", th.Dim}})
+	p.drawBox(screen, r, pk.action.String()+": which one?", lines, 0)
+}
+
+// drawBox draws a framed box of lines centred in r, as wide as needed (at
+// most 76 columns) and scrolled by off rows.
+func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line, off int) rect {
+	th := &p.theme
+	w := width(title) + 6
+	for _, l := range lines {
+		if k := lineWidth(l) + 4; k > w {
+			w = k
+		}
+	}
+	if w > r.w {
+		w = r.w
+	}
+	if w > 80 {
+		w = 80
+	}
+	h := len(lines) + 2
+	if h > r.h-2 {
+		h = r.h - 2
+	}
+	box := rect{r.x + (r.w-w)/2, r.y + (r.h-h)/2, w, h}
+	in := frame(screen, box, title, true, th)
+	in.x++
+	in.w -= 2
+	drawLines(screen, in, lines, off)
+	return box
+}
+
+// overlayLines returns the text of the intro or the summary for a box w
+// columns wide.
+func (p *Player) overlayLines(w int) (string, []line) {
+	th := &p.theme
+	s := &p.snap
+	in := &s.Intro
+	var out []line
+	para := func(text string, st tcell.Style) {
+		for _, l := range wrap(text, w) {
+			out = append(out, line{{l, st}})
+		}
+	}
+	title := s.Header.Title
+	if title == "" {
+		title = "brokerlab"
+	}
+	if p.overlay == overlayIntro {
+		// The keys come first, so they show however long the text is.
+		out = append(out, line{{"space", th.Key}, {" start  ", th.Dim}, {"n", th.Key}, {" first step  ", th.Dim},
+			{"?", th.Key}, {" keys  ", th.Dim}, {"i", th.Key}, {" this text again", th.Dim}}, line{})
+		para(in.Description, th.Normal)
+		if len(in.Goals) > 0 {
+			out = append(out, line{})
+			para("It checks: "+joinWords(in.Goals), th.Dim)
+		}
+		return title, out
+	}
+	// The keys come first here too, so a long summary at 80x24 cuts its
+	// last line of text, never the way out.
+	out = append(out, line{{"←", th.Key}, {" go back  ", th.Dim}, {"r", th.Key}, {" restart  ", th.Dim},
+		{"m", th.Key}, {" menu  ", th.Dim}, {"q", th.Key}, {" quit  ", th.Dim}, {"any key", th.Key}, {" close", th.Dim}})
+	v := &s.Verdict
+	para(v.Line(), verdictStyle(v, th).Bold(true))
+	for _, j := range v.Judgments {
+		sym, st := standingLook(j.Standing, th)
+		out = append(out, line{{sym + " ", st}, {truncate(j.Text+" ("+j.Measured+")", w-2), th.Normal}})
+	}
+	out = append(out, line{})
+	l := &s.Ledger
+	para("ledger at t="+strconv.FormatInt(int64(s.Header.Tick), 10)+": "+n(l.Messages)+" messages, "+n(l.Lost)+" lost, "+
+		n(l.Duplicates)+" duplicate deliveries, "+n(l.DeadLettered)+" dead-lettered, "+n(l.Missed)+" missed", th.Normal)
+	for _, el := range effectsLines(s, th, w) {
+		out = append(out, el)
+	}
+	if in.Remember != "" {
+		out = append(out, line{})
+		para("To remember: "+in.Remember, th.Title)
+	}
+	return "the end: " + title, out
+}
+
+// joinWords joins items as "a, b and c".
+func joinWords(items []string) string {
+	out := ""
+	for i, it := range items {
+		switch {
+		case i == 0:
+		case i == len(items)-1:
+			out += " and "
+		default:
+			out += ", "
+		}
+		out += it
+	}
+	return out
+}
+
+// drawOverlay draws the intro or the summary over the player.
+func (p *Player) drawOverlay(screen tcell.Screen, r rect) {
+	w := r.w - 4
+	if w > 76 {
+		w = 76
+	}
+	title, lines := p.overlayLines(w)
+	p.drawBox(screen, r, title, lines, 0)
+}
+
+// overlayKey handles a key while the intro or summary is shown: q quits,
+// ? opens the help, m goes to the menu, n and ← act as usual, anything
+// else closes the box (space from the intro also starts playing).
+func (p *Player) overlayKey(ev *tcell.EventKey) {
+	kind := p.overlay
+	p.overlay = overlayNone
+	if ev.Key() == tcell.KeyRune {
+		switch ev.Rune() {
+		case 'q', '?', 'm', 'n', 'N', 's', 'g':
+			p.HandleKey(ev)
+			return
+		case ' ':
+			if kind == overlayIntro {
+				p.HandleKey(ev)
+			}
+			return
+		}
+	}
+	switch ev.Key() {
+	case tcell.KeyLeft, tcell.KeyCtrlC:
+		p.HandleKey(ev)
+	}
+}
+
+// startGoto starts typing the tick to jump to.
+func (p *Player) startGoto() {
+	p.gotoing = true
+	p.gotoText = ""
+}
+
+// gotoKey handles a key while a tick is being typed.
+func (p *Player) gotoKey(ev *tcell.EventKey) {
+	switch ev.Key() {
+	case tcell.KeyRune:
+		if r := ev.Rune(); r >= '0' && r <= '9' && len(p.gotoText) < 9 {
+			p.gotoText += string(r)
+		}
+	case tcell.KeyBackspace, tcell.KeyBackspace2:
+		if p.gotoText != "" {
+			p.gotoText = p.gotoText[:len(p.gotoText)-1]
+		}
+	case tcell.KeyEnter:
+		p.gotoing = false
+		if t, err := strconv.ParseInt(p.gotoText, 10, 64); err == nil {
+			p.sendCmd(Command{Kind: CmdSeek, Tick: sim.Tick(t)})
+		}
+	case tcell.KeyEscape:
+		p.gotoing = false
+	case tcell.KeyCtrlC:
+		p.quit()
+	}
+}
+
+// showOverlay shows the intro again, or the summary once the run is over.
+func (p *Player) showOverlay() {
+	if p.snap.Header.State == StateFinished {
+		p.overlay = overlaySummary
+		return
+	}
+	p.overlay = overlayIntro
+}

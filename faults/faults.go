@@ -36,7 +36,7 @@ import (
 
 // Sentinel errors of package faults.
 var (
-	ErrInvalidRule  = errors.New("faults: invalid rule")
+	ErrInvalidRule  = sim.Sentinel("faults: invalid rule", sim.ErrInvalidConfig)
 	ErrUnknownPoint = errors.New("faults: unknown fault point")
 	ErrUnknownRule  = errors.New("faults: unknown rule")
 )

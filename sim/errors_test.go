@@ -97,6 +97,7 @@ func TestValidateInvalidConfig(t *testing.T) {
 		{"outbox.WriterConfig", outbox.WriterConfig{}, outbox.ErrInvalidConfig},
 		{"outbox.RelayConfig", outbox.RelayConfig{}, outbox.ErrInvalidConfig},
 		{"outbox.CDCConfig", outbox.CDCConfig{}, outbox.ErrInvalidConfig},
+		{"faults.Config", faults.Config{Plan: faults.Plan{Rules: []faults.Rule{{}}}}, faults.ErrInvalidRule},
 		{"outbox.CommanderConfig", outbox.CommanderConfig{}, outbox.ErrInvalidConfig},
 		{"outbox.ConsumerConfig", outbox.ConsumerConfig{}, outbox.ErrInvalidConfig},
 	}

@@ -179,7 +179,7 @@ func (m *Menu) drawPreview(screen tcell.Screen, r rect, l Lesson) {
 	}
 	if l.Description != "" {
 		lines = append(lines, line{})
-		for _, t := range wrap(l.Description, in.w) {
+		for _, t := range reflow(l.Description, in.w) {
 			lines = append(lines, line{{t, th.Normal}})
 		}
 	}

@@ -149,7 +149,7 @@ func (p *Player) overlayLines(w int) (string, []line) {
 	in := &s.Intro
 	var out []line
 	para := func(text string, st tcell.Style) {
-		for _, l := range wrap(text, w) {
+		for _, l := range reflow(text, w) {
 			out = append(out, line{{l, st}})
 		}
 	}

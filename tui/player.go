@@ -766,7 +766,10 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 	}
 	// Walk back from the newest event, skipping scroll matches, and fill
 	// the rows from the bottom. A line longer than the panel wraps once,
-	// indented; the rest is cut with "…".
+	// indented; the rest is cut with "…". An entry is shown whole or not
+	// at all: one that does not fit in the rows left at the top is left
+	// out, and its rows stay blank, so the oldest visible entry never
+	// loses its second row (only a one-row panel cuts the newest entry).
 	row := in.h - 1
 	skip := tp.scroll
 	type shown struct {
@@ -775,7 +778,7 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 		rows []string
 	}
 	var out []shown
-	used := 0
+	used, full := 0, false
 	for i := len(evs) - 1; i >= 0 && used < in.h; i-- {
 		e := &evs[i]
 		if !matchEvent(e, p.filter, id) {
@@ -793,12 +796,16 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 		tp.buf = appendTraceText(tp.buf[:0], e, m)
 		rows := traceRows(string(tp.buf), in.w-2)
 		if used+len(rows) > in.h {
-			rows = rows[:in.h-used]
+			if len(out) > 0 {
+				full = true
+				break
+			}
+			rows = rows[:in.h] // a one-row panel shows the newest entry's first row
 		}
 		used += len(rows)
 		out = append(out, shown{sym, st, rows})
 	}
-	if used < in.h {
+	if used < in.h && !full {
 		row = used - 1
 	}
 	for _, sh := range out {

@@ -31,14 +31,15 @@ const MaxShrinkRuns = 2000
 type Failure struct {
 	// Expect is the index of the expectation in Scenario.Expect; -1 for a
 	// runtime error (a failed action, a run over its budget).
-	Expect int
+	Expect int `json:"expect"`
 	// Text is the expectation as written ("exactly_once(billing)"), or
 	// "runtime error".
-	Text      string
-	Line, Col int
+	Text string `json:"text"`
+	Line int    `json:"line"`
+	Col  int    `json:"col"`
 	// Detail is the first violation, the measured value of a metric or
 	// the first runtime error.
-	Detail string
+	Detail string `json:"detail"`
 }
 
 // Same reports whether f and g are the same failure: the same

@@ -415,7 +415,11 @@ func parse(c *collector, data []byte) (body ast.Node, ok bool) {
 	if err != nil {
 		var ye yaml.Error
 		if errors.As(err, &ye) {
-			c.add(tokPos(ye.GetToken()), "YAML syntax: "+ye.GetMessage())
+			msg := "YAML syntax: " + ye.GetMessage()
+			if strings.Contains(msg, "'\t'") {
+				msg += " (YAML indents with spaces; a tab is allowed only inside a quoted string)"
+			}
+			c.add(tokPos(ye.GetToken()), msg)
 		} else {
 			c.add(Pos{1, 1}, "YAML syntax: "+err.Error())
 		}

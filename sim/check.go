@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,6 +15,13 @@ type Violation struct {
 	Consumer string // the logical consumer, if any
 	Tick     Tick   // when the evidence was recorded
 	Detail   string // what was wrong
+	// Misuse marks a violation about how the check was asked rather than
+	// about the run: no ledger, no checkers, a consumer name the ledger
+	// does not know, a negative bound. It says the test is set up wrong;
+	// searching the fault schedule for its cause is pointless. A consumer
+	// (or a ledger) that saw no message is not misuse: a fault, such as a
+	// producer crashing before its first send, can cause it.
+	Misuse bool
 }
 
 // String formats the violation on one line.
@@ -70,7 +78,7 @@ func Check(l *Ledger, checks ...Checker) error {
 		return &CheckError{Violations: noLedger("ledger")}
 	}
 	if len(checks) == 0 {
-		return &CheckError{Violations: []Violation{{Check: "check", Tick: l.last, Detail: "no checkers were given, so nothing was judged"}}}
+		return &CheckError{Violations: []Violation{{Check: "check", Tick: l.last, Misuse: true, Detail: "no checkers were given, so nothing was judged"}}}
 	}
 	for _, c := range checks {
 		all = append(all, c.Violations(l)...)
@@ -83,7 +91,7 @@ func Check(l *Ledger, checks ...Checker) error {
 
 // noLedger is the violation of a checker run without a ledger.
 func noLedger(check string) []Violation {
-	return []Violation{{Check: check, Detail: "no ledger to check"}}
+	return []Violation{{Check: check, Misuse: true, Detail: "no ledger to check"}}
 }
 
 type checkFunc struct {
@@ -220,8 +228,106 @@ func knownConsumer(l *Ledger, check, name string) (Violation, bool) {
 		}
 		list = strings.Join(q, ", ")
 	}
-	return Violation{Check: check, Consumer: name, Tick: l.last,
-		Detail: "the ledger knows no consumer " + strconv.Quote(name) + "; it knows: " + list}, false
+	return Violation{Check: check, Consumer: name, Tick: l.last, Misuse: true,
+		Detail: unknownConsumer + strconv.Quote(name) + "; it knows: " + list}, false
+}
+
+// unknownConsumer begins the detail of an unknown-consumer violation.
+const unknownConsumer = "the ledger knows no consumer "
+
+// HintActors returns vs with every unknown-consumer violation explained
+// when its name is that of an actor in evs (a queue's worker pool or one
+// of its instances "name#k", a group member): the ledger keeps logical
+// consumers only, so a check given a worker's name instead of its queue's
+// says which logical consumer that actor works for and how a check names
+// it. Other violations are returned unchanged, and vs itself is not
+// modified. It costs O(events) per unknown-consumer violation.
+func HintActors(vs []Violation, evs []Event) []Violation {
+	var out []Violation
+	for i, v := range vs {
+		if !v.Misuse || v.Consumer == "" || !strings.HasPrefix(v.Detail, unknownConsumer) {
+			continue
+		}
+		if h := actorHint(v.Check, v.Consumer, evs); h != "" {
+			if out == nil {
+				out = append([]Violation(nil), vs...)
+			}
+			out[i].Detail += "; " + h
+		}
+	}
+	if out == nil {
+		return vs
+	}
+	return out
+}
+
+// actorHint says which logical consumers the actor called name (or its
+// numbered instances) acted for in evs, "" when none.
+func actorHint(check, name string, evs []Event) string {
+	var roles []string
+	var first string
+	for i := range evs {
+		e := &evs[i]
+		if !consumes(e.Kind) || e.Consumer == "" || e.Consumer == name || e.Actor != name && !strings.HasPrefix(e.Actor, name+"#") {
+			continue
+		}
+		var role string
+		switch {
+		case strings.HasPrefix(e.Where, "queue:"):
+			role = "a worker of queue " + strconv.Quote(e.Consumer)
+		case strings.HasPrefix(e.Where, "log:"):
+			role = "a member of group " + strconv.Quote(e.Consumer)
+		default:
+			role = "an actor of consumer " + strconv.Quote(e.Consumer)
+		}
+		if !slices.Contains(roles, role) {
+			if first == "" {
+				first = e.Consumer
+			}
+			roles = append(roles, role)
+		}
+	}
+	if len(roles) == 0 {
+		return ""
+	}
+	what := "the logical consumer"
+	switch {
+	case len(roles) > 1:
+		what = "logical consumers"
+	case strings.HasPrefix(roles[0], "a worker of queue"):
+		what = "the queue"
+	case strings.HasPrefix(roles[0], "a member of group"):
+		what = "the group"
+	}
+	return strconv.Quote(name) + " is " + strings.Join(roles, " and ") + ": checks name " + what + " (" + goCheck(check, first) + ")"
+}
+
+// consumes reports whether an event of kind k is one a consumer's actor
+// does (a producer's send names the consumer it is routed to, too).
+func consumes(k Kind) bool {
+	switch k {
+	case KindReceived, KindRedelivered, KindPolled, KindDelivered, KindProcessed, KindSkipped, KindFailed, KindAcked, KindNacked:
+		return true
+	}
+	return false
+}
+
+// goCheck spells the checker called check on consumer as Go.
+func goCheck(check, consumer string) string {
+	q := strconv.Quote(consumer)
+	switch check {
+	case "at-least-once":
+		return "sim.AtLeastOnce(" + q + ")"
+	case "at-most-once":
+		return "sim.AtMostOnce(" + q + ")"
+	case "exactly-once":
+		return "sim.ExactlyOnce(" + q + ")"
+	case "ordered-per-key":
+		return "sim.OrderedPerKey(" + q + ")"
+	case "max-duplicates":
+		return "sim.MaxDuplicates(" + q + ", n)"
+	}
+	return check + " of " + q
 }
 
 // AtLeastOnce holds when the consumer called name ("" for every consumer)
@@ -327,7 +433,7 @@ func MaxDuplicates(name string, n int) Checker {
 			return noLedger(check)
 		}
 		if n < 0 {
-			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "at most " + strconv.Itoa(n) + " duplicates cannot hold; give 0 or more"}}
+			return []Violation{{Check: check, Consumer: name, Tick: l.last, Misuse: true, Detail: "at most " + strconv.Itoa(n) + " duplicates cannot hold; give 0 or more"}}
 		}
 		if v, ok := knownConsumer(l, check, name); !ok {
 			return []Violation{v}

@@ -143,13 +143,22 @@ func TestSweepShrinksANaiveHandler(t *testing.T) {
 		t.Fatalf("no exactly-once violation after the shrink report:\n%s", out)
 	}
 
-	files, _ := filepath.Glob(filepath.Join(dir, "*.min.yaml"))
-	if len(files) != 1 || !strings.HasSuffix(files[0], "TestNaiveHandlerSweep-seed"+m[1]+".min.yaml") {
-		t.Fatalf("written plans: %v", files)
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	base := filepath.Join(dir, "TestNaiveHandlerSweep-seed"+m[1])
+	if len(files) != 2 || files[0] != base+".faults.go.txt" || files[1] != base+".faults.yaml" {
+		t.Fatalf("written: %v, want %s.faults.yaml and .faults.go.txt", files, base)
 	}
-	minimal, err := os.ReadFile(files[0])
+	minimal, err := os.ReadFile(files[1])
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The file is a faults: section, not a scenario, and says so.
+	if !strings.HasPrefix(string(minimal), "# The faults section that makes TestNaiveHandlerSweep fail with seed "+m[1]+" (") ||
+		!strings.Contains(string(minimal), "paste it in place of the faults: section of\n# a scenario file with the same topology") {
+		t.Fatalf("the written plan does not say what it is:\n%s", minimal)
+	}
+	if snippet, err := os.ReadFile(files[0]); err != nil || !strings.HasPrefix(string(snippet), "// The fault rules that make TestNaiveHandlerSweep fail") || !strings.Contains(string(snippet), "w.Fault(faults.Rule{") {
+		t.Fatalf("the Go snippet (%v):\n%s", err, snippet)
 	}
 	for _, bad := range []string{"probability"} {
 		if strings.Contains(string(minimal), bad) {
@@ -158,9 +167,6 @@ func TestSweepShrinksANaiveHandler(t *testing.T) {
 	}
 	if !strings.Contains(string(minimal), "nth:") || !strings.Contains(string(minimal), "until:") {
 		t.Fatalf("the written plan is not explicit:\n%s", minimal)
-	}
-	if _, err := os.Stat(strings.TrimSuffix(files[0], ".yaml") + ".go.txt"); err != nil {
-		t.Fatal(err)
 	}
 	// Splice the plan into the scenario file in place of its faults, load
 	// it with the scenario loader, and run its plan against the Go

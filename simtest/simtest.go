@@ -7,8 +7,11 @@
 // handle. w.Check judges the run; when a guarantee breaks it prints the
 // seed, a one-line reproduction and only the trace lines of the violating
 // messages and their copies. Sweep runs many seeds in parallel and shrinks
-// the first failure to its minimal fault schedule, written out as a fault
-// plan for a scenario file and as Go.
+// the first failure to its minimal fault schedule, written out as Go and
+// as TEST-seedN.faults.yaml: not a scenario by itself but the faults:
+// section to paste into a scenario file with the same topology. A failure
+// that needs no fault, and a check set up wrong (a consumer name the
+// ledger does not know), are reported as such and not shrunk.
 //
 // The flags -brokerlab.seed (one seed), -brokerlab.seeds (how many) and
 // -brokerlab.out (where Sweep writes) override what a test says.

@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ import (
 var (
 	flagSeed  = uintFlag("brokerlab.seed", 0, "run only this seed (overrides the seed of New and the seeds of Sweep); 0 means the test's own")
 	flagSeeds = intFlag("brokerlab.seeds", 0, "how many seeds Sweep runs; 0 means the test's own")
-	flagOut   = stringFlag("brokerlab.out", "", "directory Sweep writes a shrunk failure's fault plan (YAML) and Go snippet to; empty means the test's TempDir")
+	flagOut   = stringFlag("brokerlab.out", "", "directory Sweep writes a shrunk failure's faults section (TEST-seedN.faults.yaml) and Go snippet (TEST-seedN.faults.go.txt) to; empty means the test's TempDir")
 )
 
 func uintFlag(name string, v uint64, usage string) func() uint64 {
@@ -85,6 +86,7 @@ type run struct {
 	plan     faults.Plan      // modePlan
 	probe    bool             // a shrinking probe: failures are noted, not reported
 	failed   []sim.Violation  // the violations of the run's failing Check
+	known    []string         // the ledger's logical consumers when Check failed
 	outside  string           // a failure outside Check (probes only)
 }
 
@@ -274,11 +276,13 @@ func (w *World) Refold() {
 }
 
 // Violations runs the checkers on the world's ledger and returns what
-// they found, without failing the test.
+// they found, without failing the test. A consumer name that is a worker's
+// rather than its queue's is explained from the recorded trace
+// (sim.HintActors).
 func (w *World) Violations(checks ...sim.Checker) []sim.Violation {
 	if err := sim.Check(w.Ledger(), checks...); err != nil {
 		if ce, ok := err.(*sim.CheckError); ok {
-			return ce.Violations
+			return sim.HintActors(ce.Violations, w.rec.Events())
 		}
 		return []sim.Violation{{Check: "check", Detail: err.Error()}}
 	}
@@ -291,12 +295,21 @@ func (w *World) Violations(checks ...sim.Checker) []sim.Violation {
 // checkers fails: nothing would be judged.
 func (w *World) Check(checks ...sim.Checker) {
 	w.t.Helper()
+	misuse := func(format string, a ...any) {
+		w.t.Helper()
+		msg := fmt.Sprintf(format, a...)
+		if w.run.failed == nil {
+			w.run.failed = []sim.Violation{{Check: "check", Tick: w.Now(), Misuse: true, Detail: msg}}
+			w.run.known = w.Ledger().Consumers()
+		}
+		w.fatal("%s", msg)
+	}
 	if len(checks) == 0 {
-		w.fatal("Check needs at least one checker (sim.NoLoss(), sim.ExactlyOnce(name), ...): with none, nothing is judged")
+		misuse("Check needs at least one checker (sim.NoLoss(), sim.ExactlyOnce(name), ...): with none, nothing is judged")
 	}
 	for i, c := range checks {
 		if c == nil {
-			w.fatal("Check: checker %d is nil", i+1)
+			misuse("Check: checker %d is nil", i+1)
 		}
 	}
 	vs := w.Violations(checks...)
@@ -305,6 +318,7 @@ func (w *World) Check(checks ...sim.Checker) {
 	}
 	if w.run.failed == nil {
 		w.run.failed = vs
+		w.run.known = w.Ledger().Consumers()
 	}
 	if w.run.probe {
 		w.t.SkipNow()
@@ -316,7 +330,11 @@ func (w *World) Check(checks ...sim.Checker) {
 // seed, the reproduction and the trace lines that concern them.
 func (w *World) Report(vs []sim.Violation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d delivery violation(s) with seed %d:\n", len(vs), w.seed)
+	if slices.ContainsFunc(vs, func(v sim.Violation) bool { return v.Misuse }) {
+		fmt.Fprintf(&b, "%d violation(s) with seed %d; a test configuration error (the check is set up wrong) is among them:\n", len(vs), w.seed)
+	} else {
+		fmt.Fprintf(&b, "%d delivery violation(s) with seed %d:\n", len(vs), w.seed)
+	}
 	for _, v := range vs {
 		b.WriteString("\t")
 		b.WriteString(v.String())

@@ -25,16 +25,19 @@ type Shrunk struct {
 	// Fired is every fault decision of the failing run.
 	Fired faults.Schedule
 	// Minimal is the 1-minimal schedule that still fails, as fired when
-	// replayed alone (its ticks are those of the shorter run).
+	// replayed alone (its ticks are those of the shorter run); empty when
+	// the seed fails with no fault at all.
 	Minimal faults.Schedule
 	// MinimalViolations are the violations of the minimal run.
 	MinimalViolations []sim.Violation
 	// Plan fires exactly Minimal when run normally; it was checked to fail
-	// with the same checker.
+	// with the same checker. It is empty when Minimal is.
 	Plan faults.Plan
 	// Steps counts the reruns shrinking took.
 	Steps int
-	// Files are the paths of the fault plan (YAML) and the Go snippet.
+	// Files are the paths of the faults section (TEST-seedN.faults.yaml)
+	// and the Go snippet (TEST-seedN.faults.go.txt); none when Minimal is
+	// empty.
 	Files []string
 }
 
@@ -45,11 +48,18 @@ type Shrunk struct {
 // recording the fault decisions that fired, then reruns subsets of them
 // (faults.Minimize, replaying each subset exactly) until a 1-minimal
 // schedule still fails with the same checker. It prints that schedule in
-// words, and writes it as a scenario-ready fault plan (YAML, rules with
-// tick windows and nth) and as a Go snippet, to t.Log and to files in
-// -brokerlab.out or t.TempDir. Each rerun is a subtest of shrink/ whose
-// expected failures are reported as skips. Sweep returns what it shrank,
-// nil when every seed passed or the failure was outside Check.
+// words, and writes it as the faults: section of a scenario file (YAML,
+// rules with tick windows and nth, to paste into a scenario file with the
+// same topology; TEST-seedN.faults.yaml) and as a Go snippet
+// (TEST-seedN.faults.go.txt), to t.Log and to files in -brokerlab.out or
+// t.TempDir. Each rerun is a subtest of shrink/ whose expected failures
+// are reported as skips. A seed that still fails with no fault firing is
+// reported as such, and no plan is written. A checker misuse (a
+// sim.Violation marked Misuse: an unknown consumer name, no checkers, a
+// consumer routed nothing) is a test configuration error: Sweep reports it
+// with what the ledger knows and shrinks nothing. Sweep returns what it
+// shrank, nil when every seed passed, the failure was outside Check or
+// the checks were misused.
 //
 // f must judge the run with w.Check and may stop with w's methods; a
 // failure it reports straight on t (t.Fatal), or one outside Check (a run
@@ -126,11 +136,43 @@ func Sweep(t *testing.T, n int, f func(t *testing.T, w *World)) *Shrunk {
 	slices.Sort(failed)
 	t.Logf("simtest: %d of the %d seeds that ran failed: %v; the sweep stops at the first failure (%d seeds asked) %s", len(failed), ran.Load(), short(failed), n, rate)
 	seed := failed[0]
+	if r := runs[seed]; misused(r.failed) {
+		t.Errorf("%s", configError(seed, r))
+		return nil
+	}
 	if len(runs[seed].failed) == 0 {
 		t.Logf("simtest: seed %d failed outside Check, so it is not shrunk", seed)
 		return nil
 	}
 	return shrink(t, seed, runs[seed].failed, f)
+}
+
+// misused reports whether vs has a violation about how the check was
+// asked (sim.Violation.Misuse).
+func misused(vs []sim.Violation) bool {
+	return slices.ContainsFunc(vs, func(v sim.Violation) bool { return v.Misuse })
+}
+
+// configError reports a checker misuse of seed's run r: a test
+// configuration error, which no fault schedule explains.
+func configError(seed uint64, r *run) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "simtest: test configuration error: seed %d's Check is set up wrong, so the sweep stops at it and shrinks nothing (no fault schedule explains it):\n", seed)
+	for _, v := range r.failed {
+		if v.Misuse {
+			fmt.Fprintf(&b, "  %s\n", v.String())
+		}
+	}
+	known := "no logical consumer"
+	if len(r.known) > 0 {
+		q := make([]string, len(r.known))
+		for i, k := range r.known {
+			q[i] = fmt.Sprintf("%q", k)
+		}
+		known = "the logical consumers " + strings.Join(q, ", ")
+	}
+	fmt.Fprintf(&b, "the ledger knows %s; checks name those (a queue's workers under the queue's name, a group member under its group)", known)
+	return b.String()
 }
 
 func short(s []uint64) string {
@@ -222,9 +264,17 @@ func shrinkIn(t, st *testing.T, seed uint64, failing []sim.Violation, f func(*te
 		t.Errorf("simtest: seed %d fired more than %d faults; not shrunk", seed, faults.MaxDecisions)
 		return nil, ""
 	}
+	if fired.Len() == 0 {
+		return res, faultless(res, rec, want, steps)
+	}
 	if r, _ := probe("replay-all", &run{mode: modeReplay, schedule: &fired}); !same(r.failed, want) {
 		t.Errorf("simtest: seed %d did not fail when its %d fault decisions were replayed (%s); not shrunk", seed, fired.Len(), describe(r))
 		return nil, ""
+	}
+	// A failure that needs no fault has no fault schedule to shrink: say
+	// so, and write no plan.
+	if r, _ := probe("no-faults", &run{mode: modeReplay, schedule: &faults.Schedule{}}); same(r.failed, want) {
+		return res, faultless(res, r, want, steps)
 	}
 	k := 0
 	min := faults.Minimize(fired, func(s faults.Schedule) bool {
@@ -249,7 +299,7 @@ func shrinkIn(t, st *testing.T, seed uint64, failing []sim.Violation, f func(*te
 	for _, v := range mr.failed {
 		fmt.Fprintf(&b, "  %s\n", v.String())
 	}
-	fmt.Fprintf(&b, "fault plan for the scenario file:\n%s", indent(res.Plan.YAML()))
+	fmt.Fprintf(&b, "faults section, to paste into a scenario file with the same topology:\n%s", indent(res.Plan.YAML()))
 	snippet := goSnippet(res.Plan)
 	fmt.Fprintf(&b, "Go, replacing the test's own fault rules:\n%s", indent(snippet))
 	dir := flagOut()
@@ -257,7 +307,13 @@ func shrinkIn(t, st *testing.T, seed uint64, failing []sim.Violation, f func(*te
 		dir = t.TempDir()
 	}
 	base := filepath.Join(dir, fileName(t.Name())+fmt.Sprintf("-seed%d", seed))
-	for _, x := range []struct{ ext, body string }{{".min.yaml", "# " + res.Minimal.Words() + "\n" + res.Plan.YAML()}, {".min.go.txt", snippet}} {
+	yamlHead := fmt.Sprintf("# The faults section that makes %s fail with seed %d (%s).\n"+
+		"# It is not a scenario by itself: paste it in place of the faults: section of\n"+
+		"# a scenario file with the same topology, and run that file with seed %d.\n", t.Name(), seed, res.Minimal.Words(), seed)
+	goHead := fmt.Sprintf("// The fault rules that make %s fail with seed %d (%s):\n"+
+		"// replace the test's own w.Fault calls with them, or run the plan with\n"+
+		"// simtest.NewPlanned(t, %d, plan) against the test's topology.\n", t.Name(), seed, res.Minimal.Words(), seed)
+	for _, x := range []struct{ ext, body string }{{".faults.yaml", yamlHead + res.Plan.YAML()}, {".faults.go.txt", goHead + snippet}} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Errorf("simtest: %v", err)
 			break
@@ -275,6 +331,19 @@ func shrinkIn(t, st *testing.T, seed uint64, failing []sim.Violation, f func(*te
 		}
 	}
 	return res, strings.TrimSuffix(b.String(), "\n")
+}
+
+// faultless completes res for a seed that fails with no fault firing (run
+// r) and returns the report.
+func faultless(res *Shrunk, r *run, want []string, steps int) string {
+	res.MinimalViolations = r.failed
+	res.Steps = steps
+	var b strings.Builder
+	fmt.Fprintf(&b, "simtest: seed %d failed (%s); seed %d fails with no fault at all: the failure does not depend on the fault schedule (%d fault decisions fired; none is needed), so no fault plan is written:\n", res.Seed, strings.Join(want, ", "), res.Seed, res.Fired.Len())
+	for _, v := range r.failed {
+		fmt.Fprintf(&b, "  %s\n", v.String())
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func describe(r *run) string {

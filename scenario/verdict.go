@@ -18,11 +18,18 @@ type Standing uint8
 // delivered, a loss that a re-publish or a redrive may still contradict, a
 // consumer that has not been routed anything yet, a metric comparison that
 // does not hold yet, a check the lesson expects to be violated that has not
-// been violated yet. So a Broken before the end stays Broken at the end. At
-// the end every expectation holds or is broken, exactly as the report says.
+// been violated yet, and a check with no violation so far (a message
+// published later may yet break it). A metric expectation holds or is
+// broken before the end only when its metric is a counter that has
+// already settled the comparison (see Expectation.settledMetric); on any
+// other metric it reads NotYet until the end, so a gauge that is right for
+// a moment (a queue that is empty between bursts) is not counted as
+// holding. So a Broken before the end stays Broken at the end, and a Holds
+// before the end stays Holds: "so far" only ever counts up. At the end
+// every expectation holds or is broken, exactly as the report says.
 const (
 	NotYet Standing = iota // undecided: the run may still make it hold or break it
-	Holds                  // it holds on the state so far
+	Holds                  // it holds, and going on cannot undo it (at the end: it passed)
 	Broken                 // it is broken, and going on cannot mend it (at the end: it failed)
 )
 
@@ -44,7 +51,8 @@ type Judgement struct {
 	Line, Col int
 	Standing  Standing
 	// Measured is what the judgement rests on, as in Outcome.Measured:
-	// "2 violations", "4", or the first violation's words.
+	// "2 violations", "4", or the first violation's words; before the end,
+	// a metric that is not a counter reads e.g. "3 now, judged at the end".
 	Measured string
 }
 
@@ -80,12 +88,12 @@ func (r *Run) judge(e *Expectation, final bool) Judgement {
 		switch {
 		case err != nil:
 			j.Measured, j.Standing = err.Error(), Broken
-		case e.Holds(m):
-			j.Measured, j.Standing = strconv.FormatFloat(m, 'g', -1, 64), Holds
+		case final:
+			j.Measured, j.Standing = strconv.FormatFloat(m, 'g', -1, 64), pick(e.Holds(m), Holds, Broken)
 		default:
-			j.Measured = strconv.FormatFloat(m, 'g', -1, 64)
-			if final {
-				j.Standing = Broken
+			j.Measured, j.Standing = strconv.FormatFloat(m, 'g', -1, 64), e.settledMetric(m)
+			if j.Standing == NotYet && !isCounter(e.Metric) {
+				j.Measured += " now, judged at the end"
 			}
 		}
 		return j
@@ -134,9 +142,9 @@ func (r *Run) judge(e *Expectation, final bool) Judgement {
 	case decided > 0:
 		j.Standing = Broken
 		j.Measured += ": " + first
-	case len(vs) == 0:
-		j.Standing = Holds
 	}
+	// A check with no violation so far still reads NotYet: a message
+	// published later may yet break it.
 	return j
 }
 
@@ -189,6 +197,55 @@ func (r *Run) settledBy(e *Expectation) func(sim.Violation) bool {
 		return func(v sim.Violation) bool { return v.Msg != 0 }
 	}
 	return never
+}
+
+// settledMetric returns the standing, before the end of a run, of the
+// metric expectation e whose metric reads v now. Only a counter (see
+// isCounter), which never decreases, can settle early: ">" and ">="
+// once satisfied hold for good, as does "!=" once the counter has passed
+// the value; "<", "<=" and "==" once the counter has gone past the bound
+// are broken for good. Everything else, a gauge such as a queue's depth
+// above all, reads NotYet: it is judged at the end.
+func (e Expectation) settledMetric(v float64) Standing {
+	if !isCounter(e.Metric) {
+		return NotYet
+	}
+	switch e.Op {
+	case ">", ">=":
+		return pick(e.Holds(v), Holds, NotYet)
+	case "!=":
+		return pick(v > e.Value, Holds, NotYet)
+	case "<", "<=", "==":
+		return pick(v > e.Value || (e.Op == "<" && v >= e.Value), Broken, NotYet)
+	}
+	return NotYet
+}
+
+// counters lists, per metric kind, the fields that are counters: they only
+// ever grow during a run (deliveries, acks, publishes, rebalances,
+// registered messages), as opposed to gauges such as a depth, a lag or a
+// count of messages in some state, which rise and fall.
+// TestCountersNeverDecrease plays every lesson to keep this list honest.
+var counters = map[string][]string{
+	"queue":    {"receives", "acks", "redeliveries"},
+	"topic":    {"published", "delivered", "missed", "dropped"},
+	"log":      {"end"},
+	"group":    {"rebalances", "generation"},
+	"outbox":   {"published", "failed"},
+	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
+	"ledger":   {"messages", "origins", "delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
+}
+
+// isCounter reports whether m is a counter: a value that never decreases
+// during a run, so a comparison it has settled stays settled. Every other
+// metric is a gauge, which may rise and fall until the end.
+func isCounter(m Metric) bool {
+	for _, f := range counters[m.Kind] {
+		if f == m.Field {
+			return true
+		}
+	}
+	return false
 }
 
 // pick returns a when ok, else b.

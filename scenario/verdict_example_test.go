@@ -51,7 +51,7 @@ expect:
 		fmt.Printf("  %s %s (%s) at line %d\n", j.Text, j.Standing, j.Measured, j.Line)
 	}
 	// Output:
-	// t=1: so far 1 of 3 hold, 2 not yet
+	// t=1: so far 0 of 3 hold, 3 not yet
 	// t=4: FAIL 2 of 3 expectations hold; broken: consumer.orders.applied == 4
 	//   no_loss holds (0 violations) at line 15
 	//   queue.orders-dlq.depth == 2 holds (2) at line 16

@@ -62,6 +62,29 @@ func (t Tally) Short() string {
 		" lost " + strconv.Itoa(t.Lost) + " pend " + strconv.Itoa(t.Pending)
 }
 
+// Terse returns the tally in the fewest columns, "s20 a26 d6/6 l0 p0":
+// sent, applied, duplicates delivered/applied, lost, pending.
+func (t Tally) Terse() string {
+	if !t.Known {
+		return ""
+	}
+	return "s" + strconv.Itoa(t.Sent) + " a" + strconv.Itoa(t.Applied) +
+		" d" + strconv.Itoa(t.Duplicates) + "/" + strconv.Itoa(t.DupApplied) +
+		" l" + strconv.Itoa(t.Lost) + " p" + strconv.Itoa(t.Pending)
+}
+
+// Fit returns the longest of Text, Short and Terse that fits in w
+// columns, and Terse cut with "…" when none does, so a number is never cut
+// without a sign of it.
+func (t Tally) Fit(w int) string {
+	for _, s := range []string{t.Text(), t.Short()} {
+		if width(s) <= w {
+			return s
+		}
+	}
+	return truncate(t.Terse(), w)
+}
+
 // SideFrame is what the compare view shows of one side: its label, its
 // snapshot (with the pair's play state and speed in the header) and its
 // tally.
@@ -512,13 +535,14 @@ func (c *Compare) drawTally(screen tcell.Screen, r rect, i int) {
 	th := &c.theme
 	sf := &c.frame.Sides[i]
 	cx := r.x + 2
-	t := sf.Tally.Text()
-	if width(t) > r.x+r.w-cx {
-		t = sf.Tally.Short()
-	}
-	if t == "" {
+	room := r.x + r.w - cx
+	t := sf.Tally.Fit(room)
+	if !sf.Tally.Known {
 		l := &sf.Snap.Ledger
 		t = "messages " + n(l.Messages) + "  dup " + n(l.Duplicates) + "  lost " + n(l.Lost)
+		if width(t) > room {
+			t = truncate("m"+n(l.Messages)+" d"+n(l.Duplicates)+" l"+n(l.Lost), room)
+		}
 	}
 	st := th.Normal
 	if sf.Tally.Lost > 0 || sf.Snap.Ledger.Lost > 0 {

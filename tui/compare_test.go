@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -184,6 +186,9 @@ func TestPairTallies(t *testing.T) {
 	}
 }
 
+// terseTally matches a tally in Tally.Terse form.
+var terseTally = regexp.MustCompile(`  s\d+ a\d+ d\d+/\d+ l\d+ p\d+`)
+
 func TestCompareLayout(t *testing.T) {
 	p := cmpPair(t)
 	c := NewController(p)
@@ -219,7 +224,8 @@ func TestCompareLayout(t *testing.T) {
 		if !wantStacked && safe[1] < sz[0]/2 {
 			t.Errorf("%dx%d: side B's label at column %d, want the right half:\n%s", sz[0], sz[1], safe[1], text)
 		}
-		if strings.Count(text, "  sent ") != 2 {
+		// Each side's tally in full, short or terse form ("s2 a4 d0/0 l0 p0").
+		if strings.Count(text, "  sent ")+len(terseTally.FindAllString(text, -1)) != 2 {
 			t.Errorf("%dx%d: per-side tallies missing:\n%s", sz[0], sz[1], text)
 		}
 	}
@@ -416,6 +422,92 @@ func TestCompareGolden(t *testing.T) {
 		}
 		if got != string(want) {
 			t.Errorf("%s differs (go test -update rewrites it; read the diff):\n--- got\n%s--- want\n%s", path, got, want)
+		}
+	}
+}
+
+// TestCompareTallyFits: at 80 columns each side has 38 columns for its
+// tally; with three-digit counts the labels give way, progressively, and
+// every number of both sides is still shown in full (the left side once
+// read "lost 0 pend" with the number cut off).
+func TestCompareTallyFits(t *testing.T) {
+	p := cmpPair(t)
+	c := NewController(p)
+	c.Handle(Command{Kind: CmdStep})
+	fr := p.Frame(c.Snapshot())
+	tallies := []Tally{
+		{Known: true, Sent: 6, Applied: 8, Duplicates: 4, DupApplied: 4, Lost: 0, Pending: 6},
+		{Known: true, Sent: 120, Applied: 240, Duplicates: 120, DupApplied: 120, Lost: 7, Pending: 116},
+		{Known: true, Sent: 123456, Applied: 234567, Duplicates: 345678, DupApplied: 456789, Lost: 567890, Pending: 678901},
+	}
+	for _, tl := range tallies {
+		fr.Sides[0].Tally, fr.Sides[1].Tally = tl, tl
+		fr.Sides[1].Tally.Pending++
+		v := NewCompare(NewTheme(true), nil)
+		v.SetFrame(fr)
+		got := cmpDraw(t, v, 80, 24)
+		rows := strings.Split(got, "\n")
+		found := 0
+		for _, side := range fr.Sides {
+			want := side.Tally.Fit(38)
+			if strings.HasSuffix(want, "…") {
+				if len([]rune(tl.Terse())) <= 38 {
+					t.Errorf("Fit(38) cut %q", want)
+				}
+			} else if !strings.HasSuffix(want, " "+strconv.Itoa(side.Tally.Pending)) && !strings.HasSuffix(want, "p"+strconv.Itoa(side.Tally.Pending)) {
+				t.Errorf("tally %q does not end in its pending count", want)
+			}
+			for _, row := range rows {
+				if strings.Contains(row, want) {
+					found++
+					break
+				}
+			}
+		}
+		if found != 2 {
+			t.Errorf("%+v: both tallies not shown whole at 80x24:\n%s", tl, got)
+		}
+	}
+	// Each form is tried in turn, and each fits where it is used.
+	tl := tallies[1]
+	for _, c := range []struct {
+		w    int
+		want string
+	}{
+		{80, tl.Text()}, {45, tl.Short()}, {38, "s120 a240 d120/120 l7 p116"}, {10, "s120 a240…"},
+	} {
+		if got := tl.Fit(c.w); got != c.want || width(got) > c.w {
+			t.Errorf("Fit(%d) = %q, want %q", c.w, got, c.want)
+		}
+	}
+}
+
+// TestVerdictStripFits: a lesson with many expectations in half of an 80
+// column screen keeps its verdict numbers whole, dropping the not-yet
+// count (the symbols show it) before it would cut one ("16 not ye").
+func TestVerdictStripFits(t *testing.T) {
+	var s Snapshot
+	for i := 0; i < 18; i++ {
+		st := scenario.NotYet
+		if i < 2 {
+			st = scenario.Holds
+		}
+		s.Verdict.Judgments = append(s.Verdict.Judgments, scenario.Judgement{Text: "x", Standing: st})
+	}
+	th := NewTheme(true)
+	for _, c := range []struct {
+		w    int
+		want string
+	}{
+		{80, "so far 2 of 18 hold, 16 not yet"}, {40, "2/18 hold, 16 not yet"}, {37, " 2/18 hold"}, {22, "2/18 hold, 16 not yet"}, {12, "2/18 hold"},
+	} {
+		l := verdictStrip(&s, &th, c.w)
+		text := ""
+		for _, sg := range l {
+			text += sg.text
+		}
+		if lineWidth(l) > c.w || !strings.HasSuffix(text, c.want) {
+			t.Errorf("width %d: %q (%d columns), want it to end in %q", c.w, text, lineWidth(l), c.want)
 		}
 	}
 }

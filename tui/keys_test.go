@@ -363,3 +363,53 @@ func TestMouse(t *testing.T) {
 		t.Fatalf("wheel up: trace scroll %d, want 1", g.p.trace.scroll)
 	}
 }
+
+// TestMenuTwoDigits: with more than nine lessons, two digits typed within
+// the window pick a two-digit number; slower, or when the longer number
+// names no lesson, each digit stands alone. The hint names the real range.
+func TestMenuTwoDigits(t *testing.T) {
+	var ls []Lesson
+	for i := 1; i <= 13; i++ {
+		ls = append(ls, Lesson{Name: "l" + n(i), Title: "Lesson " + n(i)})
+	}
+	m := NewMenu(NewTheme(true), ls)
+	clock := time.Unix(0, 0)
+	m.now = func() time.Time { return clock }
+	typed := func(gap time.Duration, keys string) int {
+		for _, r := range keys {
+			m.HandleKey(tcell.NewEventKey(tcell.KeyRune, r, 0))
+			clock = clock.Add(gap)
+		}
+		return m.Selected() + 1
+	}
+	for _, c := range []struct {
+		keys string
+		gap  time.Duration
+		want int
+	}{
+		{"13", 100 * time.Millisecond, 13},
+		{"10", 100 * time.Millisecond, 10},
+		{"7", 0, 7},
+		{"13", 2 * time.Second, 3},         // too slow: 1, then 3
+		{"19", 100 * time.Millisecond, 9},  // no lesson 19: 1, then 9
+		{"131", 100 * time.Millisecond, 1}, // 13, then a new 1
+		{"0", 0, 1},                        // 0 alone picks nothing
+	} {
+		clock = clock.Add(time.Minute)
+		if got := typed(c.gap, c.keys); got != c.want {
+			t.Errorf("%q %v apart: lesson %d, want %d", c.keys, c.gap, got, c.want)
+		}
+	}
+	m.HandleKey(tcell.NewEventKey(tcell.KeyRune, '1', 0))
+	m.HandleKey(tcell.NewEventKey(tcell.KeyDown, 0, 0)) // any other key ends the number
+	m.HandleKey(tcell.NewEventKey(tcell.KeyRune, '2', 0))
+	if got := m.Selected() + 1; got != 2 {
+		t.Errorf("1, down, 2: lesson %d, want 2", got)
+	}
+	s := newScreen(t, 80, 24)
+	defer s.Fini()
+	draw(s, m)
+	if hint := rowText(s, 23); !contains(hint, "1-13 pick") {
+		t.Errorf("hint %q does not say 1-13", hint)
+	}
+}

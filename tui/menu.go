@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"time"
+
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -29,7 +31,17 @@ type Menu struct {
 	onSelect func(Lesson)
 	onQuit   func()
 	notice   string
+	// digits is the number typed so far and typedAt when its last digit
+	// came: a second digit within digitWindow extends it ("1" then "3"
+	// picks lesson 13). now is the clock, time.Now unless a test sets it.
+	digits  int
+	typedAt time.Time
+	now     func() time.Time
 }
+
+// digitWindow is how soon a second digit must follow the first to make a
+// two-digit lesson number.
+const digitWindow = time.Second
 
 // SetNotice shows a one-line message under the list (e.g. why a lesson did
 // not open); an empty string removes it.
@@ -37,7 +49,7 @@ func (m *Menu) SetNotice(s string) { m.notice = s }
 
 // NewMenu returns a menu over lessons (shown in the given order).
 func NewMenu(th Theme, lessons []Lesson) *Menu {
-	return &Menu{Box: tview.NewBox(), theme: th, lessons: append([]Lesson(nil), lessons...)}
+	return &Menu{Box: tview.NewBox(), theme: th, lessons: append([]Lesson(nil), lessons...), now: time.Now}
 }
 
 // SetSelectFunc sets what enter does with the selected lesson.
@@ -56,8 +68,14 @@ func (m *Menu) InputHandler() func(event *tcell.EventKey, setFocus func(p tview.
 	})
 }
 
-// HandleKey applies one key and reports whether it was bound.
+// HandleKey applies one key and reports whether it was bound. A digit
+// selects the lesson of that number; a digit typed within digitWindow of
+// the one before extends the number when the longer number names a lesson
+// ("1", "3" selects lesson 13 of 13), else starts a new one.
 func (m *Menu) HandleKey(ev *tcell.EventKey) bool {
+	if ev.Key() != tcell.KeyRune || ev.Rune() < '0' || ev.Rune() > '9' {
+		m.digits = 0
+	}
 	switch {
 	case ev.Key() == tcell.KeyUp || ev.Key() == tcell.KeyRune && ev.Rune() == 'k':
 		m.move(-1)
@@ -67,10 +85,8 @@ func (m *Menu) HandleKey(ev *tcell.EventKey) bool {
 		m.sel = 0
 	case ev.Key() == tcell.KeyEnd:
 		m.sel = len(m.lessons) - 1
-	case ev.Key() == tcell.KeyRune && ev.Rune() >= '1' && ev.Rune() <= '9':
-		if i := int(ev.Rune() - '1'); i < len(m.lessons) {
-			m.sel = i
-		}
+	case ev.Key() == tcell.KeyRune && ev.Rune() >= '0' && ev.Rune() <= '9':
+		return m.digit(int(ev.Rune() - '0'))
 	case ev.Key() == tcell.KeyEnter:
 		if m.onSelect != nil && len(m.lessons) > 0 {
 			m.onSelect(m.lessons[m.sel])
@@ -85,6 +101,23 @@ func (m *Menu) HandleKey(ev *tcell.EventKey) bool {
 	if m.sel < 0 {
 		m.sel = 0
 	}
+	return true
+}
+
+// digit applies one typed digit d and reports whether it was bound.
+func (m *Menu) digit(d int) bool {
+	now := m.now()
+	if m.digits > 0 && now.Sub(m.typedAt) < digitWindow && m.digits*10+d <= len(m.lessons) {
+		m.digits = m.digits*10 + d
+	} else {
+		m.digits = d
+	}
+	m.typedAt = now
+	if m.digits < 1 || m.digits > len(m.lessons) {
+		m.digits = 0
+		return false
+	}
+	m.sel = m.digits - 1
 	return true
 }
 
@@ -113,7 +146,7 @@ func (m *Menu) Draw(screen tcell.Screen) {
 	}
 	put(screen, x, y, x+w, " brokerlab · lessons", th.Title)
 	drawLine(screen, x+1, y+h-1, x+w, line{
-		{"↑↓", th.Key}, {" choose  ", th.Dim}, {"1-9", th.Key}, {" pick  ", th.Dim}, {"enter", th.Key}, {" play  ", th.Dim},
+		{"↑↓", th.Key}, {" choose  ", th.Dim}, {m.pickKeys(), th.Key}, {" pick  ", th.Dim}, {"enter", th.Key}, {" play  ", th.Dim},
 		{"q", th.Key}, {" quit", th.Dim},
 	})
 	if m.notice != "" {
@@ -167,6 +200,12 @@ func (m *Menu) Draw(screen tcell.Screen) {
 	if prevR.h >= 3 {
 		m.drawPreview(screen, prevR, m.lessons[m.sel])
 	}
+}
+
+// pickKeys is the hint for the number keys: "1-9", or "1-13" for 13
+// lessons (typed as two digits).
+func (m *Menu) pickKeys() string {
+	return "1-" + n(max(min(len(m.lessons), 99), 1))
 }
 
 // drawPreview draws the selected lesson's summary, description and goals.

@@ -114,7 +114,8 @@ func (p *Player) drawPicker(screen tcell.Screen, r rect) {
 }
 
 // drawBox draws a framed box of lines centred in r, as wide as needed (at
-// most 76 columns) and scrolled by off rows.
+// most 80 columns, or all of r when less than 4 would be left over) and
+// scrolled by off rows.
 func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line, off int) rect {
 	th := &p.theme
 	w := width(title) + 6
@@ -128,6 +129,12 @@ func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line
 	}
 	if w > 80 {
 		w = 80
+	}
+	if r.w-w < 4 {
+		// A margin of a column or two would show slivers of the panels
+		// beneath (their borders doubled at the box's edge): take the
+		// full width instead.
+		w = r.w
 	}
 	h := len(lines) + 2
 	if h > r.h-2 {
@@ -158,9 +165,12 @@ func (p *Player) overlayLines(w int) (string, []line) {
 		title = "brokerlab"
 	}
 	if p.overlay == overlayIntro {
-		// The keys come first, so they show however long the text is.
-		out = append(out, line{{"space", th.Key}, {" start  ", th.Dim}, {"n", th.Key}, {" first step  ", th.Dim},
-			{"?", th.Key}, {" keys  ", th.Dim}, {"i", th.Key}, {" this text again", th.Dim}}, line{})
+		// The keys come first, so they show however long the text is; a
+		// recording has no keys to press (SetRecording).
+		if !p.recording {
+			out = append(out, line{{"space", th.Key}, {" start  ", th.Dim}, {"n", th.Key}, {" first step  ", th.Dim},
+				{"?", th.Key}, {" keys  ", th.Dim}, {"i", th.Key}, {" this text again", th.Dim}}, line{})
+		}
 		para(in.Description, th.Normal)
 		if len(in.Goals) > 0 {
 			out = append(out, line{})
@@ -170,8 +180,10 @@ func (p *Player) overlayLines(w int) (string, []line) {
 	}
 	// The keys come first here too, so a long summary at 80x24 cuts its
 	// last line of text, never the way out.
-	out = append(out, line{{"←", th.Key}, {" go back  ", th.Dim}, {"r", th.Key}, {" restart  ", th.Dim},
-		{"m", th.Key}, {" menu  ", th.Dim}, {"q", th.Key}, {" quit  ", th.Dim}, {"any key", th.Key}, {" close", th.Dim}})
+	if !p.recording {
+		out = append(out, line{{"←", th.Key}, {" go back  ", th.Dim}, {"r", th.Key}, {" restart  ", th.Dim},
+			{"m", th.Key}, {" menu  ", th.Dim}, {"q", th.Key}, {" quit  ", th.Dim}, {"any key", th.Key}, {" close", th.Dim}})
+	}
 	v := &s.Verdict
 	para(v.Line(), verdictStyle(v, th).Bold(true))
 	for _, j := range v.Judgments {

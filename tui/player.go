@@ -54,6 +54,7 @@ type Player struct {
 	gotoing    bool // typing a tick to jump to
 	gotoText   string
 	bare       bool // the header and hints rows are left to the caller (SetChrome)
+	recording  bool // drawn for a viewer without a keyboard: no key hints (SetRecording)
 }
 
 // NewPlayer returns a player that sends commands through send (which must
@@ -148,6 +149,12 @@ func (p *Player) Capturing() bool { return p.editing || p.gotoing || p.picker !=
 // with DrawHints, since it shows what is typed. The help and picker boxes
 // still cover the player's whole area.
 func (p *Player) SetChrome(on bool) { p.bare = !on }
+
+// SetRecording says whether the player is drawn for a recording, whose
+// viewer has no keyboard: then the hints row shows the lesson's title
+// instead of keys, and the intro and summary boxes leave out their key
+// lines. Keys still work; only what is drawn changes.
+func (p *Player) SetRecording(on bool) { p.recording = on }
 
 // DrawHints draws the player's hints row (or, while Capturing, the text
 // being typed or the picker's keys) on row y from column x, w columns wide.
@@ -935,6 +942,14 @@ func (hv *hintsView) Draw(screen tcell.Screen) {
 		cx = put(screen, cx, y, x+w, p.filter, th.Normal)
 		cx = put(screen, cx, y, x+w, "█", th.Normal)
 		put(screen, cx, y, x+w, "  enter keep  esc clear", th.Dim)
+		return
+	}
+	if p.recording {
+		title := p.snap.Header.Title
+		if title == "" {
+			title = "brokerlab"
+		}
+		put(screen, x+1, y, x+w, truncate(title, w-1), th.Dim)
 		return
 	}
 	drawLine(screen, x+1, y, x+w, hintsLine(p.bindings, p, th, w-1))

@@ -152,6 +152,7 @@ func Record(w io.Writer, d Driver, cfg RecordConfig) (RecordResult, error) {
 
 	pl := NewPlayer(NewTheme(cfg.NoColor), nil)
 	pl.SetOverlays(!cfg.Bare)
+	pl.SetRecording(true) // a viewer has no keys to press
 	ctl := NewController(d)
 	rd := &renderer{w: cfg.Width, h: cfg.Height}
 	var at time.Duration

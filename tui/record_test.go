@@ -231,6 +231,7 @@ func finalScreen(t *testing.T, name string, w, h int, bare bool) (string, Snapsh
 	d.SetLesson(name)
 	pl := NewPlayer(NewTheme(false), nil)
 	pl.SetOverlays(!bare)
+	pl.SetRecording(true)
 	c := NewController(d)
 	pl.SetSnapshot(c.Handle(Command{Kind: CmdTogglePlay}))
 	pl.HandleKey(tcell.NewEventKey(tcell.KeyEscape, 0, tcell.ModNone))
@@ -496,3 +497,34 @@ func (d *recFakeDriver) Step() Snapshot              { d.tick++; return d.snap()
 func (d *recFakeDriver) Restart(uint64) Snapshot     { d.tick = 0; return d.snap() }
 func (d *recFakeDriver) Do(Action) (Snapshot, error) { return d.snap(), nil }
 func (d *recFakeDriver) Done() bool                  { return d.tick >= 5 }
+
+// TestRecordShowsNoKeys: a cast's viewer cannot press keys, so no frame of
+// a recording, from the intro to the end summary, shows key hints; the
+// bottom row names the lesson instead. (The end frame once offered
+// "← go back  r restart  m menu".)
+func TestRecordShowsNoKeys(t *testing.T) {
+	const w, h = 100, 32
+	for _, bare := range []bool{false, true} {
+		data := recordLesson(t, "poison-dlq", RecordConfig{Bare: bare})
+		_, evs := parseCast(t, data)
+		vt := newVterm(w, h)
+		frames := 0
+		for _, e := range evs {
+			vt.feed(t, e.Data)
+			text := vt.text()
+			for _, hint := range []string{"go back", "restart", "space start", "first step", "any key", "play/pause", "q quit", "? help"} {
+				if strings.Contains(text, hint) {
+					t.Fatalf("bare=%v: frame at %v shows the key hint %q:\n%s", bare, e.At, hint, text)
+				}
+			}
+			frames++
+		}
+		rows := strings.Split(strings.TrimRight(vt.text(), "\n"), "\n")
+		if last := rows[len(rows)-1]; !strings.Contains(last, "Poison message") {
+			t.Errorf("bare=%v: last row %q does not name the lesson", bare, last)
+		}
+		if frames < 10 {
+			t.Errorf("bare=%v: %d frames", bare, frames)
+		}
+	}
+}

@@ -237,3 +237,60 @@ func TestReflow(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlayCoversItsColumns renders every built-in lesson's intro at
+// 80x24, 120x40 and 160x48 and checks that the box either spans the width
+// or leaves a margin of at least two columns on each side, equal within a
+// column: no sliver of the panels beneath shows at its edge (at 80x24 a
+// one-column gap once showed their borders doubled: "╗╗", "║╝").
+func TestOverlayCoversItsColumns(t *testing.T) {
+	for _, l := range scenario.Lessons() {
+		s, err := scenario.LoadLesson(l.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := NewScenarioDriver(s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := d.Snapshot()
+		for _, sz := range [][2]int{{80, 24}, {120, 40}, {160, 48}} {
+			p := NewPlayer(NewTheme(true), nil)
+			p.SetOverlays(true)
+			p.SetSnapshot(snap)
+			scr := newScreen(t, sz[0], sz[1])
+			draw(scr, p)
+			text := screenText(scr)
+			scr.Fini()
+			title := []rune(snap.Header.Title)
+			if len(title) > 30 {
+				title = title[:30]
+			}
+			found := false
+			for y, row := range strings.Split(text, "\n") {
+				r := []rune(row)
+				left := strings.Index(row, "╔ "+string(title))
+				if left < 0 {
+					continue
+				}
+				found = true
+				lx := len([]rune(row[:left]))
+				rx := -1
+				for x := lx + 1; x < len(r); x++ { // the box's own corner
+					if r[x] == '╗' {
+						rx = x
+						break
+					}
+				}
+				lm, rm := lx, sz[0]-1-rx
+				if rx < 0 || (lm != 0 && lm < 2) || (rm != 0 && rm < 2) || lm-rm > 1 || rm-lm > 1 {
+					t.Errorf("%s %dx%d: intro box at columns %d-%d (margins %d, %d), row %d:\n%s", l.Name, sz[0], sz[1], lx, rx, lm, rm, y, text)
+				}
+				break
+			}
+			if !found {
+				t.Errorf("%s %dx%d: no intro box:\n%s", l.Name, sz[0], sz[1], text)
+			}
+		}
+	}
+}

@@ -234,12 +234,27 @@ func verdictStrip(s *Snapshot, th *Theme, w int) line {
 	if lineWidth(full) <= w || len(v.Judgments) == 0 {
 		return full
 	}
-	return append(l[1:], seg{" " + shortVerdict(v), verdictStyle(v, th)})
+	// Narrower: the symbols and a short verdict, then the not-yet count
+	// left to the symbols, then the short verdict alone, so the numbers
+	// are never cut.
+	st := verdictStyle(v, th)
+	syms := l[1:]
+	for _, c := range []line{
+		append(append(line(nil), syms...), seg{" " + shortVerdict(v, true), st}),
+		append(append(line(nil), syms...), seg{" " + shortVerdict(v, false), st}),
+		{{shortVerdict(v, true), st}},
+	} {
+		if lineWidth(c) <= w {
+			return c
+		}
+	}
+	return line{{shortVerdict(v, false), st}}
 }
 
 // shortVerdict is the verdict in about 25 columns, for a narrow strip:
-// "PASS 6/6", "FAIL 4/6, 2 broken", "4/7 hold, 3 not yet".
-func shortVerdict(v *scenario.Verdict) string {
+// "PASS 6/6", "FAIL 4/6, 2 broken", "4/7 hold, 3 not yet" ("4/7 hold"
+// without notYet).
+func shortVerdict(v *scenario.Verdict, notYet bool) string {
 	total, holds := len(v.Judgments), v.Count(scenario.Holds)
 	t := n(holds) + "/" + n(total)
 	switch {
@@ -249,7 +264,7 @@ func shortVerdict(v *scenario.Verdict) string {
 		t = "FAIL " + t
 	default:
 		t += " hold"
-		if k := v.Count(scenario.NotYet); k > 0 {
+		if k := v.Count(scenario.NotYet); k > 0 && notYet {
 			t += ", " + n(k) + " not yet"
 		}
 	}

@@ -212,7 +212,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	b.WriteString("\nledger: " + strconv.Itoa(s.Messages) + " messages (" + strconv.Itoa(s.Origins) + " origins), " +
 		strconv.Itoa(s.Delivered) + " delivered, " + strconv.Itoa(s.Duplicates) + " duplicates, " +
 		strconv.Itoa(s.DuplicateEffects) + " duplicate effects, " + strconv.Itoa(s.Absorbed) + " absorbed, " +
-		strconv.Itoa(s.DeadLettered) + " dead-lettered, " + strconv.Itoa(s.Missed) + " missed, " +
+		strconv.Itoa(s.DeadLettered) + " dead-lettered, " + redriven(s.Redriven) + strconv.Itoa(s.Missed) + " missed, " +
 		strconv.Itoa(s.Lost) + " lost, " + strconv.Itoa(s.Phantoms) + " phantoms\n")
 	if len(s.LostBy) > 0 {
 		b.WriteString("lost by cause:")
@@ -237,4 +237,14 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	return b.Flush()
+}
+
+// redriven words the copies moved back out of a dead-letter queue, so that a
+// lesson whose DLQ was emptied by a redrive does not read as if nothing was
+// ever dead-lettered; "" when there were none.
+func redriven(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n) + " redriven, "
 }

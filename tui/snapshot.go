@@ -361,6 +361,7 @@ type LedgerSummary struct {
 	Lost         int
 	Duplicates   int
 	DeadLettered int
+	Redriven     int // copies moved back out of a dead-letter queue
 	Missed       int
 }
 
@@ -371,6 +372,7 @@ func SummaryOf(s sim.Stats) LedgerSummary {
 		Lost:         s.Lost,
 		Duplicates:   s.Duplicates,
 		DeadLettered: s.DeadLettered,
+		Redriven:     s.Redriven,
 		Missed:       s.Missed,
 	}
 }

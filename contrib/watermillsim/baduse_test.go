@@ -325,3 +325,92 @@ func TestSecondWaitFailsClearly(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
+
+// A handler that ignores its context and never returns fails the test
+// with a message that names the handler, its worker and the message, and
+// the test ends instead of hanging: Router.Close would wait for the
+// handler forever, holding a mutex that the Router's other goroutines
+// then wait for, and synctest does not count those as blocked. The
+// handler's goroutine stays blocked, so synctest's deadlock report
+// follows the message. A handler that returns when its context ends
+// fails only the drain. Each case runs in a child process, since the
+// failure is the point.
+func TestStuckHandlerFailsClearly(t *testing.T) {
+	const stuck = "watermillsim: handler billing (worker billing#1@jobs) did not return after its context ended (message m1, handed at t=0, context ended at t=1050, waited 1000 ticks); " +
+		"a handler must return when msg.Context() is done; Router.Close would wait for it forever"
+	for _, c := range []struct {
+		mode string
+		kind watermillsim.Kind
+		want []string // in this order
+		not  []string
+	}{
+		// The tester's case: the run fails at its cap, t.Fatal, and the
+		// harness closes in t's cleanup.
+		{"select", watermillsim.KindQueue, []string{"cap of 50 ticks", stuck, "deadlock: main bubble goroutine has exited but blocked goroutines remain"}, nil},
+		{"select-log", watermillsim.KindLog, []string{"cap of 50 ticks", "handler billing (worker billing#1@jobs) did not return after its context ended (message m1, handed at t=0", "deadlock: main bubble goroutine"}, nil},
+		{"select-pubsub", watermillsim.KindPubSub, []string{"cap of 50 ticks", "handler billing (worker billing#1@jobs) did not return after its context ended (message m1, handed at t=1,", "deadlock: main bubble goroutine"}, nil},
+		// Close called by the test: its error is ErrHandlerStuck.
+		{"channel", watermillsim.KindQueue, []string{"Close: is ErrHandlerStuck", stuck, "deadlock: main bubble goroutine"}, nil},
+		// A handler that waits for its context returns once Close ends it.
+		{"context", watermillsim.KindQueue, []string{"Close: the handlers did not settle their messages", "handed m1 (delivery 1) to the handler at t=0"}, []string{"did not return", "deadlock", "panic"}},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			if os.Getenv("WATERMILLSIM_STUCK_HANDLER") == c.mode {
+				cfg := queueConfig()
+				cfg.Kind = c.kind
+				watermillsim.Test(t, cfg, func(t *testing.T, h *watermillsim.Harness) {
+					r, _ := message.NewRouter(message.RouterConfig{}, watermill.NopLogger{})
+					never := make(chan struct{})
+					r.AddNoPublisherHandler("billing", "jobs", h.Subscriber("billing"), func(msg *message.Message) error {
+						switch c.mode {
+						case "select", "select-log", "select-pubsub":
+							select {}
+						case "channel":
+							<-never
+						}
+						<-msg.Context().Done()
+						return msg.Context().Err()
+					})
+					h.Run(r)
+					if err := h.Publisher().Publish("jobs", h.NewMessage([]byte("j1"))); err != nil {
+						t.Fatal(err)
+					}
+					err := h.RunUntil(h.Settled, 50)
+					if c.mode != "channel" {
+						t.Fatal(err)
+					}
+					if err := h.Close(); errors.Is(err, watermillsim.ErrHandlerStuck) {
+						t.Errorf("Close: is ErrHandlerStuck: %v", err)
+					} else {
+						t.Errorf("Close: %v, want ErrHandlerStuck", err)
+					}
+				})
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestStuckHandlerFailsClearly$/^"+c.mode+"$", "-test.count=1", "-test.timeout=2m")
+			cmd.Env = append(os.Environ(), "WATERMILLSIM_STUCK_HANDLER="+c.mode)
+			out, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("the child hung:\n%s", out)
+			}
+			if err == nil {
+				t.Fatalf("the child passed:\n%s", out)
+			}
+			rest := string(out)
+			for _, want := range c.want {
+				i := strings.Index(rest, want)
+				if i < 0 {
+					t.Fatalf("the child's output lacks %q (or has it out of order):\n%s", want, out)
+				}
+				rest = rest[i+len(want):]
+			}
+			for _, not := range c.not {
+				if strings.Contains(string(out), not) {
+					t.Fatalf("the child's output has %q:\n%s", not, out)
+				}
+			}
+		})
+	}
+}

@@ -437,9 +437,15 @@ func (h *Harness) Trace() []string {
 
 // Close ends the run in an order that cannot hang: it stops the
 // subscriptions from taking new messages and lets the handlers settle the
-// ones they hold (up to DefaultDrainTicks, in lockstep), closes the
-// subscribers in name order (in lockstep), switches lockstep off, closes
-// the routers started with Run and waits for them, and stops the broker.
+// ones they hold (up to DefaultDrainTicks, in lockstep), ends the
+// contexts of the messages still held and lets their handlers return (up
+// to DefaultDrainTicks more), closes the subscribers in name order (in
+// lockstep), switches lockstep off, closes the routers started with Run
+// and waits for them, and stops the broker. A handler still running then
+// is reported with ErrHandlerStuck, and Close only stops the broker: the
+// Router would wait for the handler forever, holding a mutex its other
+// goroutines wait for, which synctest does not count as blocked; left
+// open, the goroutines stay durably blocked and synctest reports them.
 // It returns the errors met on the way and those reported meanwhile (a
 // tick cap, a second synctest.Wait). Called while RunUntil runs, it fails
 // with ErrBusy and does nothing. Close is idempotent.
@@ -466,6 +472,13 @@ func (h *Harness) Close() error {
 			errs = append(errs, fmt.Errorf("watermillsim: Close: the handlers did not settle their messages: %w", err))
 		}
 	}
+	if stuck, ended := h.endHandlers(); len(stuck) > 0 {
+		for _, ho := range stuck {
+			errs = append(errs, stuckError{ho: ho, ended: ended})
+		}
+		_ = h.b.Close()
+		return h.finish(errs)
+	}
 	slices.SortFunc(subs, func(a, b *Subscriber) int { return strings.Compare(a.name, b.name) })
 	for _, s := range subs {
 		_ = s.Close()
@@ -480,6 +493,12 @@ func (h *Harness) Close() error {
 		}
 	}
 	_ = h.b.Close()
+	return h.finish(errs)
+}
+
+// finish logs the tie warnings and returns errs and the errors reported
+// during the run, joined.
+func (h *Harness) finish(errs []error) error {
 	h.mu.Lock()
 	keys := make([]string, 0, len(h.ties))
 	for k := range h.ties {
@@ -494,12 +513,146 @@ func (h *Harness) Close() error {
 	return errors.Join(errs...)
 }
 
+// endHandlers ends the contexts of the messages still handed to handlers
+// after the drain, as the end of their subscriptions would, and lets the
+// handlers return, up to DefaultDrainTicks. It returns the hand-overs
+// whose handlers did not, marked stuck so that their subscriptions stay
+// open (see statusBoard.release), and the tick the contexts ended at.
+func (h *Harness) endHandlers() (stuck []*handOver, ended sim.Tick) {
+	open := h.b.status.unsettled(false)
+	if len(open) == 0 {
+		return nil, 0
+	}
+	ended = h.ls.Now()
+	for _, ho := range open {
+		ho.cancel()
+	}
+	_ = h.ls.runUntil(func(*sim.World) bool {
+		// In lockstep the driver calls this at a quiescent point: the
+		// Router set the handler's name in the message's context before
+		// it blocked, so reading it is no race.
+		return len(h.b.status.unsettled(h.ls.on.Load())) == 0
+	}, DefaultDrainTicks)
+	return h.b.status.giveUp(), ended
+}
+
+// stuckError reports a handler that did not return after its message's
+// context ended; it wraps ErrHandlerStuck.
+type stuckError struct {
+	ho    *handOver
+	ended sim.Tick
+}
+
+func (e stuckError) Error() string {
+	who := "the handler of worker " + e.ho.key
+	if e.ho.handler != "" {
+		who = "handler " + e.ho.handler + " (worker " + e.ho.key + ")"
+	}
+	return fmt.Sprintf("watermillsim: %s did not return after its context ended (message %v, handed at t=%d, context ended at t=%d, waited %d ticks); "+
+		"a handler must return when msg.Context() is done; Router.Close would wait for it forever, "+
+		"so Close leaves the Router open and synctest reports the goroutines left blocked",
+		who, e.ho.msg, e.ho.at, e.ended, DefaultDrainTicks)
+}
+
+func (e stuckError) Unwrap() error { return ErrHandlerStuck }
+
 // statusBoard says what each subscription is doing, by its lockstep key,
 // for the harness's tick-cap errors and Settled. Its methods are safe for
 // concurrent use and do nothing on a nil board (real time).
 type statusBoard struct {
-	mu sync.Mutex
-	m  map[string]subStatus
+	mu     sync.Mutex
+	m      map[string]subStatus
+	handed map[string]*handOver // by key: what a running subscription handed over, not yet acked or nacked
+}
+
+// handOver is a message a subscription handed to its handler (a Router's,
+// or any receiver of the Subscribe channel) and has had no Ack or Nack
+// for yet.
+type handOver struct {
+	key     string // the subscription's lockstep key, billing#1@orders
+	msg     sim.ID
+	at      int64 // the tick of the hand-over
+	wm      *message.Message
+	cancel  context.CancelFunc // ends wm's context
+	handler string             // the Router handler's name, once read at a quiescent point
+	stuck   bool               // Harness.Close gave up on it: the subscription must not end
+}
+
+// hand records that the subscription key handed wm, for d, to its handler
+// at tick at.
+func (s *statusBoard) hand(key string, d *sim.Delivery, wm *message.Message, cancel context.CancelFunc, at int64) {
+	if s == nil {
+		return
+	}
+	s.set(key, true, "handed %v (delivery %d) to the handler at t=%d; no Ack or Nack yet", d.Msg.ID, d.Attempt, at)
+	s.mu.Lock()
+	if s.handed == nil {
+		s.handed = map[string]*handOver{}
+	}
+	s.handed[key] = &handOver{key: key, msg: d.Msg.ID, at: at, wm: wm, cancel: cancel}
+	s.mu.Unlock()
+}
+
+// release ends the hand-over of wm by the subscription key, which got the
+// outcome o. A hand-over Harness.Close gave up on (stuck) that the
+// subscription has to stop on is waited for until the handler acks or
+// nacks, which may be never: were the subscription to end, its channel
+// would close, the Router would close itself, and Router.Close holds a
+// mutex while it waits for its handlers, which the Router's other
+// goroutines then wait for; synctest does not count a goroutine waiting on
+// a mutex as blocked, so the bubble would hang instead of reporting its
+// blocked goroutines.
+func (s *statusBoard) release(key string, o outcome, wm *message.Message) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	h := s.handed[key]
+	if h == nil || h.wm != wm {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.handed, key)
+	stuck := h.stuck
+	s.mu.Unlock()
+	if stuck && o == stopped {
+		select {
+		case <-wm.Acked():
+		case <-wm.Nacked():
+		}
+	}
+}
+
+// unsettled returns the hand-overs still waiting for an Ack or Nack, by
+// key. Called at a quiescent point in lockstep (readNames), it first reads
+// their Router handlers' names, which the Router set in the messages'
+// contexts before it blocked.
+func (s *statusBoard) unsettled(readNames bool) []*handOver {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*handOver, 0, len(s.handed))
+	for _, h := range s.handed {
+		if readNames && h.handler == "" {
+			h.handler = message.HandlerNameFromCtx(h.wm.Context())
+		}
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b *handOver) int { return strings.Compare(a.key, b.key) })
+	return out
+}
+
+// giveUp marks the hand-overs still unsettled stuck (see release) and
+// returns them, by key.
+func (s *statusBoard) giveUp() []*handOver {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*handOver, 0, len(s.handed))
+	for _, h := range s.handed {
+		h.stuck = true
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b *handOver) int { return strings.Compare(a.key, b.key) })
+	return out
 }
 
 type subStatus struct {

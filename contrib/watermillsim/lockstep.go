@@ -30,6 +30,10 @@ var (
 	// ErrBusy reports a harness call that cannot run now: RunUntil while
 	// another RunUntil runs, or Close while a RunUntil runs.
 	ErrBusy = errors.New("watermillsim: busy")
+	// ErrHandlerStuck reports, from Harness.Close, a handler still running
+	// after its message's context ended: Router.Close would wait for it
+	// forever. The error names the handler, its worker and the message.
+	ErrHandlerStuck = errors.New("watermillsim: handler did not return after its context ended")
 )
 
 // driver is what a Broker needs from the goroutine that owns its world:

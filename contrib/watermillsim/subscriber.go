@@ -410,7 +410,7 @@ func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker, key string,
 		if wm == nil {
 			continue // a handler fault failed it
 		}
-		b.status.set(key, true, "handed %v (delivery %d) to the handler at t=%d; no Ack or Nack yet", d.Msg.ID, d.Attempt, b.now.Load())
+		b.status.hand(key, d, wm, cancel, b.now.Load())
 		o := s.deliver(ctx, nil, out, wm)
 		_ = b.d.doUnless(key, ctx.Done(), s.closing, func(*sim.World) {
 			switch o {
@@ -428,6 +428,7 @@ func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker, key string,
 			}
 		})
 		cancel()
+		b.status.release(key, o, wm)
 		if o == stopped || o == unsent {
 			return
 		}
@@ -597,7 +598,7 @@ func (s *Subscriber) runPubSub(ctx context.Context, c *conn, id int64, worker, k
 			}
 			continue
 		}
-		b.status.set(key, true, "handed %v (delivery %d) to the handler at t=%d; no Ack or Nack yet", d.Msg.ID, d.Attempt, b.now.Load())
+		b.status.hand(key, d, wm, cancel, b.now.Load())
 		o := s.deliver(ctx, kick, out, wm)
 		_ = b.d.doUnless(key, ctx.Done(), s.closing, func(*sim.World) {
 			switch o {
@@ -615,6 +616,7 @@ func (s *Subscriber) runPubSub(ctx context.Context, c *conn, id int64, worker, k
 			c.wake.fire()
 		})
 		cancel()
+		b.status.release(key, o, wm)
 		if o == stopped || o == unsent {
 			return
 		}
@@ -712,7 +714,7 @@ func (s *Subscriber) runLog(ctx context.Context, t *topic, m *eventlog.Member, w
 		if wm == nil {
 			continue // a handler fault failed it
 		}
-		b.status.set(key, true, "handed %v (delivery %d) to the handler at t=%d; no Ack or Nack yet", d.Msg.ID, d.Attempt, b.now.Load())
+		b.status.hand(key, d, wm, cancel, b.now.Load())
 		o := s.deliver(ctx, nil, out, wm)
 		_ = b.d.doUnless(key, ctx.Done(), s.closing, func(*sim.World) {
 			switch o {
@@ -739,6 +741,7 @@ func (s *Subscriber) runLog(ctx context.Context, t *topic, m *eventlog.Member, w
 			}
 		})
 		cancel()
+		b.status.release(key, o, wm)
 		if o == stopped || o == unsent {
 			return
 		}

@@ -4,7 +4,7 @@ go 1.26
 
 require (
 	github.com/ThreeDotsLabs/watermill v1.5.1
-	github.com/brokerlab/brokerlab v0.0.0-20261201131112-c71801a85784
+	github.com/brokerlab/brokerlab v0.0.0-20261201140053-b7b8c3a67dfe
 )
 
 require (

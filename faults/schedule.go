@@ -110,9 +110,6 @@ func (s Schedule) Words() string {
 // O(decisions²) for decisions at the same point and tick.
 func (s Schedule) Plan() Plan {
 	used := map[string]bool{}
-	for _, d := range s.Decisions {
-		used[d.Rule] = false
-	}
 	p := Plan{Rules: make([]Rule, 0, len(s.Decisions))}
 	for i, d := range s.Decisions {
 		base := d.Rule

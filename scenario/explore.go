@@ -44,8 +44,24 @@ type Failure struct {
 
 // Same reports whether f and g are the same failure: the same
 // expectation (by index and text, so a reproducer whose lines moved still
-// counts) or both runtime errors.
-func (f Failure) Same(g Failure) bool { return f.Expect == g.Expect && f.Text == g.Text }
+// counts), or runtime errors of the same words (their numbers, such as
+// ticks and message IDs, may move when firings are removed).
+func (f Failure) Same(g Failure) bool {
+	if f.Expect != g.Expect || f.Text != g.Text {
+		return false
+	}
+	return f.Expect >= 0 || withoutDigits(f.Detail) == withoutDigits(g.Detail)
+}
+
+// withoutDigits returns s without its decimal digits.
+func withoutDigits(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, s)
+}
 
 // String formats f as "TEXT at LINE:COL: DETAIL".
 func (f Failure) String() string {
@@ -240,6 +256,32 @@ func isInstance(name string) bool {
 // Options.Replay instead).
 func (s *Scenario) MinFile(sh *Shrunk, src []byte, out string) ([]byte, error) {
 	plan := sh.FilePlan()
+	// Plan names a rule's second firing "dup-2": when the file has a rule
+	// of that name of its own (which a disable_fault action may switch
+	// off), the generated rule takes a name the file does not use.
+	taken := map[string]bool{}
+	for _, f := range s.Faults {
+		taken[f.Name] = true
+	}
+	for _, r := range plan.Rules {
+		taken[r.Name] = true
+	}
+	for i := range plan.Rules {
+		r := &plan.Rules[i]
+		base := ""
+		if i < len(sh.Minimal.Decisions) {
+			base = sh.Minimal.Decisions[i].Rule
+		}
+		if base == "" || r.Name == base || !s.hasFault(r.Name) {
+			continue
+		}
+		name := r.Name
+		for k := 2; taken[name]; k++ {
+			name = base + "-shrunk-" + strconv.Itoa(k)
+		}
+		taken[name] = true
+		r.Name = name
+	}
 	have := map[string]bool{}
 	for _, r := range plan.Rules {
 		have[r.Name] = true
@@ -290,4 +332,14 @@ func (s *Scenario) MinFile(sh *Shrunk, src []byte, out string) ([]byte, error) {
 		return data, fmt.Errorf("%w: the reproducer does not fail %s: %s", ErrShrink, sh.Failure.Text, got)
 	}
 	return data, nil
+}
+
+// hasFault reports whether the file has a fault rule named name.
+func (s *Scenario) hasFault(name string) bool {
+	for _, f := range s.Faults {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
 }

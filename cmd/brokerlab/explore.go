@@ -140,11 +140,9 @@ func (c *cli) cmdExplore(args []string) int {
 		}
 		minOut += ".min.yaml"
 	}
-	if a, err1 := filepath.Abs(minOut); err1 == nil {
-		if b, err2 := filepath.Abs(name); err2 == nil && a == b {
-			fmt.Fprintf(c.stderr, "brokerlab explore: --out %s would overwrite the scenario itself; name another file\n", minOut)
-			return exitBadInput
-		}
+	if sameFile(minOut, name) {
+		fmt.Fprintf(c.stderr, "brokerlab explore: --out %s would overwrite the scenario itself; name another file\n", minOut)
+		return exitBadInput
 	}
 	what := name
 	if *variant != "" {
@@ -232,6 +230,20 @@ func plural(n int, one, many string) string {
 
 // writeFile writes a file through a temporary file in the same directory
 // and renames it into place, so a reader never sees half of it.
+// sameFile reports whether a and b name the same file, through symbolic
+// links and relative paths too (os.SameFile on both), or the same absolute
+// path when a does not exist yet.
+func sameFile(a, b string) bool {
+	if sa, err := os.Stat(a); err == nil {
+		if sb, err := os.Stat(b); err == nil {
+			return os.SameFile(sa, sb)
+		}
+	}
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && x == y
+}
+
 func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -440,6 +452,12 @@ func (c *cli) cmdExploreMerge(args []string) int {
 			return exitBadInput
 		}
 		fmt.Fprintln(c.stdout, "wrote", *jsonOut)
+	}
+	if miss := m.Missing(); len(miss) > 0 {
+		// A CI job that lost a shard must not go green: the seeds of the
+		// missing shards were never run.
+		fmt.Fprintf(c.stderr, "brokerlab explore merge: shards %v of %d are missing, so their seeds were not run; merge every shard's --json report\n", miss, m.Shards)
+		return exitFailed
 	}
 	if m.Failed == 0 {
 		return exitOK

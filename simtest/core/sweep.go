@@ -228,7 +228,7 @@ func shrink(t *testing.T, seed uint64, failing []sim.Violation, f func(*testing.
 	return res
 }
 
-// errSkipped says a probe did not run: a -run filter excluded it.
+// skipped says a probe did not run: a -run filter excluded it.
 const skipped = "the -run filter excludes shrink/; run the whole test to shrink"
 
 // shrinkIn shrinks as the subtest st of t: each rerun is a subtest of st.

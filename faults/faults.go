@@ -420,7 +420,19 @@ func (in *Injector) CheckRef(p Point, c *Context) *Firing {
 	if len(rules) == 0 {
 		return nil
 	}
-	now := in.env.Clock.Now()
+	if r := draw(rules, in.env.Clock.Now(), c); r != nil {
+		return in.fire(r.Name, r.Point, r.Param, r.Error, c, 0, 0)
+	}
+	return nil
+}
+
+// draw consults rules, the rules of one point in plan order, for the
+// opportunity c at tick now, and returns the first that fires (its count
+// already raised), or nil. Every rule that applies counts the
+// opportunity and, past its nth filter, draws once from its own stream;
+// the rules after the one that fires are not consulted. Recording and
+// plain runs share it, so both decide alike. O(len(rules)).
+func draw(rules []*ruleState, now sim.Tick, c *Context) *ruleState {
 	for _, r := range rules {
 		// Whether r applies now, to c (written out so it is not a call).
 		if r.disabled || now < r.From || now >= r.until || r.fired >= r.limit || !r.any && !r.matchesContext(c) {
@@ -438,7 +450,7 @@ func (in *Injector) CheckRef(p Point, c *Context) *Firing {
 			continue
 		}
 		r.fired++
-		return in.fire(r.Name, r.Point, r.Param, r.Error, c, 0, 0)
+		return r
 	}
 	return nil
 }

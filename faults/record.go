@@ -170,22 +170,7 @@ func (in *Injector) checkRecorded(p Point, c *Context) *Firing {
 		return nil
 	}
 	occ := rec.note(now, p, c)
-	for _, r := range rules {
-		if r.disabled || now < r.From || now >= r.until || r.fired >= r.limit || !r.any && !r.matchesContext(c) {
-			continue
-		}
-		r.opportunities++
-		if r.Nth > 0 && r.opportunities != r.Nth {
-			continue
-		}
-		pr := r.Probability
-		if pr == 0 {
-			pr = 1
-		}
-		if !r.stream.Chance(pr) {
-			continue
-		}
-		r.fired++
+	if r := draw(rules, now, c); r != nil {
 		return in.fire(r.Name, r.Point, r.Param, r.Error, c, occ, rec.nth(p, c))
 	}
 	return nil

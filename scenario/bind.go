@@ -120,6 +120,16 @@ func (s *Scenario) checkHandlers(hs map[string]sim.Handler) error {
 // bound returns the Go handler bound to name, or nil.
 func (r *Run) bound(name string) sim.Handler { return r.handlers[name] }
 
+// playedBy returns the handler the actor name runs: the Go handler bound
+// to it by Options.Handlers (which brings its own idempotency, if any), or
+// else its scripted behaviour wrapped in the idempotency the file asks for.
+func (r *Run) playedBy(name string, idem sim.IdempotencyKey, script sim.Handler) sim.Handler {
+	if b := r.bound(name); b != nil {
+		return b
+	}
+	return idem.Wrap(script)
+}
+
 // fixBound fixes the bound handler h for a fix_handler action of the
 // timeline (Fixer), or says why it cannot.
 func fixBound(kind, name string, h sim.Handler) error {

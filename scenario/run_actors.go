@@ -169,10 +169,7 @@ func (r *Run) buildConsumers() error {
 			return r.s.runErr(cc.FieldPos("queue"), "queue "+strconv.Quote(cc.Queue)+" is not defined")
 		}
 		rc := &runConsumer{cfg: cc, q: rq, script: script(&cc.Handler)}
-		h := cc.Idempotency.Wrap(rc.script)
-		if b := r.bound(cc.Name); b != nil {
-			h = b
-		}
+		h := r.playedBy(cc.Name, cc.Idempotency, rc.script)
 		cfg := queue.ConsumerConfig{Queue: rq.q, Name: cc.Name, Instances: cc.Instances, Start: cc.Start, Batch: cc.Batch,
 			VisibilityTimeout: cc.VisibilityTimeout, WaitTime: cc.WaitTime, Handler: h, AckMode: cc.Ack, Faults: r.inj}
 		if cc.ShortPoll {
@@ -218,10 +215,7 @@ func (r *Run) buildMembers() error {
 			return r.s.runErr(mc.FieldPos("group"), "group "+strconv.Quote(mc.Group)+" is not defined")
 		}
 		rm := &runMember{cfg: mc, group: rg, script: script(&mc.Handler)}
-		h := mc.Idempotency.Wrap(rm.script)
-		if b := r.bound(mc.Name); b != nil {
-			h = b
-		}
+		h := r.playedBy(mc.Name, mc.Idempotency, rm.script)
 		m, err := eventlog.NewMember(r.w, rg.g, eventlog.MemberConfig{Name: mc.Name, Handler: h,
 			Commit: mc.Commit, AutoCommitEvery: rg.cfg.AutoCommitInterval, Batch: mc.Batch, Start: mc.Start})
 		if err != nil {

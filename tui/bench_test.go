@@ -56,24 +56,7 @@ func BenchmarkRenderBaseline(b *testing.B) {
 // that holds 100,000 messages (a queue backlog and a log) and draws it: the
 // whole per-frame cost of the player, simulation state included.
 func BenchmarkRenderScenario100k(b *testing.B) {
-	src := `title: Backlog of 100,000
-seed: 1
-run: {ticks: 1000}
-topology:
-  queues:
-    - {name: orders, visibility_timeout: 50, dead_letter: {queue: orders-dlq, max_receive_count: 2}}
-    - {name: orders-dlq}
-  logs: [{name: events, partitions: 4}]
-  groups: [{name: audit, log: events}]
-actors:
-  producers:
-    - {name: shop, to: {queue: orders}, count: 60000, rate: 10000, keys: "kunde-%d", key_count: 100}
-    - {name: feed, to: {log: events}, count: 40000, rate: 10000, keys: "kunde-%d", key_count: 100}
-  consumers:
-    - {name: worker, queue: orders, batch: 10, handler: {kind: slow, ticks: 3}}
-  members:
-    - {name: a1, group: audit, batch: 5}
-`
+	src := backlogSource(1000)
 	s, err := scenario.Load("backlog.yaml", []byte(src))
 	if err != nil {
 		b.Fatal(err)

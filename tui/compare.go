@@ -57,9 +57,7 @@ func (t Tally) Short() string {
 	if !t.Known {
 		return ""
 	}
-	return "sent " + strconv.Itoa(t.Sent) + " appl " + strconv.Itoa(t.Applied) +
-		" dup " + strconv.Itoa(t.Duplicates) + "/" + strconv.Itoa(t.DupApplied) +
-		" lost " + strconv.Itoa(t.Lost) + " pend " + strconv.Itoa(t.Pending)
+	return t.compact([5]string{"sent ", " appl ", " dup ", " lost ", " pend "})
 }
 
 // Terse returns the tally in the fewest columns, "s20 a26 d6/6 l0 p0":
@@ -68,9 +66,15 @@ func (t Tally) Terse() string {
 	if !t.Known {
 		return ""
 	}
-	return "s" + strconv.Itoa(t.Sent) + " a" + strconv.Itoa(t.Applied) +
-		" d" + strconv.Itoa(t.Duplicates) + "/" + strconv.Itoa(t.DupApplied) +
-		" l" + strconv.Itoa(t.Lost) + " p" + strconv.Itoa(t.Pending)
+	return t.compact([5]string{"s", " a", " d", " l", " p"})
+}
+
+// compact writes the tally's numbers after the five labels, duplicates as
+// delivered/applied: the shape Short and Terse share.
+func (t Tally) compact(label [5]string) string {
+	return label[0] + strconv.Itoa(t.Sent) + label[1] + strconv.Itoa(t.Applied) +
+		label[2] + strconv.Itoa(t.Duplicates) + "/" + strconv.Itoa(t.DupApplied) +
+		label[3] + strconv.Itoa(t.Lost) + label[4] + strconv.Itoa(t.Pending)
 }
 
 // Fit returns the longest of Text, Short and Terse that fits in w

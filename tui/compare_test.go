@@ -58,7 +58,7 @@ func cmpDraw(t *testing.T, v *Compare, w, h int) string {
 	scr.SetSize(w, h)
 	v.SetRect(0, 0, w, h)
 	v.Draw(scr)
-	return recScreenText(scr)
+	return screenText(scr)
 }
 
 func TestPairLockstep(t *testing.T) {
@@ -359,7 +359,7 @@ func TestRunCompareQuit(t *testing.T) {
 	ft := &fakeTicker{}
 	opt := Options{Screen: scr, Ticker: ft.start, NoColor: true,
 		afterDraw: func() {
-			rows := strings.SplitN(recScreenText(scr), "\n", 3)
+			rows := strings.SplitN(screenText(scr), "\n", 3)
 			if !seen && len(rows) == 3 && strings.Count(rows[1], "t=2 ") == 2 {
 				seen = true
 				close(stepped)
@@ -379,7 +379,7 @@ func TestRunCompareQuit(t *testing.T) {
 	select {
 	case <-stepped:
 	case <-time.After(10 * time.Second):
-		t.Fatalf("both sides never showed t=2:\n%s", recScreenText(scr))
+		t.Fatalf("both sides never showed t=2:\n%s", screenText(scr))
 	}
 	scr.InjectKey(tcell.KeyRune, 'q', 0)
 	select {

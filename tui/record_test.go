@@ -171,32 +171,6 @@ func (v *vterm) text() string {
 	return b.String()
 }
 
-// recScreenText reads a tcell screen like vterm.text.
-func recScreenText(s tcell.Screen) string {
-	w, h := s.Size()
-	var b strings.Builder
-	for y := 0; y < h; y++ {
-		var l strings.Builder
-		for x := 0; x < w; {
-			mainc, comb, _, cw := s.GetContent(x, y)
-			if mainc == 0 {
-				mainc = ' '
-			}
-			l.WriteRune(mainc)
-			for _, c := range comb {
-				l.WriteRune(c)
-			}
-			if cw < 1 {
-				cw = 1
-			}
-			x += cw
-		}
-		b.WriteString(strings.TrimRight(l.String(), " "))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
 // recordLesson records a built-in lesson.
 func recordLesson(t *testing.T, name string, cfg RecordConfig) []byte {
 	t.Helper()
@@ -250,7 +224,7 @@ func finalScreen(t *testing.T, name string, w, h int, bare bool) (string, Snapsh
 	pl.SetSnapshot(snap)
 	pl.SetRect(0, 0, w, h)
 	pl.Draw(scr)
-	return recScreenText(scr), snap, recScreenStyles(scr)
+	return screenText(scr), snap, recScreenStyles(scr)
 }
 
 // recScreenStyles returns the SGR parameters of every cell of s ("" for
@@ -454,7 +428,7 @@ func TestRendererWide(t *testing.T) {
 			put(scr, 0, y, w, row, st)
 		}
 		vt.feed(t, string(rd.frame(scr)))
-		if got, want := vt.text(), recScreenText(scr); got != want {
+		if got, want := vt.text(), screenText(scr); got != want {
 			t.Fatalf("frame %d:\n--- terminal\n%s--- screen\n%s", i, got, want)
 		}
 		for x := 0; x < w; x++ {

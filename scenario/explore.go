@@ -64,10 +64,18 @@ func withoutDigits(s string) string {
 }
 
 // String formats f as "TEXT at LINE:COL: DETAIL".
-func (f Failure) String() string {
+func (f Failure) String() string { return f.In("") }
+
+// In formats f as "TEXT at FILE:LINE:COL: DETAIL", the expectation's
+// place in file (as String when file is "").
+func (f Failure) In(file string) string {
 	s := f.Text
 	if f.Line > 0 {
-		s += " at " + strconv.Itoa(f.Line) + ":" + strconv.Itoa(f.Col)
+		s += " at "
+		if file != "" {
+			s += file + ":"
+		}
+		s += strconv.Itoa(f.Line) + ":" + strconv.Itoa(f.Col)
 	}
 	if f.Detail != "" {
 		s += ": " + f.Detail

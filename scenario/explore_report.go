@@ -289,7 +289,7 @@ func (r *SweepReport) WriteText(w io.Writer) error {
 			fmt.Fprintf(b, "... and %d more failing seeds\n", r.Failed-uint64(i))
 			break
 		}
-		fmt.Fprintf(b, "FAIL seed %d: %s\n", f.Seed, f.Failure)
+		fmt.Fprintf(b, "FAIL seed %d: %s\n", f.Seed, f.Failure.In(r.Scenario))
 	}
 	if r.Failed > 0 {
 		// By expectation, in file order; runtime errors last.

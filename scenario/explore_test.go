@@ -201,8 +201,8 @@ func TestSweepReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `FAIL seed 2: runtime error: x.yaml:3:3: boom
-FAIL seed 5: no_loss at 8:5: no-loss: m1 t=1
-FAIL seed 8: exactly_once(billing) at 9:5: exactly-once: m5 t=3
+FAIL seed 5: no_loss at x.yaml:8:5: no-loss: m1 t=1
+FAIL seed 8: exactly_once(billing) at x.yaml:9:5: exactly-once: m5 t=3
 failing: no_loss in 1 seed, exactly_once(billing) in 1 seed, runtime error in 1 seed
 3 of 4 seeds failed (first: 2)
 NOTE: this is shard 2 of 3; merge the shards' --json reports with brokerlab explore merge

@@ -208,7 +208,7 @@ func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out string) 
 			fmt.Fprintf(c.stdout, "  %d. %s\n", i+1, d.Words())
 		}
 	}
-	fmt.Fprintf(c.stdout, "  fails %s\n", sh.Failure)
+	fmt.Fprintf(c.stdout, "  fails %s\n", sh.Failure.In(s.File))
 	data, err := s.MinFile(sh, src, out)
 	if err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)

@@ -35,7 +35,7 @@ func TestExploreShrinksAndReproduces(t *testing.T) {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFailed, out, errs)
 	}
 	t.Logf("stdout:\n%s", out)
-	first := regexp.MustCompile(`(?m)^FAIL seed (\d+): (exactly_once\(billing\)) at \d+:\d+: (.*)$`).FindStringSubmatch(out)
+	first := regexp.MustCompile(`(?m)^FAIL seed (\d+): (exactly_once\(billing\)) at naive-billing.yaml:\d+:\d+: (.*)$`).FindStringSubmatch(out)
 	if first == nil {
 		t.Fatalf("no failing seed for exactly_once(billing) in:\n%s", out)
 	}
@@ -43,7 +43,7 @@ func TestExploreShrinksAndReproduces(t *testing.T) {
 	if m == nil || m[1] == "0" || len(m[1]) > 1 || m[1][0] > '2' {
 		t.Fatalf("shrunk to %v firings, want 1 or 2:\n%s", m, out)
 	}
-	fails := regexp.MustCompile(`(?m)^  fails (exactly_once\(billing\)) at \d+:\d+: (.*)$`).FindStringSubmatch(out)
+	fails := regexp.MustCompile(`(?m)^  fails (exactly_once\(billing\)) at naive-billing.yaml:\d+:\d+: (.*)$`).FindStringSubmatch(out)
 	if fails == nil {
 		t.Fatalf("no shrunk failure in:\n%s", out)
 	}
@@ -230,7 +230,7 @@ func TestExploreVariant(t *testing.T) {
 	if !strings.HasPrefix(out, "explore billing-variants.yaml variant naive: seeds 1..200") {
 		t.Errorf("the listing does not name the variant:\n%s", out)
 	}
-	fails := regexp.MustCompile(`(?m)^  fails (exactly_once\(billing\)) at \d+:\d+: (.*)$`).FindStringSubmatch(out)
+	fails := regexp.MustCompile(`(?m)^  fails (exactly_once\(billing\)) at billing-variants.yaml:\d+:\d+: (.*)$`).FindStringSubmatch(out)
 	if fails == nil || !strings.Contains(out, "wrote billing-variants-naive.min.yaml") {
 		t.Fatalf("no shrunk failure or reproducer:\n%s%s", out, errs)
 	}

@@ -72,6 +72,16 @@ func BenchmarkSeekBack(b *testing.B) {
 					b.StartTimer()
 				}
 			})
+			b.Run(c.name+"/forward/t="+strconv.Itoa(int(t)), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					r, err := c.s.NewRun(scenario.Options{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for r.Now() < t-1 && r.Step() {
+					}
+				}
+			})
 		}
 	}
 }

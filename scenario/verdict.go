@@ -221,26 +221,11 @@ func (e Expectation) settledMetric(v float64) Standing {
 	return NotYet
 }
 
-// counters lists, per metric kind, the fields that are counters: they only
-// ever grow during a run (deliveries, acks, publishes, rebalances,
-// registered messages), as opposed to gauges such as a depth, a lag or a
-// count of messages in some state, which rise and fall.
-// TestCountersNeverDecrease plays every lesson to keep this list honest.
-var counters = map[string][]string{
-	"queue":    {"receives", "acks", "redeliveries"},
-	"topic":    {"published", "delivered", "missed", "dropped"},
-	"log":      {"end"},
-	"group":    {"rebalances", "generation"},
-	"outbox":   {"published", "failed"},
-	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
-	"ledger":   {"messages", "origins", "delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
-}
-
 // isCounter reports whether m is a counter: a value that never decreases
 // during a run, so a comparison it has settled stays settled. Every other
 // metric is a gauge, which may rise and fall until the end.
 func isCounter(m Metric) bool {
-	for _, f := range counters[m.Kind] {
+	for _, f := range metricCounters[m.Kind] {
 		if f == m.Field {
 			return true
 		}

@@ -218,7 +218,7 @@ func TestCountersNeverDecrease(t *testing.T) {
 			}
 			var ms []Metric
 			add := func(kind, name string) {
-				for _, f := range counters[kind] {
+				for _, f := range metricCounters[kind] {
 					ms = append(ms, Metric{Kind: kind, Name: name, Field: f})
 				}
 			}

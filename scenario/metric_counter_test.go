@@ -1,0 +1,17 @@
+package scenario
+
+import (
+	"slices"
+	"testing"
+)
+
+// Every counter the verdict trusts is a field a metric may name.
+func TestMetricCountersAreFields(t *testing.T) {
+	for kind, fs := range metricCounters {
+		for _, f := range fs {
+			if !slices.Contains(MetricFields[kind], f) {
+				t.Errorf("counter %s.%s is not in MetricFields", kind, f)
+			}
+		}
+	}
+}

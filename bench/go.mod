@@ -4,7 +4,7 @@ go 1.26
 
 require (
 	github.com/ThreeDotsLabs/watermill v1.5.1
-	github.com/brokerlab/brokerlab v0.0.0-20261201140053-b7b8c3a67dfe
+	github.com/brokerlab/brokerlab v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -13,3 +13,5 @@ require (
 	github.com/oklog/ulid v1.3.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 )
+
+replace github.com/brokerlab/brokerlab => ..

@@ -4,7 +4,7 @@ go 1.26
 
 require (
 	github.com/ThreeDotsLabs/watermill v1.5.1
-	github.com/brokerlab/brokerlab v0.0.0-20261201140053-b7b8c3a67dfe
+	github.com/brokerlab/brokerlab v0.0.0-00010101000000-000000000000
 	github.com/hashicorp/go-memdb v1.3.5
 )
 
@@ -22,3 +22,5 @@ require (
 	github.com/stretchr/testify v1.11.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+replace github.com/brokerlab/brokerlab => ../..

@@ -1,115 +1,152 @@
 #!/usr/bin/env bash
-# scripts/modules.sh builds and tests every nested module (the Watermill
-# adapter, the benchmark suite) twice, and checks that the adapter installs
-# as its README says. .ci/run calls it; run it from anywhere in the clone.
+# scripts/modules.sh tests the nested modules (the Watermill adapter, the
+# benchmark suite) and the README's steps for using brokerlab from a user's
+# own module. .ci/run calls it; run it from anywhere in the clone.
 #
-#  1. through the workspace (go.work): go vet, go test without and with
-#     -race (the synctest harness's replay tests must hold both ways),
-#     against the root module in this working tree;
-#  2. on its own (GOWORK=off): the same against the root commit its go.mod
-#     pins, as a user of the module builds it. A module that passes 1 and
-#     fails 2 uses root APIs newer than its pin: commit the root, then run
-#     scripts/bump-root.sh and commit the nested go.mod and go.sum;
-#  3. the install check: in a fresh module outside the clone, the install
-#     line of contrib/watermillsim/README.md (go get ...@latest), then the
-#     README's quick start, taken from the README, built against what that
-#     go get chose.
+#  1. Each nested module resolves the root module from this tree: its go.mod
+#     requires github.com/brokerlab/brokerlab with a `replace` to the
+#     relative path of the root, so nothing of our own comes from the
+#     network (no module proxy serves this module until it is published).
+#  2. Through the workspace (go.work): go vet and go test -race. On its own
+#     (GOWORK=off): go mod verify, go mod tidy -diff, go vet and go test.
+#     Each suite runs once plain and once under the race detector.
+#  3. The user-module steps: the README's "Using brokerlab from your own
+#     module" section and the adapter README's "Install" section are run
+#     verbatim in a fresh module beside a fresh clone of this repository's
+#     HEAD, outside this tree, with an empty module cache. The README's Go
+#     example is built and run there (it must fail the way the README says),
+#     and the adapter's quick start is built there.
 #
-# The root module is resolved from this clone's commits (local_resolution in
-# scripts/bump-root.sh), so this works offline and before a push; step 3
-# therefore installs the newest commit of the clone, not the working tree.
+# MODULES_SKIP_INSTALL=1 skips step 3 (it downloads every dependency again).
 set -euo pipefail
-# shellcheck source=scripts/bump-root.sh
-. "$(dirname "${BASH_SOURCE[0]}")/bump-root.sh"
-cd "$REPO_ROOT"
-local_resolution
 
-readme=contrib/watermillsim/README.md
-zero=v0.0.0-00010101000000-000000000000
+ROOT_MODULE=github.com/brokerlab/brokerlab
+NESTED_MODULES=(contrib/watermillsim bench)
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO_ROOT"
 
 fail() {
 	echo "modules: $*" >&2
 	exit 1
 }
 
-# stale explains a module that builds through the workspace but not on its
-# own, and stops the run.
-stale() {
-	local m=$1 pin=$2 commit=${2##*-}
-	{
-		echo
-		echo "modules: $m passes through the workspace but FAILS ON ITS OWN against the root it pins,"
-		echo "modules: $ROOT_MODULE $pin (commit $commit)."
-		if git cat-file -e "$commit^{commit}" 2>/dev/null; then
-			echo "modules: root Go files changed since that commit:"
-			git diff --stat "$commit" HEAD -- '*.go' ':!contrib/watermillsim' ':!bench' | tail -n 8 | sed 's/^/modules:   /'
-		fi
-		echo "modules: If $m uses root APIs newer than its pin: commit the root, then"
-		echo "modules:     run scripts/bump-root.sh"
-		echo "modules: and commit $m/go.mod and $m/go.sum (see the script's header)."
-	} >&2
-	exit 1
+# relpath prints the path from nested module directory $1 back to the root.
+relpath() {
+	local up="" part
+	IFS=/ read -ra parts <<<"$1"
+	for part in "${parts[@]}"; do up="../$up"; done
+	echo "${up%/}"
 }
 
 for m in "${NESTED_MODULES[@]}"; do
 	[ -f "$m/go.mod" ] || fail "$m/go.mod is missing"
 	go work edit -json go.work | grep -q "\"DiskPath\": \"./$m\"" || fail "go.work does not use ./$m"
-	pin=$(root_pin "$m")
-	case "$pin" in
-	"") fail "$m/go.mod does not require $ROOT_MODULE" ;;
-	"$zero") fail "$m/go.mod requires $ROOT_MODULE at the zero pseudo-version; run scripts/bump-root.sh" ;;
-	*-[0-9]*-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f])
-		git cat-file -e "${pin##*-}^{commit}" 2>/dev/null ||
-			fail "$m/go.mod pins $ROOT_MODULE $pin, whose commit ${pin##*-} is not in this clone (a shallow clone?)"
-		;;
-	esac
-	if (cd "$m" && GOWORK=off go mod edit -print) | grep -q '^replace'; then
-		fail "$m/go.mod has a replace directive, which a user of the module never sees; run scripts/bump-root.sh"
-	fi
+	want=$(relpath "$m")
+	got=$(cd "$m" && GOWORK=off go mod edit -json |
+		awk -v m="$ROOT_MODULE" '
+			/"Old": \{/ { old = 1; next }
+			old && /"Path":/ { gsub(/[",]/, "", $2); isroot = ($2 == m); old = 0; next }
+			/"New": \{/ { nw = 1; next }
+			nw && /"Path":/ { gsub(/[",]/, "", $2); if (isroot) print $2; nw = 0 }')
+	[ "$got" = "$want" ] ||
+		fail "$m/go.mod must replace $ROOT_MODULE with $want (the root of this tree), found '${got}'; no proxy serves our own commits"
 done
-fetch_pins
 
 for m in "${NESTED_MODULES[@]}"; do
-	pin=$(root_pin "$m")
-	echo "== $m through the workspace (go.work: the root in this tree)"
-	(cd "$m" && go vet ./... && go test ./... && go test -race ./...)
-
-	echo "== $m on its own (GOWORK=off: the root at $pin)"
+	echo "== $m through the workspace (go.work)"
+	(cd "$m" && go vet ./... && go test -race ./...)
+	echo "== $m on its own (GOWORK=off)"
 	(cd "$m" && GOWORK=off go mod verify && GOWORK=off go mod tidy -diff) ||
-		fail "$m/go.mod or go.sum is not tidy or does not verify (above); run scripts/bump-root.sh"
-	if ! (cd "$m" && GOWORK=off go vet ./... && GOWORK=off go test -race ./...); then
-		stale "$m" "$pin"
-	fi
+		fail "$m/go.mod or go.sum is not tidy or does not verify (above): run 'GOWORK=off go mod tidy' in $m"
+	(cd "$m" && GOWORK=off go vet ./... && GOWORK=off go test ./...)
 done
 
-echo "== install check: $readme's install line in a fresh module"
-# The install line: the first `go get` line of the README's Install section.
-install=$(awk '/^## /{ins = ($0 == "## Install")} ins && /^go get /{print; exit}' "$readme")
-[[ "$install" =~ ^go\ get\ (github\.com/brokerlab/brokerlab/contrib/watermillsim)@latest$ ]] ||
-	fail "$readme: no 'go get github.com/brokerlab/brokerlab/contrib/watermillsim@latest' in its ## Install section (found: '${install}')"
-path=${BASH_REMATCH[1]}
-# The quick start: the first go block of the README's Quick start section.
-quick=$(awk '/^## /{q = ($0 == "## Quick start")} q && /^```go$/{code = 1; next} code && /^```$/{exit} code {print}' "$readme")
-[ -n "$quick" ] || fail "$readme: no go code block in its ## Quick start section"
+if [ "${MODULES_SKIP_INSTALL:-}" = 1 ]; then
+	echo "modules OK (user-module steps skipped)"
+	exit 0
+fi
 
-work="$LOCAL_TMP/install"
-mkdir -p "$work"
-(
-	cd "$work"
-	export GOWORK=off GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod"
-	go mod init example.com/installcheck >/dev/null 2>&1
-	echo "\$ $install"
-	$install
-	got=$(go list -m -f '{{.Version}}' "$path")
-	root=$(go list -m -f '{{.Version}}' "$ROOT_MODULE")
-	echo "installed $path $got, with $ROOT_MODULE $root"
+# block FILE SECTION N prints the Nth (from 1) fenced block of the given
+# language (sh or go) in the section of FILE whose heading is SECTION.
+block() {
+	awk -v sec="$2" -v n="$3" -v lang="$4" '
+		/^#+ / { h = $0; sub(/^#+ /, "", h); in_sec = (h == sec); next }
+		in_sec && $0 == "```" lang { k++; if (k == n) { code = 1; next } }
+		code && /^```$/ { exit }
+		code { print }' "$1"
+}
 
-	# The quick start is a fragment of a test: give it what it takes as
-	# given (t, a router, the two handler helpers) and the imports it uses.
-	imports=('"testing"' '"github.com/ThreeDotsLabs/watermill/message"' "\"$path\"")
-	for p in context errors time "github.com/ThreeDotsLabs/watermill" "$ROOT_MODULE/faults" "$ROOT_MODULE/sim"; do
-		if grep -q "\b${p##*/}\." <<<"$quick"; then imports+=("\"$p\""); fi
-	done
+work=$(mktemp -d "${TMPDIR:-/tmp}/brokerlab-modules.XXXXXX")
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+export GOMODCACHE="$work/modcache" GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw"
+unset GOWORK
+git clone -q "$REPO_ROOT" "$work/brokerlab"
+
+section="Using brokerlab from your own module"
+workspace_steps=$(block README.md "$section" 1 sh)
+replace_steps=$(block README.md "$section" 2 sh)
+example=$(block README.md "Testing your own Go code" 1 go)
+[ -n "$workspace_steps" ] || fail "README.md: no sh block in its '$section' section"
+[ -n "$replace_steps" ] || fail "README.md: no second sh block (go mod edit -replace) in its '$section' section"
+grep -q '^package ' <<<"$example" || fail "README.md: the first go block of 'Testing your own Go code' is not a whole file"
+
+# new_module NAME makes an empty module $work/NAME beside the clone.
+new_module() {
+	mkdir -p "$work/$1"
+	(cd "$work/$1" && go mod init "example.com/$1" >/dev/null 2>&1)
+}
+
+# run_user NAME STEPS runs STEPS, line by line, in the module $work/NAME.
+run_user() {
+	(
+		cd "$work/$1"
+		echo "\$ cd $1 (a new module beside ../brokerlab)"
+		while IFS= read -r line; do
+			case "$line" in "" | \#*) continue ;; esac
+			echo "\$ $line"
+			eval "$line"
+		done <<<"$2"
+	)
+}
+
+for dir in viawork viareplace; do
+	new_module "$dir"
+	printf '%s\n' "$example" >"$work/$dir/billing_test.go"
+done
+echo "== the README's user-module steps, with a workspace (empty module cache)"
+run_user viawork "$workspace_steps"
+echo "== the README's user-module steps, with a replace"
+run_user viareplace "$replace_steps"
+for dir in viawork viareplace; do
+	(
+		cd "$work/$dir"
+		go vet ./... || fail "the README's Go example does not vet in a user module ($dir)"
+		# The example is the README's failing sweep: it must fail with the
+		# violation the README shows, and shrink it.
+		if go test ./... >out.txt 2>&1; then
+			cat out.txt >&2
+			fail "the README's Go example passed in a user module ($dir); the README says it fails"
+		fi
+		grep -q 'exactly-once' out.txt && grep -q 'shrunk' out.txt ||
+			{ cat out.txt >&2; fail "the README's Go example did not fail as the README shows ($dir)"; }
+		echo "$dir: the README's example builds and fails as documented ($(grep -c 'exactly-once' out.txt) exactly-once lines)"
+	)
+done
+
+readme=contrib/watermillsim/README.md
+quick=$(block "$readme" "Quick start" 1 go)
+[ -n "$quick" ] || fail "$readme: no go code block in its Quick start section"
+# The quick start is a fragment of a test: give it what it takes as given
+# (t, a router, the two handler helpers) and the imports it uses.
+imports=('"testing"' '"github.com/ThreeDotsLabs/watermill/message"' "\"$ROOT_MODULE/contrib/watermillsim\"")
+for p in context errors time "github.com/ThreeDotsLabs/watermill" "$ROOT_MODULE/faults" "$ROOT_MODULE/sim"; do
+	if grep -q "\b${p##*/}\." <<<"$quick"; then imports+=("\"$p\""); fi
+done
+for n in 1 2; do
+	steps=$(block "$readme" "Install" "$n" sh)
+	[ -n "$steps" ] || fail "$readme: its Install section needs two sh blocks (a workspace, a replace); block $n is missing"
+	dir=adapter$n
+	new_module "$dir"
 	{
 		echo "package installcheck"
 		echo
@@ -126,13 +163,17 @@ mkdir -p "$work"
 		echo "func TestQuickStart(t *testing.T) {"
 		echo "$quick"
 		echo "}"
-	} >quickstart_test.go
-	go mod tidy
-	if ! go test -c -o /dev/null . || ! go vet ./...; then
-		echo "modules: the quick start of $readme does not build against $path $got:" >&2
-		cat -n quickstart_test.go >&2
-		exit 1
-	fi
-	echo "the quick start builds"
-)
+	} >"$work/$dir/quickstart_test.go"
+	echo "== $readme's install steps, block $n"
+	run_user "$dir" "$steps"
+	(
+		cd "$work/$dir"
+		if ! go test -c -o /dev/null . || ! go vet ./...; then
+			echo "modules: the quick start of $readme does not build in a user module:" >&2
+			cat -n quickstart_test.go >&2
+			exit 1
+		fi
+	)
+	echo "$dir: the adapter's quick start builds"
+done
 echo "modules OK"

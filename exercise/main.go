@@ -1,0 +1,194 @@
+package exercise
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/tui"
+)
+
+// Main is the main function of a student's workspace (its generated
+// main.go calls it with the student's functions bound): it runs
+// MainArgs on the command line and exits with its code.
+func Main(sol Solution) {
+	os.Exit(MainArgs(sol, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// mainUsage is the workspace's command line.
+const mainUsage = `usage: go run . [command]
+
+  check [-seeds N]          grade your code under faults (the default command)
+  play [-seed N] [-cast F]  replay the shrunk failing run in the player
+                            (-cast F writes an asciicast instead)
+  hint [N]                  show hint N (1 first), one at a time
+  task                      show the task again
+  json [-seeds N]           the grading as JSON
+`
+
+// MainArgs runs one workspace command and returns the exit code: 0 on
+// success and on a passing grade, 1 on a failing grade, 2 on a usage
+// error.
+func MainArgs(sol Solution, args []string, stdout, stderr io.Writer) int {
+	if sol == nil {
+		fmt.Fprintln(stderr, "exercise: no solution")
+		return 2
+	}
+	e, err := Lookup(sol.Exercise())
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	cmd := "check"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seeds := fs.Int("seeds", DefaultSeeds, "how many seeds to grade")
+	seed := fs.Uint64("seed", 0, "replay this seed with the exercise's fault plan instead of the shrunk failure")
+	cast := fs.String("cast", "", "write the replay as an asciicast to this file instead of opening the player")
+	switch cmd {
+	case "check", "json", "play":
+	case "hint":
+		n := 1
+		if len(args) > 0 {
+			if n, err = strconv.Atoi(args[0]); err != nil {
+				fmt.Fprintf(stderr, "hint: %q is not a number; the hints are 1 to %d\n", args[0], len(e.Hints))
+				return 2
+			}
+		}
+		h, total, err := e.Hint(n)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		fmt.Fprintf(stdout, "Hint %d of %d: %s\n", n, total, h)
+		if n < total {
+			fmt.Fprintf(stdout, "(go run . hint %d for the next one)\n", n+1)
+		}
+		return 0
+	case "task":
+		fmt.Fprintf(stdout, "Exercise %d, %s (after lesson %s)\n\n%s\n", e.Number, e.Title, e.Lesson, e.Task)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, mainUsage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "unknown command %q\n%s", cmd, mainUsage)
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n%s", cmd, fs.Arg(0), mainUsage)
+		return 2
+	}
+	if *seeds <= 0 {
+		fmt.Fprintf(stderr, "%s: -seeds must be at least 1, not %d\n", cmd, *seeds)
+		return 2
+	}
+	switch cmd {
+	case "play":
+		return play(e, sol, *seed, *cast, stdout, stderr)
+	case "json":
+		rep := e.Grade(sol, *seeds)
+		if wd, err := os.Getwd(); err == nil {
+			rep.Student = filepath.Base(wd)
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+		return exitOf(rep)
+	}
+	rep := e.Grade(sol, *seeds)
+	fmt.Fprint(stdout, rep.Text(e))
+	return exitOf(rep)
+}
+
+func exitOf(rep *Report) int {
+	if rep.Pass() {
+		return 0
+	}
+	return 1
+}
+
+// play replays the shrunk failure of sol (or seed, when non-zero) in the
+// player, or writes it as a cast.
+func play(e *Exercise, sol Solution, seed uint64, cast string, stdout, stderr io.Writer) int {
+	var rec tui.Recording
+	var err error
+	if seed != 0 {
+		rec, err = e.Recording(sol, seed, nil)
+	} else {
+		rep := e.Grade(sol, DefaultSeeds)
+		switch {
+		case rep.Error != "":
+			err = errors.New(rep.Error)
+		case rep.Shrunk != nil:
+			rec, err = e.Recording(sol, rep.Shrunk.Seed, &rep.Shrunk.Minimal)
+		default:
+			fmt.Fprintf(stdout, "Every seed passes; showing seed 1 with the exercise's faults.\n")
+			rec, err = e.Recording(sol, 1, nil)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if cast != "" {
+		f, err := os.Create(cast)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		_, err = tui.Record(f, tui.NewRecordingDriver(rec), tui.RecordConfig{Width: 80, Height: 24})
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", cast)
+		return 0
+	}
+	if err := tui.Play(rec, tui.Options{}); err != nil {
+		if errors.Is(err, tui.ErrNotTerminal) {
+			fmt.Fprint(stderr, tui.NotTerminalMessage("go run . play"))
+			fmt.Fprintln(stderr, "(or write a cast: go run . play -cast replay.cast)")
+			return 2
+		}
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// Test grades sol over DefaultSeeds seeds (the workspace's go test calls
+// it) and fails t with the report unless every seed passes.
+func Test(t testing.TB, sol Solution) {
+	t.Helper()
+	if sol == nil {
+		t.Fatal("exercise: no solution")
+		return
+	}
+	e, err := Lookup(sol.Exercise())
+	if err != nil {
+		t.Fatal(err)
+		return
+	}
+	rep := e.Grade(sol, DefaultSeeds)
+	if !rep.Pass() {
+		t.Errorf("\n%s", rep.Text(e))
+		return
+	}
+	t.Logf("\n%s", rep.Text(e))
+}

@@ -25,6 +25,16 @@ var solutionCases = []solutionCase{
 	{"dead-letter", "dead-letter the first failure", dlqFirstFailure, "last-attempt"},
 	{"dead-letter", "retry forever", dlqRetryForever, "blocks"},
 	{"dead-letter", "swallow failures", dlqSwallow, "no-loss"},
+	{"idempotent", "the stub", idemStubbed, "never-lost"},
+	{"idempotent", "model", idemModel, ""},
+	{"idempotent", "no dedup", idemNaive, "once"},
+	{"idempotent", "dedup row first, own transaction", idemMarkFirst, "never-lost"},
+	{"idempotent", "charge first, dedup row after", idemChargeFirst, "once"},
+	{"retries", "the stub", retryStubbed, "backoff"},
+	{"retries", "model", retryModel, ""},
+	{"retries", "retry every class", retryAll, "class"},
+	{"retries", "never retry", retryNever, "transient"},
+	{"retries", "retry at once", retryNow, "backoff"},
 }
 
 // TestSolutions grades every model and wrong solution over the default

@@ -35,6 +35,10 @@ var solutionCases = []solutionCase{
 	{"retries", "retry every class", retryAll, "class"},
 	{"retries", "never retry", retryNever, "transient"},
 	{"retries", "retry at once", retryNow, "backoff"},
+	{"group-member", "the stub", memberStubbed, "never-lost"},
+	{"group-member", "model", memberModel, ""},
+	{"group-member", "commit before processing", memberCommitFirst, "never-lost"},
+	{"group-member", "no dedup", memberNoDedup, "once"},
 }
 
 // TestSolutions grades every model and wrong solution over the default

@@ -34,7 +34,15 @@ type Run struct {
 	trace   []sim.Event     // kept only for a replay
 	keep    bool
 	harness any // the exercise's own state
-	calls   int // calls into the harness by the student's code, for the budget
+	// replay is the schedule the run fires exactly, nil to draw from the
+	// plan; a harness that builds its own injector (a scenario run) uses
+	// it there and reports what fired in fired.
+	replay *faults.Schedule
+	fired  *faults.Schedule
+	// clock, when set, is the clock of the world the harness built
+	// itself; violations are stamped with it.
+	clock func() sim.Tick
+	calls int // calls into the harness by the student's code, for the budget
 }
 
 // maxCalls bounds the calls a student's code makes into one run's world:
@@ -59,9 +67,19 @@ func (r *Run) fail(prop, format string, args ...any) {
 		return
 	}
 	r.seen[prop] = true
-	v := Violation{Prop: prop, Tick: r.env.Now(), Text: fmt.Sprintf(format, args...)}
+	now := r.env.Now()
+	if r.clock != nil {
+		now = r.clock()
+	}
+	v := Violation{Prop: prop, Tick: now, Text: fmt.Sprintf(format, args...)}
 	r.viol = append(r.viol, v)
-	r.env.Emit(sim.Event{Kind: sim.KindFailed, Where: "expect", Detail: "FAIL " + prop + ": " + v.Text})
+	ev := sim.Event{Kind: sim.KindFailed, Where: "expect", Detail: "FAIL " + prop + ": " + v.Text}
+	if r.clock == nil {
+		r.env.Emit(ev)
+	} else if r.keep {
+		ev.Tick, ev.Seq = now, uint64(len(r.trace)+1)
+		r.trace = append(r.trace, ev)
+	}
 }
 
 // judged records that prop had something to judge in this run (an order
@@ -146,7 +164,7 @@ func (e *Exercise) execute(sol Solution, seed uint64, replay *faults.Schedule, k
 	if err != nil {
 		panic(err) // a zero MaxTicks is the only error, and it is not zero
 	}
-	r := &Run{ex: e, seed: seed, w: w, env: w.Env(), seen: map[string]bool{}, held: map[string]bool{}, keep: keep}
+	r := &Run{ex: e, seed: seed, w: w, env: w.Env(), seen: map[string]bool{}, held: map[string]bool{}, keep: keep, replay: replay}
 	if keep {
 		w.Trace().Attach(sim.SinkFunc(func(ev *sim.Event) { r.trace = append(r.trace, *ev) }))
 	}
@@ -167,7 +185,11 @@ func (e *Exercise) execute(sol Solution, seed uint64, replay *faults.Schedule, k
 		}()
 		e.run(r, sol)
 	}()
-	return &Outcome{Seed: seed, Violations: r.viol, Fired: inj.Fired(), Trace: r.trace, End: r.env.Now(), Judged: r.held}
+	fired := inj.Fired()
+	if r.fired != nil {
+		fired = *r.fired
+	}
+	return &Outcome{Seed: seed, Violations: r.viol, Fired: fired, Trace: r.trace, End: r.env.Now(), Judged: r.held}
 }
 
 // isNil reports whether v is nil or a nil func, map, pointer or slice.

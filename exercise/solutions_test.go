@@ -10,7 +10,7 @@ import (
 type solutionCase struct {
 	exercise string
 	name     string
-	sol      func() Solution
+	sol      func() Solution // nil: the test makes it (stub)
 	breaks   string
 }
 
@@ -39,6 +39,9 @@ var solutionCases = []solutionCase{
 	{"group-member", "model", memberModel, ""},
 	{"group-member", "commit before processing", memberCommitFirst, "never-lost"},
 	{"group-member", "no dedup", memberNoDedup, "once"},
+	{"architecture", "model (a log, a group per team)", archFile("model.yaml"), ""},
+	{"architecture", "pub/sub without storage", archFile("pubsub.yaml"), "offline"},
+	{"architecture", "one group for every team", archFile("one-group.yaml"), "every-team"},
 }
 
 // TestSolutions grades every model and wrong solution over the default

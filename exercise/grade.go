@@ -242,7 +242,11 @@ func (r *Report) Text(e *Exercise) string {
 		for _, l := range sh.Story(e) {
 			b.WriteString("  " + l + "\n")
 		}
-		fmt.Fprintf(&b, "Replay it in the player: go run . play   (seed %d, exactly these faults)\n", sh.Seed)
+		if n == 0 {
+			fmt.Fprintf(&b, "Replay it in the player: go run . play   (seed %d, no fault needed)\n", sh.Seed)
+		} else {
+			fmt.Fprintf(&b, "Replay it in the player: go run . play   (seed %d, exactly these faults)\n", sh.Seed)
+		}
 	}
 	return b.String()
 }

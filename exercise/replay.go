@@ -34,9 +34,9 @@ func (e *Exercise) Recording(sol Solution, seed uint64, schedule *faults.Schedul
 	}
 	for _, p := range e.Props {
 		rec.Goals = append(rec.Goals, p.Title)
-		c := tui.RecordedCheck{Text: p.Title}
+		c := tui.RecordedCheck{Text: p.Title, Unjudged: !o.Judged[p.ID]}
 		if v, ok := first[p.ID]; ok {
-			c.Broken, c.At, c.Why = true, v.Tick, v.Text
+			c.Broken, c.At, c.Why, c.Unjudged = true, v.Tick, v.Text, false
 		}
 		rec.Checks = append(rec.Checks, c)
 	}

@@ -32,12 +32,14 @@ type Recording struct {
 
 // RecordedCheck is one property of a Recording: it holds to the end
 // unless Broken, and then it is broken from tick At on, for the reason
-// Why.
+// Why. A check the run never got to judge (Unjudged) stays open to the
+// end, so the verdict does not claim it held.
 type RecordedCheck struct {
-	Text   string
-	Broken bool
-	At     sim.Tick
-	Why    string
+	Text     string
+	Broken   bool
+	At       sim.Tick
+	Why      string
+	Unjudged bool
 }
 
 // RecordedStep is a narration step shown from tick At on.
@@ -59,9 +61,15 @@ type RecordingDriver struct {
 	rec    Recording
 	now    sim.Tick
 	notice string
+	// ledger is folded from the first folded events of the trace; a seek
+	// back folds again from the start.
+	ledger *sim.Ledger
+	folded int
 }
 
-// NewRecordingDriver returns a driver at tick 0 of rec.
+// NewRecordingDriver returns a driver at tick 0 of rec. The ledger line
+// is folded from the recorded trace as the replay goes, O(events) in all
+// going forward and again after each seek back.
 func NewRecordingDriver(rec Recording) *RecordingDriver {
 	return &RecordingDriver{rec: rec}
 }
@@ -100,6 +108,13 @@ func (d *RecordingDriver) Snapshot() Snapshot {
 		Intro:  Intro{Description: d.rec.Description, Goals: append([]string(nil), d.rec.Goals...)},
 	}
 	d.notice = ""
+	if d.ledger == nil || d.folded > n {
+		d.ledger, d.folded = sim.NewLedger(), 0
+	}
+	for ; d.folded < n; d.folded++ {
+		d.ledger.Emit(&d.rec.Trace[d.folded])
+	}
+	snap.Ledger = SummaryOf(d.ledger.Stats())
 	if i := d.step(d.now); i > 0 {
 		s := d.rec.Steps[i-1]
 		snap.Narration = Narration{Index: i, Total: len(d.rec.Steps), Text: s.Text, Pause: s.Pause}
@@ -113,6 +128,8 @@ func (d *RecordingDriver) Snapshot() Snapshot {
 		switch {
 		case c.Broken && c.At <= d.now:
 			j.Standing, j.Measured = scenario.Broken, c.Why
+		case final && c.Unjudged:
+			j.Measured = "not judged: the run never got that far"
 		case final:
 			j.Standing, j.Measured = scenario.Holds, "held on every tick"
 		}

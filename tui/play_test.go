@@ -21,6 +21,7 @@ func testRecording() Recording {
 		Checks: []RecordedCheck{
 			{Text: "an order is never stored without its event", Broken: true, At: 3, Why: "order 2 was stored without its event"},
 			{Text: "rows leave in id order"},
+			{Text: "every event is published", Unjudged: true},
 		},
 		Steps: []RecordedStep{{At: 0, Text: "Seed 7, shrunk to one fault."}, {At: 3, Text: "The crash hits here.", Pause: true}},
 	}
@@ -48,6 +49,9 @@ func TestRecordingDriverVerdict(t *testing.T) {
 	s = d.Seek(99)
 	if !d.Done() || !s.Verdict.Final || s.Verdict.Judgments[1].Standing != scenario.Holds {
 		t.Fatalf("end: done %v final %v %v", d.Done(), s.Verdict.Final, s.Verdict.Judgments[1].Standing)
+	}
+	if j := s.Verdict.Judgments[2]; j.Standing != scenario.NotYet || !strings.Contains(j.Measured, "not judged") {
+		t.Fatalf("a check the run never judged reads %v %q at the end", j.Standing, j.Measured)
 	}
 	s = d.PrevNarration()
 	if s.Header.Tick != 0 {

@@ -19,8 +19,8 @@ const exerciseUsage = `Usage:
   brokerlab exercise list
       the exercises, each with its concept and the lesson to play first
   brokerlab exercise start [--clone DIR] NAME [DIR]
-      write a workspace for exercise NAME into DIR (default ./brokerlab-NAME),
-      outside the clone; never overwrites a file that is there
+      write a workspace for exercise NAME into DIR (default brokerlab-NAME, next
+      to the clone when run inside it); never overwrites a file that is there
   brokerlab exercise check DIR
       grade the workspace DIR (runs go run . check in it)
   brokerlab exercise grade [--json] [--seeds N] DIR...
@@ -85,10 +85,6 @@ func (c *cli) exerciseStart(args []string) int {
 		fmt.Fprintln(c.stderr, err)
 		return exitBadInput
 	}
-	dir := "brokerlab-" + e.Name
-	if len(pos) == 2 {
-		dir = pos[1]
-	}
 	if *clone == "" {
 		wd, err := os.Getwd()
 		if err == nil {
@@ -98,6 +94,17 @@ func (c *cli) exerciseStart(args []string) int {
 			fmt.Fprintf(c.stderr, "%v\nRun brokerlab exercise start from inside your clone, or name it with --clone DIR.\n", err)
 			return exitBadInput
 		}
+	}
+	if abs, err := filepath.Abs(*clone); err == nil {
+		*clone = abs
+	}
+	dir := "brokerlab-" + e.Name
+	if len(pos) == 2 {
+		dir = pos[1]
+	} else if wd, err := os.Getwd(); err == nil && strings.HasPrefix(wd+string(filepath.Separator), *clone+string(filepath.Separator)) {
+		// From inside the clone, the default goes next to it: a
+		// workspace is a module of its own.
+		dir = filepath.Join(filepath.Dir(*clone), dir)
 	}
 	w, err := e.Start(dir, *clone)
 	if err != nil {

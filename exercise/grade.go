@@ -76,7 +76,11 @@ func (r *Report) Pass() bool {
 // seed to the fewest fault decisions that still break its first broken
 // property. It is deterministic. Cost: one run per seed, plus O(n²) runs
 // at worst (O(log n) for one culprit) to shrink n fired decisions.
-func (e *Exercise) Grade(sol Solution, seeds int) *Report {
+func (e *Exercise) Grade(sol Solution, seeds int) *Report { return e.GradeWith(sol, seeds, nil) }
+
+// GradeWith is Grade that calls onSeed, when non-nil, before each seed's
+// run, so that a driver can name the seed a student's code hangs on.
+func (e *Exercise) GradeWith(sol Solution, seeds int, onSeed func(seed uint64)) *Report {
 	if seeds <= 0 {
 		seeds = DefaultSeeds
 	}
@@ -90,6 +94,9 @@ func (e *Exercise) Grade(sol Solution, seeds int) *Report {
 	}
 	var first *Outcome
 	for s := 1; s <= seeds; s++ {
+		if onSeed != nil {
+			onSeed(uint64(s))
+		}
 		o := e.execute(sol, uint64(s), nil, false)
 		for i := range rep.Props {
 			if o.Judged[rep.Props[i].ID] {

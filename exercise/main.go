@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/brokerlab/brokerlab/tui"
 )
@@ -95,11 +97,16 @@ func MainArgs(sol Solution, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: -seeds must be at least 1, not %d\n", cmd, *seeds)
 		return 2
 	}
-	switch cmd {
-	case "play":
+	if cmd == "play" {
 		return play(e, sol, *seed, *cast, stdout, stderr)
+	}
+	rep, hung := gradeWatched(e, sol, *seeds)
+	if rep == nil {
+		fmt.Fprint(stderr, hangText(e, hung))
+		return 1
+	}
+	switch cmd {
 	case "json":
-		rep := e.Grade(sol, *seeds)
 		if wd, err := os.Getwd(); err == nil {
 			rep.Student = filepath.Base(wd)
 		}
@@ -108,11 +115,35 @@ func MainArgs(sol Solution, args []string, stdout, stderr io.Writer) int {
 		_ = enc.Encode(rep)
 		return exitOf(rep)
 	}
-	rep := e.Grade(sol, *seeds)
 	fmt.Fprint(stdout, rep.Text(e))
 	return exitOf(rep)
 }
 
+// Hang is how long a driver (Main, Test) waits for a grading before it
+// gives up: student code that loops without calling into the world is
+// the only way a run can take that long.
+var Hang = 60 * time.Second
+
+// gradeWatched grades sol on its own goroutine and waits at most Hang
+// for it; on a hang it returns nil and the seed that hung.
+func gradeWatched(e *Exercise, sol Solution, seeds int) (*Report, uint64) {
+	var seed atomic.Uint64
+	done := make(chan *Report, 1)
+	go func() { done <- e.GradeWith(sol, seeds, seed.Store) }()
+	select {
+	case rep := <-done:
+		return rep, 0
+	case <-time.After(Hang):
+		return nil, seed.Load()
+	}
+}
+
+// hangText says that the code hung on seed.
+func hangText(e *Exercise, seed uint64) string {
+	return fmt.Sprintf("exercise %d, %s: your code did not return within %v on seed %d: the grader cannot stop a loop that never calls into the queue, the log or the database\n", e.Number, e.Name, Hang, seed)
+}
+
+// exitOf is the exit code of a grading: 0 for a pass, 1 otherwise.
 func exitOf(rep *Report) int {
 	if rep.Pass() {
 		return 0
@@ -186,7 +217,11 @@ func Test(t testing.TB, sol Solution) {
 		t.Fatal(err)
 		return
 	}
-	rep := e.Grade(sol, DefaultSeeds)
+	rep, hung := gradeWatched(e, sol, DefaultSeeds)
+	if rep == nil {
+		t.Fatal(hangText(e, hung))
+		return
+	}
 	if !rep.Pass() {
 		t.Errorf("\n%s", rep.Text(e))
 		return

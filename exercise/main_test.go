@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The workspace's commands: check fails a wrong solution with exit 1,
@@ -61,5 +62,23 @@ func TestPlayCast(t *testing.T) {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("cast lacks %q", want)
 		}
+	}
+}
+
+// Code that loops without calling into the world cannot be stopped; the
+// driver gives up after Hang and names the seed.
+func TestMainArgsHang(t *testing.T) {
+	defer func(h time.Duration) { Hang = h }(Hang)
+	Hang = 200 * time.Millisecond
+	stuck := make(chan struct{})
+	defer close(stuck)
+	sol := DeadLetterLoop{ProcessAll: func(q WorkQueue, _ func(string) error, _ int, _ *[]DeadLetter) {
+		if q.Open() > 0 {
+			<-stuck // stands for an endless loop
+		}
+	}}
+	var out, errb bytes.Buffer
+	if code := MainArgs(sol, []string{"check", "-seeds", "3"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "did not return within 200ms on seed 1") {
+		t.Fatalf("exit %d: %q", code, errb.String())
 	}
 }

@@ -89,7 +89,7 @@ func newStore(r *Run) *Store {
 
 // Txn starts a write transaction.
 func (s *Store) Txn() *Txn {
-	s.r.call("atomic-order", s.who+" did not finish: it started more than 5000 transactions")
+	s.r.call("runs", s.who+" did not finish: it started more than 5000 transactions")
 	return &Txn{s: s, t: s.db.Txn(true)}
 }
 
@@ -228,7 +228,7 @@ func (o *outboxRun) byPayload(p string) *OutboxRow {
 
 // Publish is the broker the relay is handed.
 func (o *outboxRun) Publish(payload string) error {
-	o.r.call("in-order", "Relay did not finish: it published more than 5000 times")
+	o.r.call("runs", "Relay did not finish: it published more than 5000 times")
 	row := o.byPayload(payload)
 	id := 0
 	if row != nil {

@@ -51,3 +51,27 @@ func TestArchitectureBadFile(t *testing.T) {
 		}
 	}
 }
+
+// The replay of an architecture's failing run spans the scenario's ticks
+// and shows the fault and the broken requirement.
+func TestArchitectureRecording(t *testing.T) {
+	e, _ := Lookup("architecture")
+	sol := archFile("pubsub.yaml")()
+	rep := e.Grade(sol, 20)
+	rec, err := e.Recording(sol, rep.Shrunk.Seed, &rep.Shrunk.Minimal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.End != 80 || len(rec.Trace) == 0 {
+		t.Fatalf("recording ends at %d with %d events", rec.End, len(rec.Trace))
+	}
+	broken := 0
+	for _, c := range rec.Checks {
+		if c.Broken {
+			broken++
+		}
+	}
+	if broken == 0 || len(rec.Steps) < 2 {
+		t.Fatalf("%d broken checks, %d steps", broken, len(rec.Steps))
+	}
+}

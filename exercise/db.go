@@ -2,7 +2,6 @@ package exercise
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/hashicorp/go-memdb"
 )
@@ -145,14 +144,4 @@ func (d *DB) processedIDs() map[string]bool {
 		out[raw.(*processedRow).MsgID] = true
 	}
 	return out
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -189,7 +189,11 @@ func (e *Exercise) execute(sol Solution, seed uint64, replay *faults.Schedule, k
 	if r.fired != nil {
 		fired = *r.fired
 	}
-	return &Outcome{Seed: seed, Violations: r.viol, Fired: fired, Trace: r.trace, End: r.env.Now(), Judged: r.held}
+	end := r.env.Now()
+	if r.clock != nil {
+		end = r.clock()
+	}
+	return &Outcome{Seed: seed, Violations: r.viol, Fired: fired, Trace: r.trace, End: end, Judged: r.held}
 }
 
 // isNil reports whether v is nil or a nil func, map, pointer or slice.

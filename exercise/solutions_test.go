@@ -76,6 +76,20 @@ func TestSolutions(t *testing.T) {
 			if n := sh.Minimal.Len(); n > 3 {
 				t.Errorf("shrunk to %d fault decisions, want at most 3", n)
 			}
+			// The replay of the shrunk run breaks the same property, at a
+			// tick within the run, with a narration step at each fault.
+			rec, err := e.Recording(c.sol(), sh.Seed, &sh.Minimal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range e.Props {
+				if p.ID == c.breaks && (!rec.Checks[i].Broken || rec.Checks[i].At > rec.End) {
+					t.Errorf("replay: %q is %+v, run ends at %d", p.ID, rec.Checks[i], rec.End)
+				}
+			}
+			if len(rec.Steps) < 2 || rec.End <= 0 {
+				t.Errorf("replay: %d narration steps, end %d", len(rec.Steps), rec.End)
+			}
 		})
 	}
 }

@@ -89,7 +89,10 @@ func (o *dlqRun) budget() {
 			worst = b
 		}
 	}
-	if worst != "" && o.msgs[worst].poison {
+	if worst == "" {
+		panic(stop{"blocks", fmt.Sprintf("ProcessAll did not return by tick %d although every message was acked: the loop must end when q.Open() is 0", o.r.env.Now())})
+	}
+	if o.msgs[worst].poison {
 		panic(stop{"blocks", fmt.Sprintf("a poison message blocked the queue: %s failed %d times and was never dead-lettered", worst, o.msgs[worst].receives)})
 	}
 	panic(stop{"blocks", fmt.Sprintf("ProcessAll did not finish by tick %d (%d calls); %s was received %d times", o.r.env.Now(), o.r.calls, worst, o.msgs[worst].receives)})

@@ -1,5 +1,10 @@
 package exercise
 
+import (
+	"strings"
+	"testing"
+)
+
 // The model solution of exercise 2.
 func dlqModel() Solution {
 	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
@@ -72,4 +77,20 @@ func dlqSwallow() Solution {
 // What the workspace's stub does.
 func dlqStubbed() Solution {
 	return DeadLetterLoop{ProcessAll: func(WorkQueue, func(string) error, int, *[]DeadLetter) {}}
+}
+
+// A loop that never ends after the queue is empty is stopped and told so.
+func TestDeadLetterEndlessAfterEmpty(t *testing.T) {
+	e, _ := Lookup("dead-letter")
+	sol := dlqModel().(DeadLetterLoop)
+	endless := DeadLetterLoop{ProcessAll: func(q WorkQueue, h func(string) error, max int, dlq *[]DeadLetter) {
+		sol.ProcessAll(q, h, max, dlq)
+		for {
+			q.Tick()
+		}
+	}}
+	rep := e.Grade(endless, 3)
+	if rep.Pass() || rep.Props[2].First == nil || !strings.Contains(rep.Props[2].First.Text, "every message was acked") {
+		t.Fatalf("\n%s", rep.Text(e))
+	}
 }

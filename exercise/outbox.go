@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -213,6 +214,11 @@ type outboxRun struct {
 	last      int
 	broke     int
 	attempted map[int]bool
+	// q is the broker's queue; msgs is the message of each row, so that a
+	// re-publish sends the same message again (a duplicate, not a new
+	// event).
+	q    *queue.Queue
+	msgs map[int]sim.Message
 }
 
 // byPayload returns the outbox row whose payload is p, or nil.
@@ -258,6 +264,14 @@ func (o *outboxRun) Publish(payload string) error {
 	o.r.judged("in-order")
 	o.last = id
 	delete(o.early, id)
+	m, ok := o.msgs[id]
+	if !ok {
+		m = o.r.env.NewMessage(fmt.Sprintf("order-%d", row.OrderID), []byte(payload), sim.Headers{Type: "order.placed", Source: "relay"})
+		o.msgs[id] = m
+	}
+	if err := o.q.Publish(m); err != nil {
+		panic(err) // the queue has no faults of its own and is never full
+	}
 	o.pub[id]++
 	o.fails[id] = false
 	o.r.note("broker:orders", "relay", "published row %d (order %d), copy %d", id, row.OrderID, o.pub[id])
@@ -286,7 +300,11 @@ func (s *Store) committed(t *Txn) {
 		}
 	}
 	orders, rows := s.snapshot()
-	r.note("service:shop", s.who, "commit: %d orders, %d outbox rows", len(orders), len(rows))
+	if len(t.marked) > 0 {
+		r.note("service:shop", s.who, "commit: row(s) %v marked sent", t.marked)
+	} else {
+		r.note("service:shop", s.who, "commit: %d orders, %d outbox rows", len(orders), len(rows))
+	}
 	if s.who == "PlaceOrder" {
 		if _, ok := r.fault(faults.WriterCrashAfterCommit, faults.Context{Where: "service:shop", Consumer: "PlaceOrder"}); ok {
 			r.note("service:shop", "PlaceOrder", "the process crashed right after the commit")
@@ -322,8 +340,12 @@ func (o *outboxRun) checkRows() {
 
 func runOutbox(r *Run, sol Solution) {
 	s := sol.(Outbox)
-	o := &outboxRun{r: r, pub: map[int]int{}, fails: map[int]bool{}, early: map[int]bool{}}
+	o := &outboxRun{r: r, pub: map[int]int{}, fails: map[int]bool{}, early: map[int]bool{}, msgs: map[int]sim.Message{}}
 	r.harness = o
+	var err error
+	if o.q, err = queue.New(r.w, queue.Config{Name: "orders"}); err != nil {
+		panic(err)
+	}
 	o.s = newStore(r)
 	relay := func() {
 		o.last, o.broke = 0, 0

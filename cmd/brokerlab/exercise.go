@@ -204,12 +204,9 @@ func (c *cli) exerciseGrade(args []string) int {
 		out, errOut, err := goRun(dir, "json", "-seeds", strconv.Itoa(*seeds))
 		var rep exercise.Report
 		if jerr := json.Unmarshal(out, &rep); jerr != nil || rep.Exercise == "" {
-			msg := strings.TrimSpace(string(errOut))
+			msg := firstError(errOut)
 			if msg == "" && err != nil {
 				msg = err.Error()
-			}
-			if i := strings.IndexByte(msg, '\n'); i >= 0 {
-				msg = msg[:i] + " ..."
 			}
 			row.Error = "cannot grade: " + msg
 		} else {
@@ -233,8 +230,27 @@ func (c *cli) exerciseGrade(args []string) int {
 	return exitOK
 }
 
+// firstError returns the first line of the go command's output that is
+// not a "# package" header, with a mark when more follow.
+func firstError(out []byte) string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	switch len(lines) {
+	case 0:
+		return ""
+	case 1:
+		return lines[0]
+	}
+	return lines[0] + " ..."
+}
+
 // printGrades prints one table per exercise: a row per student, a column
-// per property, and the seeds survived.
+// per property (pass, FAIL, or - for a property the code never reached,
+// which is no pass), and the seeds survived.
 func (c *cli) printGrades(rows []gradeRow) {
 	var order []string
 	by := map[string][]gradeRow{}
@@ -272,10 +288,13 @@ func (c *cli) printGrades(rows []gradeRow) {
 		for _, r := range group {
 			cells := []string{r.Report.Student}
 			for _, p := range r.Report.Props {
-				if p.Failed == 0 && r.Report.Error == "" {
-					cells = append(cells, "pass")
-				} else {
+				switch {
+				case p.Failed > 0 || r.Report.Error != "":
 					cells = append(cells, "FAIL")
+				case p.Judged == 0:
+					cells = append(cells, "-") // never reached: no pass
+				default:
+					cells = append(cells, "pass")
 				}
 			}
 			cells = append(cells, fmt.Sprintf("%d/%d", r.Report.Passed, r.Report.Seeds))

@@ -209,11 +209,10 @@ type outboxRun struct {
 	pub   map[int]int  // successful publishes per row
 	fails map[int]bool // rows whose last publish attempt failed
 	early map[int]bool // rows marked sent before any publish
-	// Within one Relay call: the last row published and whether a publish
-	// failed.
-	last      int
-	broke     int
-	attempted map[int]bool
+	// Within one Relay call: the last row published, and the row whose
+	// publish failed (0 while none did).
+	last  int
+	broke int
 	// q is the broker's queue; msgs is the message of each row, so that a
 	// re-publish sends the same message again (a duplicate, not a new
 	// event).

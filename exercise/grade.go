@@ -81,8 +81,17 @@ func (e *Exercise) Grade(sol Solution, seeds int) *Report { return e.GradeWith(s
 // GradeWith is Grade that calls onSeed, when non-nil, before each seed's
 // run, so that a driver can name the seed a student's code hangs on.
 func (e *Exercise) GradeWith(sol Solution, seeds int, onSeed func(seed uint64)) *Report {
+	return e.GradeSeeds(sol, 1, seeds, onSeed)
+}
+
+// GradeSeeds is GradeWith over the seeds first..first+seeds-1, so that
+// any one seed can be graded (and shrunk) again alone.
+func (e *Exercise) GradeSeeds(sol Solution, first uint64, seeds int, onSeed func(seed uint64)) *Report {
 	if seeds <= 0 {
 		seeds = DefaultSeeds
+	}
+	if first == 0 {
+		first = 1
 	}
 	rep := &Report{Exercise: e.Name, Seeds: seeds}
 	for _, p := range e.Props {
@@ -92,12 +101,13 @@ func (e *Exercise) GradeWith(sol Solution, seeds int, onSeed func(seed uint64)) 
 		rep.Error = err.Error()
 		return rep
 	}
-	var first *Outcome
-	for s := 1; s <= seeds; s++ {
+	var failed *Outcome
+	for i := range seeds {
+		s := first + uint64(i)
 		if onSeed != nil {
-			onSeed(uint64(s))
+			onSeed(s)
 		}
-		o := e.execute(sol, uint64(s), nil, false)
+		o := e.execute(sol, s, nil, false)
 		for i := range rep.Props {
 			if o.Judged[rep.Props[i].ID] {
 				rep.Props[i].Judged++
@@ -108,8 +118,8 @@ func (e *Exercise) GradeWith(sol Solution, seeds int, onSeed func(seed uint64)) 
 			rep.Faults += o.Fired.Len() + o.Fired.Omitted
 			continue
 		}
-		if first == nil {
-			first = o
+		if failed == nil {
+			failed = o
 		}
 		for i := range rep.Props {
 			for _, v := range o.Violations {
@@ -125,8 +135,8 @@ func (e *Exercise) GradeWith(sol Solution, seeds int, onSeed func(seed uint64)) 
 			}
 		}
 	}
-	if first != nil {
-		rep.Shrunk = e.shrink(sol, first)
+	if failed != nil {
+		rep.Shrunk = e.shrink(sol, failed)
 	}
 	return rep
 }

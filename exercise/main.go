@@ -26,12 +26,13 @@ func Main(sol Solution) {
 // mainUsage is the workspace's command line.
 const mainUsage = `usage: go run . [command]
 
-  check [-seeds N]          grade your code under faults (the default command)
+  check [-seeds N|-seed N]  grade your code under faults (the default command);
+                            -seed N grades and shrinks that one seed
   play [-seed N] [-cast F]  replay the shrunk failing run in the player
                             (-cast F writes an asciicast instead)
   hint [N]                  show hint N (1 first), one at a time
   task                      show the task again
-  json [-seeds N]           the grading as JSON
+  json [-seeds N|-seed N]   the grading as JSON
 `
 
 // MainArgs runs one workspace command and returns the exit code: 0 on
@@ -54,7 +55,7 @@ func MainArgs(sol Solution, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seeds := fs.Int("seeds", DefaultSeeds, "how many seeds to grade")
-	seed := fs.Uint64("seed", 0, "replay this seed with the exercise's fault plan instead of the shrunk failure")
+	seed := fs.Uint64("seed", 0, "only this seed: grade it (and shrink it) alone, or replay it with the exercise's fault plan instead of the shrunk failure")
 	cast := fs.String("cast", "", "write the replay as an asciicast to this file instead of opening the player")
 	switch cmd {
 	case "check", "json", "play":
@@ -100,7 +101,11 @@ func MainArgs(sol Solution, args []string, stdout, stderr io.Writer) int {
 	if cmd == "play" {
 		return play(e, sol, *seed, *cast, stdout, stderr)
 	}
-	rep, hung := gradeWatched(e, sol, *seeds)
+	first, n := uint64(1), *seeds
+	if *seed != 0 {
+		first, n = *seed, 1
+	}
+	rep, hung := gradeWatched(e, sol, first, n)
 	if rep == nil {
 		fmt.Fprint(stderr, hangText(e, hung))
 		return 1
@@ -126,10 +131,10 @@ var Hang = 60 * time.Second
 
 // gradeWatched grades sol on its own goroutine and waits at most Hang
 // for it; on a hang it returns nil and the seed that hung.
-func gradeWatched(e *Exercise, sol Solution, seeds int) (*Report, uint64) {
+func gradeWatched(e *Exercise, sol Solution, first uint64, seeds int) (*Report, uint64) {
 	var seed atomic.Uint64
 	done := make(chan *Report, 1)
-	go func() { done <- e.GradeWith(sol, seeds, seed.Store) }()
+	go func() { done <- e.GradeSeeds(sol, first, seeds, seed.Store) }()
 	select {
 	case rep := <-done:
 		return rep, 0
@@ -217,7 +222,7 @@ func Test(t testing.TB, sol Solution) {
 		t.Fatal(err)
 		return
 	}
-	rep, hung := gradeWatched(e, sol, DefaultSeeds)
+	rep, hung := gradeWatched(e, sol, 1, DefaultSeeds)
 	if rep == nil {
 		t.Fatal(hangText(e, hung))
 		return

@@ -22,6 +22,9 @@ func TestMainArgs(t *testing.T) {
 	if code, out, _ := run(outboxTwoTxns(), "check", "-seeds", "20"); code != 1 || !strings.Contains(out, "crash between insert and outbox row") {
 		t.Errorf("check: exit %d\n%s", code, out)
 	}
+	if code, out, _ := run(outboxTwoTxns(), "check", "-seed", "7"); code != 1 || !strings.Contains(out, "1 of 1 seeds") || !strings.Contains(out, "Seed 7, shrunk") {
+		t.Errorf("check -seed 7: exit %d\n%s", code, out)
+	}
 	if code, out, _ := run(outboxModel(), "-seeds", "20"); code == 0 {
 		t.Errorf("a command line of flags only ran: exit %d\n%s", code, out)
 	}

@@ -175,7 +175,9 @@ Edit %[1]s only; main.go and grade_test.go are generated.
     go run . task        # this task again
 
 A failure names the property, the seed, and the fewest faults that still
-break it, told tick by tick. `+"`go run . play -seed N`"+` replays seed N as graded.
+break it, told tick by tick. Every seed can be taken again alone:
+`+"`go run . check -seed N`"+` grades and shrinks seed N, `+"`go run . play -seed N`"+`
+replays it as graded.
 `, e.File)
 	return b.String()
 }

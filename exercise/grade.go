@@ -1,0 +1,269 @@
+package exercise
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/brokerlab/brokerlab/faults"
+)
+
+// DefaultSeeds is how many seeds Grade runs when asked for 0.
+const DefaultSeeds = 500
+
+// PropResult is one property over every seed of a grading.
+type PropResult struct {
+	Property
+	// Failed counts the seeds that broke the property.
+	Failed int `json:"failed"`
+	// Judged counts the seeds on which the property had something to
+	// judge; a property never judged is not a pass.
+	Judged int `json:"judged"`
+	// First is the lowest seed that broke it and its first violation.
+	FirstSeed uint64     `json:"first_seed,omitempty"`
+	First     *Violation `json:"first,omitempty"`
+}
+
+// Shrunk is the lowest failing seed, shrunk: the property it breaks
+// first, the fault decisions of its own run and the fewest of them that
+// still break that property.
+type Shrunk struct {
+	Seed uint64 `json:"seed"`
+	Prop string `json:"prop"`
+	// Fired counts the fault decisions of the seed's own run.
+	Fired int `json:"fired"`
+	// Minimal is the 1-minimal schedule, as its own replay recorded it.
+	Minimal faults.Schedule `json:"-"`
+	// Faults are Minimal in words.
+	Faults []string `json:"faults"`
+	// Violations are those of the minimal run.
+	Violations []Violation `json:"violations"`
+	// Runs counts the runs the shrinking took.
+	Runs int `json:"runs"`
+}
+
+// Report is the grading of one solution.
+type Report struct {
+	Exercise string `json:"exercise"`
+	// Student names the workspace (its directory), when known.
+	Student string `json:"student,omitempty"`
+	Seeds   int    `json:"seeds"`
+	// Passed counts the seeds on which every property held.
+	Passed int `json:"passed"`
+	// Faults counts the fault decisions the passing seeds survived.
+	Faults int          `json:"faults_survived"`
+	Props  []PropResult `json:"properties"`
+	Shrunk *Shrunk      `json:"shrunk,omitempty"`
+	// Error is set when the solution could not be graded at all.
+	Error string `json:"error,omitempty"`
+}
+
+// Pass reports whether every seed passed and every property was judged
+// on some seed.
+func (r *Report) Pass() bool {
+	if r.Error != "" || r.Seeds == 0 || r.Passed != r.Seeds {
+		return false
+	}
+	for _, p := range r.Props {
+		if p.Judged == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Grade runs sol on seeds 1..seeds (DefaultSeeds when seeds <= 0), counts
+// per property the seeds that broke it, and shrinks the lowest failing
+// seed to the fewest fault decisions that still break its first broken
+// property. It is deterministic. Cost: one run per seed, plus O(n²) runs
+// at worst (O(log n) for one culprit) to shrink n fired decisions.
+func (e *Exercise) Grade(sol Solution, seeds int) *Report { return e.GradeWith(sol, seeds, nil) }
+
+// GradeWith is Grade that calls onSeed, when non-nil, before each seed's
+// run, so that a driver can name the seed a student's code hangs on.
+func (e *Exercise) GradeWith(sol Solution, seeds int, onSeed func(seed uint64)) *Report {
+	return e.GradeSeeds(sol, 1, seeds, onSeed)
+}
+
+// GradeSeeds is GradeWith over the seeds first..first+seeds-1, so that
+// any one seed can be graded (and shrunk) again alone.
+func (e *Exercise) GradeSeeds(sol Solution, first uint64, seeds int, onSeed func(seed uint64)) *Report {
+	if seeds <= 0 {
+		seeds = DefaultSeeds
+	}
+	if first == 0 {
+		first = 1
+	}
+	rep := &Report{Exercise: e.Name, Seeds: seeds}
+	for _, p := range e.Props {
+		rep.Props = append(rep.Props, PropResult{Property: p})
+	}
+	if err := e.Check(sol); err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	var failed *Outcome
+	for i := range seeds {
+		s := first + uint64(i)
+		if onSeed != nil {
+			onSeed(s)
+		}
+		o := e.execute(sol, s, nil, false)
+		for i := range rep.Props {
+			if o.Judged[rep.Props[i].ID] {
+				rep.Props[i].Judged++
+			}
+		}
+		if len(o.Violations) == 0 {
+			rep.Passed++
+			rep.Faults += o.Fired.Len() + o.Fired.Omitted
+			continue
+		}
+		if failed == nil {
+			failed = o
+		}
+		for i := range rep.Props {
+			for _, v := range o.Violations {
+				if v.Prop != rep.Props[i].ID {
+					continue
+				}
+				rep.Props[i].Failed++
+				if rep.Props[i].First == nil {
+					v := v
+					rep.Props[i].FirstSeed, rep.Props[i].First = o.Seed, &v
+				}
+				break
+			}
+		}
+	}
+	if failed != nil {
+		rep.Shrunk = e.shrink(sol, failed)
+	}
+	return rep
+}
+
+// shrink reduces the fault decisions of the failing outcome o to a
+// 1-minimal schedule that still breaks the property o broke first, with
+// faults.Minimize.
+func (e *Exercise) shrink(sol Solution, o *Outcome) *Shrunk {
+	prop := o.Violations[0].Prop
+	sh := &Shrunk{Seed: o.Seed, Prop: prop, Fired: o.Fired.Len(), Runs: 1}
+	min := o.Fired
+	if o.Fired.Omitted == 0 {
+		min = faults.Minimize(o.Fired, func(sub faults.Schedule) bool {
+			sh.Runs++
+			return e.execute(sol, o.Seed, &sub, false).Failed(prop)
+		})
+	}
+	again := e.execute(sol, o.Seed, &min, false)
+	sh.Runs++
+	if !again.Failed(prop) {
+		// Cannot happen for a deterministic harness; keep the seed's own
+		// run rather than claim a schedule that does not fail.
+		again, min = o, o.Fired
+	}
+	sh.Minimal, sh.Violations = again.Fired, again.Violations
+	for _, d := range sh.Minimal.Decisions {
+		sh.Faults = append(sh.Faults, d.Words())
+	}
+	return sh
+}
+
+// Story tells the shrunk run as a few lines of ticks: each fault that
+// fired and each property it broke, in tick order.
+func (sh *Shrunk) Story(e *Exercise) []string {
+	type line struct {
+		tick int64
+		text string
+	}
+	var ls []line
+	for _, d := range sh.Minimal.Decisions {
+		ls = append(ls, line{int64(d.Tick), "fault  " + faultWords(d)})
+	}
+	for _, v := range sh.Violations {
+		ls = append(ls, line{int64(v.Tick), "FAIL   " + v.Text})
+	}
+	// Stable insertion sort by tick: faults before failures of a tick.
+	for i := 1; i < len(ls); i++ {
+		for j := i; j > 0 && ls[j].tick < ls[j-1].tick; j-- {
+			ls[j], ls[j-1] = ls[j-1], ls[j]
+		}
+	}
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = fmt.Sprintf("t=%-3d %s", l.tick, l.text)
+	}
+	return out
+}
+
+// faultWords says what a decision did, in the words of the exercises.
+func faultWords(d faults.Decision) string {
+	what := map[faults.Point]string{
+		faults.WriterCrashAfterCommit:   "the process crashed right after a commit",
+		faults.BrokerUnavailable:        "the broker was unavailable",
+		faults.RelayCrashAfterPublish:   "the relay crashed right after a publish",
+		faults.HandlerPoison:            "a poison message: its handler fails on every try",
+		faults.HandlerTransient:         "the handler failed once (a transient error)",
+		faults.HandlerPermanent:         "the handler failed for good (a permanent error)",
+		faults.ConsumerCrashAfterEffect: "the consumer crashed right after a commit, before its ack",
+		faults.BrokerDuplicate:          "the broker delivered a message twice",
+		faults.MemberCrash:              "a group member crashed; its partitions were rebalanced",
+		faults.SubscriberOffline:        "a subscriber went offline",
+	}[d.Point]
+	if what == "" {
+		what = string(d.Point)
+	}
+	s := what + " (" + string(d.Point) + ", rule " + d.Rule
+	if d.Key != "" {
+		s += ", key " + d.Key
+	}
+	return s + ")"
+}
+
+// Text is the report for a person: one line per property, then the
+// shrunk failure as a story, or the seeds and faults a pass survived.
+func (r *Report) Text(e *Exercise) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "exercise %d, %s: %s\n", e.Number, e.Name, e.Title)
+	if r.Error != "" {
+		fmt.Fprintf(&b, "cannot grade: %s\n", r.Error)
+		return b.String()
+	}
+	for _, p := range r.Props {
+		if p.Failed == 0 && p.Judged == 0 {
+			fmt.Fprintf(&b, "  --    %s: not judged, your code never got that far\n", p.Title)
+			continue
+		}
+		if p.Failed == 0 {
+			fmt.Fprintf(&b, "  ok    %s\n", p.Title)
+			continue
+		}
+		fmt.Fprintf(&b, "  FAIL  %s: %d of %d seeds; seed %d: %s\n", p.Title, p.Failed, r.Seeds, p.FirstSeed, p.First.Text)
+	}
+	if r.Pass() {
+		fmt.Fprintf(&b, "PASS: %d of %d seeds, surviving %d injected faults\n", r.Passed, r.Seeds, r.Faults)
+		return b.String()
+	}
+	if r.Passed == r.Seeds {
+		fmt.Fprintf(&b, "FAIL: every seed passed, but not every property was judged\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "FAIL: %d of %d seeds passed\n", r.Passed, r.Seeds)
+	if sh := r.Shrunk; sh != nil {
+		n := sh.Minimal.Len()
+		switch {
+		case n == 0:
+			fmt.Fprintf(&b, "\nSeed %d fails without any fault (%d fired in its run):\n", sh.Seed, sh.Fired)
+		default:
+			fmt.Fprintf(&b, "\nSeed %d, shrunk from %d faults to %d (%d runs):\n", sh.Seed, sh.Fired, n, sh.Runs)
+		}
+		for _, l := range sh.Story(e) {
+			b.WriteString("  " + l + "\n")
+		}
+		if n == 0 {
+			fmt.Fprintf(&b, "Replay it in the player: go run . play   (seed %d, no fault needed)\n", sh.Seed)
+		} else {
+			fmt.Fprintf(&b, "Replay it in the player: go run . play   (seed %d, exactly these faults)\n", sh.Seed)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,77 @@
+package exercise
+
+import (
+	"fmt"
+
+	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/tui"
+)
+
+// Recording runs sol once at seed, firing exactly schedule when it is
+// non-nil (a shrunk failure) or drawing from the exercise's plan, and
+// returns the run for the player: its trace, each property broken from
+// the tick of its first violation, and a narration step at every fault
+// and every failure. Cost: one run of the exercise.
+func (e *Exercise) Recording(sol Solution, seed uint64, schedule *faults.Schedule) (tui.Recording, error) {
+	if err := e.Check(sol); err != nil {
+		return tui.Recording{}, err
+	}
+	o := e.execute(sol, seed, schedule, true)
+	rec := tui.Recording{
+		Title:       e.Title,
+		Lesson:      "exercise " + e.Name,
+		Seed:        seed,
+		End:         o.End,
+		Trace:       o.Trace,
+		Description: e.Concept,
+	}
+	first := map[string]Violation{}
+	for _, v := range o.Violations {
+		if _, ok := first[v.Prop]; !ok {
+			first[v.Prop] = v
+		}
+	}
+	for _, p := range e.Props {
+		rec.Goals = append(rec.Goals, p.Title)
+		c := tui.RecordedCheck{Text: p.Title, Unjudged: !o.Judged[p.ID]}
+		if v, ok := first[p.ID]; ok {
+			c.Broken, c.At, c.Why, c.Unjudged = true, v.Tick, v.Text, false
+		}
+		rec.Checks = append(rec.Checks, c)
+	}
+	what := "drawn from the exercise's fault plan"
+	if schedule != nil {
+		what = fmt.Sprintf("with exactly the %d fault(s) the grader shrank the failure to", schedule.Len())
+	}
+	intro := fmt.Sprintf("Your code on seed %d, %s. Press n for the next step: each fault, then each property your code broke.", seed, what)
+	if len(o.Violations) == 0 {
+		intro = fmt.Sprintf("Your code on seed %d, %s: every property holds.", seed, what)
+	}
+	rec.Steps = append(rec.Steps, tui.RecordedStep{At: 0, Text: intro})
+	type at struct {
+		tick int64
+		text string
+	}
+	var steps []at
+	for _, d := range o.Fired.Decisions {
+		steps = append(steps, at{int64(d.Tick), "Fault: " + faultWords(d) + "."})
+	}
+	for _, v := range o.Violations {
+		steps = append(steps, at{int64(v.Tick), "FAIL " + e.prop(v.Prop).Title + ": " + v.Text + "."})
+	}
+	for i := 1; i < len(steps); i++ {
+		for j := i; j > 0 && steps[j].tick < steps[j-1].tick; j-- {
+			steps[j], steps[j-1] = steps[j-1], steps[j]
+		}
+	}
+	for _, s := range steps {
+		n := len(rec.Steps)
+		if last := &rec.Steps[n-1]; int64(last.At) == s.tick && n > 1 {
+			last.Text += " " + s.text
+			continue
+		}
+		rec.Steps = append(rec.Steps, tui.RecordedStep{At: sim.Tick(s.tick), Text: s.text, Pause: true})
+	}
+	return rec, nil
+}

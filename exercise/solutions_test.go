@@ -1,0 +1,95 @@
+package exercise
+
+import (
+	"testing"
+	"time"
+)
+
+// solutionCase is a solution of the repository's and what grading it must
+// find: "" for the model, else the property it must break first.
+type solutionCase struct {
+	exercise string
+	name     string
+	sol      func() Solution // nil: the test makes it (stub)
+	breaks   string
+}
+
+var solutionCases = []solutionCase{
+	{"outbox", "the stub", outboxStubbed, "stored"},
+	{"outbox", "model", outboxModel, ""},
+	{"outbox", "two transactions", outboxTwoTxns, "atomic-order"},
+	{"outbox", "mark before publish", outboxMarkFirst, "mark-after-publish"},
+	{"outbox", "skip a failed row", outboxSkipFailed, "in-order"},
+	{"dead-letter", "the stub", dlqStubbed, "no-loss"},
+	{"dead-letter", "model", dlqModel, ""},
+	{"dead-letter", "dead-letter the first failure", dlqFirstFailure, "last-attempt"},
+	{"dead-letter", "retry forever", dlqRetryForever, "blocks"},
+	{"dead-letter", "swallow failures", dlqSwallow, "no-loss"},
+	{"idempotent", "the stub", idemStubbed, "never-lost"},
+	{"idempotent", "model", idemModel, ""},
+	{"idempotent", "no dedup", idemNaive, "once"},
+	{"idempotent", "dedup row first, own transaction", idemMarkFirst, "never-lost"},
+	{"idempotent", "charge first, dedup row after", idemChargeFirst, "once"},
+	{"retries", "the stub", retryStubbed, "backoff"},
+	{"retries", "model", retryModel, ""},
+	{"retries", "retry every class", retryAll, "class"},
+	{"retries", "never retry", retryNever, "transient"},
+	{"retries", "retry at once", retryNow, "backoff"},
+	{"group-member", "the stub", memberStubbed, "never-lost"},
+	{"group-member", "model", memberModel, ""},
+	{"group-member", "commit before processing", memberCommitFirst, "never-lost"},
+	{"group-member", "no dedup", memberNoDedup, "once"},
+	{"architecture", "model (a log, a group per team)", archFile("model.yaml"), ""},
+	{"architecture", "pub/sub without storage", archFile("pubsub.yaml"), "offline"},
+	{"architecture", "one group for every team", archFile("one-group.yaml"), "every-team"},
+}
+
+// TestSolutions grades every model and wrong solution over the default
+// seeds: the model passes every seed, each wrong one breaks its property
+// and shrinks to at most 3 fault decisions.
+func TestSolutions(t *testing.T) {
+	for _, c := range solutionCases {
+		t.Run(c.exercise+"/"+c.name, func(t *testing.T) {
+			e, err := Lookup(c.exercise)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			rep := e.Grade(c.sol(), 0)
+			t.Logf("%s\n%v", rep.Text(e), time.Since(start))
+			if c.breaks == "" {
+				if !rep.Pass() {
+					t.Fatalf("the model fails")
+				}
+				if rep.Faults == 0 {
+					t.Errorf("the model passed without a single fault firing: the grading is vacuous")
+				}
+				return
+			}
+			if rep.Pass() {
+				t.Fatalf("a wrong solution passes")
+			}
+			sh := rep.Shrunk
+			if sh.Prop != c.breaks {
+				t.Errorf("shrunk failure breaks %q, want %q", sh.Prop, c.breaks)
+			}
+			if n := sh.Minimal.Len(); n > 3 {
+				t.Errorf("shrunk to %d fault decisions, want at most 3", n)
+			}
+			// The replay of the shrunk run breaks the same property, at a
+			// tick within the run, with a narration step at each fault.
+			rec, err := e.Recording(c.sol(), sh.Seed, &sh.Minimal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range e.Props {
+				if p.ID == c.breaks && (!rec.Checks[i].Broken || rec.Checks[i].At > rec.End) {
+					t.Errorf("replay: %q is %+v, run ends at %d", p.ID, rec.Checks[i], rec.End)
+				}
+			}
+			if len(rec.Steps) < 2 || rec.End <= 0 {
+				t.Errorf("replay: %d narration steps, end %d", len(rec.Steps), rec.End)
+			}
+		})
+	}
+}

@@ -173,7 +173,7 @@ func (c *cli) cmdExplore(args []string) int {
 	if *variant != "" {
 		what += " variant " + *variant
 	}
-	fmt.Fprintf(c.stdout, "explore %s: %s (%d seeds)\n", what, space, space.Len())
+	fmt.Fprintf(c.stdout, "explore %s: %s (%d seeds)\n", printable.String(what), space, space.Len())
 	start := time.Now()
 	rep, err := c.sweep(name, src, *variant, space, *jobs)
 	if err != nil {
@@ -195,7 +195,7 @@ func (c *cli) cmdExplore(args []string) int {
 			fmt.Fprintln(c.stderr, "brokerlab explore:", err)
 			return exitBadInput
 		}
-		fmt.Fprintln(c.stdout, "wrote", *jsonOut)
+		fmt.Fprintln(c.stdout, "wrote", printable.String(*jsonOut))
 	}
 	if rep.Failed == 0 {
 		return exitOK
@@ -243,7 +243,7 @@ func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out string) 
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
 		return
 	}
-	fmt.Fprintf(c.stdout, "wrote %s; reproduce with: brokerlab run %s\n", out, out)
+	fmt.Fprintf(c.stdout, "wrote %s; reproduce with: brokerlab run %s\n", printable.String(out), printable.String(out))
 }
 
 func plural(n int, one, many string) string {
@@ -324,7 +324,7 @@ func (c *cli) sweep(name string, src []byte, variant string, space scenario.Seed
 	}()
 	rep := scenario.NewSweepReport(name, src, space)
 	rep.Variant = variant
-	bar := newProgress(c.stderr, total)
+	bar := newProgress(c.rawStderr, total)
 	var firstErr error
 	for rs := range results {
 		for _, r := range rs {
@@ -443,7 +443,7 @@ func (c *cli) cmdExploreMerge(args []string) int {
 	if m.Variant != "" {
 		what += " variant " + m.Variant
 	}
-	fmt.Fprintf(c.stdout, "explore %s: %s, %d of %d shards merged\n", what, scenario.Seeds{From: m.From, Count: m.Count}, len(m.Covered), m.Shards)
+	fmt.Fprintf(c.stdout, "explore %s: %s, %d of %d shards merged\n", printable.String(what), scenario.Seeds{From: m.From, Count: m.Count}, len(m.Covered), m.Shards)
 	if err := m.WriteText(c.stdout); err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab:", err)
 		return exitBadInput
@@ -453,7 +453,7 @@ func (c *cli) cmdExploreMerge(args []string) int {
 			fmt.Fprintln(c.stderr, "brokerlab explore merge:", err)
 			return exitBadInput
 		}
-		fmt.Fprintln(c.stdout, "wrote", *jsonOut)
+		fmt.Fprintln(c.stdout, "wrote", printable.String(*jsonOut))
 	}
 	if miss := m.Missing(); len(miss) > 0 {
 		// A CI job that lost a shard must not go green: the seeds of the
@@ -471,7 +471,7 @@ func (c *cli) cmdExploreMerge(args []string) int {
 	if m.Variant != "" {
 		arg = "--variant " + m.Variant + " " + arg
 	}
-	fmt.Fprintf(c.stdout, "shrink the first: brokerlab explore %s --from %d --seeds 1\n", arg, m.Failures[0].Seed)
+	fmt.Fprintf(c.stdout, "shrink the first: brokerlab explore %s --from %d --seeds 1\n", printable.String(arg), m.Failures[0].Seed)
 	for _, f := range m.Failures {
 		if f.Expect < 0 {
 			return exitBadInput

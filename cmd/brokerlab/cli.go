@@ -170,7 +170,7 @@ func (c *cli) menu() int {
 		c.usage(c.stdout)
 		fmt.Fprintln(c.stdout)
 		c.printLessons(c.stdout)
-		fmt.Fprintln(c.stdout, "\nStandard output is not a terminal, so the lesson player did not open.")
+		fmt.Fprintf(c.stdout, "\nThe lesson player did not open: %s.\n", tui.TerminalReason(c.noTerminal()))
 		fmt.Fprintln(c.stdout, "Try: brokerlab run poison-dlq")
 		return exitOK
 	}
@@ -205,12 +205,22 @@ func (c *cli) playResult(err error) int {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, tui.ErrNotTerminal):
-		fmt.Fprint(c.stderr, tui.NotTerminalMessage("brokerlab"))
+		fmt.Fprint(c.stderr, tui.TerminalMessage("brokerlab", err))
 		return exitBadInput
 	default:
 		fmt.Fprintln(c.stderr, "brokerlab:", err)
 		return exitBadInput
 	}
+}
+
+// noTerminal is why the player cannot open when c.terminal() is false:
+// the error of tui.CheckTerminal (stdout is not a terminal, or $TERM is
+// unset, dumb or unknown), or tui.ErrNotTerminal.
+func (c *cli) noTerminal() error {
+	if err := tui.CheckTerminal(os.Stdout); err != nil {
+		return err
+	}
+	return tui.ErrNotTerminal
 }
 
 // seedFlag is a --seed value that remembers whether it was given.
@@ -313,8 +323,7 @@ func (c *cli) cmdPlay(args []string) int {
 		return exitBadInput
 	}
 	if !c.terminal() {
-		fmt.Fprint(c.stderr, tui.NotTerminalMessage("brokerlab"))
-		return exitBadInput
+		return c.playResult(c.noTerminal())
 	}
 	s, ok := c.load(pos[0])
 	if !ok {

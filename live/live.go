@@ -28,6 +28,7 @@ package live
 
 import (
 	"bytes"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -94,15 +95,45 @@ type Driver struct {
 	owner     atomic.Uint64
 	callbacks atomic.Int32
 
-	mu      sync.Mutex
-	now     sim.Tick
-	err     error // the World's Err after the last step or request
-	waiters []waiter
+	mu  sync.Mutex
+	now sim.Tick
+	err error // the World's Err after the last step or request
+	// waiters are the WaitFor calls still waiting, a min-heap by tick: a
+	// step wakes the due ones in O(k log n) and a call whose context ends
+	// takes itself out, so cancelled calls cost nothing afterwards.
+	waiters waitHeap
 }
 
+// waiter is one WaitFor call waiting for tick at; idx is its place in the
+// heap, -1 once it was woken or took itself out.
 type waiter struct {
-	at sim.Tick
-	ch chan struct{}
+	at  sim.Tick
+	ch  chan struct{}
+	idx int
+}
+
+// waitHeap is a container/heap of waiters ordered by tick.
+type waitHeap []*waiter
+
+func (h waitHeap) Len() int           { return len(h) }
+func (h waitHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h waitHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+func (h *waitHeap) Push(x any) {
+	w := x.(*waiter)
+	w.idx = len(*h)
+	*h = append(*h, w)
+}
+func (h *waitHeap) Pop() any {
+	old := *h
+	n := len(old)
+	w := old[n-1]
+	old[n-1] = nil
+	w.idx = -1
+	*h = old[:n-1]
+	return w
 }
 
 // Start validates cfg and starts the owner goroutine.
@@ -206,15 +237,9 @@ func (d *Driver) step() {
 	}
 	d.mu.Lock()
 	d.now, d.err = w.Now(), w.Err()
-	kept := d.waiters[:0]
-	for _, x := range d.waiters {
-		if x.at <= d.now {
-			close(x.ch)
-		} else {
-			kept = append(kept, x)
-		}
+	for len(d.waiters) > 0 && d.waiters[0].at <= d.now {
+		close(heap.Pop(&d.waiters).(*waiter).ch)
 	}
-	d.waiters = kept
 	d.mu.Unlock()
 }
 
@@ -285,7 +310,9 @@ func (d *Driver) Now() sim.Tick {
 }
 
 // WaitFor blocks until the world reached tick t, the context ends, or the
-// driver stops. Called from a callback for a tick not reached yet, it
+// driver stops. A call whose context ends leaves nothing behind: memory and
+// the cost of a tick follow the calls still waiting, never the calls made.
+// Called from a callback for a tick not reached yet, it
 // returns an error wrapping ErrReentrant: the world cannot advance while
 // the callback runs.
 func (d *Driver) WaitFor(ctx context.Context, t sim.Tick) error {
@@ -299,17 +326,28 @@ func (d *Driver) WaitFor(ctx context.Context, t sim.Tick) error {
 		d.mu.Unlock()
 		return fmt.Errorf("%w: WaitFor(%v) at %v would wait for the callback it is called from", ErrReentrant, t, now)
 	}
-	ch := make(chan struct{})
-	d.waiters = append(d.waiters, waiter{at: t, ch: ch})
+	w := &waiter{at: t, ch: make(chan struct{})}
+	heap.Push(&d.waiters, w)
 	d.mu.Unlock()
 	select {
-	case <-ch:
+	case <-w.ch:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
 	case <-d.exited:
-		return ErrStopped
 	}
+	d.mu.Lock()
+	reached := w.idx < 0
+	if !reached {
+		heap.Remove(&d.waiters, w.idx)
+	}
+	d.mu.Unlock()
+	switch {
+	case reached:
+		return nil // the tick came as the context ended
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return ErrStopped
 }
 
 // Stop stops the owner goroutine and waits for it to exit. It is

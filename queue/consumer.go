@@ -342,6 +342,10 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 // Phase returns sim.PhaseConsumer.
 func (c *Consumer) Phase() sim.Phase { return sim.PhaseConsumer }
 
+// Weight is the number of instances: each step of the pool steps every
+// one of them, so it counts that many steps against sim.Budget.Steps.
+func (c *Consumer) Weight() int { return len(c.inst) }
+
 // Name returns the pool's name (ConsumerConfig.Name).
 func (c *Consumer) Name() string { return c.cfg.Name }
 

@@ -19,10 +19,18 @@ var growthSeeds = []string{
 	`{version: 1, title: t, run: {ticks: 300}, topology: {queues: [{name: q, dead_letter: {queue: d, max_receive_count: 1}}, {name: d}]}, actors: {producers: [{name: p, to: {queue: q}, count: 5000, rate: 5000}], consumers: [{name: c, queue: q, batch: 5000, handler: {kind: poison}}]}, timeline: [{at: 2, action: redrive, queue: d}, {at: 3, action: redrive, queue: d}, {at: 4, action: redrive, queue: d}]}`,
 }
 
+// fuzzBudget is the run budget scaled down by ten: the properties below
+// hold at any scale, and at this one every seed runs in about a second,
+// well under the fuzzer's ten seconds per input. The full caps are
+// exercised by cmd/brokerlab's TestRunawayFilesHitTheBudget and
+// scripts/hostile-shapes.sh.
+var fuzzBudget = sim.Budget{Messages: MaxCopies / 10, DeliveriesPerTick: MaxDeliveriesPerTick / 10,
+	CascadePerRoot: MaxCascadePerRoot / 10, Events: MaxEvents / 10, Steps: MaxSteps / 10}
+
 // FuzzRunUnderBudget loads arbitrary bytes and runs whatever loads to its
-// end under the run's real caps, growth-shaped inputs included. A run must
-// never panic, must end (the budget and max_ticks bound it), must stay
-// within its budget (a run that exceeds one stops with a positioned
+// end under a budget of fuzzBudget, growth-shaped inputs included. A run
+// must never panic, must end (the budget and max_ticks bound it), must
+// stay within its budget (a run that exceeds one stops with a positioned
 // runtime error naming it, having created at most a step's worth more),
 // and must be repeatable.
 func FuzzRunUnderBudget(f *testing.F) {
@@ -37,7 +45,8 @@ func FuzzRunUnderBudget(f *testing.F) {
 		}
 		var sums [2]int
 		for i := range sums {
-			r, err := s.NewRun(Options{})
+			b := fuzzBudget
+			r, err := s.NewRun(Options{budget: &b})
 			if err != nil {
 				return
 			}
@@ -62,8 +71,11 @@ func FuzzRunUnderBudget(f *testing.F) {
 			}
 			// The message cap bounds what a run created, give or take the
 			// work of the one step in which it was crossed.
-			if n := rep.Stats.Messages; n > 2*MaxCopies {
-				t.Fatalf("%d copies created, cap %d", n, MaxCopies)
+			if n := rep.Stats.Messages; n > 2*int(fuzzBudget.Messages) {
+				t.Fatalf("%d copies created, cap %d", n, fuzzBudget.Messages)
+			}
+			if n, steps := r.World().Env().Trace.Len(), r.World().Env().Steps(); n > 2*fuzzBudget.Events || steps > fuzzBudget.Steps+1 {
+				t.Fatalf("%d events and %d steps, caps %d and %d", n, steps, fuzzBudget.Events, fuzzBudget.Steps)
 			}
 			sums[i] = rep.Stats.Messages*31 + rep.Stats.Delivered
 		}

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/brokerlab/brokerlab/printable"
 )
 
 // ErrInvalid is wrapped by every error Load returns for a bad scenario file,
@@ -41,25 +43,11 @@ func (e Error) Error() string {
 	return escapeControls(e.File) + ":" + strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Col) + ": " + escapeControls(e.Msg)
 }
 
-// escapeControls writes the C0 controls, DEL and the C1 controls of s as
-// Go escapes (\n, \x1b, \u009b), the way strconv.Quote would, and keeps
-// everything else.
-func escapeControls(s string) string {
-	isControl := func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }
-	if strings.IndexFunc(s, isControl) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if !isControl(r) {
-			b.WriteRune(r)
-			continue
-		}
-		q := strconv.QuoteRune(r) // e.g. '\x1b'
-		b.WriteString(q[1 : len(q)-1])
-	}
-	return b.String()
-}
+// escapeControls escapes what may not reach a terminal raw (the C0 and
+// C1 controls, DEL, bidirectional overrides, invalid UTF-8) as Go escapes
+// (\n, \x1b, \u009b), with the one sanitiser every printed string goes
+// through (printable.String), and keeps everything else.
+func escapeControls(s string) string { return printable.String(s) }
 
 // Warning is something in a valid scenario file that is likely a mistake,
 // at a position; see Scenario.Warnings.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -80,7 +81,7 @@ func (f Failure) In(file string) string {
 	if f.Detail != "" {
 		s += ": " + f.Detail
 	}
-	return s
+	return printable.String(s)
 }
 
 // FailureOf returns the failure of a run that ended with rep and err (as

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -178,7 +179,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	b := bufio.NewWriter(w)
 	b.WriteString(rep.Title)
 	b.WriteString("\n")
-	b.WriteString(rep.File + ": seed " + strconv.FormatUint(rep.Seed, 10) + ", " + strconv.FormatInt(int64(rep.Ticks), 10) + " ticks")
+	b.WriteString(printable.String(rep.File) + ": seed " + strconv.FormatUint(rep.Seed, 10) + ", " + strconv.FormatInt(int64(rep.Ticks), 10) + " ticks")
 	if rep.Drained {
 		b.WriteString(", drained")
 	}
@@ -188,7 +189,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 		if o.Pass {
 			v = "PASS"
 		}
-		b.WriteString(v + "  " + rep.File + ":" + strconv.Itoa(o.Line) + ":" + strconv.Itoa(o.Col) + "  " + o.Text + "  (measured " + o.Measured + ")\n")
+		b.WriteString(v + "  " + printable.String(rep.File) + ":" + strconv.Itoa(o.Line) + ":" + strconv.Itoa(o.Col) + "  " + o.Text + "  (measured " + o.Measured + ")\n")
 		limit := MaxReportViolations
 		if o.Pass {
 			limit = MaxViolationExamples // a check expected to be violated

@@ -48,7 +48,17 @@ type Options struct {
 	// by a run of the same scenario and seed (Record), or a subset of one
 	// while shrinking. It implies Record.
 	Replay *faults.Schedule
+
+	// budget replaces runBudget (tests that want a smaller one).
+	budget *sim.Budget
 }
+
+// runBudget is the budget on derived work every run has (see sim.Budget):
+// the caps MaxCopies, MaxDeliveriesPerTick, MaxCascadePerRoot, MaxEvents
+// and MaxSteps. A run that exceeds one stops with a runtime error naming
+// the cap and the likely cause.
+var runBudget = sim.Budget{Messages: MaxCopies, DeliveriesPerTick: MaxDeliveriesPerTick, CascadePerRoot: MaxCascadePerRoot,
+	Events: MaxEvents, Steps: MaxSteps}
 
 // Run is one run of a scenario: the World built from it, the models, the
 // actors and the timeline. It is driven by Step (one tick at a time) or
@@ -202,7 +212,11 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 			return nil, err
 		}
 	}
-	w.SetBudget(sim.Budget{Messages: MaxCopies, DeliveriesPerTick: MaxDeliveriesPerTick, CascadePerRoot: MaxCascadePerRoot})
+	budget := runBudget
+	if opts.budget != nil {
+		budget = *opts.budget
+	}
+	w.SetBudget(budget)
 	r.schedule()
 	if s.Run.Until == UntilDrained && r.isDrained() {
 		r.over, r.drained = true, true
@@ -944,6 +958,7 @@ func (r *Run) budgetCause() string {
 	if redrives > 1 {
 		return "likely cause: the timeline redrives dead letters " + strconv.Itoa(redrives) + " times, and each redrive makes new copies; redrive once, after the fix"
 	}
-	return "likely cause: handlers, fan-outs or faults derive more messages or deliveries than the caps allow (" +
-		strconv.Itoa(MaxCopies) + " copies, " + strconv.Itoa(MaxDeliveriesPerTick) + " deliveries per tick, " + strconv.Itoa(MaxCascadePerRoot) + " copies per cascade)"
+	return "likely cause: handlers, fan-outs, retries or faults derive more work than the caps allow (" +
+		thousands(MaxCopies) + " copies, " + thousands(MaxDeliveriesPerTick) + " deliveries per tick, " + thousands(MaxCascadePerRoot) + " copies per cascade, " +
+		thousands(MaxEvents) + " events, " + thousands(MaxSteps) + " component steps)"
 }

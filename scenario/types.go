@@ -40,17 +40,19 @@ const (
 
 	// The budget on derived work, enforced as a run goes (sim.Budget): a
 	// run that exceeds one stops at once with a runtime error naming it.
-	MaxCopies            = 1_000_000 // message copies created: produced, emitted, redriven, fanned out
-	MaxDeliveriesPerTick = 1_000_000 // deliveries within one tick
-	MaxCascadePerRoot    = 100_000   // copies one root publish may cause through emits
-	MaxEmits             = 100       // messages a subscriber emits per message it handles
-	MaxFaults            = 1024      // fault rules
-	MaxTimeline          = 10_000    // timeline actions
-	MaxNarration         = 10_000    // narration steps
-	MaxExpect            = 1000      // expectations
-	MaxFailures          = 1000      // handler failures before a transient handler succeeds
-	MaxNameLen           = 64        // bytes of a name
-	MaxVariants          = 32        // variants of one file (each is decoded again to check it)
+	MaxCopies            = 1_000_000   // message copies created: produced, emitted, redriven, fanned out
+	MaxDeliveriesPerTick = 1_000_000   // deliveries within one tick
+	MaxCascadePerRoot    = 100_000     // copies one root publish may cause through emits
+	MaxEvents            = 20_000_000  // events traced over a run: the work budget, which bounds a run's time
+	MaxSteps             = 100_000_000 // component steps over a run (one per actor, queue, topic... per tick)
+	MaxEmits             = 100         // messages a subscriber emits per message it handles
+	MaxFaults            = 1024        // fault rules
+	MaxTimeline          = 10_000      // timeline actions
+	MaxNarration         = 10_000      // narration steps
+	MaxExpect            = 1000        // expectations
+	MaxFailures          = 1000        // handler failures before a transient handler succeeds
+	MaxNameLen           = 64          // bytes of a name
+	MaxVariants          = 32          // variants of one file (each is decoded again to check it)
 )
 
 // Scenario is a loaded, validated scenario file. Every reference in it

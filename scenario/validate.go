@@ -556,11 +556,18 @@ func listNames(names []string) string {
 // when one of its topics has a cascade_limit or one of its subscribers a
 // source_check; a supervisor subscriber's emits reach no subscriber, so
 // they close no loop.
+//
+// So is a shape whose derived work goes past the run's budget (see
+// workWarnings): a fan-out retried at once into a queue that may be down,
+// several CDC relays each publishing every row, messages that always fail
+// on a queue without a dead-letter queue for a long run, more component
+// steps than MaxSteps, a queue redriven a hundred times or more.
 func (s *Scenario) Warnings() []Warning {
 	var ws []Warning
 	for _, l := range s.topicLoops() {
 		ws = append(ws, Warning{File: s.File, Line: l.at.Line, Col: l.at.Col, Msg: l.msg})
 	}
+	ws = append(ws, s.workWarnings()...)
 	sort.SliceStable(ws, func(i, j int) bool {
 		a, b := ws[i], ws[j]
 		return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col

@@ -24,6 +24,18 @@ type Budget struct {
 	// handlers that publish again (pub/sub cascades); the pub/sub broker
 	// enforces it with Env.Exceed.
 	CascadePerRoot int
+	// Events caps the events traced over the run. Every piece of work a
+	// model does (a send, a delivery, a retry, a refused forward) traces
+	// an event, so this bounds a run's time as Messages bounds its space:
+	// work that makes no new message (a poison message received again and
+	// again, a retry of a refused forward) counts here.
+	Events uint64
+	// Steps caps the component steps over the run: one per component per
+	// tick, or Weight for a Weighted component (a consumer with competing
+	// instances counts one per instance). It bounds the work that traces
+	// nothing, such as thousands of idle consumers polling an empty queue
+	// for a million ticks.
+	Steps uint64
 }
 
 // budgetState counts what a Budget caps, as the trace's events go by.
@@ -81,12 +93,26 @@ func (e *Env) Exceed(err error) {
 // work with it, so a runaway step stops at once. It also checks the
 // message cap against the IDs allocated so far and, on a breach, latches
 // the error, so every later call returns it too.
+// The event and step caps are checked the same way, so a model that calls
+// it in its loops stops within one event of the cap. It costs three
+// comparisons.
 func (e *Env) Exceeded() error {
-	if e.over == nil && e.budget.Messages > 0 && uint64(e.IDs.Last()) > e.budget.Messages {
-		e.over = fmt.Errorf("%w: more than %d messages created by tick %d (cap messages)", ErrBudget, e.budget.Messages, e.Clock.Now())
+	if e.over != nil {
+		return e.over
+	}
+	switch b := &e.budget; {
+	case b.Messages > 0 && uint64(e.IDs.Last()) > b.Messages:
+		e.over = fmt.Errorf("%w: more than %d messages created by tick %d (cap messages)", ErrBudget, b.Messages, e.Clock.Now())
+	case b.Events > 0 && e.Trace.Len() > b.Events:
+		e.over = fmt.Errorf("%w: more than %d events by tick %d (cap events)", ErrBudget, b.Events, e.Clock.Now())
+	case b.Steps > 0 && e.steps > b.Steps:
+		e.over = fmt.Errorf("%w: more than %d component steps by tick %d (cap steps)", ErrBudget, b.Steps, e.Clock.Now())
 	}
 	return e.over
 }
+
+// Steps returns the component steps the world has run so far.
+func (e *Env) Steps() uint64 { return e.steps }
 
 // BudgetOf returns the budget in force.
 func (e *Env) BudgetOf() Budget { return e.budget }

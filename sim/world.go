@@ -26,7 +26,8 @@ type Env struct {
 	Seed   uint64
 
 	budget Budget
-	over   error // the budget error the run stopped with
+	over   error  // the budget error the run stopped with
+	steps  uint64 // component steps run so far (Budget.Steps)
 }
 
 // newEnv returns an Env with the given seed and an empty ledger attached
@@ -96,9 +97,18 @@ type ActorFunc func(now Tick)
 func (f ActorFunc) Step(now Tick) { f(now) }
 
 type member struct {
-	phase Phase
-	name  string
-	actor Actor
+	phase  Phase
+	name   string
+	actor  Actor
+	weight uint64 // steps one step counts for (Weighted), at least 1
+}
+
+// Weighted is implemented by a component whose one step does the work of
+// several, such as a queue consumer with competing instances: each of its
+// steps counts Weight steps against Budget.Steps. Weight is read once,
+// when the component is added.
+type Weighted interface {
+	Weight() int
 }
 
 type action struct {
@@ -193,7 +203,11 @@ func (w *World) add(phase Phase, name string, a Actor) error {
 		return fmt.Errorf("%w: %q", ErrDuplicateName, name)
 	}
 	w.names[name] = true
-	w.members = append(w.members, member{phase: phase, name: name, actor: a})
+	weight := uint64(1)
+	if wt, ok := a.(Weighted); ok && wt.Weight() > 1 {
+		weight = uint64(wt.Weight())
+	}
+	w.members = append(w.members, member{phase: phase, name: name, actor: a, weight: weight})
 	sort.SliceStable(w.members, func(i, j int) bool { return w.members[i].phase < w.members[j].phase })
 	return nil
 }
@@ -240,6 +254,7 @@ func (w *World) Tick() Tick {
 		if w.env.Exceeded() != nil {
 			break
 		}
+		w.env.steps += m.weight
 		m.actor.Step(now)
 	}
 	return now

@@ -7,6 +7,8 @@ import (
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 	"golang.org/x/term"
+
+	"github.com/brokerlab/brokerlab/printable"
 )
 
 // ErrNotTerminal is returned by Run, RunMenu and CheckTerminal when
@@ -25,9 +27,12 @@ func NotTerminalMessage(prog string) string {
 		"  " + prog + " list              (lists the built-in lessons)\n"
 }
 
-// CheckTerminal returns nil when f is a terminal and an error wrapping
-// ErrNotTerminal otherwise. It asks the terminal driver (isatty), so a
-// character device that is not a terminal, such as /dev/null, is refused.
+// CheckTerminal returns nil when f is a terminal the player can draw on,
+// and an error wrapping ErrNotTerminal otherwise: f is not a terminal (it
+// asks the terminal driver, isatty, so a character device that is not a
+// terminal, such as /dev/null, is refused), or $TERM is unset, "dumb", or
+// names no terminal type with cursor addressing. TerminalMessage turns the
+// error into what the binary prints.
 func CheckTerminal(f *os.File) error {
 	if f == nil {
 		return ErrNotTerminal
@@ -35,7 +40,58 @@ func CheckTerminal(f *os.File) error {
 	if !term.IsTerminal(int(f.Fd())) {
 		return ErrNotTerminal
 	}
+	return checkTerm(os.Getenv("TERM"))
+}
+
+// termError is a terminal the player cannot draw on because of $TERM.
+type termError struct{ reason string }
+
+func (e *termError) Error() string { return "tui: " + e.reason }
+func (e *termError) Unwrap() error { return ErrNotTerminal }
+
+// checkTerm reports whether the player can draw on a terminal of type
+// name: one that tcell knows and that can move the cursor.
+func checkTerm(name string) error {
+	switch name {
+	case "":
+		return &termError{"TERM is not set, so the terminal's type is unknown"}
+	case "dumb":
+		return &termError{"TERM is dumb: the terminal cannot move the cursor"}
+	}
+	ti, err := tcell.LookupTerminfo(name)
+	if err != nil {
+		return &termError{"TERM is " + printable.String(name) + ", a terminal type the player does not know"}
+	}
+	if ti.SetCursor == "" {
+		return &termError{"TERM is " + printable.String(name) + ", a terminal that cannot move the cursor"}
+	}
 	return nil
+}
+
+// TerminalMessage is what the binary prints, before exiting with code 2,
+// when the player cannot open: the reason err gives (CheckTerminal's, or
+// Run's and RunMenu's, wrapping ErrNotTerminal) and the headless
+// alternatives. For any other err, nil included, it is NotTerminalMessage.
+func TerminalMessage(prog string, err error) string {
+	var te *termError
+	if !errors.As(err, &te) {
+		return NotTerminalMessage(prog)
+	}
+	return prog + ": the player needs a terminal it can draw on, and " + te.reason + ".\n" +
+		"Set TERM to your terminal's type (e.g. TERM=xterm-256color), or run lessons and scenarios headless:\n" +
+		"  " + prog + " run FILE|LESSON   (prints a report; exit 0 when every expectation holds)\n" +
+		"  " + prog + " list              (lists the built-in lessons)\n"
+}
+
+// TerminalReason is the one-line reason err gives for the player not
+// opening, for a headless listing: "standard output is not a terminal",
+// or what is wrong with $TERM.
+func TerminalReason(err error) string {
+	var te *termError
+	if errors.As(err, &te) {
+		return te.reason
+	}
+	return "standard output is not a terminal"
 }
 
 // Options configure Run and RunMenu. The zero value plays on the terminal

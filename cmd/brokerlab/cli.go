@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/brokerlab/brokerlab/tui"
@@ -29,6 +30,9 @@ const (
 // them in process.
 type cli struct {
 	stdout, stderr io.Writer
+	// rawStderr is stderr without the escaping of control characters,
+	// for explore's progress bar, which draws with them.
+	rawStderr io.Writer
 	// terminal reports whether the player can take over the terminal.
 	terminal func() bool
 	// play runs the TUI; replaced in tests.
@@ -75,7 +79,48 @@ func init() {
 	}
 }
 
+// main runs the command args names. Every string it prints passes
+// through a printable.Writer, so no control character from a file name, a
+// flag or a trace reaches the terminal, and standard output through a
+// writer that remembers its first error: a command whose output was lost
+// (a full disk, a closed pipe) exits 2 and says so, whatever it printed.
 func (c *cli) main(args []string) int {
+	out := &stickyWriter{w: c.stdout}
+	stdout, stderr := printable.NewWriter(out), printable.NewWriter(c.stderr)
+	if c.rawStderr == nil {
+		c.rawStderr = c.stderr
+	}
+	c.stdout, c.stderr = stdout, stderr
+	code := c.dispatch(args)
+	stdout.Flush()
+	if out.err != nil && code != exitBadInput {
+		fmt.Fprintf(stderr, "brokerlab: cannot write the output: %v\n", pathError(out.err))
+		code = exitBadInput
+	}
+	stderr.Flush()
+	return code
+}
+
+// stickyWriter passes writes on until the first error, which it keeps and
+// returns from then on.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	s.err = err
+	return n, err
+}
+
+func (c *cli) dispatch(args []string) int {
 	if len(args) == 0 {
 		return c.menu()
 	}
@@ -126,7 +171,7 @@ func (c *cli) menu() int {
 		c.usage(c.stdout)
 		fmt.Fprintln(c.stdout)
 		c.printLessons(c.stdout)
-		fmt.Fprintln(c.stdout, "\nStandard output is not a terminal, so the lesson player did not open.")
+		fmt.Fprintf(c.stdout, "\nThe lesson player did not open: %s.\n", tui.TerminalReason(c.noTerminal()))
 		fmt.Fprintln(c.stdout, "Try: brokerlab run poison-dlq")
 		return exitOK
 	}
@@ -161,12 +206,22 @@ func (c *cli) playResult(err error) int {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, tui.ErrNotTerminal):
-		fmt.Fprint(c.stderr, tui.NotTerminalMessage("brokerlab"))
+		fmt.Fprint(c.stderr, tui.TerminalMessage("brokerlab", err))
 		return exitBadInput
 	default:
 		fmt.Fprintln(c.stderr, "brokerlab:", err)
 		return exitBadInput
 	}
+}
+
+// noTerminal is why the player cannot open when c.terminal() is false:
+// the error of tui.CheckTerminal (stdout is not a terminal, or $TERM is
+// unset, dumb or unknown), or tui.ErrNotTerminal.
+func (c *cli) noTerminal() error {
+	if err := tui.CheckTerminal(os.Stdout); err != nil {
+		return err
+	}
+	return tui.ErrNotTerminal
 }
 
 // seedFlag is a --seed value that remembers whether it was given.
@@ -269,8 +324,7 @@ func (c *cli) cmdPlay(args []string) int {
 		return exitBadInput
 	}
 	if !c.terminal() {
-		fmt.Fprint(c.stderr, tui.NotTerminalMessage("brokerlab"))
-		return exitBadInput
+		return c.playResult(c.noTerminal())
 	}
 	s, ok := c.load(pos[0])
 	if !ok {
@@ -332,7 +386,7 @@ func (c *cli) cmdRun(args []string) int {
 			if rep.Undrained {
 				undrained = ", stopped at max_ticks before draining"
 			}
-			fmt.Fprintf(c.stdout, "%s %s (seed %d, %d ticks%s)\n", verdict, arg, rep.Seed, rep.Ticks, undrained)
+			fmt.Fprintf(c.stdout, "%s %s (seed %d, %d ticks%s)\n", verdict, printable.String(arg), rep.Seed, rep.Ticks, undrained)
 		} else if err := rep.WriteText(c.stdout); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab:", err)
 			return exitBadInput
@@ -429,7 +483,7 @@ func (c *cli) cmdCheck(args []string) int {
 		for _, w := range s.Warnings() {
 			fmt.Fprintln(c.stderr, w.String())
 		}
-		fmt.Fprintf(c.stdout, "%s: ok (%s)\n", arg, s.Title)
+		fmt.Fprintf(c.stdout, "%s: ok (%s)\n", printable.String(arg), s.Title)
 	}
 	return worst
 }
@@ -484,7 +538,7 @@ func (c *cli) cmdHelp(args []string) int {
 	}
 	for _, cmd := range commands {
 		if cmd.name == args[0] {
-			return cmd.run(&cli{stdout: c.stdout, stderr: c.stdout, terminal: c.terminal, play: c.play, playMenu: c.playMenu}, []string{"--help"})
+			return cmd.run(&cli{stdout: c.stdout, stderr: c.stdout, rawStderr: c.stdout, terminal: c.terminal, play: c.play, playMenu: c.playMenu}, []string{"--help"})
 		}
 	}
 	fmt.Fprintf(c.stderr, "brokerlab help: unknown command %q; commands: %s\n", args[0], commandNames())

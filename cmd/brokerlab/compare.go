@@ -128,7 +128,7 @@ func (c *cli) playCompare(pos []string, seed seedFlag, cf compareFlags) int {
 		seeds = [2]*uint64{seed.ptr(), seed.ptr()}
 	}
 	if !c.terminal() {
-		return c.playResult(tui.ErrNotTerminal)
+		return c.playResult(c.noTerminal())
 	}
 	sides := [2]compareSide{{arg: pos[0], seed: seeds[0]}, {arg: pos[len(pos)-1], seed: seeds[1]}}
 	base, ok := c.load(pos[0])

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/scenario"
 )
 
@@ -86,6 +87,7 @@ func (c *cli) cmdExplore(args []string) int {
 	fs.Var(&shard, "shard", "sweep only shard K of N: the seeds s with s mod N == K-1")
 	jsonOut := fs.String("json", "", "write the sweep report (JSON, for explore merge) to this file")
 	out := fs.String("out", "", "write the reproducer here (default NAME.min.yaml in the current directory)")
+	force := fs.Bool("force", false, "replace the reproducer if it exists already")
 	noShrink := fs.Bool("no-shrink", false, "list the failing seeds only; do not shrink or write a reproducer")
 	variant := fs.String("variant", "", "sweep this variant of the file (its variants: section); the reproducer is the variant's own document, NAME-VARIANT.min.yaml")
 	pos, code, ok := parse(fs, args)
@@ -141,14 +143,37 @@ func (c *cli) cmdExplore(args []string) int {
 		minOut += ".min.yaml"
 	}
 	if sameFile(minOut, name) {
-		fmt.Fprintf(c.stderr, "brokerlab explore: --out %s would overwrite the scenario itself; name another file\n", minOut)
+		fmt.Fprintf(c.stderr, "brokerlab explore: --out %s would overwrite the scenario itself; name another file\n", printable.String(minOut))
 		return exitBadInput
+	}
+	// Refuse every output before the sweep, not after it: an output that
+	// is the scenario or the other output, a directory, a link to a file,
+	// or a reproducer that exists already.
+	if *jsonOut != "" {
+		others := []string{name}
+		if !*noShrink {
+			others = append(others, minOut)
+		}
+		if err := checkOutput("--json", *jsonOut, others...); err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab explore:", err)
+			return exitBadInput
+		}
+	}
+	if !*noShrink {
+		if err := checkOutput("--out", minOut, name); err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab explore:", err)
+			return exitBadInput
+		}
+		if fi, err := os.Lstat(minOut); err == nil && fi.Mode().IsRegular() && !*force {
+			fmt.Fprintf(c.stderr, "brokerlab explore: %s exists; pass --force to replace it, or --out to name another file\n", printable.String(minOut))
+			return exitBadInput
+		}
 	}
 	what := name
 	if *variant != "" {
 		what += " variant " + *variant
 	}
-	fmt.Fprintf(c.stdout, "explore %s: %s (%d seeds)\n", what, space, space.Len())
+	fmt.Fprintf(c.stdout, "explore %s: %s (%d seeds)\n", printable.String(what), space, space.Len())
 	start := time.Now()
 	rep, err := c.sweep(name, src, *variant, space, *jobs)
 	if err != nil {
@@ -166,11 +191,11 @@ func (c *cli) cmdExplore(args []string) int {
 	}
 	fmt.Fprintf(c.stderr, "%d seeds in %.2fs with %d %s: %.0f seeds/s\n", rep.Ran, elapsed.Seconds(), *jobs, unit, float64(rep.Ran)/max(elapsed.Seconds(), 1e-9))
 	if *jsonOut != "" {
-		if err := writeFile(*jsonOut, rep.WriteJSON); err != nil {
+		if err := writeOutput(*jsonOut, rep.WriteJSON); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab explore:", err)
 			return exitBadInput
 		}
-		fmt.Fprintln(c.stdout, "wrote", *jsonOut)
+		fmt.Fprintln(c.stdout, "wrote", printable.String(*jsonOut))
 	}
 	if rep.Failed == 0 {
 		return exitOK
@@ -214,11 +239,11 @@ func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out string) 
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
 		return
 	}
-	if err := writeFile(out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+	if err := writeOutput(out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
 		return
 	}
-	fmt.Fprintf(c.stdout, "wrote %s; reproduce with: brokerlab run %s\n", out, out)
+	fmt.Fprintf(c.stdout, "wrote %s; reproduce with: brokerlab run %s\n", printable.String(out), printable.String(out))
 }
 
 func plural(n int, one, many string) string {
@@ -226,43 +251,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// writeFile writes a file through a temporary file in the same directory
-// and renames it into place, so a reader never sees half of it.
-// sameFile reports whether a and b name the same file, through symbolic
-// links and relative paths too (os.SameFile on both), or the same absolute
-// path when a does not exist yet.
-func sameFile(a, b string) bool {
-	if sa, err := os.Stat(a); err == nil {
-		if sb, err := os.Stat(b); err == nil {
-			return os.SameFile(sa, sb)
-		}
-	}
-	x, err1 := filepath.Abs(a)
-	y, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && x == y
-}
-
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // seedResult is one seed's outcome, from a worker.
@@ -336,7 +324,7 @@ func (c *cli) sweep(name string, src []byte, variant string, space scenario.Seed
 	}()
 	rep := scenario.NewSweepReport(name, src, space)
 	rep.Variant = variant
-	bar := newProgress(c.stderr, total)
+	bar := newProgress(c.rawStderr, total)
 	var firstErr error
 	for rs := range results {
 		for _, r := range rs {
@@ -417,6 +405,20 @@ func (c *cli) cmdExploreMerge(args []string) int {
 		fmt.Fprintln(c.stderr, "brokerlab explore merge: want at least one REPORT.json (written by brokerlab explore --json)")
 		return exitBadInput
 	}
+	for i, p := range pos {
+		for _, q := range pos[:i] {
+			if sameFile(p, q) {
+				fmt.Fprintf(c.stderr, "brokerlab explore merge: %s and %s are the same report; give each shard's report once\n", printable.String(q), printable.String(p))
+				return exitBadInput
+			}
+		}
+	}
+	if *jsonOut != "" {
+		if err := checkOutput("--json", *jsonOut, pos...); err != nil {
+			fmt.Fprintln(c.stderr, "brokerlab explore merge:", err)
+			return exitBadInput
+		}
+	}
 	var rs []*scenario.SweepReport
 	for _, p := range pos {
 		f, err := os.Open(p)
@@ -441,17 +443,17 @@ func (c *cli) cmdExploreMerge(args []string) int {
 	if m.Variant != "" {
 		what += " variant " + m.Variant
 	}
-	fmt.Fprintf(c.stdout, "explore %s: %s, %d of %d shards merged\n", what, scenario.Seeds{From: m.From, Count: m.Count}, len(m.Covered), m.Shards)
+	fmt.Fprintf(c.stdout, "explore %s: %s, %d of %d shards merged\n", printable.String(what), scenario.Seeds{From: m.From, Count: m.Count}, len(m.Covered), m.Shards)
 	if err := m.WriteText(c.stdout); err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab:", err)
 		return exitBadInput
 	}
 	if *jsonOut != "" {
-		if err := writeFile(*jsonOut, m.WriteJSON); err != nil {
+		if err := writeOutput(*jsonOut, m.WriteJSON); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab explore merge:", err)
 			return exitBadInput
 		}
-		fmt.Fprintln(c.stdout, "wrote", *jsonOut)
+		fmt.Fprintln(c.stdout, "wrote", printable.String(*jsonOut))
 	}
 	if miss := m.Missing(); len(miss) > 0 {
 		// A CI job that lost a shard must not go green: the seeds of the
@@ -469,7 +471,7 @@ func (c *cli) cmdExploreMerge(args []string) int {
 	if m.Variant != "" {
 		arg = "--variant " + m.Variant + " " + arg
 	}
-	fmt.Fprintf(c.stdout, "shrink the first: brokerlab explore %s --from %d --seeds 1\n", arg, m.Failures[0].Seed)
+	fmt.Fprintf(c.stdout, "shrink the first: brokerlab explore %s --from %d --seeds 1\n", printable.String(arg), m.Failures[0].Seed)
 	for _, f := range m.Failures {
 		if f.Expect < 0 {
 			return exitBadInput

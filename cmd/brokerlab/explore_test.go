@@ -143,7 +143,10 @@ func TestExploreShardsMerge(t *testing.T) {
 		t.Fatalf("merged report:\n%s\nwhole sweep's, with 3 shards:\n%s", b, a)
 	}
 	// A shard twice, a missing shard, reports of different sweeps.
-	code, _, errs = runCLI(t, dir, false, "explore", "merge", "s1.json", "s1.json")
+	// (A copy: the same file twice is refused before it is read.)
+	s1, _ := os.ReadFile(filepath.Join(dir, "s1.json"))
+	os.WriteFile(filepath.Join(dir, "s1-copy.json"), s1, 0o644)
+	code, _, errs = runCLI(t, dir, false, "explore", "merge", "s1.json", "s1-copy.json")
 	if code != exitBadInput || !strings.Contains(errs, "shard 1/3 is in report 1 and report 2") {
 		t.Fatalf("a shard twice: exit %d, %s", code, errs)
 	}

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/tui"
 )
 
@@ -32,8 +35,8 @@ func parseSize(v string) (w, h int, err error) {
 
 // cmdRecord writes an asciinema v2 cast of the player going through a
 // lesson or scenario file. The cast goes to a temporary file next to
-// --cast, renamed into place once complete, so a failure never leaves a
-// partial cast behind.
+// --cast, renamed into place once complete, so a failure or an interrupt
+// never leaves a partial cast behind (see writeOutput).
 func (c *cli) cmdRecord(args []string) int {
 	fs := c.flags("record")
 	var seed seedFlag
@@ -91,27 +94,28 @@ func (c *cli) cmdRecord(args []string) int {
 		cfg.Timestamp = time.Now().Unix()
 	}
 	if fi, err := os.Stat(*out); err == nil && fi.IsDir() {
-		return fail("--cast %s is a directory; give a file name, e.g. %s", *out, filepath.Join(*out, "lesson.cast"))
+		return fail("--cast %s is a directory; give a file name, e.g. %s", printable.String(*out), printable.String(filepath.Join(*out, "lesson.cast")))
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".*.tmp")
+	input := pos[0]
+	if isLesson(input) {
+		input = ""
+	}
+	if err := checkOutput("--cast", *out, input); err != nil {
+		return fail("%v", err)
+	}
+	var res tui.RecordResult
+	err = writeOutput(*out, func(w io.Writer) error {
+		var err error
+		res, err = tui.Record(w, d, cfg)
+		return err
+	})
 	if err != nil {
-		return fail("cannot write %s: %v", *out, pathError(err))
+		if errors.Is(err, errOutput) {
+			return fail("%v", err)
+		}
+		return fail("cannot write %s: %v", printable.String(*out), pathError(err))
 	}
-	res, err := tui.Record(tmp, d, cfg)
-	if err == nil {
-		err = tmp.Chmod(0o644) // CreateTemp makes the file private; a cast is for sharing
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), *out)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fail("cannot write %s: %v", *out, pathError(err))
-	}
-	fmt.Fprintf(c.stdout, "wrote %s: %dx%d, %d ticks, %d events, %.1fs\n", *out, w, h, res.Ticks, res.Events, res.Duration.Seconds())
+	fmt.Fprintf(c.stdout, "wrote %s: %dx%d, %d ticks, %d events, %.1fs\n", printable.String(*out), w, h, res.Ticks, res.Events, res.Duration.Seconds())
 	return exitOK
 }
 

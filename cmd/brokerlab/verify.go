@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -43,7 +44,7 @@ func (c *cli) cmdVerify(args []string) int {
 	for _, spec := range checks {
 		ch, err := sim.ParseCheck(spec)
 		if err != nil {
-			fmt.Fprintln(c.stderr, "brokerlab verify:", err)
+			fmt.Fprintln(c.stderr, "brokerlab verify:", printable.String(err.Error()))
 			return exitBadInput
 		}
 		checkers = append(checkers, ch)
@@ -68,12 +69,12 @@ func (c *cli) cmdVerify(args []string) int {
 	defer f.Close()
 	l := sim.NewLedger()
 	if err := sim.ReadJSONL(f, l); err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", strconv.Quote(path), err)
+		fmt.Fprintf(c.stderr, "%s: %s\n", strconv.Quote(path), printable.String(err.Error()))
 		return exitBadInput
 	}
 	s := l.Stats()
 	fmt.Fprintf(c.stdout, "ledger folded from %s: %d messages (%d origins), %d delivered, %d duplicates, %d duplicate effects, %d absorbed, %d dead-lettered, %d missed, %d lost, %d phantoms\n",
-		path, s.Messages, s.Origins, s.Delivered, s.Duplicates, s.DuplicateEffects, s.Absorbed, s.DeadLettered, s.Missed, s.Lost, s.Phantoms)
+		printable.String(path), s.Messages, s.Origins, s.Delivered, s.Duplicates, s.DuplicateEffects, s.Absorbed, s.DeadLettered, s.Missed, s.Lost, s.Phantoms)
 	failed := 0
 	for i, ch := range checkers {
 		v := ch.Violations(l)
@@ -86,9 +87,9 @@ func (c *cli) cmdVerify(args []string) int {
 		if len(v) == 1 {
 			noun = "violation"
 		}
-		fmt.Fprintf(c.stdout, "%s  %s  (%d %s)\n", verdict, checks0(checks, i), len(v), noun)
+		fmt.Fprintf(c.stdout, "%s  %s  (%d %s)\n", verdict, printable.String(checks0(checks, i)), len(v), noun)
 		for _, x := range v {
-			fmt.Fprintf(c.stdout, "      %s\n", x.String())
+			fmt.Fprintf(c.stdout, "      %s\n", printable.String(x.String()))
 		}
 	}
 	if failed > 0 {

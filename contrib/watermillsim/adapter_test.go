@@ -148,16 +148,34 @@ func TestQueueUnavailable(t *testing.T) {
 // broker.delay holds a message for Param ticks before it is visible.
 func TestQueueDelay(t *testing.T) {
 	b := newBroker(t, watermillsim.Config{Kind: watermillsim.KindQueue, Faults: []faults.Rule{{Name: "slow", Point: faults.BrokerDelay, Param: 20}}})
-	// The broker ticks in real time: read the clock before Publish, so that
-	// sent is at or before the tick the message was sent at (a read after
-	// Publish may already be ticks later, and the bound below would be too
-	// strict).
-	sent := b.Now()
+	rec := &sim.Recorder{}
+	if err := b.Do(func(w *sim.World) { w.Trace().Attach(rec) }); err != nil {
+		t.Fatal(err)
+	}
 	publish(t, b, "d", "late")
 	_, ch := subscribe(t, b, watermillsim.SubscriberConfig{}, context.Background(), "d")
 	m := next(t, ch)
-	if got := b.Now(); got < sent+20 {
-		t.Fatalf("delivered at t=%d, sent at or after t=%d, delay 20", got, sent)
+	sm, err := b.Sim(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The ticks come from the trace: b.Now() moves on in real time
+	// between Publish returning and the call that reads it.
+	sent, delivered := sm.Created, sim.Tick(-1)
+	if err := b.Do(func(*sim.World) {
+		for _, e := range rec.Events() {
+			if e.Msg == sm.ID && e.Kind == sim.KindReceived && delivered < 0 {
+				delivered = e.Tick
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if delivered < 0 {
+		t.Fatalf("no received event for %s in the trace", sm.ID)
+	}
+	if delivered < sent+20 {
+		t.Fatalf("delivered at t=%d, sent at t=%d, delay 20", delivered, sent)
 	}
 	m.Ack()
 }

@@ -43,7 +43,7 @@ const (
 	MaxCopies            = 1_000_000   // message copies created: produced, emitted, redriven, fanned out
 	MaxDeliveriesPerTick = 1_000_000   // deliveries within one tick
 	MaxCascadePerRoot    = 100_000     // copies one root publish may cause through emits
-	MaxEvents            = 20_000_000  // events traced over a run: the work budget, which bounds a run's time
+	MaxEvents            = 10_000_000  // events traced over a run: the work budget, which bounds a run's time
 	MaxSteps             = 100_000_000 // component steps over a run (one per actor, queue, topic... per tick)
 	MaxEmits             = 100         // messages a subscriber emits per message it handles
 	MaxFaults            = 1024        // fault rules

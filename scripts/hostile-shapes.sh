@@ -16,7 +16,8 @@
 # into a queue that is down, 1024 CDC relays re-sending every row, poison
 # messages with no DLQ and a visibility of one tick for 1M ticks, 65,536
 # idle consumer instances, a redrive every tick, a cascade storm without a
-# limit, and wide fan-outs whose ledger grows with consumers x messages.
+# limit, wide fan-outs whose ledger grows with consumers x messages, and
+# a million messages held in one queue at once.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -125,6 +126,15 @@ topology:
 actors:
   producers: [$(rep 256 "{name: p@, to: {queue: q@}, count: 400, rate: 400}")]
   consumers: [$(rep 256 "{name: c@, queue: q@, batch: 1000}")]
+YAML
+
+w million-held.yaml <<YAML
+title: a million messages held in one queue (the producer cap, all at once)
+run: {ticks: 10}
+topology:
+  queues: [{name: q}]
+actors:
+  producers: [$(rep 100 "{name: p@, to: {queue: q}, count: 10000, rate: 10000}")]
 YAML
 
 fail=0

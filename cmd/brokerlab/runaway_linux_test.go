@@ -16,7 +16,9 @@ import (
 
 // TestRunawayFilesHitTheBudget runs the shapes that can only grow (a
 // subscriber emitting into its own topic, 1024 subscribers emitting 100
-// each, a redrive of 100,000 poison messages every tick) through the real
+// each, a redrive of 100,000 poison messages every tick, a fan-out retried
+// 1000 times at once into queues that are down, poison messages with no
+// dead-letter queue coming back every tick for 1M ticks) through the real
 // binary and requires each to stop within 20 s with exit code 2, a message
 // naming the cap and the likely cause, and at most 256 MiB peak RSS,
 // measured from the child's rusage. broker.duplicate on every delivery no
@@ -38,6 +40,8 @@ func TestRunawayFilesHitTheBudget(t *testing.T) {
 		{"emit-self.yaml", 2, "cap cascade_per_root", "set cascade_limit"},
 		{"wide-emits.yaml", 2, "cap cascade_per_root", "set cascade_limit"},
 		{"redrive-storm.yaml", 2, "cap messages", "redrives dead letters"},
+		{"fan-out-retry-down.yaml", 2, "cap events", "retries a refused forward 1000 times at once"},
+		{"poison-no-dlq.yaml", 2, "cap events", "which has no dead_letter"},
 		{"dup-always.yaml", 0, "", ""},
 	}
 	for _, c := range cases {

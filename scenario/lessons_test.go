@@ -123,6 +123,18 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+func TestResolveTypoSuggestsLesson(t *testing.T) {
+	_, err := Resolve("poison-dlg")
+	if !errors.Is(err, ErrUnknownLesson) || !strings.Contains(err.Error(), `did you mean "poison-dlq"?`) {
+		t.Errorf("Resolve(typo) = %v, want an unknown lesson with a suggestion", err)
+	}
+	// Nothing like a lesson: the file error stays.
+	_, err = Resolve("zzzzzzzzzzzzzzzz")
+	if errors.Is(err, ErrUnknownLesson) || !strings.Contains(err.Error(), "cannot read the file") {
+		t.Errorf("Resolve(far from any lesson) = %v, want the read error", err)
+	}
+}
+
 func TestLessonsStable(t *testing.T) {
 	a, b := Lessons(), Lessons()
 	a[0].Name = "changed"

@@ -52,6 +52,16 @@ type Outcome struct {
 	Violations []sim.Violation
 }
 
+// String returns the outcome as the report writes it, without the file
+// name: "PASS 12:5 exactly_once(worker) (measured 0 violations)".
+func (o Outcome) String() string {
+	v := "FAIL"
+	if o.Pass {
+		v = "PASS"
+	}
+	return v + " " + strconv.Itoa(o.Line) + ":" + strconv.Itoa(o.Col) + " " + o.Text + " (measured " + o.Measured + ")"
+}
+
 // evaluate evaluates every expectation on the ledger and the models, tracing
 // each as a "checked" event.
 func (r *Run) evaluate() *Report {

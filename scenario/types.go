@@ -604,6 +604,12 @@ type Step struct {
 	Text string
 	// Pause asks a player to pause when the step is shown.
 	Pause bool
+	// Tab, if set, is the queue, topic, log or service a player brings to
+	// the front when the step is shown (as View.Tab at the start).
+	Tab string
+	// Filter, if set, is the trace filter a player sets when the step is
+	// shown, so the events the step talks about are on screen.
+	Filter string
 }
 
 // The check names of expectations.

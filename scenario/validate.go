@@ -134,17 +134,22 @@ func (v *val) validate() {
 // viewRefs checks the view's tab and keeps variant names unique.
 func (v *val) viewRefs() {
 	s := v.s
-	if tab := s.View.Tab; tab != "" {
-		tabs := newNamespace("queue, topic, log or service", "queues, topics, logs and services")
-		for _, k := range []string{"queue", "topic", "log", "service"} {
-			for _, n := range v.ns[k].list {
-				if !tabs.has(n) {
-					tabs.pos[n] = v.ns[k].pos[n]
-					tabs.list = append(tabs.list, n)
-				}
+	tabs := newNamespace("queue, topic, log or service", "queues, topics, logs and services")
+	for _, k := range []string{"queue", "topic", "log", "service"} {
+		for _, n := range v.ns[k].list {
+			if !tabs.has(n) {
+				tabs.pos[n] = v.ns[k].pos[n]
+				tabs.list = append(tabs.list, n)
 			}
 		}
+	}
+	if tab := s.View.Tab; tab != "" {
 		v.ref(s.View.FieldPos("tab"), "view tab names", tabs, tab)
+	}
+	for i := range s.Narration {
+		if tab := s.Narration[i].Tab; tab != "" {
+			v.ref(s.Narration[i].FieldPos("tab"), "narration tab names", tabs, tab)
+		}
 	}
 	variants := newNamespace("variant", "variants")
 	for i := range s.Variants {
@@ -421,11 +426,19 @@ func (v *val) timelineRefs() {
 		a := &s.Timeline[i]
 		v.atInRun(&a.Node, a.At, "action "+a.Action)
 		prefix := "action " + a.Action + " names"
+		// An action given two subjects where it takes one has been
+		// reported once, as that; naming either is not a second mistake.
+		given := 0
+		for _, f := range actionFields[a.Action] {
+			if a.Has(f) {
+				given++
+			}
+		}
 		for _, x := range []struct{ kind, name string }{
 			{"queue", a.Queue}, {"log", a.Log}, {"group", a.Group}, {"consumer", a.Consumer}, {"member", a.Member},
 			{"subscriber", a.Subscriber}, {"relay", a.Relay}, {"fault", a.Fault},
 		} {
-			if x.name != "" {
+			if x.name != "" && (given <= 1 || !contains(actionFields[a.Action], x.kind)) {
 				v.ref(a.FieldPos(x.kind), prefix, v.ns[x.kind], x.name)
 			}
 		}

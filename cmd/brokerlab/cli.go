@@ -267,15 +267,15 @@ func (c *cli) cmdPlay(args []string) int {
 		fmt.Fprintln(c.stderr, "brokerlab play: want exactly one FILE or LESSON; lessons:", lessonNames())
 		return exitBadInput
 	}
-	if !c.terminal() {
-		fmt.Fprint(c.stderr, tui.NotTerminalMessage("brokerlab"))
-		return exitBadInput
-	}
 	s, ok := c.load(pos[0])
 	if !ok {
 		return exitBadInput
 	}
 	if s, ok = c.variantOf(s, cf.variant); !ok {
+		return exitBadInput
+	}
+	if !c.terminal() {
+		fmt.Fprint(c.stderr, tui.NotTerminalMessage("brokerlab"))
 		return exitBadInput
 	}
 	d, err := tui.NewScenarioDriver(s, seed.ptr())

@@ -419,6 +419,7 @@ var (
 		{name: "metric", kind: kMetric, defDoc: "—", doc: "a metric name, below"},
 		fWith(fEnum("op", "", "Op", "", opNames, "required with `metric` (quote it in flow style: `op: \"==\"`)"), func(f *field) { f.defDoc = "—" }),
 		{name: "value", kind: kNumber, lo: -1e15, hi: 1e15, gofield: "Value", defDoc: "—", doc: "required with `metric`"},
+		fWith(fTicks("by", durationRange, "By", "judge the expectation at the end of this tick instead of at the end of the run, so a player's verdict settles when the lesson makes its point; not after the end of the run"), func(f *field) { f.defDoc = "the end of the run" }),
 	}}
 
 	viewObj = &object{what: "view", title: "view", anchor: "view", fields: []field{

@@ -638,13 +638,26 @@ type Expectation struct {
 	Metric Metric
 	Op     string
 	Value  float64
+	// By, when given (Has("by")), is the tick the expectation is judged
+	// at instead of the end of the run: its value or violations at the end
+	// of that tick are its outcome, in the live verdict from then on and
+	// in the report. A run that ends before By judges it at its end.
+	By sim.Tick
 }
+
+// Judged reports whether e is judged at a tick of its own (by:) rather
+// than at the end of the run.
+func (e Expectation) Judged() bool { return e.Has("by") }
 
 // String formats e as written, e.g. "exactly_once(billing)",
 // "at_most_once(billing) violated" or "queue.orders-dlq.depth == 0".
 func (e Expectation) String() string {
 	if e.Check == "" {
-		return e.Metric.String() + " " + e.Op + " " + strconv.FormatFloat(e.Value, 'g', -1, 64)
+		s := e.Metric.String() + " " + e.Op + " " + strconv.FormatFloat(e.Value, 'g', -1, 64)
+		if e.Judged() {
+			s += " by t=" + strconv.FormatInt(int64(e.By), 10)
+		}
+		return s
 	}
 	var b strings.Builder
 	b.WriteString(e.Check)
@@ -662,6 +675,9 @@ func (e Expectation) String() string {
 	}
 	if e.Violated {
 		b.WriteString(" violated")
+	}
+	if e.Judged() {
+		b.WriteString(" by t=" + strconv.FormatInt(int64(e.By), 10))
 	}
 	return b.String()
 }

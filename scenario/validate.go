@@ -468,6 +468,12 @@ func (v *val) timelineRefs() {
 	for i := range s.Narration {
 		v.atInRun(&s.Narration[i].Node, s.Narration[i].At, "narration step")
 	}
+	for i := range s.Expect {
+		e := &s.Expect[i]
+		if c := s.Run.Cap(); e.Judged() && c > 0 && e.By > c {
+			v.errf(e.FieldPos("by"), "expectation judged by tick %d comes after the end of the run (tick %d)", e.By, c)
+		}
+	}
 	v.partitionFaults(added)
 }
 

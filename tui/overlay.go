@@ -130,10 +130,10 @@ func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line
 	if w > 80 {
 		w = 80
 	}
-	if r.w-w < 4 {
-		// A margin of a column or two would show slivers of the panels
-		// beneath (their borders doubled at the box's edge): take the
-		// full width instead.
+	if r.w-w < 8 {
+		// A margin of a few columns would show slivers of the panels
+		// beneath (their borders doubled at the box's edge, a letter of
+		// their text beside the box's): take the full width instead.
 		w = r.w
 	}
 	h := len(lines) + 2

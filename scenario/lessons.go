@@ -31,6 +31,7 @@ var menu = []string{
 	"event-storm",
 	"sync-loop",
 	"architecture-choice",
+	"redrive-dedup",
 }
 
 // ErrUnknownLesson is wrapped by the error LoadLesson returns for a name

@@ -424,4 +424,5 @@ func ExampleLessons() {
 	// event-storm          Event storm and its supervisor
 	// sync-loop            Sync loop and source tracking
 	// architecture-choice  Which architecture fits: queue, pub/sub or log?
+	// redrive-dedup        A message ID is not a dedup key after a redrive
 }

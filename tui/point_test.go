@@ -23,6 +23,7 @@ var lessonPoints = map[string]int{
 	"event-storm":         3, // t=2: 73 messages for one save on storm
 	"sync-loop":           3, // t=2: the tracked pair ends the round trip
 	"architecture-choice": 5, // t=5: design C loses an event
+	"redrive-dedup":       5, // t=20: by-id charges the redriven order again
 }
 
 // TestVerdictChangesAtThePoint steps every lesson's session from

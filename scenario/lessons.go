@@ -32,6 +32,7 @@ var menu = []string{
 	"sync-loop",
 	"architecture-choice",
 	"redrive-dedup",
+	"queue-health",
 }
 
 // ErrUnknownLesson is wrapped by the error LoadLesson returns for a name

@@ -425,4 +425,5 @@ func ExampleLessons() {
 	// sync-loop            Sync loop and source tracking
 	// architecture-choice  Which architecture fits: queue, pub/sub or log?
 	// redrive-dedup        A message ID is not a dedup key after a redrive
+	// queue-health         Queue health - a peak that drains, a backlog that grows
 }

@@ -24,6 +24,7 @@ var lessonPoints = map[string]int{
 	"sync-loop":           3, // t=2: the tracked pair ends the round trip
 	"architecture-choice": 5, // t=5: design C loses an event
 	"redrive-dedup":       5, // t=20: by-id charges the redriven order again
+	"queue-health":        2, // t=4: the peak would page a depth alert
 }
 
 // TestVerdictChangesAtThePoint steps every lesson's session from

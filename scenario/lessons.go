@@ -33,6 +33,7 @@ var menu = []string{
 	"architecture-choice",
 	"redrive-dedup",
 	"queue-health",
+	"competing-order",
 }
 
 // ErrUnknownLesson is wrapped by the error LoadLesson returns for a name

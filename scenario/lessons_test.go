@@ -426,4 +426,5 @@ func ExampleLessons() {
 	// architecture-choice  Which architecture fits: queue, pub/sub or log?
 	// redrive-dedup        A message ID is not a dedup key after a redrive
 	// queue-health         Queue health - a peak that drains, a backlog that grows
+	// competing-order      Competing consumers against per-customer order
 }

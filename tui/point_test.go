@@ -25,6 +25,7 @@ var lessonPoints = map[string]int{
 	"architecture-choice": 5, // t=5: design C loses an event
 	"redrive-dedup":       5, // t=20: by-id charges the redriven order again
 	"queue-health":        2, // t=4: the peak would page a depth alert
+	"competing-order":     2, // t=5: kunde-2 applied out of order
 }
 
 // TestVerdictChangesAtThePoint steps every lesson's session from

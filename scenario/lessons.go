@@ -34,6 +34,7 @@ var menu = []string{
 	"redrive-dedup",
 	"queue-health",
 	"competing-order",
+	"correlation-ids",
 }
 
 // ErrUnknownLesson is wrapped by the error LoadLesson returns for a name

@@ -427,4 +427,5 @@ func ExampleLessons() {
 	// redrive-dedup        A message ID is not a dedup key after a redrive
 	// queue-health         Queue health - a peak that drains, a backlog that grows
 	// competing-order      Competing consumers against per-customer order
+	// correlation-ids      Correlation IDs find a failure deep in a chain
 }

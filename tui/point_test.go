@@ -26,6 +26,7 @@ var lessonPoints = map[string]int{
 	"redrive-dedup":       5, // t=20: by-id charges the redriven order again
 	"queue-health":        2, // t=4: the peak would page a depth alert
 	"competing-order":     2, // t=5: kunde-2 applied out of order
+	"correlation-ids":     2, // t=5: shipping loses order-6
 }
 
 // TestVerdictChangesAtThePoint steps every lesson's session from

@@ -176,6 +176,7 @@ func TestNarrationBringsItsPanel(t *testing.T) {
 	}{
 		{"partition-order", 3, "orders", "kunde-A", []string{"m31", "m19", "m25"}},
 		{"architecture-choice", 6, "c-billing", "", []string{"queue c-billing"}},
+		{"correlation-ids", 3, "payments", "m12", []string{"published m12", "m14", "failed m24"}},
 	} {
 		s, err := scenario.LoadLesson(c.lesson)
 		if err != nil {

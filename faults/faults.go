@@ -54,6 +54,7 @@ const (
 	HandlerPermanent           Point = "handler.permanent"
 	HandlerPoison              Point = "handler.poison"
 	HandlerSlow                Point = "handler.slow"
+	HandlerRateLimited         Point = "handler.rate_limited"
 	BrokerUnavailable          Point = "broker.unavailable"
 	BrokerAckLost              Point = "broker.ack_lost"
 	BrokerDuplicate            Point = "broker.duplicate"
@@ -89,6 +90,7 @@ var Points = sortedPoints([]PointInfo{
 	{HandlerPermanent, "", "the handler fails with a permanent error (retrying cannot help)"},
 	{HandlerPoison, "", "the message is poison: the handler fails on every attempt"},
 	{HandlerSlow, "extra ticks of processing (default 1)", "the handler takes longer, possibly past the visibility timeout"},
+	{HandlerRateLimited, "Retry-After in ticks (default 1)", "a downstream refuses the handler's call with a rate limit (HTTP 429 with Retry-After): a transient failure that says when to retry"},
 	{BrokerUnavailable, "", "sends, receives, publishes, acks, deletes, visibility changes and commits fail with a connection error"},
 	{BrokerAckLost, "", "an ack, delete or offset commit is lost on its way: the consumer believes it succeeded, the broker never got it"},
 	{BrokerDuplicate, "", "the broker delivers the message twice"},

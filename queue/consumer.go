@@ -243,7 +243,9 @@ func (x *dispatch) Duration(d *sim.Delivery) sim.Tick { return sim.DurationOf(x.
 // sim.Classify: permanent and poison go to the dead-letter queue at once;
 // transient ones are dead-lettered once MaxAttempts is reached and
 // otherwise retried by the retry policy (a nack with delay, or nothing for
-// RetryNone: the visibility timeout brings the message back). Without a
+// RetryNone: the visibility timeout brings the message back), except a
+// rate limit (sim.RateLimited), which is nacked with its Retry-After. A
+// policy with SameForAll retries every class by the policy alone. Without a
 // dead-letter queue a message to dead-letter stays unacked and comes back.
 // On a FIFO queue, once a message of a group fails (or its ack before
 // processing fails), the messages of that group behind it in the batch are
@@ -693,8 +695,15 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 	if c.q.cfg.FIFO {
 		x.failGroup(w.d.Message.Key)
 	}
+	if c.cfg.Retry.SameForAll {
+		class = sim.ClassTransient // one policy for every class
+	}
 	if class == sim.ClassTransient && (c.cfg.MaxAttempts == 0 || w.d.ReceiveCount < c.cfg.MaxAttempts) {
-		if delay, ok := c.cfg.Retry.Backoff(w.d.ReceiveCount, x.stream); ok {
+		delay, ok := c.cfg.Retry.Backoff(w.d.ReceiveCount, x.stream)
+		if after, limited := sim.RetryAfter(err); limited && !c.cfg.Retry.SameForAll {
+			delay, ok = after, true
+		}
+		if ok {
 			if err := c.q.Nack(w.d.Receipt, delay); err != nil {
 				x.refused(err)
 			} else {

@@ -307,6 +307,7 @@ var (
 		fWith(fTicks("base", durationRange, "Base", "the fixed delay, or the first exponential delay"), func(f *field) { f.defDoc = "required for `fixed`, `exponential`" }),
 		fWith(fTicks("cap", durationRange, "Cap", "`exponential` only; at least `base`"), func(f *field) { f.defDoc = "64 × `base` (at most 1,000,000)" }),
 		fBool("jitter", "Jitter", "`exponential` only; up to half of each delay is drawn away from the consumer's seeded stream (\"equal jitter\")"),
+		fBool("same_for_all", "SameForAll", "one strategy for every error class: permanent and poison failures are retried like transient ones until the redrive policy dead-letters them, and a rate limit's Retry-After (`handler.rate_limited`) is ignored. By default each class is treated on its own: permanent and poison go to the dead-letter queue at once, a rate limit waits its Retry-After, other transient failures follow the policy"),
 	}}
 
 	consumerObj = &object{what: "consumer", title: "consumer", anchor: "consumer", fields: []field{

@@ -35,6 +35,7 @@ var menu = []string{
 	"queue-health",
 	"competing-order",
 	"correlation-ids",
+	"retry-classes",
 }
 
 // ErrUnknownLesson is wrapped by the error LoadLesson returns for a name

@@ -428,4 +428,5 @@ func ExampleLessons() {
 	// queue-health         Queue health - a peak that drains, a backlog that grows
 	// competing-order      Competing consumers against per-customer order
 	// correlation-ids      Correlation IDs find a failure deep in a chain
+	// retry-classes        Retries by error class
 }

@@ -188,9 +188,10 @@ func (r *Run) buildConsumers() error {
 }
 
 // retryPolicy returns the queue.RetryPolicy of rt: its kind, base and
-// cap, with jitter on meaning "equal jitter" (half of each delay).
+// cap, with jitter on meaning "equal jitter" (half of each delay), and
+// whether it applies to every failure class.
 func retryPolicy(rt Retry) queue.RetryPolicy {
-	p := queue.RetryPolicy{Kind: rt.Policy}
+	p := queue.RetryPolicy{Kind: rt.Policy, SameForAll: rt.SameForAll}
 	if rt.Policy == queue.RetryNone {
 		return p
 	}

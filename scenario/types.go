@@ -447,6 +447,9 @@ type Retry struct {
 	Cap sim.Tick
 	// Jitter draws exponential delays from the consumer's stream.
 	Jitter bool
+	// SameForAll applies the policy to every failure class (see
+	// queue.RetryPolicy.SameForAll).
+	SameForAll bool
 }
 
 // Consumer is a queue consumer, run as Instances competing instances.

@@ -27,6 +27,7 @@ var lessonPoints = map[string]int{
 	"queue-health":        2, // t=4: the peak would page a depth alert
 	"competing-order":     2, // t=5: kunde-2 applied out of order
 	"correlation-ids":     2, // t=5: shipping loses order-6
+	"retry-classes":       3, // t=4: the invalid payload goes to the DLQ at once
 }
 
 // TestVerdictChangesAtThePoint steps every lesson's session from

@@ -84,7 +84,7 @@ type PointInfo struct {
 // Points lists every fault point, sorted by name.
 var Points = sortedPoints([]PointInfo{
 	{ConsumerCrashBeforeProcess, "", "a queue consumer crashes after receiving, before its handler runs; the message is not acked"},
-	{ConsumerCrashAfterEffect, "", "a consumer crashes after its effect was applied, before the ack or commit"},
+	{ConsumerCrashAfterEffect, "", "a consumer crashes after its effect was applied, before its forward, the ack or commit"},
 	{ConsumerCrashBeforeCommit, "", "a log group member crashes after processing, before committing its offset"},
 	{HandlerTransient, "failing attempts before success (default 1)", "the handler fails with a transient error and succeeds on a later attempt"},
 	{HandlerPermanent, "", "the handler fails with a permanent error (retrying cannot help)"},

@@ -118,6 +118,9 @@ type ConsumerConfig struct {
 	// RestartDelay is how many ticks a crashed instance stays down; 0
 	// means 1.
 	RestartDelay sim.Tick
+	// Forward, if set, publishes an outgoing message for every message
+	// handled (see Forward).
+	Forward *Forward
 }
 
 // Validate reports a configuration error, wrapping ErrInvalidConfig.
@@ -149,6 +152,9 @@ func (c ConsumerConfig) Validate() error {
 	if err := c.Retry.Validate(); err != nil {
 		return fmt.Errorf("consumer %q: %w", c.Name, err)
 	}
+	if err := c.Forward.Validate(); err != nil {
+		return fmt.Errorf("consumer %q: %w", c.Name, err)
+	}
 	if err := validateHandler(c.Handler); err != nil {
 		return fmt.Errorf("%w: consumer %q: %w", ErrInvalidConfig, c.Name, err)
 	}
@@ -178,6 +184,10 @@ type ConsumerStats struct {
 	Lost         int // messages lost by acking before processing
 	Polls        int // receive calls opened (a long poll is one call however many ticks it waits)
 	EmptyPolls   int // receive calls that ended with nothing
+	// Forwarded counts outgoing messages published (Forward), Resent
+	// those of them published for a skipped duplicate, ForwardFailed the
+	// publishes the target refused.
+	Forwarded, Resent, ForwardFailed int
 }
 
 // add adds the counts of o to s.
@@ -195,6 +205,9 @@ func (s *ConsumerStats) add(o *ConsumerStats) {
 	s.Lost += o.Lost
 	s.Polls += o.Polls
 	s.EmptyPolls += o.EmptyPolls
+	s.Forwarded += o.Forwarded
+	s.Resent += o.Resent
+	s.ForwardFailed += o.ForwardFailed
 }
 
 // work is one delivery an instance holds.
@@ -678,6 +691,7 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 			x.crash(now, "after effect, before ack", w, false, rest)
 			return true
 		}
+		x.forward(d)
 		if !w.acked {
 			if err := c.q.Ack(w.d.Receipt); err != nil {
 				x.refused(err) // the message comes back after its visibility timeout

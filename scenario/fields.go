@@ -329,6 +329,13 @@ var (
 				sim.KeyByBusinessKey.String(): "the message's type, key and body: a copy sent again under a new ID, e.g. redriven, is recognised too",
 			}, doc: "a message already processed is acked without applying its effect again (traced `deduplicated`)"},
 		fTicks("start", tickRange, "Start", "first tick the consumer runs"),
+		{name: "forward", kind: kObject, of: forwardObj, gofield: "Forward", defDoc: "none", doc: "an outgoing message published for every message handled, after `consumer.crash_after_effect` and before the ack"},
+	}}
+
+	forwardObj = &object{what: "forward", title: "forward", anchor: "forward", fields: []field{
+		{name: "to", kind: kTarget, of: producerTargetObj, required: true, doc: "where the outgoing messages go (a queue, topic or log)"},
+		{name: "type", kind: kLine, gofield: "Type", defDoc: "the incoming type", doc: "message type header of the outgoing message"},
+		fBool("resend", "Resend", "publish the outgoing message again for a delivery the consumer's idempotency skips as a duplicate, so a crash between the effect and the publish cannot lose it"),
 	}}
 
 	memberObj = &object{what: "member", title: "member", anchor: "member", fields: []field{
@@ -459,7 +466,7 @@ var objects = []struct {
 	{scenarioObj, Scenario{}}, {runObj, Length{}}, {topologyObj, Topology{}}, {queueObj, Queue{}}, {deadLetterObj, DeadLetter{}},
 	{topicObj, Topic{}}, {fanOutRetryObj, FanOutRetry{}}, {subscriberObj, Subscriber{}}, {emitObj, Emit{}},
 	{logObj, Log{}}, {retentionObj, Retention{}}, {groupObj, Group{}}, {serviceObj, Service{}}, {actorsObj, Actors{}},
-	{producerObj, Producer{}}, {consumerObj, Consumer{}}, {memberObj, Member{}}, {handlerObj, Handler{}}, {retryObj, Retry{}},
+	{producerObj, Producer{}}, {consumerObj, Consumer{}}, {memberObj, Member{}}, {handlerObj, Handler{}}, {retryObj, Retry{}}, {forwardObj, Forward{}},
 	{relayObj, Relay{}}, {faultObj, Fault{}}, {matchObj, nil}, {actionObj, Action{}}, {stepObj, Step{}},
 	{expectObj, Expectation{}}, {viewObj, View{}}, {variantObj, Variant{}}, {serviceTargetObj, nil}, {producerTargetObj, nil},
 }

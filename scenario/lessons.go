@@ -36,6 +36,7 @@ var menu = []string{
 	"competing-order",
 	"correlation-ids",
 	"retry-classes",
+	"resend-outgoing",
 }
 
 // ErrUnknownLesson is wrapped by the error LoadLesson returns for a name

@@ -429,4 +429,5 @@ func ExampleLessons() {
 	// competing-order      Competing consumers against per-customer order
 	// correlation-ids      Correlation IDs find a failure deep in a chain
 	// retry-classes        Retries by error class
+	// resend-outgoing      Idempotency also means re-sending
 }

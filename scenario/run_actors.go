@@ -176,6 +176,13 @@ func (r *Run) buildConsumers() error {
 			cfg.WaitTime = queue.ShortPoll
 		}
 		cfg.Retry = retryPolicy(cc.Retry)
+		if f := cc.Forward; f != nil {
+			to, err := r.target(f.To)
+			if err != nil {
+				return err
+			}
+			cfg.Forward = &queue.Forward{To: to, Type: f.Type, Resend: f.Resend}
+		}
 		c, err := queue.NewConsumer(r.w, cfg)
 		if err != nil {
 			return r.s.runErr(cc.Pos, err.Error())

@@ -483,6 +483,18 @@ type Consumer struct {
 	Idempotency sim.IdempotencyKey
 	// Start is the first tick the consumer runs.
 	Start sim.Tick
+	// Forward, if set, publishes an outgoing message for every message
+	// handled (queue.Forward).
+	Forward *Forward
+}
+
+// Forward is a queue consumer's outgoing message: where it goes, its
+// type, and whether a skipped duplicate publishes it again.
+type Forward struct {
+	Node
+	To     Target
+	Type   string
+	Resend bool
 }
 
 // Member is a consumer-group member of a log.

@@ -279,6 +279,13 @@ func (v *val) actorRefs() {
 		v.errf(a.FieldPos("producers"), "producers send %d messages in total; at most %d are allowed", total, MaxMessages)
 	}
 	for i := range a.Consumers {
+		if f := a.Consumers[i].Forward; f != nil && f.To.Kind == TargetService {
+			v.errf(f.To.Pos, "consumer %q forwards to a service; a forward goes to a queue, topic or log", a.Consumers[i].Name)
+		} else if f != nil {
+			v.target(&f.To, fmt.Sprintf("consumer %q forwards to", a.Consumers[i].Name))
+		}
+	}
+	for i := range a.Consumers {
 		c := &a.Consumers[i]
 		if v.ref(c.FieldPos("queue"), fmt.Sprintf("consumer %q reads", c.Name), v.ns["queue"], c.Queue) {
 			if q := v.queue(c.Queue); q != nil && q.Strict && c.Batch > MaxStrictBatch {

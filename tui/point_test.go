@@ -28,6 +28,7 @@ var lessonPoints = map[string]int{
 	"competing-order":     2, // t=5: kunde-2 applied out of order
 	"correlation-ids":     2, // t=5: shipping loses order-6
 	"retry-classes":       3, // t=4: the invalid payload goes to the DLQ at once
+	"resend-outgoing":     3, // t=6: only billing-fixed re-sends the invoice
 }
 
 // TestVerdictChangesAtThePoint steps every lesson's session from

@@ -279,6 +279,7 @@ var (
 			doc:    "which key each message gets"},
 		{name: "type", kind: kLine, gofield: "Type", doc: "message type header, e.g. `order.placed`"},
 		{name: "source", kind: kLine, gofield: "Source", defDoc: "the producer's name", doc: "source header"},
+		fWith(fInt("schema_version", bounds{0, MaxSchemaVersion, "0 is unversioned, read as 1"}, "SchemaVersion", "the schema version header of its messages"), func(f *field) { f.defDoc = "0" }),
 		{name: "on_refused", kind: kEnum, gofield: "OnRefused", def: producer.OnRefusedRetry, enum: words(producer.OnRefusedRetry, producer.OnRefusedDrop),
 			values: map[string]string{
 				string(producer.OnRefusedRetry): "sends it again first on the next tick: nothing is lost, later messages wait",
@@ -299,6 +300,8 @@ var (
 		fWith(fInt("failures", bounds{1, MaxFailures, ""}, "Failures", "only for `transient`"), func(f *field) { f.defDoc = "1" }),
 		fTicks("ticks", tickRange, "Ticks", "processing time of a matching message, for every kind; `slow` needs at least 1 (a group member stops polling meanwhile)"),
 		{name: "error", kind: kLine, gofield: "Error", doc: "error text of failures"},
+		fWith(fInt("min_version", bounds{0, MaxSchemaVersion, "0 means no lower bound"}, "MinVersion", "the oldest schema version (`schema_version` of the producer) the handler can parse; a message of an older version fails permanently, whatever its key, until `fix_handler`"), func(f *field) { f.defDoc = "0" }),
+		fWith(fInt("max_version", bounds{0, MaxSchemaVersion, "0 means no upper bound"}, "MaxVersion", "the newest schema version the handler can parse; a message of a newer version fails permanently, whatever its key, until `fix_handler` (deploying code that reads every version)"), func(f *field) { f.defDoc = "0" }),
 	}}
 
 	retryObj = &object{what: "retry", title: "retry", anchor: "retry", fields: []field{

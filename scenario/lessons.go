@@ -37,6 +37,7 @@ var menu = []string{
 	"correlation-ids",
 	"retry-classes",
 	"resend-outgoing",
+	"schema-evolution",
 }
 
 // ErrUnknownLesson is wrapped by the error LoadLesson returns for a name

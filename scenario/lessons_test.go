@@ -430,4 +430,5 @@ func ExampleLessons() {
 	// correlation-ids      Correlation IDs find a failure deep in a chain
 	// retry-classes        Retries by error class
 	// resend-outgoing      Idempotency also means re-sending
+	// schema-evolution     Schema evolution - v2 events meet a v1 consumer
 }

@@ -66,7 +66,8 @@ type runRelay struct {
 // script returns the sim.Script that plays handler h: its kind, key
 // pattern, failures, processing time and error text.
 func script(h *Handler) *sim.Script {
-	return &sim.Script{Behaviour: h.Kind, Keys: h.Keys, Failures: h.Failures, Ticks: h.Ticks, Error: h.Error}
+	return &sim.Script{Behaviour: h.Kind, Keys: h.Keys, Failures: h.Failures, Ticks: h.Ticks, Error: h.Error,
+		MinVersion: h.MinVersion, MaxVersion: h.MaxVersion}
 }
 
 // buildProducers makes a producer.Producer for every producer that sends to
@@ -92,7 +93,7 @@ func (r *Run) buildProducers() error {
 			return err
 		}
 		cfg := producer.Config{Name: pc.Name, Target: tgt, Count: pc.Count, Rate: pc.Rate, Start: pc.Start,
-			Keys: pc.Keys, KeyOrder: pc.KeyOrder, Type: pc.Type, Source: pc.Source, OnRefused: pc.OnRefused}
+			Keys: pc.Keys, KeyOrder: pc.KeyOrder, Type: pc.Type, Source: pc.Source, OnRefused: pc.OnRefused, SchemaVersion: pc.SchemaVersion}
 		if pc.Keys == nil && pc.KeyPattern != "" {
 			cfg.KeyPattern, cfg.KeyCount = pc.KeyPattern, pc.KeyCount
 		}

@@ -51,6 +51,7 @@ const (
 	MaxFailures          = 1000      // handler failures before a transient handler succeeds
 	MaxNameLen           = 64        // bytes of a name
 	MaxVariants          = 32        // variants of one file (each is decoded again to check it)
+	MaxSchemaVersion     = 1000      // schema versions of messages and handlers
 )
 
 // Scenario is a loaded, validated scenario file. Every reference in it
@@ -388,6 +389,9 @@ type Producer struct {
 	// tick; producer.OnRefusedDrop gives it up, a loss with cause "broker
 	// unavailable".
 	OnRefused producer.OnRefused
+	// SchemaVersion is the messages' schema version header; 0 is
+	// unversioned (read as 1).
+	SchemaVersion int
 }
 
 // NumKeys returns the number of distinct keys the producer uses; 0 means
@@ -433,6 +437,9 @@ type Handler struct {
 	Ticks sim.Tick
 	// Error is the error text of failures.
 	Error string
+	// MinVersion and MaxVersion, when above 0, bound the schema versions
+	// the handler can parse (sim.Script).
+	MinVersion, MaxVersion int
 }
 
 // Retry is how a failing queue consumer delays the next attempt.

@@ -29,6 +29,7 @@ var lessonPoints = map[string]int{
 	"correlation-ids":     2, // t=5: shipping loses order-6
 	"retry-classes":       3, // t=4: the invalid payload goes to the DLQ at once
 	"resend-outgoing":     3, // t=6: only billing-fixed re-sends the invoice
+	"schema-evolution":    2, // t=8: the v1 billing stops at the first v2 event
 }
 
 // TestVerdictChangesAtThePoint steps every lesson's session from

@@ -54,6 +54,7 @@ const (
 	HandlerPermanent           Point = "handler.permanent"
 	HandlerPoison              Point = "handler.poison"
 	HandlerSlow                Point = "handler.slow"
+	HandlerRateLimited         Point = "handler.rate_limited"
 	BrokerUnavailable          Point = "broker.unavailable"
 	BrokerAckLost              Point = "broker.ack_lost"
 	BrokerDuplicate            Point = "broker.duplicate"
@@ -83,12 +84,13 @@ type PointInfo struct {
 // Points lists every fault point, sorted by name.
 var Points = sortedPoints([]PointInfo{
 	{ConsumerCrashBeforeProcess, "", "a queue consumer crashes after receiving, before its handler runs; the message is not acked"},
-	{ConsumerCrashAfterEffect, "", "a consumer crashes after its effect was applied, before the ack or commit"},
+	{ConsumerCrashAfterEffect, "", "a consumer crashes after its effect was applied, before its forward, the ack or commit"},
 	{ConsumerCrashBeforeCommit, "", "a log group member crashes after processing, before committing its offset"},
 	{HandlerTransient, "failing attempts before success (default 1)", "the handler fails with a transient error and succeeds on a later attempt"},
 	{HandlerPermanent, "", "the handler fails with a permanent error (retrying cannot help)"},
 	{HandlerPoison, "", "the message is poison: the handler fails on every attempt"},
 	{HandlerSlow, "extra ticks of processing (default 1)", "the handler takes longer, possibly past the visibility timeout"},
+	{HandlerRateLimited, "Retry-After in ticks (default 1)", "a downstream refuses the handler's call with a rate limit (HTTP 429 with Retry-After): a transient failure that says when to retry"},
 	{BrokerUnavailable, "", "sends, receives, publishes, acks, deletes, visibility changes and commits fail with a connection error"},
 	{BrokerAckLost, "", "an ack, delete or offset commit is lost on its way: the consumer believes it succeeded, the broker never got it"},
 	{BrokerDuplicate, "", "the broker delivers the message twice"},

@@ -8,8 +8,10 @@ import (
 
 // Handler wraps h so that the handler fault points are consulted for every
 // delivery, the same way for every model: handler.poison, then
-// handler.permanent, then handler.transient (whose Param, when above 1, is
-// how many consecutive attempts of the message fail), fail the attempt
+// handler.permanent, then handler.rate_limited (a sim.RateLimited error
+// whose Retry-After is Param ticks, at least 1), then handler.transient
+// (whose Param, when above 1, is how many consecutive attempts of the
+// message fail), fail the attempt
 // with an error of that class before h runs; handler.slow (Param ticks,
 // at least 1) adds to the processing time the model asks for through
 // sim.Timed. A nil injector returns h itself.
@@ -69,6 +71,15 @@ func (f *faultyHandler) Handle(d *sim.Delivery) error {
 	if in.Has(HandlerPermanent) {
 		if x := in.CheckRef(HandlerPermanent, &c); x != nil {
 			return fail(sim.ErrPermanent, x)
+		}
+	}
+	if in.Has(HandlerRateLimited) {
+		if x := in.CheckRef(HandlerRateLimited, &c); x != nil {
+			reason := "rule " + x.Rule
+			if x.Error != "" {
+				reason = x.Error + " (rule " + x.Rule + ")"
+			}
+			return &sim.RateLimited{After: sim.Tick(max(x.Param, 1)), Reason: reason}
 		}
 	}
 	if n := f.left[d.Msg.ID]; n > 0 {

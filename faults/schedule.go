@@ -224,6 +224,7 @@ var pointConst = map[Point]string{
 	HandlerPermanent:           "HandlerPermanent",
 	HandlerPoison:              "HandlerPoison",
 	HandlerSlow:                "HandlerSlow",
+	HandlerRateLimited:         "HandlerRateLimited",
 	BrokerUnavailable:          "BrokerUnavailable",
 	BrokerAckLost:              "BrokerAckLost",
 	BrokerDuplicate:            "BrokerDuplicate",

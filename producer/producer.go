@@ -141,6 +141,9 @@ type Config struct {
 	Type string
 	// Source is the messages' source header; "" means Name.
 	Source string
+	// SchemaVersion is the messages' schema version header; 0 is
+	// unversioned.
+	SchemaVersion int
 	// Body makes the body of message i (from 0); nil means "<Name>#<i+1>".
 	Body func(i int) []byte
 	// OnRefused is OnRefusedRetry ("" too) or OnRefusedDrop.
@@ -267,7 +270,7 @@ func (p *Producer) Step(now sim.Tick) {
 		} else {
 			body = p.defaultBody(i)
 		}
-		m := p.env.NewMessage(p.key(i), body, sim.Headers{Type: p.cfg.Type, Source: p.cfg.Source})
+		m := p.env.NewMessage(p.key(i), body, sim.Headers{Type: p.cfg.Type, Source: p.cfg.Source, SchemaVersion: p.cfg.SchemaVersion})
 		err := p.cfg.Target.Publish(m)
 		if err == nil {
 			continue

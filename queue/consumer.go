@@ -118,6 +118,9 @@ type ConsumerConfig struct {
 	// RestartDelay is how many ticks a crashed instance stays down; 0
 	// means 1.
 	RestartDelay sim.Tick
+	// Forward, if set, publishes an outgoing message for every message
+	// handled (see Forward).
+	Forward *Forward
 }
 
 // Validate reports a configuration error, wrapping ErrInvalidConfig.
@@ -149,6 +152,9 @@ func (c ConsumerConfig) Validate() error {
 	if err := c.Retry.Validate(); err != nil {
 		return fmt.Errorf("consumer %q: %w", c.Name, err)
 	}
+	if err := c.Forward.Validate(); err != nil {
+		return fmt.Errorf("consumer %q: %w", c.Name, err)
+	}
 	if err := validateHandler(c.Handler); err != nil {
 		return fmt.Errorf("%w: consumer %q: %w", ErrInvalidConfig, c.Name, err)
 	}
@@ -178,6 +184,10 @@ type ConsumerStats struct {
 	Lost         int // messages lost by acking before processing
 	Polls        int // receive calls opened (a long poll is one call however many ticks it waits)
 	EmptyPolls   int // receive calls that ended with nothing
+	// Forwarded counts outgoing messages published (Forward), Resent
+	// those of them published for a skipped duplicate, ForwardFailed the
+	// publishes the target refused.
+	Forwarded, Resent, ForwardFailed int
 }
 
 // add adds the counts of o to s.
@@ -195,6 +205,9 @@ func (s *ConsumerStats) add(o *ConsumerStats) {
 	s.Lost += o.Lost
 	s.Polls += o.Polls
 	s.EmptyPolls += o.EmptyPolls
+	s.Forwarded += o.Forwarded
+	s.Resent += o.Resent
+	s.ForwardFailed += o.ForwardFailed
 }
 
 // work is one delivery an instance holds.
@@ -243,7 +256,9 @@ func (x *dispatch) Duration(d *sim.Delivery) sim.Tick { return sim.DurationOf(x.
 // sim.Classify: permanent and poison go to the dead-letter queue at once;
 // transient ones are dead-lettered once MaxAttempts is reached and
 // otherwise retried by the retry policy (a nack with delay, or nothing for
-// RetryNone: the visibility timeout brings the message back). Without a
+// RetryNone: the visibility timeout brings the message back), except a
+// rate limit (sim.RateLimited), which is nacked with its Retry-After. A
+// policy with SameForAll retries every class by the policy alone. Without a
 // dead-letter queue a message to dead-letter stays unacked and comes back.
 // On a FIFO queue, once a message of a group fails (or its ack before
 // processing fails), the messages of that group behind it in the batch are
@@ -680,6 +695,7 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 			x.crash(now, "after effect, before ack", w, false, rest)
 			return true
 		}
+		x.forward(d)
 		if !w.acked {
 			if err := c.q.Ack(w.d.Receipt); err != nil {
 				x.refused(err) // the message comes back after its visibility timeout
@@ -697,8 +713,15 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 	if c.q.cfg.FIFO {
 		x.failGroup(w.d.Message.Key)
 	}
+	if c.cfg.Retry.SameForAll {
+		class = sim.ClassTransient // one policy for every class
+	}
 	if class == sim.ClassTransient && (c.cfg.MaxAttempts == 0 || w.d.ReceiveCount < c.cfg.MaxAttempts) {
-		if delay, ok := c.cfg.Retry.Backoff(w.d.ReceiveCount, x.stream); ok {
+		delay, ok := c.cfg.Retry.Backoff(w.d.ReceiveCount, x.stream)
+		if after, limited := sim.RetryAfter(err); limited && !c.cfg.Retry.SameForAll {
+			delay, ok = after, true
+		}
+		if ok {
 			if err := c.q.Nack(w.d.Receipt, delay); err != nil {
 				x.refused(err)
 			} else {

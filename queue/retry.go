@@ -65,6 +65,14 @@ type RetryPolicy struct {
 	// Jitter in [0, 1] is the largest fraction of the exponential delay
 	// that a random draw subtracts ("equal jitter" at 0.5, "full jitter" at 1).
 	Jitter float64
+	// SameForAll applies this one policy to every failure, whatever its
+	// class: a permanent or poison failure is retried like a transient
+	// one (until the queue's redrive policy or MaxAttempts dead-letters
+	// it), and a rate limit's Retry-After is ignored. The default, false,
+	// treats each class on its own: permanent and poison go to the
+	// dead-letter queue at once, a rate limit is retried after its
+	// Retry-After, any other transient failure by the policy.
+	SameForAll bool
 }
 
 // NoRetry returns the RetryNone policy.

@@ -279,6 +279,7 @@ var (
 			doc:    "which key each message gets"},
 		{name: "type", kind: kLine, gofield: "Type", doc: "message type header, e.g. `order.placed`"},
 		{name: "source", kind: kLine, gofield: "Source", defDoc: "the producer's name", doc: "source header"},
+		fWith(fInt("schema_version", bounds{0, MaxSchemaVersion, "0 is unversioned, read as 1"}, "SchemaVersion", "the schema version header of its messages"), func(f *field) { f.defDoc = "0" }),
 		{name: "on_refused", kind: kEnum, gofield: "OnRefused", def: producer.OnRefusedRetry, enum: words(producer.OnRefusedRetry, producer.OnRefusedDrop),
 			values: map[string]string{
 				string(producer.OnRefusedRetry): "sends it again first on the next tick: nothing is lost, later messages wait",
@@ -299,6 +300,8 @@ var (
 		fWith(fInt("failures", bounds{1, MaxFailures, ""}, "Failures", "only for `transient`"), func(f *field) { f.defDoc = "1" }),
 		fTicks("ticks", tickRange, "Ticks", "processing time of a matching message, for every kind; `slow` needs at least 1 (a group member stops polling meanwhile)"),
 		{name: "error", kind: kLine, gofield: "Error", doc: "error text of failures"},
+		fWith(fInt("min_version", bounds{0, MaxSchemaVersion, "0 means no lower bound"}, "MinVersion", "the oldest schema version (`schema_version` of the producer) the handler can parse; a message of an older version fails permanently, whatever its key, until `fix_handler`"), func(f *field) { f.defDoc = "0" }),
+		fWith(fInt("max_version", bounds{0, MaxSchemaVersion, "0 means no upper bound"}, "MaxVersion", "the newest schema version the handler can parse; a message of a newer version fails permanently, whatever its key, until `fix_handler` (deploying code that reads every version)"), func(f *field) { f.defDoc = "0" }),
 	}}
 
 	retryObj = &object{what: "retry", title: "retry", anchor: "retry", fields: []field{
@@ -307,6 +310,7 @@ var (
 		fWith(fTicks("base", durationRange, "Base", "the fixed delay, or the first exponential delay"), func(f *field) { f.defDoc = "required for `fixed`, `exponential`" }),
 		fWith(fTicks("cap", durationRange, "Cap", "`exponential` only; at least `base`"), func(f *field) { f.defDoc = "64 × `base` (at most 1,000,000)" }),
 		fBool("jitter", "Jitter", "`exponential` only; up to half of each delay is drawn away from the consumer's seeded stream (\"equal jitter\")"),
+		fBool("same_for_all", "SameForAll", "one strategy for every error class: permanent and poison failures are retried like transient ones until the redrive policy dead-letters them, and a rate limit's Retry-After (`handler.rate_limited`) is ignored. By default each class is treated on its own: permanent and poison go to the dead-letter queue at once, a rate limit waits its Retry-After, other transient failures follow the policy"),
 	}}
 
 	consumerObj = &object{what: "consumer", title: "consumer", anchor: "consumer", fields: []field{
@@ -328,6 +332,13 @@ var (
 				sim.KeyByBusinessKey.String(): "the message's type, key and body: a copy sent again under a new ID, e.g. redriven, is recognised too",
 			}, doc: "a message already processed is acked without applying its effect again (traced `deduplicated`)"},
 		fTicks("start", tickRange, "Start", "first tick the consumer runs"),
+		{name: "forward", kind: kObject, of: forwardObj, gofield: "Forward", defDoc: "none", doc: "an outgoing message published for every message handled, after `consumer.crash_after_effect` and before the ack"},
+	}}
+
+	forwardObj = &object{what: "forward", title: "forward", anchor: "forward", fields: []field{
+		{name: "to", kind: kTarget, of: producerTargetObj, required: true, doc: "where the outgoing messages go (a queue, topic or log)"},
+		{name: "type", kind: kLine, gofield: "Type", defDoc: "the incoming type", doc: "message type header of the outgoing message"},
+		fBool("resend", "Resend", "publish the outgoing message again for a delivery the consumer's idempotency skips as a duplicate, so a crash between the effect and the publish cannot lose it"),
 	}}
 
 	memberObj = &object{what: "member", title: "member", anchor: "member", fields: []field{
@@ -407,6 +418,8 @@ var (
 		fWith(fTicks("at", tickRange, "At", "not after the end of the run; the step shows from this tick"), func(f *field) { f.required = true }),
 		{name: "text", kind: kText, gofield: "Text", required: true, empty: "narration text must not be empty", doc: "up to 4096 bytes"},
 		fBool("pause", "Pause", "a player pauses when the step is shown"),
+		fName("tab", "narration tab", "Tab", false, "the queue, topic, log or service a player brings to the front when the step is shown, as `view.tab`"),
+		fName("filter", "trace filter", "Filter", false, "a trace filter a player sets when the step is shown (a message ID such as `m19`, a key or a correlation ID), so the events the step talks about are on screen; a student clears it with esc"),
 	}}
 
 	expectObj = &object{what: "expectation", title: "expectation", anchor: "expect", fields: []field{
@@ -417,6 +430,7 @@ var (
 		{name: "metric", kind: kMetric, defDoc: "—", doc: "a metric name, below"},
 		fWith(fEnum("op", "", "Op", "", opNames, "required with `metric` (quote it in flow style: `op: \"==\"`)"), func(f *field) { f.defDoc = "—" }),
 		{name: "value", kind: kNumber, lo: -1e15, hi: 1e15, gofield: "Value", defDoc: "—", doc: "required with `metric`"},
+		fWith(fTicks("by", durationRange, "By", "judge the expectation at the end of this tick instead of at the end of the run, so a player's verdict settles when the lesson makes its point; not after the end of the run"), func(f *field) { f.defDoc = "the end of the run" }),
 	}}
 
 	viewObj = &object{what: "view", title: "view", anchor: "view", fields: []field{
@@ -455,7 +469,7 @@ var objects = []struct {
 	{scenarioObj, Scenario{}}, {runObj, Length{}}, {topologyObj, Topology{}}, {queueObj, Queue{}}, {deadLetterObj, DeadLetter{}},
 	{topicObj, Topic{}}, {fanOutRetryObj, FanOutRetry{}}, {subscriberObj, Subscriber{}}, {emitObj, Emit{}},
 	{logObj, Log{}}, {retentionObj, Retention{}}, {groupObj, Group{}}, {serviceObj, Service{}}, {actorsObj, Actors{}},
-	{producerObj, Producer{}}, {consumerObj, Consumer{}}, {memberObj, Member{}}, {handlerObj, Handler{}}, {retryObj, Retry{}},
+	{producerObj, Producer{}}, {consumerObj, Consumer{}}, {memberObj, Member{}}, {handlerObj, Handler{}}, {retryObj, Retry{}}, {forwardObj, Forward{}},
 	{relayObj, Relay{}}, {faultObj, Fault{}}, {matchObj, nil}, {actionObj, Action{}}, {stepObj, Step{}},
 	{expectObj, Expectation{}}, {viewObj, View{}}, {variantObj, Variant{}}, {serviceTargetObj, nil}, {producerTargetObj, nil},
 }

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 )
@@ -30,6 +31,13 @@ var menu = []string{
 	"event-storm",
 	"sync-loop",
 	"architecture-choice",
+	"redrive-dedup",
+	"queue-health",
+	"competing-order",
+	"correlation-ids",
+	"retry-classes",
+	"resend-outgoing",
+	"schema-evolution",
 }
 
 // ErrUnknownLesson is wrapped by the error LoadLesson returns for a name
@@ -101,9 +109,21 @@ func LoadLesson(name string) (*Scenario, error) {
 // Resolve loads what a command-line argument names: a built-in lesson when
 // arg is a lesson's name, otherwise the scenario file at path arg. A file
 // that happens to share a lesson's name can be reached as "./NAME".
+//
+// An argument that names neither, looks like a lesson name (no path
+// separator, no file extension) and is close to one returns an error
+// wrapping ErrUnknownLesson that says "did you mean", so a typo in a lesson
+// name is not reported as an unreadable file.
 func Resolve(arg string) (*Scenario, error) {
 	if isLesson(arg) {
 		return LoadLesson(arg)
 	}
-	return LoadFile(arg)
+	s, err := LoadFile(arg)
+	if err != nil && !strings.ContainsAny(arg, `/\.`) && suggestName(arg, menu) != "" {
+		if _, serr := os.Stat(arg); serr != nil {
+			return nil, fmt.Errorf("%w %s (did you mean %s?) and no file of that name; lessons: %s",
+				ErrUnknownLesson, quote(arg), quote(suggestName(arg, menu)), strings.Join(menu, ", "))
+		}
+	}
+	return s, err
 }

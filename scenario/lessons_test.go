@@ -123,6 +123,18 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+func TestResolveTypoSuggestsLesson(t *testing.T) {
+	_, err := Resolve("poison-dlg")
+	if !errors.Is(err, ErrUnknownLesson) || !strings.Contains(err.Error(), `did you mean "poison-dlq"?`) {
+		t.Errorf("Resolve(typo) = %v, want an unknown lesson with a suggestion", err)
+	}
+	// Nothing like a lesson: the file error stays.
+	_, err = Resolve("zzzzzzzzzzzzzzzz")
+	if errors.Is(err, ErrUnknownLesson) || !strings.Contains(err.Error(), "cannot read the file") {
+		t.Errorf("Resolve(far from any lesson) = %v, want the read error", err)
+	}
+}
+
 func TestLessonsStable(t *testing.T) {
 	a, b := Lessons(), Lessons()
 	a[0].Name = "changed"
@@ -412,4 +424,11 @@ func ExampleLessons() {
 	// event-storm          Event storm and its supervisor
 	// sync-loop            Sync loop and source tracking
 	// architecture-choice  Which architecture fits: queue, pub/sub or log?
+	// redrive-dedup        A message ID is not a dedup key after a redrive
+	// queue-health         Queue health - a peak that drains, a backlog that grows
+	// competing-order      Competing consumers against per-customer order
+	// correlation-ids      Correlation IDs find a failure deep in a chain
+	// retry-classes        Retries by error class
+	// resend-outgoing      Idempotency also means re-sending
+	// schema-evolution     Schema evolution - v2 events meet a v1 consumer
 }

@@ -53,44 +53,27 @@ type Outcome struct {
 	Violations []sim.Violation
 }
 
+// String returns the outcome as the report writes it, without the file
+// name: "PASS 12:5 exactly_once(worker) (measured 0 violations)".
+func (o Outcome) String() string {
+	v := "FAIL"
+	if o.Pass {
+		v = "PASS"
+	}
+	return v + " " + strconv.Itoa(o.Line) + ":" + strconv.Itoa(o.Col) + " " + o.Text + " (measured " + o.Measured + ")"
+}
+
 // evaluate evaluates every expectation on the ledger and the models, tracing
 // each as a "checked" event.
 func (r *Run) evaluate() *Report {
 	rep := &Report{Title: r.s.Title, File: r.s.File, Seed: r.seed, Ticks: r.w.Now(), Drained: r.drained,
 		Undrained: r.s.Run.Until == UntilDrained && !r.Drained(), Stats: r.env.Ledger.Stats()}
 	for i := range r.s.Expect {
-		e := &r.s.Expect[i]
-		o := Outcome{Text: e.String(), Check: e.Check, Line: e.Pos.Line, Col: e.Pos.Col}
-		if c := r.s.Checker(*e); c != nil {
-			o.Violations = c.Violations(r.env.Ledger)
-			o.Pass = len(o.Violations) == 0
-			o.Measured = strconv.Itoa(len(o.Violations)) + " violations"
-			if len(o.Violations) == 1 {
-				o.Measured = "1 violation"
-			}
-			if e.Check == CheckMaxDuplicates {
-				o.Measured = strconv.Itoa(r.env.Ledger.Duplicates(r.s.LedgerConsumer(e.Consumer))) + " duplicates"
-			}
-			if e.Violated {
-				o.Pass = !o.Pass
-				o.Measured += firstViolations(o.Violations)
-			}
-		} else {
-			v, err := r.Measure(e.Metric)
-			if err != nil {
-				o.Measured = err.Error()
-			} else {
-				o.Measured = strconv.FormatFloat(v, 'g', -1, 64)
-				o.Pass = e.Holds(v)
-			}
+		if i < len(r.judged) && r.judged[i] != nil {
+			rep.Outcomes = append(rep.Outcomes, *r.judged[i])
+			continue
 		}
-		verdict := "FAIL"
-		if o.Pass {
-			verdict = "PASS"
-		}
-		r.env.Emit(sim.Event{Kind: sim.KindChecked, Where: "expect", Detail: verdict + " " + o.Text + " (measured " + o.Measured + ") at " +
-			Pos{o.Line, o.Col}.String()})
-		rep.Outcomes = append(rep.Outcomes, o)
+		rep.Outcomes = append(rep.Outcomes, r.outcome(&r.s.Expect[i]))
 	}
 	rep.Errors = append([]Error(nil), r.errs...)
 	rep.Pass = len(rep.Errors) == 0
@@ -98,6 +81,61 @@ func (r *Run) evaluate() *Report {
 		rep.Pass = rep.Pass && o.Pass
 	}
 	return rep
+}
+
+// judgeDue judges, at the end of the current tick, every expectation
+// whose by: tick it is, and keeps the outcome for the live verdict and the
+// report; each is traced as a "checked" event at that tick. It costs
+// nothing on ticks without such an expectation.
+func (r *Run) judgeDue() {
+	now := r.w.Now()
+	for i := range r.s.Expect {
+		e := &r.s.Expect[i]
+		if !e.Judged() || e.By != now {
+			continue
+		}
+		if r.judged == nil {
+			r.judged = make([]*Outcome, len(r.s.Expect))
+		}
+		o := r.outcome(e)
+		r.judged[i] = &o
+	}
+}
+
+// outcome evaluates expectation e on the ledger and the models as they
+// are now, tracing it as a "checked" event.
+func (r *Run) outcome(e *Expectation) Outcome {
+	o := Outcome{Text: e.String(), Check: e.Check, Line: e.Pos.Line, Col: e.Pos.Col}
+	if c := r.s.Checker(*e); c != nil {
+		o.Violations = c.Violations(r.env.Ledger)
+		o.Pass = len(o.Violations) == 0
+		o.Measured = strconv.Itoa(len(o.Violations)) + " violations"
+		if len(o.Violations) == 1 {
+			o.Measured = "1 violation"
+		}
+		if e.Check == CheckMaxDuplicates {
+			o.Measured = strconv.Itoa(r.env.Ledger.Duplicates(r.s.LedgerConsumer(e.Consumer))) + " duplicates"
+		}
+		if e.Violated {
+			o.Pass = !o.Pass
+			o.Measured += firstViolations(o.Violations)
+		}
+	} else {
+		v, err := r.Measure(e.Metric)
+		if err != nil {
+			o.Measured = err.Error()
+		} else {
+			o.Measured = strconv.FormatFloat(v, 'g', -1, 64)
+			o.Pass = e.Holds(v)
+		}
+	}
+	verdict := "FAIL"
+	if o.Pass {
+		verdict = "PASS"
+	}
+	r.env.Emit(sim.Event{Kind: sim.KindChecked, Where: "expect", Detail: verdict + " " + o.Text + " (measured " + o.Measured + ") at " +
+		Pos{o.Line, o.Col}.String()})
+	return o
 }
 
 // MaxViolationExamples is how many violations the measured value of a

@@ -79,8 +79,11 @@ type Run struct {
 
 	over, drained bool
 	report        *Report
-	errs          []Error
-	narr          int // narration steps traced so far
+	// judged holds, per expectation, the outcome of one judged at its
+	// by: tick (nil until then, and for the others).
+	judged []*Outcome
+	errs   []Error
+	narr   int // narration steps traced so far
 
 	queues    []*runQueue
 	queueBy   map[string]*runQueue
@@ -755,6 +758,7 @@ func (r *Run) Step() bool {
 		r.fail(r.s.Run.Pos, "the run stopped at t="+strconv.FormatInt(int64(r.w.Now()), 10)+" because it "+budgetWhat(err), errors.New(r.budgetCause()))
 		return true
 	}
+	r.judgeDue()
 	if r.w.Now() >= r.limit {
 		r.over = true
 	}

@@ -66,7 +66,8 @@ type runRelay struct {
 // script returns the sim.Script that plays handler h: its kind, key
 // pattern, failures, processing time and error text.
 func script(h *Handler) *sim.Script {
-	return &sim.Script{Behaviour: h.Kind, Keys: h.Keys, Failures: h.Failures, Ticks: h.Ticks, Error: h.Error}
+	return &sim.Script{Behaviour: h.Kind, Keys: h.Keys, Failures: h.Failures, Ticks: h.Ticks, Error: h.Error,
+		MinVersion: h.MinVersion, MaxVersion: h.MaxVersion}
 }
 
 // buildProducers makes a producer.Producer for every producer that sends to
@@ -92,7 +93,7 @@ func (r *Run) buildProducers() error {
 			return err
 		}
 		cfg := producer.Config{Name: pc.Name, Target: tgt, Count: pc.Count, Rate: pc.Rate, Start: pc.Start,
-			Keys: pc.Keys, KeyOrder: pc.KeyOrder, Type: pc.Type, Source: pc.Source, OnRefused: pc.OnRefused}
+			Keys: pc.Keys, KeyOrder: pc.KeyOrder, Type: pc.Type, Source: pc.Source, OnRefused: pc.OnRefused, SchemaVersion: pc.SchemaVersion}
 		if pc.Keys == nil && pc.KeyPattern != "" {
 			cfg.KeyPattern, cfg.KeyCount = pc.KeyPattern, pc.KeyCount
 		}
@@ -176,6 +177,13 @@ func (r *Run) buildConsumers() error {
 			cfg.WaitTime = queue.ShortPoll
 		}
 		cfg.Retry = retryPolicy(cc.Retry)
+		if f := cc.Forward; f != nil {
+			to, err := r.target(f.To)
+			if err != nil {
+				return err
+			}
+			cfg.Forward = &queue.Forward{To: to, Type: f.Type, Resend: f.Resend}
+		}
 		c, err := queue.NewConsumer(r.w, cfg)
 		if err != nil {
 			return r.s.runErr(cc.Pos, err.Error())
@@ -188,9 +196,10 @@ func (r *Run) buildConsumers() error {
 }
 
 // retryPolicy returns the queue.RetryPolicy of rt: its kind, base and
-// cap, with jitter on meaning "equal jitter" (half of each delay).
+// cap, with jitter on meaning "equal jitter" (half of each delay), and
+// whether it applies to every failure class.
 func retryPolicy(rt Retry) queue.RetryPolicy {
-	p := queue.RetryPolicy{Kind: rt.Policy}
+	p := queue.RetryPolicy{Kind: rt.Policy, SameForAll: rt.SameForAll}
 	if rt.Policy == queue.RetryNone {
 		return p
 	}

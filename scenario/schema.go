@@ -95,6 +95,9 @@ func hooks() {
 	hook(serviceObj, "publish_to", func(d *dec, v ast.Node, s reflect.Value) {
 		d.target(v, "publish_to", &s.Addr().Interface().(*Service).PublishTo, serviceTargetObj)
 	})
+	hook(forwardObj, "to", func(d *dec, v ast.Node, s reflect.Value) {
+		d.target(v, "to", &s.Addr().Interface().(*Forward).To, producerTargetObj)
+	})
 	hook(producerObj, "to", func(d *dec, v ast.Node, s reflect.Value) {
 		d.target(v, "to", &s.Addr().Interface().(*Producer).To, producerTargetObj)
 	})

@@ -53,6 +53,7 @@ const (
 	MaxFailures          = 1000        // handler failures before a transient handler succeeds
 	MaxNameLen           = 64          // bytes of a name
 	MaxVariants          = 32          // variants of one file (each is decoded again to check it)
+	MaxSchemaVersion     = 1000        // schema versions of messages and handlers
 )
 
 // Scenario is a loaded, validated scenario file. Every reference in it
@@ -390,6 +391,9 @@ type Producer struct {
 	// tick; producer.OnRefusedDrop gives it up, a loss with cause "broker
 	// unavailable".
 	OnRefused producer.OnRefused
+	// SchemaVersion is the messages' schema version header; 0 is
+	// unversioned (read as 1).
+	SchemaVersion int
 }
 
 // NumKeys returns the number of distinct keys the producer uses; 0 means
@@ -435,6 +439,9 @@ type Handler struct {
 	Ticks sim.Tick
 	// Error is the error text of failures.
 	Error string
+	// MinVersion and MaxVersion, when above 0, bound the schema versions
+	// the handler can parse (sim.Script).
+	MinVersion, MaxVersion int
 }
 
 // Retry is how a failing queue consumer delays the next attempt.
@@ -449,6 +456,9 @@ type Retry struct {
 	Cap sim.Tick
 	// Jitter draws exponential delays from the consumer's stream.
 	Jitter bool
+	// SameForAll applies the policy to every failure class (see
+	// queue.RetryPolicy.SameForAll).
+	SameForAll bool
 }
 
 // Consumer is a queue consumer, run as Instances competing instances.
@@ -482,6 +492,18 @@ type Consumer struct {
 	Idempotency sim.IdempotencyKey
 	// Start is the first tick the consumer runs.
 	Start sim.Tick
+	// Forward, if set, publishes an outgoing message for every message
+	// handled (queue.Forward).
+	Forward *Forward
+}
+
+// Forward is a queue consumer's outgoing message: where it goes, its
+// type, and whether a skipped duplicate publishes it again.
+type Forward struct {
+	Node
+	To     Target
+	Type   string
+	Resend bool
 }
 
 // Member is a consumer-group member of a log.
@@ -606,6 +628,12 @@ type Step struct {
 	Text string
 	// Pause asks a player to pause when the step is shown.
 	Pause bool
+	// Tab, if set, is the queue, topic, log or service a player brings to
+	// the front when the step is shown (as View.Tab at the start).
+	Tab string
+	// Filter, if set, is the trace filter a player sets when the step is
+	// shown, so the events the step talks about are on screen.
+	Filter string
 }
 
 // The check names of expectations.
@@ -634,13 +662,26 @@ type Expectation struct {
 	Metric Metric
 	Op     string
 	Value  float64
+	// By, when given (Has("by")), is the tick the expectation is judged
+	// at instead of the end of the run: its value or violations at the end
+	// of that tick are its outcome, in the live verdict from then on and
+	// in the report. A run that ends before By judges it at its end.
+	By sim.Tick
 }
+
+// Judged reports whether e is judged at a tick of its own (by:) rather
+// than at the end of the run.
+func (e Expectation) Judged() bool { return e.Has("by") }
 
 // String formats e as written, e.g. "exactly_once(billing)",
 // "at_most_once(billing) violated" or "queue.orders-dlq.depth == 0".
 func (e Expectation) String() string {
 	if e.Check == "" {
-		return e.Metric.String() + " " + e.Op + " " + strconv.FormatFloat(e.Value, 'g', -1, 64)
+		s := e.Metric.String() + " " + e.Op + " " + strconv.FormatFloat(e.Value, 'g', -1, 64)
+		if e.Judged() {
+			s += " by t=" + strconv.FormatInt(int64(e.By), 10)
+		}
+		return s
 	}
 	var b strings.Builder
 	b.WriteString(e.Check)
@@ -658,6 +699,9 @@ func (e Expectation) String() string {
 	}
 	if e.Violated {
 		b.WriteString(" violated")
+	}
+	if e.Judged() {
+		b.WriteString(" by t=" + strconv.FormatInt(int64(e.By), 10))
 	}
 	return b.String()
 }

@@ -134,17 +134,22 @@ func (v *val) validate() {
 // viewRefs checks the view's tab and keeps variant names unique.
 func (v *val) viewRefs() {
 	s := v.s
-	if tab := s.View.Tab; tab != "" {
-		tabs := newNamespace("queue, topic, log or service", "queues, topics, logs and services")
-		for _, k := range []string{"queue", "topic", "log", "service"} {
-			for _, n := range v.ns[k].list {
-				if !tabs.has(n) {
-					tabs.pos[n] = v.ns[k].pos[n]
-					tabs.list = append(tabs.list, n)
-				}
+	tabs := newNamespace("queue, topic, log or service", "queues, topics, logs and services")
+	for _, k := range []string{"queue", "topic", "log", "service"} {
+		for _, n := range v.ns[k].list {
+			if !tabs.has(n) {
+				tabs.pos[n] = v.ns[k].pos[n]
+				tabs.list = append(tabs.list, n)
 			}
 		}
+	}
+	if tab := s.View.Tab; tab != "" {
 		v.ref(s.View.FieldPos("tab"), "view tab names", tabs, tab)
+	}
+	for i := range s.Narration {
+		if tab := s.Narration[i].Tab; tab != "" {
+			v.ref(s.Narration[i].FieldPos("tab"), "narration tab names", tabs, tab)
+		}
 	}
 	variants := newNamespace("variant", "variants")
 	for i := range s.Variants {
@@ -272,6 +277,13 @@ func (v *val) actorRefs() {
 	}
 	if total > MaxMessages {
 		v.errf(a.FieldPos("producers"), "producers send %d messages in total; at most %d are allowed", total, MaxMessages)
+	}
+	for i := range a.Consumers {
+		if f := a.Consumers[i].Forward; f != nil && f.To.Kind == TargetService {
+			v.errf(f.To.Pos, "consumer %q forwards to a service; a forward goes to a queue, topic or log", a.Consumers[i].Name)
+		} else if f != nil {
+			v.target(&f.To, fmt.Sprintf("consumer %q forwards to", a.Consumers[i].Name))
+		}
 	}
 	for i := range a.Consumers {
 		c := &a.Consumers[i]
@@ -421,11 +433,19 @@ func (v *val) timelineRefs() {
 		a := &s.Timeline[i]
 		v.atInRun(&a.Node, a.At, "action "+a.Action)
 		prefix := "action " + a.Action + " names"
+		// An action given two subjects where it takes one has been
+		// reported once, as that; naming either is not a second mistake.
+		given := 0
+		for _, f := range actionFields[a.Action] {
+			if a.Has(f) {
+				given++
+			}
+		}
 		for _, x := range []struct{ kind, name string }{
 			{"queue", a.Queue}, {"log", a.Log}, {"group", a.Group}, {"consumer", a.Consumer}, {"member", a.Member},
 			{"subscriber", a.Subscriber}, {"relay", a.Relay}, {"fault", a.Fault},
 		} {
-			if x.name != "" {
+			if x.name != "" && (given <= 1 || !contains(actionFields[a.Action], x.kind)) {
 				v.ref(a.FieldPos(x.kind), prefix, v.ns[x.kind], x.name)
 			}
 		}
@@ -454,6 +474,12 @@ func (v *val) timelineRefs() {
 	}
 	for i := range s.Narration {
 		v.atInRun(&s.Narration[i].Node, s.Narration[i].At, "narration step")
+	}
+	for i := range s.Expect {
+		e := &s.Expect[i]
+		if c := s.Run.Cap(); e.Judged() && c > 0 && e.By > c {
+			v.errf(e.FieldPos("by"), "expectation judged by tick %d comes after the end of the run (tick %d)", e.By, c)
+		}
 	}
 	v.partitionFaults(added)
 }

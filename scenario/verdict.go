@@ -24,7 +24,11 @@ type Standing uint8
 // already settled the comparison (see Expectation.settledMetric); on any
 // other metric it reads NotYet until the end, so a gauge that is right for
 // a moment (a queue that is empty between bursts) is not counted as
-// holding. So a Broken before the end stays Broken at the end, and a Holds
+// holding. An expectation with a by: tick is judged at the end of that
+// tick, once, as the run would judge it at its end, and keeps that
+// standing (see Expectation.By); before it, the rules above apply, and
+// whatever they settle early the judgement at the by: tick confirms. So a
+// Broken before the end stays Broken at the end, and a Holds
 // before the end stays Holds: "so far" only ever counts up. At the end
 // every expectation holds or is broken, exactly as the report says.
 const (
@@ -74,6 +78,12 @@ type Verdict struct {
 func (r *Run) Verdict() Verdict {
 	v := Verdict{Final: r.over, Errors: len(r.errs)}
 	for i := range r.s.Expect {
+		if i < len(r.judged) && r.judged[i] != nil {
+			o := r.judged[i]
+			v.Judgments = append(v.Judgments, Judgement{Text: o.Text, Line: o.Line, Col: o.Col,
+				Standing: pick(o.Pass, Holds, Broken), Measured: o.Measured})
+			continue
+		}
 		v.Judgments = append(v.Judgments, r.judge(&r.s.Expect[i], v.Final))
 	}
 	return v
@@ -92,7 +102,9 @@ func (r *Run) judge(e *Expectation, final bool) Judgement {
 			j.Measured, j.Standing = strconv.FormatFloat(m, 'g', -1, 64), pick(e.Holds(m), Holds, Broken)
 		default:
 			j.Measured, j.Standing = strconv.FormatFloat(m, 'g', -1, 64), e.settledMetric(m)
-			if j.Standing == NotYet && !isCounter(e.Metric) {
+			if j.Standing == NotYet && e.Judged() {
+				j.Measured += " now, judged at t=" + strconv.FormatInt(int64(e.By), 10)
+			} else if j.Standing == NotYet && !isCounter(e.Metric) {
 				j.Measured += " now, judged at the end"
 			}
 		}

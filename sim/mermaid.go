@@ -95,8 +95,11 @@ func mermaidText(e *Event) string {
 	return mermaidEscape(string(b))
 }
 
-// mermaidEscape removes what would end or break a Mermaid statement.
+// mermaidEscape removes what would end or break a Mermaid statement. A
+// "#" is written as Mermaid's entity code "#35;", which the diagram shows
+// as "#" again ("charger#1" stays "charger#1"); the replacer makes one pass,
+// so the entity's own ";" is not replaced.
 func mermaidEscape(s string) string {
-	r := strings.NewReplacer(";", ",", "#", "no.", "\n", " ", "\r", " ", "\t", " ", "%%", "%", ":", " ")
+	r := strings.NewReplacer(";", ",", "#", "#35;", "\n", " ", "\r", " ", "\t", " ", "%%", "%", ":", " ")
 	return r.Replace(s)
 }

@@ -85,6 +85,11 @@ type Script struct {
 	Ticks     Tick   // processing time of one attempt
 	Error     string // the error text of a failure
 	Note      string // the effect's note in the trace
+	// MinVersion and MaxVersion, when above 0, bound the schema versions
+	// (Headers.SchemaVersion; 0, unversioned, reads as 1) the handler can
+	// parse: a message of another version fails permanently, whatever its
+	// key, until Fix (deploying code that reads every version).
+	MinVersion, MaxVersion int
 
 	fixed    bool
 	attempts map[ID]int
@@ -101,6 +106,8 @@ func (s *Script) Validate() error {
 		return fmt.Errorf("%w: failures %d is negative", ErrInvalidConfig, s.Failures)
 	case s.Ticks < 0:
 		return fmt.Errorf("%w: ticks %d is negative", ErrInvalidConfig, s.Ticks)
+	case s.MinVersion < 0 || s.MaxVersion < 0 || s.MaxVersion > 0 && s.MinVersion > s.MaxVersion:
+		return fmt.Errorf("%w: schema versions %d to %d are not a range", ErrInvalidConfig, s.MinVersion, s.MaxVersion)
 	}
 	if _, err := path.Match(s.Keys, ""); err != nil {
 		return fmt.Errorf("%w: bad key pattern %q: %v", ErrInvalidConfig, s.Keys, err)
@@ -140,6 +147,18 @@ func (s *Script) matches(key string) bool {
 	return ok
 }
 
+// versions says which schema versions the script reads: "v2 and later",
+// "up to v1" or "v1 to v2".
+func (s *Script) versions() string {
+	switch {
+	case s.MinVersion > 0 && s.MaxVersion > 0:
+		return "v" + strconv.Itoa(s.MinVersion) + " to v" + strconv.Itoa(s.MaxVersion)
+	case s.MinVersion > 0:
+		return "v" + strconv.Itoa(s.MinVersion) + " and later"
+	}
+	return "up to v" + strconv.Itoa(s.MaxVersion)
+}
+
 // text returns the error text of a failure.
 func (s *Script) text(def string) string {
 	if s.Error != "" {
@@ -150,6 +169,9 @@ func (s *Script) text(def string) string {
 
 // Handle applies the script to d.
 func (s *Script) Handle(d *Delivery) error {
+	if v := max(d.Msg.Headers.SchemaVersion, 1); !s.fixed && (s.MinVersion > 0 && v < s.MinVersion || s.MaxVersion > 0 && v > s.MaxVersion) {
+		return fmt.Errorf("%w: cannot parse schema v%d (reads %s)", ErrPermanent, v, s.versions())
+	}
 	if s.applies(d.Msg.Key) {
 		switch s.Behaviour {
 		case Transient:

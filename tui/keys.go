@@ -38,6 +38,9 @@ type Binding struct {
 	// When, if set, reports whether the binding applies to p (e.g. "back to
 	// the menu" only when the player was opened from the menu).
 	When func(p *Player) bool
+	// Unless, if set, keeps the binding in the help when When is false,
+	// with this sentence after its Help, e.g. "(Only when ...)".
+	Unless string
 }
 
 // r is shorthand for a rune key.
@@ -109,10 +112,60 @@ func Bindings() []Binding {
 			Help: "Show or hide this help.", View: (*Player).toggleHelp},
 		{Keys: []KeySpec{r('m'), k(tcell.KeyBackspace2)}, Label: "m", Name: "menu",
 			Help: "Back to the lesson menu.", View: (*Player).back,
-			When: func(p *Player) bool { return p.onBack != nil }},
+			Unless: "(Only when the lesson was opened from the menu: brokerlab without arguments.)",
+			When:   func(p *Player) bool { return p.onBack != nil }},
 		{Keys: []KeySpec{r('q'), k(tcell.KeyCtrlC)}, Label: "q", Name: "quit", Hint: 1,
 			Help: "Quit: stop the simulation, then the program.", View: (*Player).quit},
 	}
+}
+
+// helpLabel writes every key of b, e.g. "s . →" or "← ,", so the help
+// names each key the player answers to, not only the one the hints show.
+func helpLabel(b *Binding) string {
+	var names []string
+	for _, k := range b.Keys {
+		names = append(names, keyName(k))
+	}
+	return strings.Join(names, " ")
+}
+
+// keyName writes one key as the help shows it.
+func keyName(k KeySpec) string {
+	if k.Key == tcell.KeyRune {
+		if k.Rune == ' ' {
+			return "space"
+		}
+		return string(k.Rune)
+	}
+	switch k.Key {
+	case tcell.KeyRight:
+		return "→"
+	case tcell.KeyLeft:
+		return "←"
+	case tcell.KeyUp:
+		return "↑"
+	case tcell.KeyDown:
+		return "↓"
+	case tcell.KeyPgUp:
+		return "pgup"
+	case tcell.KeyPgDn:
+		return "pgdn"
+	case tcell.KeyEnd:
+		return "end"
+	case tcell.KeyTab:
+		return "tab"
+	case tcell.KeyBacktab:
+		return "S-tab"
+	case tcell.KeyEscape:
+		return "esc"
+	case tcell.KeyF1:
+		return "F1"
+	case tcell.KeyBackspace2, tcell.KeyBackspace:
+		return "bksp"
+	case tcell.KeyCtrlC:
+		return "^C"
+	}
+	return tcell.KeyNames[k.Key]
 }
 
 // lookup returns the binding for ev, or nil.
@@ -176,21 +229,27 @@ func hintsLine(bs []Binding, p *Player, th *Theme, w int) line {
 func helpLines(bs []Binding, p *Player, th *Theme, w int) []line {
 	labelW := 0
 	for i := range bs {
-		if k := width(bs[i].Label); k > labelW {
+		if k := width(helpLabel(&bs[i])); k > labelW {
 			labelW = k
 		}
 	}
 	var out []line
 	for i := range bs {
 		b := &bs[i]
+		help := b.Help
 		if b.When != nil && !b.When(p) {
-			continue
+			// Listed all the same, so the help names every key; it says
+			// when the key does something.
+			if b.Unless == "" {
+				continue
+			}
+			help += " " + b.Unless
 		}
-		text := wrap(b.Help, w-labelW-2)
+		text := wrap(help, w-labelW-2)
 		for j, t := range text {
 			lbl := ""
 			if j == 0 {
-				lbl = b.Label
+				lbl = helpLabel(b)
 			}
 			out = append(out, line{{padRight(lbl, labelW), th.Key}, {"  " + t, th.Normal}})
 		}

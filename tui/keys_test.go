@@ -304,7 +304,7 @@ func TestHintsFromTable(t *testing.T) {
 		}
 		found := false
 		for _, l := range help {
-			if len(l) >= 2 && contains(l[0].text, b.Label) && contains(l[1].text, b.Help[:10]) {
+			if len(l) >= 2 && contains(l[0].text, helpLabel(&b)) && contains(l[1].text, b.Help[:10]) {
 				found = true
 			}
 		}

@@ -116,7 +116,7 @@ func TestSummaryKeysAt80x24(t *testing.T) {
 		draw(scr, p)
 		text := screenText(scr)
 		scr.Fini()
-		for _, want := range []string{"any key close", "expectations hold"} {
+		for _, want := range []string{"esc close", "expectations hold"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("%s: %q is not on the summary:\n%s", l.Name, want, text)
 			}

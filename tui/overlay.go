@@ -130,10 +130,10 @@ func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line
 	if w > 80 {
 		w = 80
 	}
-	if r.w-w < 4 {
-		// A margin of a column or two would show slivers of the panels
-		// beneath (their borders doubled at the box's edge): take the
-		// full width instead.
+	if r.w-w < 8 {
+		// A margin of a few columns would show slivers of the panels
+		// beneath (their borders doubled at the box's edge, a letter of
+		// their text beside the box's): take the full width instead.
 		w = r.w
 	}
 	h := len(lines) + 2
@@ -181,14 +181,22 @@ func (p *Player) overlayLines(w int) (string, []line) {
 	// The keys come first here too, so a long summary at 80x24 cuts its
 	// last line of text, never the way out.
 	if !p.recording {
-		out = append(out, line{{"←", th.Key}, {" go back  ", th.Dim}, {"r", th.Key}, {" restart  ", th.Dim},
-			{"m", th.Key}, {" menu  ", th.Dim}, {"q", th.Key}, {" quit  ", th.Dim}, {"any key", th.Key}, {" close", th.Dim}})
+		out = append(out, line{{"←", th.Key}, {" back  ", th.Dim}, {"↑↓", th.Key}, {" scroll  ", th.Dim}, {"r", th.Key}, {" restart  ", th.Dim},
+			{"m", th.Key}, {" menu  ", th.Dim}, {"q", th.Key}, {" quit  ", th.Dim}, {"esc", th.Key}, {" close", th.Dim}})
 	}
 	v := &s.Verdict
 	para(v.Line(), verdictStyle(v, th).Bold(true))
 	for _, j := range v.Judgments {
+		// A judgement wraps under its text rather than losing its end:
+		// the measured value is what the student checks it against.
 		sym, st := standingLook(j.Standing, th)
-		out = append(out, line{{sym + " ", st}, {truncate(j.Text+" ("+j.Measured+")", w-2), th.Normal}})
+		for i, l := range reflow(j.Text+" ("+j.Measured+")", w-2) {
+			lead := seg{sym + " ", st}
+			if i > 0 {
+				lead = seg{"  ", th.Normal}
+			}
+			out = append(out, line{lead, {l, th.Normal}})
+		}
 	}
 	out = append(out, line{})
 	l := &s.Ledger
@@ -227,18 +235,81 @@ func (p *Player) drawOverlay(screen tcell.Screen, r rect) {
 		w = 76
 	}
 	title, lines := p.overlayLines(w)
-	p.drawBox(screen, r, title, lines, 0)
+	// The first line (the keys) stays; the rest scrolls when it does not
+	// fit, and the title says which way more is.
+	rows := r.h - 4 // the box's frame and its margin
+	if len(lines) <= rows || rows < 3 || p.recording {
+		p.overlayScroll = 0
+		p.drawBox(screen, r, title, lines, 0)
+		return
+	}
+	body := rows - 1
+	maxOff := len(lines) - 1 - body
+	p.overlayScroll = min(max(p.overlayScroll, 0), maxOff)
+	p.overlayPage = body
+	shown := append([]line{lines[0]}, lines[1+p.overlayScroll:1+p.overlayScroll+body]...)
+	more := ""
+	switch {
+	case p.overlayScroll == 0:
+		more = " ↓ more"
+	case p.overlayScroll == maxOff:
+		more = " ↑ more"
+	default:
+		more = " ↑↓ more"
+	}
+	p.drawBox(screen, r, title+more, shown, 0)
 }
 
-// overlayKey handles a key while the intro or summary is shown: q quits,
-// ? opens the help, m goes to the menu, n and ← act as usual, anything
-// else closes the box (space from the intro also starts playing).
+// scrollOverlay scrolls the intro or the summary by d rows; drawOverlay
+// keeps it within the text.
+func (p *Player) scrollOverlay(d int) {
+	p.overlayScroll += d
+	if p.overlayScroll < 0 {
+		p.overlayScroll = 0
+	}
+}
+
+// overlayKey handles a key while the intro or summary is shown: ↑ ↓ k j
+// pgup pgdn home end scroll it, q quits, ? opens the help, m goes to the
+// menu, n and ← act as usual, anything else closes the box (space from the
+// intro also starts playing). n from the intro at t=0 only closes it, so
+// the first narration step, which is under the intro, is the one shown.
 func (p *Player) overlayKey(ev *tcell.EventKey) {
 	kind := p.overlay
+	page := max(p.overlayPage, 1)
+	switch {
+	case ev.Key() == tcell.KeyUp || ev.Key() == tcell.KeyRune && ev.Rune() == 'k':
+		p.scrollOverlay(-1)
+		return
+	case ev.Key() == tcell.KeyDown || ev.Key() == tcell.KeyRune && ev.Rune() == 'j':
+		p.scrollOverlay(1)
+		return
+	case ev.Key() == tcell.KeyPgUp:
+		p.scrollOverlay(-page)
+		return
+	case ev.Key() == tcell.KeyPgDn:
+		p.scrollOverlay(page)
+		return
+	case ev.Key() == tcell.KeyHome:
+		p.overlayScroll = 0
+		return
+	case ev.Key() == tcell.KeyEnd || ev.Key() == tcell.KeyRune && ev.Rune() == 'G':
+		p.scrollOverlay(1 << 20)
+		return
+	}
 	p.overlay = overlayNone
+	p.overlayScroll = 0
 	if ev.Key() == tcell.KeyRune {
 		switch ev.Rune() {
-		case 'q', '?', 'm', 'n', 'N', 's', 'g':
+		case 'n':
+			// The first narration step is at t=0, under the intro: "n
+			// first step" shows it rather than skipping to the second.
+			if kind == overlayIntro && p.snap.Narration.Index >= 1 && p.snap.Header.Tick == 0 {
+				return
+			}
+			p.HandleKey(ev)
+			return
+		case 'q', '?', 'm', 'N', 's', 'g':
 			p.HandleKey(ev)
 			return
 		case ' ':

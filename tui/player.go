@@ -47,14 +47,17 @@ type Player struct {
 	lastPage   int       // rows of the focused panel at the last draw
 	drawn      []panelID // panels placed by the last draw, for the mouse
 	overlay    overlayKind
-	overlays   bool // show the intro and the summary (SetOverlays)
-	introDone  bool // the intro was shown once
-	finished   bool // the summary was shown for this end of the run
-	picker     *picker
-	gotoing    bool // typing a tick to jump to
-	gotoText   string
-	bare       bool // the header and hints rows are left to the caller (SetChrome)
-	recording  bool // drawn for a viewer without a keyboard: no key hints (SetRecording)
+	// overlayScroll is how far the intro or summary is scrolled, and
+	// overlayPage its rows of text at the last draw (for pgup/pgdn).
+	overlayScroll, overlayPage int
+	overlays                   bool // show the intro and the summary (SetOverlays)
+	introDone                  bool // the intro was shown once
+	finished                   bool // the summary was shown for this end of the run
+	picker                     *picker
+	gotoing                    bool // typing a tick to jump to
+	gotoText                   string
+	bare                       bool // the header and hints rows are left to the caller (SetChrome)
+	recording                  bool // drawn for a viewer without a keyboard: no key hints (SetRecording)
 }
 
 // NewPlayer returns a player that sends commands through send (which must
@@ -79,6 +82,7 @@ func NewPlayer(th Theme, send func(Command)) *Player {
 // goroutine only (Run does so inside QueueUpdateDraw).
 func (p *Player) SetSnapshot(s Snapshot) {
 	first := len(modelPanels(&p.snap)) == 0
+	step := s.Narration.Index != p.snap.Narration.Index
 	p.snap = s
 	ids := modelPanels(&p.snap)
 	if first && len(ids) > 0 && p.tab.kind == kindMetrics {
@@ -86,6 +90,9 @@ func (p *Player) SetSnapshot(s Snapshot) {
 		if p.focus.kind == kindTrace {
 			p.focus = p.tab
 		}
+	}
+	if step {
+		p.showStep(&s.Narration)
 	}
 	if !p.overlays {
 		return
@@ -113,6 +120,24 @@ func (p *Player) SetSnapshot(s Snapshot) {
 	}
 	if !p.valid(p.tab) {
 		p.tab = panelID{kindMetrics, 0}
+	}
+}
+
+// showStep brings what narration step n talks about on screen when the
+// step comes up: its tab to the front (and focused), and its trace filter.
+// A step without them leaves the view as the student set it.
+func (p *Player) showStep(n *Narration) {
+	if n.Tab != "" {
+		for _, id := range modelPanels(&p.snap) {
+			if id.name(&p.snap) == n.Tab {
+				p.tab, p.focus = id, id
+				break
+			}
+		}
+	}
+	if n.Filter != "" {
+		p.filter, p.editing = n.Filter, false
+		p.trace.scroll = 0
 	}
 }
 

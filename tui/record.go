@@ -228,10 +228,11 @@ func Record(w io.Writer, d Driver, cfg RecordConfig) (RecordResult, error) {
 			break
 		}
 	}
-	// Keep the last frame on screen for cfg.End: a final event that only
-	// hides the cursor again, so players do not stop at the last change.
+	// Keep the last frame on screen for cfg.End: a final event that resets
+	// the colours and shows the cursor again, so players do not stop at the
+	// last change and a cast replayed in a terminal leaves it usable.
 	at += cfg.End - cfg.Tick
-	if err := writeEvent(bw, at, []byte("\x1b[?25l")); err != nil {
+	if err := writeEvent(bw, at, []byte("\x1b[0m\x1b[?25h")); err != nil {
 		return res, err
 	}
 	res.Events++

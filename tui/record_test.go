@@ -75,14 +75,17 @@ func parseCast(t *testing.T, data []byte) (map[string]any, []castEvent) {
 }
 
 // vterm is the small terminal the tests replay casts on. It knows what the
-// renderer writes: CSI row;col H, CSI 2J, CSI ?25l, SGR (CSI ... m) and
-// text, wide characters taking two columns.
+// renderer writes: CSI row;col H, CSI 2J, CSI ?25l and ?25h, SGR (CSI ...
+// m) and text, wide characters taking two columns.
 type vterm struct {
-	w, h  int
-	cells [][]string // "" for the second column of a wide character
-	sgr   [][]string
-	x, y  int
-	cur   string
+	w, h int
+	// hidden is whether the cursor is hidden (CSI ?25l) and not yet shown
+	// again (CSI ?25h).
+	hidden bool
+	cells  [][]string // "" for the second column of a wide character
+	sgr    [][]string
+	x, y   int
+	cur    string
 }
 
 func newVterm(w, h int) *vterm {
@@ -112,7 +115,7 @@ func (v *vterm) feed(t *testing.T, data string) {
 			if len(data) < 2 || data[1] != '[' {
 				t.Fatalf("escape without CSI: %q", data)
 			}
-			end := strings.IndexAny(data[2:], "HJlm")
+			end := strings.IndexAny(data[2:], "HJhlm")
 			if end < 0 {
 				t.Fatalf("unterminated CSI: %q", data)
 			}
@@ -131,10 +134,11 @@ func (v *vterm) feed(t *testing.T, data string) {
 				v.clear()
 			case 'm':
 				v.cur = params
-			case 'l':
+			case 'l', 'h':
 				if params != "?25" {
-					t.Fatalf("unexpected CSI %sl", params)
+					t.Fatalf("unexpected CSI %s%c", params, final)
 				}
+				v.hidden = final == 'l'
 			}
 			continue
 		}
@@ -292,6 +296,9 @@ func TestRecordCast(t *testing.T) {
 			vt := newVterm(w, h)
 			for _, e := range evs {
 				vt.feed(t, e.Data)
+			}
+			if vt.hidden {
+				t.Errorf("the cast ends with the cursor hidden; its last event must show it again (CSI ?25h)")
 			}
 			got := vt.text()
 			want, snap, styles := finalScreen(t, name, w, h, c.bare)

@@ -373,7 +373,8 @@ func (d *ScenarioDriver) Snapshot() Snapshot {
 	i, n, text := r.Narration()
 	snap.Narration = Narration{Index: i, Total: n, Text: text}
 	if i > 0 {
-		snap.Narration.Pause = d.s.Narration[i-1].Pause
+		st := &d.s.Narration[i-1]
+		snap.Narration.Pause, snap.Narration.Tab, snap.Narration.Filter = st.Pause, st.Tab, st.Filter
 	}
 	d.refreshStats(false)
 	snap.Ledger = SummaryOf(d.stats)

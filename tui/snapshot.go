@@ -353,6 +353,10 @@ type Narration struct {
 	Text  string
 	// Pause asks the player to pause when the step is first shown.
 	Pause bool
+	// Tab names the queue, topic, log or service the step brings to the
+	// front, and Filter the trace filter it sets ("" for none); the player
+	// applies them when the step comes up.
+	Tab, Filter string
 }
 
 // LedgerSummary is the ground truth in numbers.

@@ -285,7 +285,7 @@ func effectsLines(s *Snapshot, th *Theme, w int) []line {
 		if e.Applied == 0 && e.Absorbed == 0 && e.Repeats == 0 {
 			continue
 		}
-		l := line{{e.Consumer + " ", th.Title}, {n(e.Applied) + " effects", th.Normal}}
+		l := line{{e.Consumer + " ", th.Title}, {plural(e.Applied, "effect"), th.Normal}}
 		if e.Repeated > 0 {
 			l = append(l, seg{" " + SymDuplicate + " " + n(e.Repeated) + " repeated, worst " + n(e.Worst) + "×", th.Duplicate})
 		}
@@ -299,6 +299,15 @@ func effectsLines(s *Snapshot, th *Theme, w int) []line {
 
 // n formats an int.
 func n(v int) string { return strconv.Itoa(v) }
+
+// plural returns "1 effect", "2 effects": v and the noun, with an "s"
+// unless v is 1.
+func plural(v int, noun string) string {
+	if v == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(v) + " " + noun + "s"
+}
 
 // queueLines lays out a queue: counts, then one block of chips per area.
 // Chips flow over the rows the area gets; what does not fit is "+N".

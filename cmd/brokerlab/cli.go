@@ -66,11 +66,11 @@ func init() {
 	commands = []command{
 		{"play", "[--seed N] [--variant V] FILE|LESSON | --compare A [B] [--seeds N,M | --variants V,W]", "play a lesson or scenario file in the terminal; --compare plays two runs side by side in lockstep (two files, one under two seeds, or two variants)", (*cli).cmdPlay},
 		{"record", "--cast OUT.cast [--size 100x32] [--seed N] [--variant V] FILE|LESSON", "write an asciinema v2 cast of the player going through the lesson, for slides and web pages", (*cli).cmdRecord},
-		{"run", "[--seed N] [--quiet] [--strict] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
-		{"trace", "[--seed N] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
+		{"run", "[--seed N] [--variant V] [--quiet] [--strict] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
+		{"trace", "[--seed N] [--variant V] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
 		{"check", "FILE...", "validate scenario files without running them; warnings do not fail a check", (*cli).cmdCheck},
 		{"schema", "", "print the JSON Schema of scenario files (for editors using yaml-language-server)", (*cli).cmdSchema},
-		{"verify", "[--check CHECK]... TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it", (*cli).cmdVerify},
+		{"verify", "[--check CHECK]... [--expect FILE|LESSON [--variant V]] TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it", (*cli).cmdVerify},
 		{"explore", "[--seeds N] [--from S] [--jobs J] [--shard K/N] [--variant V] [--json FILE] [--out FILE] FILE|LESSON", "sweep seeds in parallel, list the failing ones, shrink the first to its minimal fault schedule and write NAME.min.yaml; 'explore merge A.json B.json...' merges shard reports", (*cli).cmdExplore},
 		{"list", "", "list the built-in lessons", (*cli).cmdList},
 		{"exercise", "list | start NAME [DIR] | check DIR | grade [--json] [--seeds N] DIR... | hint NAME [N]", "exercises: write the code yourself and have it graded under faults; a teacher grades many workspaces at once", (*cli).cmdExercise},
@@ -323,15 +323,15 @@ func (c *cli) cmdPlay(args []string) int {
 		fmt.Fprintln(c.stderr, "brokerlab play: want exactly one FILE or LESSON; lessons:", lessonNames())
 		return exitBadInput
 	}
-	if !c.terminal() {
-		return c.playResult(c.noTerminal())
-	}
 	s, ok := c.load(pos[0])
 	if !ok {
 		return exitBadInput
 	}
 	if s, ok = c.variantOf(s, cf.variant); !ok {
 		return exitBadInput
+	}
+	if !c.terminal() {
+		return c.playResult(c.noTerminal())
 	}
 	d, err := tui.NewScenarioDriver(s, seed.ptr())
 	if err != nil {
@@ -350,6 +350,7 @@ func (c *cli) cmdRun(args []string) int {
 	fs.Var(&seed, "seed", "override the scenario's seed")
 	quiet := fs.Bool("quiet", false, "print only the one-line verdict per scenario")
 	strict := fs.Bool("strict", false, "fail (exit 1) a run until drained that stops at max_ticks before it drains")
+	variant := addVariantFlag(fs)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -360,7 +361,7 @@ func (c *cli) cmdRun(args []string) int {
 	}
 	worst := exitOK
 	for i, arg := range pos {
-		s, ok := c.load(arg)
+		s, ok := c.loadVariant(arg, *variant)
 		if !ok {
 			worst = exitBadInput
 			continue
@@ -386,6 +387,9 @@ func (c *cli) cmdRun(args []string) int {
 			if rep.Undrained {
 				undrained = ", stopped at max_ticks before draining"
 			}
+			if *variant != "" {
+				undrained += ", variant " + printable.String(*variant)
+			}
 			fmt.Fprintf(c.stdout, "%s %s (seed %d, %d ticks%s)\n", verdict, printable.String(arg), rep.Seed, rep.Ticks, undrained)
 		} else if err := rep.WriteText(c.stdout); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab:", err)
@@ -404,6 +408,7 @@ func (c *cli) cmdTrace(args []string) int {
 	fs.Var(&seed, "seed", "override the scenario's seed")
 	format := fs.String("format", "text", "text (stable one line per event), json (JSON Lines) or mermaid (sequenceDiagram)")
 	max := fs.Int("max", 200, "mermaid only: draw at most this many events (0 = all)")
+	variant := addVariantFlag(fs)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -434,7 +439,7 @@ func (c *cli) cmdTrace(args []string) int {
 		fmt.Fprintln(c.stderr, "brokerlab trace: --max must not be negative")
 		return exitBadInput
 	}
-	s, ok := c.load(pos[0])
+	s, ok := c.loadVariant(pos[0], *variant)
 	if !ok {
 		return exitBadInput
 	}

@@ -266,6 +266,20 @@ func TestPlayNeedsATerminal(t *testing.T) {
 	}
 }
 
+// TestPlayUnknownLessonBeforeTerminal checks that a mistyped lesson is
+// reported as such, with a suggestion, before the missing terminal is: the
+// terminal would not help.
+func TestPlayUnknownLessonBeforeTerminal(t *testing.T) {
+	code, _, stderr := runCLI(t, "", false, "play", "poison-dlg")
+	if code != exitBadInput || strings.Contains(stderr, "terminal") || !strings.Contains(stderr, `did you mean "poison-dlq"?`) {
+		t.Fatalf("play typo headless: %d %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "", false, "run", "poison-dlg")
+	if code != exitBadInput || strings.Contains(stderr, "cannot read") || !strings.Contains(stderr, `did you mean "poison-dlq"?`) {
+		t.Fatalf("run typo: %d %q", code, stderr)
+	}
+}
+
 // TestNoControlCharactersReachTheTerminal feeds files with ESC and other
 // control characters in every kind of string (title, narration, keys,
 // names, types, unknown field names, tags, raw and as escapes) to every

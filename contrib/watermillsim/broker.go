@@ -237,7 +237,7 @@ type topic struct {
 }
 
 // handlerPoints are the fault points Injector.Handler consults.
-var handlerPoints = []faults.Point{faults.HandlerPoison, faults.HandlerPermanent, faults.HandlerTransient, faults.HandlerSlow}
+var handlerPoints = []faults.Point{faults.HandlerPoison, faults.HandlerPermanent, faults.HandlerRateLimited, faults.HandlerTransient, faults.HandlerSlow}
 
 // New validates cfg, builds the world and starts the driver.
 func New(cfg Config) (*Broker, error) {

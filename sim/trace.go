@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"crypto/sha256"
+	"hash"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -210,6 +212,27 @@ func (t *Trace) emit(e *Event) {
 	t.busy = false
 }
 
+// Close ends the trace for the sinks that keep a record of it: each sink
+// with a Close() error method (a JSONWriter writes its closing record) is
+// closed, in order, and the first error is returned. Call it when the run
+// has finished, and only then: a trace without its closing record reads
+// as cut short. Events emitted after Close still reach the ledger and the
+// other sinks; a closed JSONWriter refuses them (ErrTraceClosed).
+func (t *Trace) Close() error {
+	if t == nil {
+		return nil
+	}
+	var first error
+	for _, s := range t.sinks {
+		if c, ok := s.(interface{ Close() error }); ok {
+			if err := c.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
 // Skip advances the event counter exactly as Emit does when no sink
 // listens. A model on a hot path may call it instead of building an event
 // when Enabled is false, so event numbering does not depend on whether it
@@ -403,24 +426,66 @@ func (tw *TextWriter) appendText(b []byte, e *Event) []byte {
 func same(a, b string) bool { return a == b }
 
 // JSONWriter is a Sink that writes each event as one JSON object per line
-// (JSON Lines). The fields are documented on AppendJSON.
+// (JSON Lines). The fields are documented on AppendJSON; the writer adds a
+// last field, "hash", to every line: a running hash over every line before
+// it and this one (see ChainHash), so a reader names the first line that
+// was edited. Close ends the trace with a closing record carrying the
+// event count and the last hash; a trace without it was cut short.
+//
+// The chain makes a trace tamper-evident, not tamper-proof: it holds no
+// secret, so whoever rewrites a line and recomputes every hash after it
+// forges a trace that reads as whole. It catches edits, deletions,
+// reorderings, duplicates and truncation, by hand or by accident.
+//
+// Each line costs one SHA-256 over its bytes on top of AppendJSON.
 type JSONWriter struct {
 	W   io.Writer
 	Err error
 	buf []byte
+
+	chain  ChainHash // the running hash over the lines written so far
+	digest hash.Hash // reused for the chain
+	n      uint64    // events written
+	closed bool
 }
 
 // NewJSONWriter returns a JSONWriter writing to w.
 func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{W: w} }
 
-// Emit writes one line.
+// Emit writes one line. After Close it writes nothing and sets Err to
+// ErrTraceClosed: an event after the closing record would read as
+// tampering.
 func (jw *JSONWriter) Emit(e *Event) {
 	if jw.Err != nil {
 		return
 	}
+	if jw.closed {
+		jw.Err = ErrTraceClosed
+		return
+	}
 	jw.buf = AppendJSON(jw.buf[:0], e)
+	if jw.digest == nil {
+		jw.digest = sha256.New()
+	}
+	jw.chain.add(jw.digest, jw.buf, false)
+	jw.buf = jw.chain.appendField(jw.buf)
+	jw.buf = append(jw.buf, '\n')
+	jw.n++
+	_, jw.Err = jw.W.Write(jw.buf)
+}
+
+// Close writes the closing record, {"end":true,"events":N,"hash":"..."},
+// and returns the first write error. Calling it again does nothing more.
+// It does not close W.
+func (jw *JSONWriter) Close() error {
+	if jw.closed || jw.Err != nil {
+		return jw.Err
+	}
+	jw.closed = true
+	jw.buf = AppendClosing(jw.buf[:0], jw.n, jw.chain)
 	jw.buf = append(jw.buf, '\n')
 	_, jw.Err = jw.W.Write(jw.buf)
+	return jw.Err
 }
 
 // AppendText appends the stable one-line text form of e to b:

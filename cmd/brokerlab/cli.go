@@ -361,12 +361,13 @@ func (c *cli) cmdTrace(args []string) int {
 	var sink sim.Sink
 	var rec *sim.Recorder
 	var werr func() error
+	var jw *sim.JSONWriter
 	switch *format {
 	case "text":
 		tw := sim.NewTextWriter(out)
 		sink, werr = tw, func() error { return tw.Err }
 	case "json":
-		jw := sim.NewJSONWriter(out)
+		jw = sim.NewJSONWriter(out)
 		sink, werr = jw, func() error { return jw.Err }
 	case "mermaid":
 		rec = &sim.Recorder{}
@@ -387,6 +388,11 @@ func (c *cli) cmdTrace(args []string) int {
 	if err != nil {
 		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 		return exitBadInput
+	}
+	if jw != nil {
+		// Only a run that finished gets the closing record; one that
+		// stopped on an error above reads as truncated.
+		_ = jw.Close() // the error is jw.Err, reported below
 	}
 	if rec != nil {
 		if err := sim.WriteMermaid(out, rec.Events(), *max); err != nil {

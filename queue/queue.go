@@ -126,11 +126,13 @@ type Config struct {
 	// visible. 0 means short polling. It must lie in [0, MaxDuration].
 	ReceiveWaitTime sim.Tick
 	// MaxInFlight caps the messages in flight (received and neither deleted
-	// nor visible again). A receive at the cap is refused and traced as
+	// nor visible again: a copy nacked with a delay stays in flight until
+	// it is visible). A receive at the cap is refused and traced as
 	// rejected: a short poll on a standard queue fails with ErrOverLimit,
 	// a long poll or a FIFO receive returns nothing (as SQS); a receive
 	// that reaches the cap returns what it took so far. 0 means no cap, or
-	// StrictInFlightLimit when Strict. It must not be negative.
+	// StrictInFlightLimit when Strict. It must not be negative, nor above
+	// StrictInFlightLimit when Strict.
 	MaxInFlight int
 	// Strict applies SQS's API limits: a receive may ask for at most
 	// MaxStrictBatch messages (more is refused with ErrInvalidArgument, and
@@ -169,6 +171,8 @@ func (c Config) Validate() error {
 		return bad("receive wait time %d is outside [0, %d]", c.ReceiveWaitTime, MaxDuration)
 	case c.MaxInFlight < 0:
 		return bad("max in flight %d is negative", c.MaxInFlight)
+	case c.Strict && c.MaxInFlight > StrictInFlightLimit:
+		return bad("max in flight %d of a strict queue is above SQS's in-flight quota of %d (0 means that quota)", c.MaxInFlight, StrictInFlightLimit)
 	case c.MaxReceiveCount < 0:
 		return bad("max receive count %d is negative", c.MaxReceiveCount)
 	case c.MaxReceiveCount > 0 && c.DeadLetter == nil:
@@ -390,6 +394,7 @@ type Queue struct {
 	limit       int      // the in-flight cap, 0 for none
 
 	live, nVisible, nInFlight, nDelayed int
+	nNacked                             int // copies nacked with a delay and not visible yet: in flight for the cap
 
 	actors   []string
 	actorIdx map[string]int32
@@ -514,6 +519,7 @@ func (q *Queue) Step(now sim.Tick) {
 		slot := q.delay.remove(0)
 		e := q.s.at(slot)
 		q.nDelayed--
+		q.unnack(e)
 		if !q.cfg.FIFO {
 			q.enqueueNew(slot)
 			continue
@@ -898,6 +904,7 @@ func (q *Queue) remove(slot uint32) {
 	case stDelayed, stHeld:
 		q.delay.remove(int(e.hidx))
 		q.nDelayed--
+		q.unnack(e)
 	}
 	var g *group
 	if q.cfg.FIFO {
@@ -1008,7 +1015,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 	dup := q.faults.Has(faults.BrokerDuplicate)
 	capped := false
 	for n := 0; n < max; {
-		if q.limit > 0 && q.nInFlight >= q.limit {
+		if q.atLimit() {
 			capped = true
 			break
 		}
@@ -1033,7 +1040,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 			}
 			took := false
 			for _, r := range q.run {
-				if q.limit > 0 && q.nInFlight >= q.limit {
+				if q.atLimit() {
 					capped = true
 					break
 				}
@@ -1069,7 +1076,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 	got := len(dst) - start
 	if capped {
 		q.m.OverLimit++
-		err := fmt.Errorf("%w: %s: %d messages in flight, the cap", ErrOverLimit, q.where, q.nInFlight)
+		err := fmt.Errorf("%w: %s: %d messages in flight, the cap", ErrOverLimit, q.where, q.nInFlight+q.nNacked)
 		q.reject(0, consumer, err)
 		if got == 0 && !long && !q.cfg.FIFO {
 			return dst, err
@@ -1190,6 +1197,11 @@ func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 		}
 	}
 	d.enqueueNew(c)
+	if r := d.cfg.Retention; r > 0 && sentAt+r <= now {
+		// Already past the dead-letter queue's retention: its Step may
+		// have run this tick, so expire the copy now, not a tick late.
+		d.expire(c)
+	}
 	q.remove(slot)
 }
 
@@ -1318,7 +1330,22 @@ func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 	}
 	q.delay.push(slot, q.env.Now()+delay)
 	q.nDelayed++
+	e.nacked = true
+	q.nNacked++
 	return nil
+}
+
+// atLimit reports whether the in-flight cap is reached. A copy nacked with
+// a delay counts until it is visible again: in SQS a message is in flight
+// until it is deleted or visible again.
+func (q *Queue) atLimit() bool { return q.limit > 0 && q.nInFlight+q.nNacked >= q.limit }
+
+// unnack ends the nack of e, which leaves the delay heap.
+func (q *Queue) unnack(e *entry) {
+	if e.nacked {
+		e.nacked = false
+		q.nNacked--
+	}
 }
 
 func (q *Queue) inFlight(r Receipt, op string) (uint32, *entry, error) {
@@ -1425,7 +1452,7 @@ func (q *Queue) Purge() int {
 	if q.cfg.FIFO {
 		q.groups = map[string]*group{}
 	}
-	q.live, q.nVisible, q.nInFlight, q.nDelayed = 0, 0, 0, 0
+	q.live, q.nVisible, q.nInFlight, q.nDelayed, q.nNacked = 0, 0, 0, 0, 0
 	return n
 }
 

@@ -1,0 +1,35 @@
+package eventlog_test
+
+import (
+	"testing"
+
+	"github.com/brokerlab/brokerlab/eventlog"
+)
+
+// TestHistoryJudgesAValueAtItsLastAppearance: a value sent at offsets 1
+// and 3 (a producer retry appended it again), with offset 2 the highest
+// read, is a duplicate and not a lost write: it may still be read at 3.
+//
+// Jepsen (jepsen.tests.kafka, lost-write-cases): a write is lost when a
+// consumer read past the value's position in the log without reading it;
+// with duplicates the checker takes the value's last position, so only
+// the duplicate is reported.
+func TestHistoryJudgesAValueAtItsLastAppearance(t *testing.T) {
+	h := &eventlog.History{}
+	h.Send(1, "producer", 0, 0, 1)
+	h.Send(1, "producer", 0, 1, 2)
+	h.Send(1, "producer", 0, 2, 3)
+	h.Send(2, "producer", 0, 3, 2) // the retry
+	h.Poll(3, "g", "a", rd(0, 0, 1))
+	h.Poll(4, "g", "a", rdE(0, 2, 3, 1)) // a new session, after a seek past offset 1
+	rep := eventlog.CheckHistory(h)
+	if rep.Count(eventlog.LostWrite) != 0 || rep.Count(eventlog.Duplicate) != 1 {
+		t.Fatalf("want only the duplicate:\n%v", rep)
+	}
+	// Read past the last appearance too, and it is lost.
+	h.Poll(5, "g", "a", rdE(0, 4, 4, 2))
+	h.Send(5, "producer", 0, 4, 4)
+	if rep := eventlog.CheckHistory(h); rep.Count(eventlog.LostWrite) != 1 {
+		t.Fatalf("read past both positions, want one lost write:\n%v", rep)
+	}
+}

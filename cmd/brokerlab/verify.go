@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
+	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -21,6 +23,7 @@ func (c *cli) cmdVerify(args []string) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var checks checkList
+	all := fs.Bool("all", false, fmt.Sprintf("list every violation (default: the first %d of each check, and a count of the rest)", scenario.MaxReportViolations))
 	fs.Var(&checks, "check", "a check to run (repeatable): no_loss, at_least_once:CONSUMER, at_most_once:CONSUMER, exactly_once:CONSUMER, ordered_per_key:CONSUMER, max_duplicates:CONSUMER:N")
 	// Flags may come before or after the file.
 	var files []string
@@ -67,29 +70,46 @@ func (c *cli) cmdVerify(args []string) int {
 	}
 	defer f.Close()
 	l := sim.NewLedger()
-	if err := sim.ReadJSONL(f, l); err != nil {
+	var actors sim.ActorIndex
+	if err := sim.ReadJSONL(f, sim.SinkFunc(func(e *sim.Event) { l.Emit(e); actors.Emit(e) })); err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", strconv.Quote(path), err)
 		return exitBadInput
 	}
 	s := l.Stats()
 	fmt.Fprintf(c.stdout, "ledger folded from %s: %d messages (%d origins), %d delivered, %d duplicates, %d duplicate effects, %d absorbed, %d dead-lettered, %d missed, %d lost, %d phantoms\n",
 		path, s.Messages, s.Origins, s.Delivered, s.Duplicates, s.DuplicateEffects, s.Absorbed, s.DeadLettered, s.Missed, s.Lost, s.Phantoms)
-	failed := 0
+	failed, misused := 0, 0
 	for i, ch := range checkers {
-		v := ch.Violations(l)
+		v := actors.Hint(ch.Violations(l), cliCheck)
 		verdict := "PASS"
 		if len(v) > 0 {
 			verdict = "FAIL"
 			failed++
+		}
+		for _, x := range v {
+			if x.Misuse {
+				misused++
+				break
+			}
 		}
 		noun := "violations"
 		if len(v) == 1 {
 			noun = "violation"
 		}
 		fmt.Fprintf(c.stdout, "%s  %s  (%d %s)\n", verdict, checks0(checks, i), len(v), noun)
-		for _, x := range v {
+		for j, x := range v {
+			if j == scenario.MaxReportViolations && !*all {
+				fmt.Fprintf(c.stdout, "      ... and %d more (--all lists them)\n", len(v)-j)
+				break
+			}
 			fmt.Fprintf(c.stdout, "      %s\n", x.String())
 		}
+	}
+	if misused > 0 {
+		// A check that names no consumer of the trace judged nothing: that
+		// is a mistake in the command, not a verdict on the run.
+		fmt.Fprintf(c.stdout, "ERROR: %d of %d checks could not judge the trace as asked\n", misused, len(checkers))
+		return exitBadInput
 	}
 	if failed > 0 {
 		fmt.Fprintf(c.stdout, "FAIL: %d of %d checks failed\n", failed, len(checkers))
@@ -97,6 +117,15 @@ func (c *cli) cmdVerify(args []string) int {
 	}
 	fmt.Fprintf(c.stdout, "PASS: %d of %d checks hold\n", len(checkers), len(checkers))
 	return exitOK
+}
+
+// cliCheck spells the checker called check on consumer as a --check flag.
+func cliCheck(check, consumer string) string {
+	spec := strings.ReplaceAll(check, "-", "_") + ":" + consumer
+	if check == "max-duplicates" {
+		spec += ":N"
+	}
+	return "--check " + spec
 }
 
 // checks0 names check i as given, or no_loss for the default.

@@ -243,3 +243,57 @@ func TestVerifyRefusesTheForgedPass(t *testing.T) {
 		t.Fatalf("the cut trace: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }
+
+// writeTrace records events as a closed JSON Lines trace in dir.
+func writeTrace(t *testing.T, dir string, events ...sim.Event) string {
+	t.Helper()
+	var js bytes.Buffer
+	tr := sim.NewTrace(sim.NewJSONWriter(&js))
+	for _, e := range events {
+		tr.Emit(e)
+	}
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "run.jsonl")
+	if err := os.WriteFile(path, js.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestVerifyNamesTheQueueForAWorker: a check given a worker's name judged
+// nothing; verify says which queue the worker serves, spelled as a flag,
+// and exits 2 as for any other mistake in the command.
+func TestVerifyNamesTheQueueForAWorker(t *testing.T) {
+	path := writeTrace(t, t.TempDir(),
+		sim.Event{Tick: 1, Kind: sim.KindSent, Where: "queue:orders", Consumer: "orders", Msg: 1},
+		sim.Event{Tick: 2, Kind: sim.KindReceived, Where: "queue:orders", Consumer: "orders", Actor: "worker#2", Msg: 1},
+		sim.Event{Tick: 2, Kind: sim.KindProcessed, Where: "queue:orders", Consumer: "orders", Actor: "worker#2", Msg: 1},
+	)
+	code, stdout, _ := runCLI(t, "", false, "verify", "--check", "at_least_once:worker", path)
+	if code != exitBadInput || !strings.Contains(stdout, `"worker" is a worker of queue "orders": checks name the queue (--check at_least_once:orders)`) {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	if code, stdout, _ := runCLI(t, "", false, "verify", "--check", "at_least_once:orders", path); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+}
+
+// TestVerifyCapsItsOutput lists the first violations of a check and
+// counts the rest, as run does; --all lists every one.
+func TestVerifyCapsItsOutput(t *testing.T) {
+	var evs []sim.Event
+	for i := 1; i <= 25; i++ {
+		evs = append(evs, sim.Event{Tick: 1, Kind: sim.KindSent, Where: "queue:orders", Consumer: "orders", Msg: sim.ID(i)})
+	}
+	path := writeTrace(t, t.TempDir(), evs...)
+	code, stdout, _ := runCLI(t, "", false, "verify", "--check", "at_least_once:orders", path)
+	if code != exitFailed || strings.Count(stdout, "at-least-once: m") != scenario.MaxReportViolations || !strings.Contains(stdout, "... and 15 more (--all lists them)") {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = runCLI(t, "", false, "verify", "--all", "--check", "at_least_once:orders", path)
+	if code != exitFailed || strings.Count(stdout, "at-least-once: m") != 25 || strings.Contains(stdout, "more") {
+		t.Fatalf("--all: exit %d\n%s", code, stdout)
+	}
+}

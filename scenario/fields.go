@@ -326,7 +326,7 @@ var (
 			values: map[string]string{
 				sim.KeyByMessageID.String():   "processed IDs kept in the consumer's table",
 				sim.KeyByBusinessKey.String(): "the message's type, key and body: a copy sent again under a new ID, e.g. redriven, is recognised too",
-			}, doc: "a message already processed is acked without applying its effect again (traced `deduplicated`)"},
+			}, doc: "a message already processed is acked without applying its effect again (traced `skipped`)"},
 		fTicks("start", tickRange, "Start", "first tick the consumer runs"),
 	}}
 

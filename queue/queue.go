@@ -1133,18 +1133,19 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 	// stands for the occasional extra copy of at-least-once delivery, and
 	// duplicating duplicates would grow without end.
 	if dup && !e.dup && (g == nil || e.receives == 1) {
-		if _, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
-			q.duplicate(slot, consumer, now)
+		if f, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
+			q.duplicate(slot, consumer, f.Rule, now)
 		}
 	}
 	return true
 }
 
-// duplicate makes the broker copy broker.duplicate asked for of the copy
-// in slot, unless the FIFO dedup window still holds its deduplication ID:
-// then the copy is suppressed, traced as deduplicated (SQS FIFO's
-// exactly-once processing).
-func (q *Queue) duplicate(slot uint32, consumer string, now sim.Tick) {
+// duplicate makes the broker copy broker.duplicate (rule) asked for of the
+// copy in slot, traced as duplicated: the ledger keeps the message pending
+// until both copies are settled. Unless the FIFO dedup window still holds
+// its deduplication ID: then the copy is suppressed, traced as
+// deduplicated (SQS FIFO's exactly-once processing).
+func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 	e := q.s.at(slot)
 	if q.cfg.FIFO && q.cfg.DedupWindow > 0 {
 		id := q.dedupID(&e.msg)
@@ -1161,8 +1162,14 @@ func (q *Queue) duplicate(slot uint32, consumer string, now sim.Tick) {
 		}
 	}
 	c := q.add(&e.msg, now, now)
-	q.s.at(c).dup = true
+	ce := q.s.at(c)
+	ce.dup = true
 	q.m.Duplicated++
+	if ev := q.event(sim.KindDuplicated, ce, ""); ev != nil {
+		ev.Consumer = q.consumer
+		ev.Rule = rule
+		q.env.Trace.EmitRef(ev)
+	}
 	q.enqueueNew(c)
 }
 
@@ -1614,6 +1621,7 @@ func (q *Queue) event(k sim.Kind, e *entry, actor string) *sim.Event {
 	ev.Key = e.msg.Key
 	ev.Type = ""
 	ev.Cause = ""
+	ev.Rule = ""
 	ev.Corr = e.msg.Headers.CorrelationID
 	ev.Attempt = int(e.receives)
 	ev.Detail = ""

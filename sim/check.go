@@ -388,7 +388,8 @@ func AtLeastOnce(name string) Checker {
 // AtMostOnce holds when the consumer called name ("" for every consumer)
 // applied no origin's effect more than once over all its copies. An origin
 // still pending at the end is a violation too, since a later delivery could
-// still apply it again.
+// still apply it again; so is one applied once while a broker duplicate of
+// it is still held, since at-least-once delivery will hand that copy out.
 func AtMostOnce(name string) Checker {
 	return perOrigin("at-most-once", name, func(l *Ledger, o *Outcome) (bool, string) {
 		if o.Effects > 1 {
@@ -397,8 +398,21 @@ func AtMostOnce(name string) Checker {
 		if o.Verdict == VerdictPending {
 			return lossWhy(l, o)
 		}
-		return false, ""
+		return heldAgain(l, o)
 	})
+}
+
+// heldAgain reports whether the origin of o was applied while a broker
+// duplicate of its last copy is still held, and says so.
+func heldAgain(l *Ledger, o *Outcome) (bool, string) {
+	if o.Effects == 0 || o.State != StatePending || l.extra[o.Last] == 0 {
+		return false, ""
+	}
+	s := "applied once, and a copy is still held"
+	if o.Where != "" {
+		s += " at " + o.Where
+	}
+	return true, s + " at t=" + strconv.FormatInt(int64(l.last), 10) + ": at-least-once delivery will hand it out again"
 }
 
 // ExactlyOnce holds when the consumer called name ("" for every consumer)
@@ -411,7 +425,7 @@ func ExactlyOnce(name string) Checker {
 			return true, "effect applied " + strconv.Itoa(o.Effects) + " times"
 		}
 		if o.Effects == 1 {
-			return false, ""
+			return heldAgain(l, o)
 		}
 		return lossWhy(l, o)
 	})

@@ -234,6 +234,7 @@ type Ledger struct {
 	causeIdx  map[Cause]uint32 // cause -> 1 + index into causes
 	origins   table[ID]        // the copy each copy was made from, by ID
 	redrives  table[ID]        // the copy a redriven dead letter was carried on as, by ID
+	extra     map[ID]uint32    // copies held, by ID, for the few messages a broker duplicated
 	wheres    []string         // component names, index 0 is ""
 	whereIdx  map[string]uint16
 	lastWhere string
@@ -271,7 +272,10 @@ func NewLedger() *Ledger {
 //   - skipped (Msg, Consumer): the handler recognised a duplicate and
 //     applied nothing.
 //   - failed (Msg, Consumer): the handler finished without an effect.
-//   - acked (Msg, Consumer): acknowledged and deleted.
+//   - duplicated (Msg): the broker holds one more copy under the same ID;
+//     until every copy is settled the message stays pending.
+//   - acked (Msg, Consumer): acknowledged and deleted; pending while a
+//     duplicated copy is still held.
 //   - dead_lettered (Msg): parked in a dead-letter queue or as a dead
 //     outbox row.
 //   - expired (Msg; Cause, retention when empty), purged (Msg): deleted;
@@ -318,9 +322,25 @@ func (l *Ledger) Emit(e *Event) {
 			d.bits |= delAcked
 		}
 		if r := l.rec(e.Msg); r != nil {
-			l.setState(e.Msg, r, StateDone, e.Tick)
+			if l.settleCopy(e.Msg) {
+				l.setState(e.Msg, r, StatePending, e.Tick) // another copy is still held
+			} else {
+				l.setState(e.Msg, r, StateDone, e.Tick)
+			}
+		}
+	case KindDuplicated:
+		if r := l.known(e); r != nil {
+			if l.extra == nil {
+				l.extra = map[ID]uint32{}
+			}
+			if l.extra[e.Msg] == 0 {
+				l.extra[e.Msg] = 1 // the copy it was made from
+			}
+			l.extra[e.Msg]++
+			l.setState(e.Msg, r, StatePending, e.Tick)
 		}
 	case KindDeadLettered:
+		l.settleCopy(e.Msg)
 		if r := l.known(e); r != nil {
 			l.setState(e.Msg, r, StateDeadLettered, e.Tick)
 		}
@@ -336,6 +356,7 @@ func (l *Ledger) Emit(e *Event) {
 			l.setState(e.Msg, r, StateAbsorbed, e.Tick)
 		}
 	case KindExpired, KindPurged:
+		l.settleCopy(e.Msg)
 		cause, state := e.Cause, StateExpired
 		if e.Kind == KindPurged {
 			cause, state = CausePurge, StatePurged
@@ -365,6 +386,21 @@ func (l *Ledger) Emit(e *Event) {
 		return // a kind the fold ignores changes nothing
 	}
 	l.events++
+}
+
+// settleCopy notes that one copy of id left the broker and reports
+// whether another is still held (a broker duplicate).
+func (l *Ledger) settleCopy(id ID) bool {
+	n, ok := l.extra[id]
+	if !ok {
+		return false
+	}
+	if n <= 1 {
+		delete(l.extra, id)
+		return false
+	}
+	l.extra[id] = n - 1
+	return true
 }
 
 // known returns the record of e's message, registering it if the ledger

@@ -29,6 +29,7 @@ const (
 	KindPurged            Kind = "purged"             // a purge deleted a message
 	KindRejected          Kind = "rejected"           // a call was refused (stale receipt, broker down, old generation)
 	KindDeduplicated      Kind = "deduplicated"       // a send was dropped by a deduplication window
+	KindDuplicated        Kind = "duplicated"         // a broker made an extra copy of a message, under the same ID (broker.duplicate)
 	KindProcessed         Kind = "processed"          // a handler applied the effect of a message
 	KindFailed            Kind = "failed"             // a handler failed on a message
 	KindCrashed           Kind = "crashed"            // an actor crashed and restarted

@@ -66,3 +66,50 @@ expect:
 		t.Fatalf("at_most_once with a copy queued: %+v", o)
 	}
 }
+
+// TestForwardLossCountsForItsQueue: a fan-out copy SNS gave up on never
+// reached queue b, and at_least_once(b) must say so, under the publish's
+// ID as every other violation is.
+//
+// SNS (developer guide, "Amazon SNS message delivery retries"): when the
+// delivery policy's retries are exhausted, SNS discards the message for
+// that endpoint (or sends it to the subscription's dead-letter queue):
+// that subscriber never receives it.
+func TestForwardLossCountsForItsQueue(t *testing.T) {
+	rep := runYAML(t, `version: 1
+title: a forward given up
+seed: 1
+run: {until: drained, max_ticks: 50}
+topology:
+  queues:
+    - {name: a}
+    - {name: b}
+  topics:
+    - {name: orders, fan_out_to_queues: [a, b], fan_out_retry: none}
+actors:
+  producers:
+    - {name: shop, to: {topic: orders}, count: 3}
+  consumers:
+    - {name: wa, queue: a}
+    - {name: wb, queue: b}
+faults:
+  - {name: outage, point: broker.unavailable, match: {where: "queue:b"}, from: 2, until: 3}
+expect:
+  - {check: no_loss}
+  - {check: at_least_once, consumer: a}
+  - {check: at_least_once, consumer: b}
+`)
+	if o := outcomeOf(t, rep, "at_least_once(a)"); !o.Pass {
+		t.Fatalf("a got every copy: %+v", o)
+	}
+	for _, prefix := range []string{"no_loss", "at_least_once(b)"} {
+		o := outcomeOf(t, rep, prefix)
+		if o.Pass || len(o.Violations) != 1 {
+			t.Fatalf("%s: %+v", prefix, o)
+		}
+		v := o.Violations[0]
+		if v.Msg != 4 || v.Consumer != "b" || !strings.Contains(v.Detail, "forward failed") {
+			t.Errorf("%s: want the publish m4 lost for b (forward failed), got %s", prefix, v)
+		}
+	}
+}

@@ -124,8 +124,12 @@ func NoLoss() Checker {
 		}
 		for _, x := range l.losses {
 			if l.standsBeforeConsumers(x) {
-				out = append(out, Violation{Check: "no-loss", Msg: x.ID, Key: l.keyOf(x.ID), Tick: x.Tick,
-					Detail: "lost before any consumer (" + string(x.Cause) + ")"})
+				// Named by its origin, as every other violation is.
+				root, why := l.Root(x.ID), "lost before any consumer ("+string(x.Cause)+")"
+				if root != x.ID {
+					why += ": its copy " + x.ID.String()
+				}
+				out = append(out, Violation{Check: "no-loss", Msg: root, Key: l.keyOf(x.ID), Tick: x.Tick, Detail: why})
 			}
 		}
 		for _, o := range l.Outcomes("") {

@@ -46,3 +46,17 @@ func TestQueuedDuplicateKeepsTheMessagePending(t *testing.T) {
 		t.Fatalf("state %v", r.State)
 	}
 }
+
+// TestLossBeforeConsumersNamesTheOrigin: a copy lost before any consumer
+// is reported under its origin, as every other violation is, and names
+// the copy.
+func TestLossBeforeConsumersNamesTheOrigin(t *testing.T) {
+	l := feed(
+		Event{Tick: 1, Kind: KindPublished, Where: "topic:t", Msg: 1},
+		Event{Tick: 1, Kind: KindLost, Where: "topic:t", Msg: 2, Origin: 1, Cause: CauseForwardFailed},
+	)
+	v := NoLoss().Violations(l)
+	if len(v) != 1 || v[0].Msg != 1 || v[0].Detail != "lost before any consumer (forward failed): its copy m2" {
+		t.Fatalf("%v", v)
+	}
+}

@@ -494,9 +494,17 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 		if r := l.known(e); r != nil {
 			l.setState(e.Msg, r, StateLost, e.Tick)
 		}
-	} else if d := l.entryOf(e); d != nil {
-		d.bits = d.bits&0xff | delExpected | l.cause(cause)<<8
-		d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
+	} else {
+		// A copy lost on its way to its consumer before any broker held it
+		// (a fan-out's forward given up) is lost, and lost for that
+		// consumer, under its origin's lineage.
+		if r := l.known(e); r != nil && r.State == StateCreated && e.Origin != 0 {
+			l.setState(e.Msg, r, StateLost, e.Tick)
+		}
+		if d := l.entryOf(e); d != nil {
+			d.bits = d.bits&0xff | delExpected | l.cause(cause)<<8
+			d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
+		}
 	}
 	l.losses = append(l.losses, Loss{ID: e.Msg, Consumer: e.Consumer, Cause: cause, Tick: e.Tick})
 }

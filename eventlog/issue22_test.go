@@ -1,9 +1,11 @@
 package eventlog_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/eventlog"
+	"github.com/brokerlab/brokerlab/faults"
 )
 
 // TestHistoryJudgesAValueAtItsLastAppearance: a value sent at offsets 1
@@ -32,4 +34,33 @@ func TestHistoryJudgesAValueAtItsLastAppearance(t *testing.T) {
 	if rep := eventlog.CheckHistory(h); rep.Count(eventlog.LostWrite) != 1 {
 		t.Fatalf("read past both positions, want one lost write:\n%v", rep)
 	}
+}
+
+// TestPullFetchReturnsARefusedCommit: under CommitBefore, Fetch returns
+// the refused commit's error and no records, and puts the batch back:
+// the next fetch reads the same records, commits and hands them out.
+//
+// Kafka (KafkaConsumer javadoc, commitSync): it throws when the commit
+// fails, so the poll-commit-process loop does not process the batch.
+func TestPullFetchReturnsARefusedCommit(t *testing.T) {
+	r, g, m := pullRig(t, eventlog.CommitBefore, faults.Rule{Name: "down", Point: faults.BrokerUnavailable, Nth: 2, Match: faults.Match{Consumer: "p1"}})
+	_ = r.w.Run(1)
+	recs, err := m.Fetch(3)
+	if !errors.Is(err, eventlog.ErrUnavailable) || len(recs) != 0 || m.Outstanding() != 0 {
+		t.Fatalf("fetch with the commit refused: %d records, %d outstanding, err %v", len(recs), m.Outstanding(), err)
+	}
+	if c, _ := g.Committed(0); c > 0 {
+		t.Fatalf("committed %d", c)
+	}
+	recs, err = m.Fetch(3)
+	if err != nil || len(recs) != 3 || recs[0].Offset != 0 {
+		t.Fatalf("fetch again: %v %v", recs, err)
+	}
+	for _, x := range recs {
+		handle(t, m, x)
+	}
+	if out := r.outcomes("g"); out[1].Effects != 1 {
+		t.Fatalf("%+v", out[1])
+	}
+	r.refold()
 }

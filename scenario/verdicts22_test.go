@@ -113,3 +113,38 @@ expect:
 		}
 	}
 }
+
+// TestRefusedCommitBeforeIsNotProcessed: under commit-before, a commit
+// the broker refuses stops the batch; the member does not process it, and
+// reads it again. Before, the batch was processed anyway, nothing was
+// committed, and after a rebalance all 3 records were applied twice.
+//
+// Kafka (KafkaConsumer javadoc, commitSync): it throws on failure, so a
+// poll-commit-process loop never reaches the processing of that batch.
+func TestRefusedCommitBeforeIsNotProcessed(t *testing.T) {
+	rep := runYAML(t, `version: 1
+title: commit before, refused
+seed: 1
+run: {ticks: 12}
+topology:
+  logs:
+    - {name: pay, partitions: 1}
+  groups:
+    - {name: g, log: pay, session_timeout: 3}
+actors:
+  producers:
+    - {name: psp, to: {log: pay}, count: 3, rate: 3}
+  members:
+    - {name: w1, group: g, commit: before, batch: 3}
+    - {name: w2, group: g, commit: before, batch: 3, start: 4}
+faults:
+  - {name: down, point: broker.unavailable, match: {where: "log:pay", consumer: w1}, nth: 2}
+  - {name: bye, point: member.leave, match: {consumer: w1}, from: 3, until: 4}
+expect:
+  - {check: exactly_once, consumer: g}
+  - {metric: consumer.g.delivered, op: "==", value: 6}
+`)
+	if !rep.Pass {
+		t.Fatalf("%+v", rep.Outcomes)
+	}
+}

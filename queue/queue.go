@@ -1467,7 +1467,8 @@ func (q *Queue) Purge() int {
 // dead-letter queue, back to the queues they were dead-lettered from, and
 // returns how many it moved. Each goes back as a new message: a new ID,
 // Origin the dead letter, no receive count, a "redriven-from" header
-// naming the dead letter. The target traces it as redriven (Msg the new
+// naming the dead letter, and the dead letter's Created tick (the event
+// it carries was created once: a business key's time bucket stays). The target traces it as redriven (Msg the new
 // message, Origin the dead letter, Consumer the target's logical
 // consumer), which is the event that creates the new copy: the ledger
 // judges both copies as one origin. A message sent to this queue directly
@@ -1516,6 +1517,7 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 		orig := e.msg
 		nm := q.env.NewMessage(orig.Key, orig.Body, orig.Headers.With("redriven-from", orig.ID.String()))
 		nm.Origin = orig.ID
+		nm.Created = orig.Created
 		q.m.Redriven++
 		q.remove(slot)
 		target.redriven(&nm, q)

@@ -68,6 +68,7 @@ type Run struct {
 	limit sim.Tick
 
 	over, drained bool
+	fold          *MetricFold // the component metrics, folded from the trace
 	report        *Report
 	errs          []Error
 	narr          int // narration steps traced so far
@@ -175,6 +176,8 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 		logBy: map[string]*runLog{}, groupBy: map[string]*runGroup{}, serviceBy: map[string]*runService{},
 		consBy: map[string]*runConsumer{}, memberBy: map[string]*runMember{}, relayBy: map[string]*runRelay{},
 		handlers: opts.Handlers}
+	r.fold = NewMetricFold(s)
+	r.env.Trace.Attach(r.fold)
 	for _, sk := range opts.Sinks {
 		r.env.Trace.Attach(sk)
 	}

@@ -107,7 +107,9 @@ func NewTrace(sinks ...Sink) *Trace {
 
 // Attach adds a sink; it receives only events emitted after the call. A
 // *Ledger is always called first, before every other sink, so a sink that
-// reads the ledger sees the event already folded.
+// reads the ledger sees the event already folded. A sink with a
+// NeedsDetail() bool method that returns false (a fold that reads only
+// structured fields) does not make the trace Detailed.
 func (t *Trace) Attach(s Sink) {
 	if t == nil || s == nil {
 		return
@@ -118,7 +120,9 @@ func (t *Trace) Attach(s Sink) {
 		}
 		return
 	}
-	t.detailed = true // every sink but the ledger may show Detail
+	if d, ok := s.(interface{ NeedsDetail() bool }); !ok || d.NeedsDetail() {
+		t.detailed = true // every other sink may show Detail
+	}
 	t.sinks = append(t.sinks, s)
 }
 

@@ -125,7 +125,7 @@ func (r *Run) measureModel(m Metric) (float64, error) {
 			return float64(x.Generation), nil
 		}
 	case "consumer":
-		if v, ok := r.consumerMetric(r.s.LedgerConsumer(m.Name), m.Field); ok {
+		if v, ok := consumerMetric(r.env.Ledger, r.s.LedgerConsumer(m.Name), m.Field); ok {
 			return v, nil
 		}
 	case "outbox":
@@ -155,8 +155,7 @@ func (r *Run) measureModel(m Metric) (float64, error) {
 // repeated effects, absorbed duplicates, origins missed by design, lost and
 // still pending. A consumer the ledger has never heard of has zeros. It
 // costs O(messages).
-func (r *Run) consumerMetric(name, field string) (float64, bool) {
-	l := r.env.Ledger
+func consumerMetric(l *sim.Ledger, name, field string) (float64, bool) {
 	switch field {
 	case "delivered", "duplicates", "applied", "duplicate_effects", "absorbed", "missed", "lost", "pending":
 	default:

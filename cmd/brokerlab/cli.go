@@ -63,10 +63,10 @@ func init() {
 		{"play", "[--seed N] [--variant V] FILE|LESSON | --compare A [B] [--seeds N,M | --variants V,W]", "play a lesson or scenario file in the terminal; --compare plays two runs side by side in lockstep (two files, one under two seeds, or two variants)", (*cli).cmdPlay},
 		{"record", "--cast OUT.cast [--size 100x32] [--seed N] [--variant V] FILE|LESSON", "write an asciinema v2 cast of the player going through the lesson, for slides and web pages", (*cli).cmdRecord},
 		{"run", "[--seed N] [--quiet] [--strict] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
-		{"trace", "[--seed N] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
+		{"trace", "[--seed N] [--variant V] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
 		{"check", "FILE...", "validate scenario files without running them; warnings do not fail a check", (*cli).cmdCheck},
 		{"schema", "", "print the JSON Schema of scenario files (for editors using yaml-language-server)", (*cli).cmdSchema},
-		{"verify", "[--check CHECK]... TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it", (*cli).cmdVerify},
+		{"verify", "[--check CHECK]... | --scenario FILE|LESSON [--variant V] [--all] TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it, or judge a scenario's whole expect list from it; a trace that was edited or cut is refused (exit 2)", (*cli).cmdVerify},
 		{"explore", "[--seeds N] [--from S] [--jobs J] [--shard K/N] [--variant V] [--json FILE] [--out FILE] FILE|LESSON", "sweep seeds in parallel, list the failing ones, shrink the first to its minimal fault schedule and write NAME.min.yaml; 'explore merge A.json B.json...' merges shard reports", (*cli).cmdExplore},
 		{"list", "", "list the built-in lessons", (*cli).cmdList},
 		{"version", "", "print the version", (*cli).cmdVersion},
@@ -348,6 +348,7 @@ func (c *cli) cmdTrace(args []string) int {
 	var seed seedFlag
 	fs.Var(&seed, "seed", "override the scenario's seed")
 	format := fs.String("format", "text", "text (stable one line per event), json (JSON Lines) or mermaid (sequenceDiagram)")
+	variant := fs.String("variant", "", "trace this variant of the scenario")
 	max := fs.Int("max", 200, "mermaid only: draw at most this many events (0 = all)")
 	pos, code, ok := parse(fs, args)
 	if !ok {
@@ -382,6 +383,9 @@ func (c *cli) cmdTrace(args []string) int {
 	}
 	s, ok := c.load(pos[0])
 	if !ok {
+		return exitBadInput
+	}
+	if s, ok = c.variantOf(s, *variant); !ok {
 		return exitBadInput
 	}
 	rep, err := scenario.Execute(s, scenario.Options{Seed: seed.ptr(), Sinks: []sim.Sink{sink}})

@@ -23,6 +23,8 @@ func (c *cli) cmdVerify(args []string) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var checks checkList
+	scen := fs.String("scenario", "", "judge the whole expect list of this FILE or LESSON from the trace, as the run did")
+	variant := fs.String("variant", "", "with --scenario: the variant the trace was recorded from")
 	all := fs.Bool("all", false, fmt.Sprintf("list every violation (default: the first %d of each check, and a count of the rest)", scenario.MaxReportViolations))
 	fs.Var(&checks, "check", "a check to run (repeatable): no_loss, at_least_once:CONSUMER, at_most_once:CONSUMER, exactly_once:CONSUMER, ordered_per_key:CONSUMER, max_duplicates:CONSUMER:N")
 	// Flags may come before or after the file.
@@ -42,6 +44,10 @@ func (c *cli) cmdVerify(args []string) int {
 		return exitBadInput
 	}
 	path := files[0]
+	if *scen != "" && len(checks) > 0 || *variant != "" && *scen == "" {
+		fmt.Fprintln(c.stderr, "brokerlab verify: give --check CHECK... or --scenario FILE [--variant V], not both; --variant needs --scenario")
+		return exitBadInput
+	}
 	var checkers []sim.Checker
 	for _, spec := range checks {
 		ch, err := sim.ParseCheck(spec)
@@ -69,6 +75,9 @@ func (c *cli) cmdVerify(args []string) int {
 		return exitBadInput
 	}
 	defer f.Close()
+	if *scen != "" {
+		return c.verifyScenario(*scen, *variant, path, f, *all)
+	}
 	l := sim.NewLedger()
 	var actors sim.ActorIndex
 	if err := sim.ReadJSONL(f, sim.SinkFunc(func(e *sim.Event) { l.Emit(e); actors.Emit(e) })); err != nil {
@@ -116,6 +125,54 @@ func (c *cli) cmdVerify(args []string) int {
 		return exitFailed
 	}
 	fmt.Fprintf(c.stdout, "PASS: %d of %d checks hold\n", len(checkers), len(checkers))
+	return exitOK
+}
+
+// verifyScenario judges the expect list of the scenario arg (variant v)
+// from the trace in f, read from path, and prints it as run does.
+func (c *cli) verifyScenario(arg, v, path string, f *os.File, all bool) int {
+	s, ok := c.load(arg)
+	if !ok {
+		return exitBadInput
+	}
+	if s, ok = c.variantOf(s, v); !ok {
+		return exitBadInput
+	}
+	out, err := s.Rederive(f)
+	if out == nil && err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", strconv.Quote(path), err)
+		return exitBadInput
+	}
+	fmt.Fprintf(c.stdout, "expectations of %s re-derived from %s:\n", s.File, path)
+	failed := 0
+	for _, o := range out {
+		verdict := "PASS"
+		if !o.Pass {
+			verdict = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(c.stdout, "%s  %s:%d:%d  %s  (measured %s)\n", verdict, s.File, o.Line, o.Col, o.Text, o.Measured)
+		limit := scenario.MaxReportViolations
+		if o.Pass {
+			limit = scenario.MaxViolationExamples // a check expected to be violated
+		}
+		for j, x := range o.Violations {
+			if j == limit && !all {
+				fmt.Fprintf(c.stdout, "        ... and %d more (--all lists them)\n", len(o.Violations)-j)
+				break
+			}
+			fmt.Fprintf(c.stdout, "        %s\n", x.String())
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(c.stdout, "ERROR: %v\n", err)
+		return exitBadInput
+	}
+	if failed > 0 {
+		fmt.Fprintf(c.stdout, "FAIL: %d of %d expectations hold\n", len(out)-failed, len(out))
+		return exitFailed
+	}
+	fmt.Fprintf(c.stdout, "PASS: %d of %d expectations hold\n", len(out), len(out))
 	return exitOK
 }
 

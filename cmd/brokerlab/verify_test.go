@@ -15,8 +15,11 @@ import (
 
 // lessonTrace is the JSON Lines trace of one lesson or lesson variant.
 type lessonTrace struct {
-	label string
-	lines []string // without their "\n"; the last is the closing record
+	label         string
+	lesson, vname string
+	pass          bool     // the live verdict
+	report        string   // the live report's text
+	lines         []string // without their "\n"; the last is the closing record
 }
 
 // lessonTraces records the JSON Lines trace of every lesson and every
@@ -43,13 +46,18 @@ func lessonTraces(t *testing.T) []lessonTrace {
 			}
 			var js bytes.Buffer
 			jw := sim.NewJSONWriter(&js)
-			if _, err := scenario.Execute(s, scenario.Options{Sinks: []sim.Sink{jw}}); err != nil {
+			rep, err := scenario.Execute(s, scenario.Options{Sinks: []sim.Sink{jw}})
+			if err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}
 			if err := jw.Close(); err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, lessonTrace{label, strings.Split(strings.TrimSuffix(js.String(), "\n"), "\n")})
+			var text strings.Builder
+			if err := rep.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, lessonTrace{label, l.Name, vn, rep.Pass, text.String(), strings.Split(strings.TrimSuffix(js.String(), "\n"), "\n")})
 		}
 	}
 	return out
@@ -296,4 +304,48 @@ func TestVerifyCapsItsOutput(t *testing.T) {
 	if code != exitFailed || strings.Count(stdout, "at-least-once: m") != 25 || strings.Contains(stdout, "more") {
 		t.Fatalf("--all: exit %d\n%s", code, stdout)
 	}
+}
+
+// TestVerifyScenarioRederivesEveryLesson records every lesson and variant
+// with 'brokerlab trace --format json [--variant V]' and judges it with
+// 'brokerlab verify --scenario': the re-derived report is the live one,
+// line for line, and so is the exit code.
+func TestVerifyScenarioRederivesEveryLesson(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.jsonl")
+	n := 0
+	for _, lt := range lessonTraces(t) {
+		args := []string{"trace", "--format", "json", lt.lesson}
+		verify := []string{"verify", "--scenario", lt.lesson, path}
+		if lt.vname != "" {
+			args = append(args, "--variant", lt.vname)
+			verify = append(verify, "--variant", lt.vname)
+		}
+		_, js, _ := runCLI(t, "", false, args...)
+		if js != strings.Join(lt.lines, "\n")+"\n" {
+			t.Fatalf("%s: the CLI's trace differs from the library's", lt.label)
+		}
+		if err := os.WriteFile(path, []byte(js), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runCLI(t, "", false, verify...)
+		want := exitOK
+		if !lt.pass {
+			want = exitFailed
+		}
+		if code != want {
+			t.Errorf("%s: verify --scenario exit %d, live %d\n%s%s", lt.label, code, want, stdout, stderr)
+			continue
+		}
+		live := lt.report
+		for _, line := range strings.Split(stdout, "\n") {
+			if strings.HasPrefix(line, "PASS  ") || strings.HasPrefix(line, "FAIL  ") {
+				n++
+				if !strings.Contains(live, line+"\n") {
+					t.Errorf("%s: re-derived %q is not in the live report:\n%s", lt.label, line, live)
+				}
+			}
+		}
+	}
+	t.Logf("%d expectations of every lesson and variant re-derived by verify --scenario, each equal to the live report's line", n)
 }

@@ -139,9 +139,10 @@ type runLog struct {
 
 // runGroup is one consumer group.
 type runGroup struct {
-	cfg *Group
-	log *runLog
-	g   *eventlog.Group
+	cfg   *Group
+	log   *runLog
+	g     *eventlog.Group
+	dedup map[sim.IdempotencyKey]*sim.DedupTable // the members' shared dedup tables, by key
 }
 
 // runService is one service with its writer.

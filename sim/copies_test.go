@@ -60,3 +60,30 @@ func TestLossBeforeConsumersNamesTheOrigin(t *testing.T) {
 		t.Fatalf("%v", v)
 	}
 }
+
+// TestIdempotentHandlersShareATable: two handlers given one DedupTable
+// skip what either applied; with tables of their own they do not.
+func TestIdempotentHandlersShareATable(t *testing.T) {
+	w, err := New(Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := w.Env()
+	m := env.NewMessage("k", nil, Headers{})
+	apply := func(h Handler) int {
+		d := NewDelivery(env, m, "log:l", "g", "w", 1)
+		if err := h.Handle(d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Effects()
+	}
+	var shared DedupTable
+	a, b := KeyByMessageID.WrapIn(Effect(""), &shared), KeyByMessageID.WrapIn(Effect(""), &shared)
+	if apply(a) != 1 || apply(b) != 0 || shared.Len() != 1 {
+		t.Fatalf("shared: the second member applied again (%d keys)", shared.Len())
+	}
+	a, b = KeyByMessageID.Wrap(Effect("")), KeyByMessageID.Wrap(Effect(""))
+	if apply(a) != 1 || apply(b) != 1 {
+		t.Fatal("own tables: the second member should not know what the first applied")
+	}
+}

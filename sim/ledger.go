@@ -543,8 +543,8 @@ func (l *Ledger) subscribe(e *Event) {
 	}
 	// A group reading from the log start expects every record still in
 	// the log: one pass over the records, once per subscription.
-	for i := uint64(1); i < l.recs.len(); i++ {
-		if r := l.recs.get(i); r != nil && r.flags&recRegistered != 0 && r.where == w && r.State == StatePending {
+	for i, r := range l.recs.all() {
+		if r.flags&recRegistered != 0 && r.where == w && r.State == StatePending {
 			if d := l.entry(ID(i), c); d != nil {
 				d.bits |= delExpected
 			}
@@ -733,7 +733,7 @@ func (l *Ledger) LastTick() Tick {
 // It spells out table.at's fast path: the generic method is compiled for
 // a shape and not inlined, and this is the ledger's most frequent call.
 func (l *Ledger) rec(id ID) *record {
-	if i := uint64(id); i < l.recs.n && id != 0 {
+	if i := uint64(id); i < l.recs.n && id != 0 && i/tableChunk < uint64(len(l.recs.chunks)) {
 		if p := l.recs.chunks[i/tableChunk]; p != nil {
 			return &p[i%tableChunk]
 		}
@@ -751,7 +751,7 @@ func (l *Ledger) entry(id ID, c ConsumerRef) *delivery {
 		return nil
 	}
 	t, i := &l.consumers[c].entries, uint64(id)
-	if i < t.n {
+	if i < t.n && i/tableChunk < uint64(len(t.chunks)) {
 		if p := t.chunks[i/tableChunk]; p != nil {
 			return &p[i%tableChunk]
 		}
@@ -959,8 +959,8 @@ func (l *Ledger) Stats() Stats {
 // f gets is a copy that is reused for the next call.
 func (l *Ledger) eachRecord(f func(r *Record)) {
 	var x Record
-	for i := uint64(1); i < l.recs.len(); i++ {
-		if r := l.recs.get(i); r != nil && r.flags&recRegistered != 0 {
+	for i, r := range l.recs.all() {
+		if r.flags&recRegistered != 0 {
 			x = l.export(ID(i), r)
 			f(&x)
 		}

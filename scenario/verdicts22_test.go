@@ -148,3 +148,44 @@ expect:
 		t.Fatalf("%+v", rep.Outcomes)
 	}
 }
+
+// TestDelayedCopyReleasedIntoAnOfflineWindowIsLost: a copy held by
+// broker.delay and released while subscriber.offline holds is lost
+// (disconnect), as the same thing done with a timeline disconnect is
+// (testdata/valid/pubsub-delay-disconnect.yaml): by the package's own
+// definition, missed means offline at publish time, and the subscriber
+// was online when m2 was published.
+//
+// Core NATS (docs, "Core NATS"): at-most-once delivery; a subscriber
+// that is not connected when a message is sent does not receive it (a
+// miss), and a message in flight to a connection that goes away is gone
+// with it (a loss).
+func TestDelayedCopyReleasedIntoAnOfflineWindowIsLost(t *testing.T) {
+	rep := runYAML(t, `version: 1
+title: a delayed copy meets an offline window
+seed: 2
+run: {until: drained, max_ticks: 100}
+topology:
+  topics:
+    - name: quotes
+      subscribers:
+        - {name: screen}
+actors:
+  producers:
+    - {name: feed, to: {topic: quotes}, count: 10}
+faults:
+  - {name: slow-link, point: broker.delay, match: {consumer: screen}, nth: 2, param: 3}
+  - {name: away, point: subscriber.offline, match: {consumer: screen}, from: 4, until: 6}
+expect:
+  - {metric: consumer.screen.lost, op: "==", value: 1}
+  - {metric: ledger.lost_disconnect, op: "==", value: 1}
+  - {metric: consumer.screen.missed, op: "==", value: 2}
+  - {metric: consumer.screen.delivered, op: "==", value: 7}
+  - {check: no_loss, violated: true}
+`)
+	for _, o := range rep.Outcomes {
+		if !o.Pass {
+			t.Errorf("%s: measured %s", o.Text, o.Measured)
+		}
+	}
+}

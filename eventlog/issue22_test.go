@@ -6,6 +6,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sim"
 )
 
 // TestHistoryJudgesAValueAtItsLastAppearance: a value sent at offsets 1
@@ -63,4 +64,65 @@ func TestPullFetchReturnsARefusedCommit(t *testing.T) {
 		t.Fatalf("%+v", out[1])
 	}
 	r.refold()
+}
+
+// keyIn returns a key that lands in partition p of n.
+func keyIn(p, n int) string {
+	for i := 0; ; i++ {
+		if k := "k" + string(rune('a'+i%26)) + string(rune('a'+i/26)); eventlog.PartitionFor(k, n) == p {
+			return k
+		}
+	}
+}
+
+// TestLatestResolvesEveryPartitionAtTheFirstPoll: a "latest" group whose
+// first poll fills its batch from one partition still resolves the other
+// partitions' positions at that poll, so a record produced after it is
+// read, not booked lost (offset reset) when the partition is fetched
+// later.
+//
+// Kafka (KafkaConsumer, updateFetchPositions): every assigned partition
+// without a position is reset by auto.offset.reset when poll is called,
+// before any fetch, whatever max.poll.records allows the poll to return.
+func TestLatestResolvesEveryPartitionAtTheFirstPoll(t *testing.T) {
+	r := newRig(t, 1, eventlog.Config{Partitions: 2})
+	g := r.group(eventlog.GroupConfig{Name: "g", Reset: eventlog.ResetLatest})
+	m := r.member(g, eventlog.MemberConfig{Name: "p1", Pull: true, Commit: eventlog.CommitAfter})
+	_ = r.w.Run(1)
+	k0, k1 := keyIn(0, 2), keyIn(1, 2)
+	r.publish(2, k0)
+	if err := g.SeekEarliest(0); err != nil { // partition 0 has a position, partition 1 none
+		t.Fatal(err)
+	}
+	recs, err := m.Fetch(1)
+	if err != nil || len(recs) != 1 || recs[0].Partition != 0 {
+		t.Fatalf("first poll: %v %v", recs, err)
+	}
+	handle(t, m, recs[0])
+	r.publish(1, k1) // after the first poll: partition 1 was reset to its end before it
+	var got []eventlog.Record
+	for range 3 {
+		rs, err := m.Fetch(10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range rs {
+			handle(t, m, x)
+			got = append(got, x)
+		}
+	}
+	var p1 int
+	for _, x := range got {
+		if x.Partition == 1 {
+			p1++
+		}
+	}
+	if p1 != 1 {
+		t.Fatalf("the record produced on partition 1 after the first poll was read %d times\n%s", p1, r.traceText())
+	}
+	for id, o := range r.outcomes("g") {
+		if o.Verdict == sim.VerdictLost {
+			t.Errorf("%v lost (%s)", id, o.Cause)
+		}
+	}
 }

@@ -18,7 +18,9 @@ import (
 // (the member crashes before its commit). Each returned record is traced
 // as "polled", one delivery for the ledger. Polling keeps the member's
 // session alive. The slice is the member's own and is reused by the next
-// Poll. O(partitions owned + max x log n).
+// Poll. Every owned partition without a position gets one at the poll,
+// as Kafka resets them all before fetching, whatever max allows. O(partitions
+// owned + max x log n).
 //
 // With CommitBefore a refused commit returns nothing: the records fetched
 // are put back (read again at the next poll) and are not processed. Fetch
@@ -65,6 +67,14 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 		return nil, nil
 	}
 	m.touched = m.touched[:0]
+	// Like Kafka's poll, resolve the position of every owned partition
+	// that has none before fetching any: a partition the batch would not
+	// reach is reset now (auto.offset.reset), not at a later poll.
+	for _, p := range m.owned {
+		if g.parts[p].pos < 0 {
+			m.batch = g.fetch(m, p, 0, m.batch)
+		}
+	}
 	if n := len(m.owned); n > 0 && max > 0 {
 		start := m.rr % n
 		m.rr++

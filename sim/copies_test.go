@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -85,5 +86,31 @@ func TestIdempotentHandlersShareATable(t *testing.T) {
 	a, b = KeyByMessageID.Wrap(Effect("")), KeyByMessageID.Wrap(Effect(""))
 	if apply(a) != 1 || apply(b) != 1 {
 		t.Fatal("own tables: the second member should not know what the first applied")
+	}
+}
+
+// TestStatsWithoutTheCacheEqualsStatsWithIt: Stats folds one consumer's
+// outcomes at a time when no current cache holds them all, and gives
+// what it gives from the cache.
+func TestStatsWithoutTheCacheEqualsStatsWithIt(t *testing.T) {
+	l := NewLedger()
+	for i := ID(1); i <= 50; i++ {
+		for _, e := range []Event{
+			{Tick: 1, Kind: KindPublished, Where: "topic:t", Msg: i},
+			{Tick: 1, Kind: KindDelivered, Where: "topic:t", Consumer: "a", Msg: i},
+			{Tick: 1, Kind: KindProcessed, Where: "topic:t", Consumer: "a", Msg: i},
+			{Tick: 1, Kind: KindMissed, Where: "topic:t", Consumer: "b", Msg: i},
+			{Tick: 1, Kind: KindDelivered, Where: "topic:t", Consumer: "c", Msg: i},
+			{Tick: 1, Kind: KindDelivered, Where: "topic:t", Consumer: "c", Msg: i},
+			{Tick: 1, Kind: KindLost, Where: "topic:t", Consumer: "c", Msg: i, Cause: CauseDisconnect},
+		} {
+			l.Emit(&e)
+		}
+	}
+	cold := l.Stats()
+	_ = l.Outcomes("")
+	warm := l.Stats()
+	if !reflect.DeepEqual(cold, warm) || cold.Delivered != 150 || cold.Missed != 50 || cold.Lost != 50 || cold.Duplicates != 50 {
+		t.Fatalf("cold %+v\nwarm %+v", cold, warm)
 	}
 }

@@ -801,11 +801,11 @@ func (l *Ledger) Losses() []Loss {
 		return nil
 	}
 	lost := map[originKey]bool{}
-	for _, o := range l.Outcomes("") {
+	l.eachOutcome(func(o *Outcome) {
 		if o.Verdict == VerdictLost {
 			lost[originKey{o.Origin, o.Consumer}] = true
 		}
-	}
+	})
 	var out []Loss
 	for _, x := range l.losses {
 		if x.Consumer == "" && l.standsBeforeConsumers(x) || x.Consumer != "" && lost[originKey{l.Root(x.ID), x.Consumer}] {
@@ -813,6 +813,25 @@ func (l *Ledger) Losses() []Loss {
 		}
 	}
 	return out
+}
+
+// eachOutcome calls f for every outcome of Outcomes(""), in its order,
+// without keeping them all: from the cache when it is current, else one
+// consumer's outcomes at a time, so a summary of many consumers costs the
+// memory of the largest one, not of all.
+func (l *Ledger) eachOutcome(f func(o *Outcome)) {
+	if l.cached && l.cacheAt == l.events {
+		for i := range l.cache {
+			f(&l.cache[i])
+		}
+		return
+	}
+	for _, b := range l.consumers {
+		os := l.bookOutcomes(b)
+		for i := range os {
+			f(&os[i])
+		}
+	}
 }
 
 // standsBeforeConsumers reports whether x is a loss before any consumer
@@ -924,7 +943,7 @@ func (l *Ledger) Stats() Stats {
 		}
 	})
 	by := map[Cause]int{}
-	for _, o := range l.Outcomes("") {
+	l.eachOutcome(func(o *Outcome) {
 		s.Delivered += o.Deliveries
 		s.Applied += o.Effects
 		s.Absorbed += o.Skipped
@@ -941,7 +960,7 @@ func (l *Ledger) Stats() Stats {
 			s.Lost++
 			by[o.Cause]++
 		}
-	}
+	})
 	for _, x := range l.losses {
 		if l.standsBeforeConsumers(x) {
 			s.Lost++

@@ -647,7 +647,8 @@ func plainToken(s string) bool {
 // "actor", "consumer", "corr" (strings), "attempt" (number), "partition"
 // and "offset" (numbers, only for log events), "rule", "cause" and
 // "detail" (strings). The form carries every field the Ledger folds, so
-// ReadJSONL rebuilds the same ledger from it.
+// ReadJSONL rebuilds the same ledger from it. JSONWriter appends the
+// running "hash" to each object (see ChainHash).
 func AppendJSON(b []byte, e *Event) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, e.Seq, 10)

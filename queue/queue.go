@@ -633,7 +633,15 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 		delay = q.cfg.Delay
 	}
 	now := q.env.Now()
-	if err := q.down("", m.ID, m.Key, m.Headers.Type, ""); err != nil {
+	if err := q.unavailable("", m.ID, m.Key, m.Headers.Type, ""); err != nil {
+		if _, forwarded := m.Headers.Get(sim.HeaderEventID); forwarded {
+			// A broker-made copy (a fan-out's forward) is traced refused by
+			// the broker forwarding it, with its attempt and what comes
+			// next: one line per refusal, not two.
+			q.m.Rejected++
+			return err
+		}
+		q.reject(m.ID, "", err)
 		return err
 	}
 	if m.ID == 0 {
@@ -1551,6 +1559,15 @@ func (q *Queue) redriven(m *sim.Message, dlq *Queue) {
 // down consults broker.unavailable for the call op ("" for a send) and
 // returns the error to report, traced as rejected.
 func (q *Queue) down(op string, id sim.ID, key, typ, consumer string) error {
+	err := q.unavailable(op, id, key, typ, consumer)
+	if err != nil {
+		q.reject(id, consumer, err)
+	}
+	return err
+}
+
+// unavailable is down without tracing the refusal.
+func (q *Queue) unavailable(op string, id sim.ID, key, typ, consumer string) error {
 	if q.faults == nil {
 		return nil
 	}
@@ -1570,9 +1587,7 @@ func (q *Queue) down(op string, id sim.ID, key, typ, consumer string) error {
 	if op != "" {
 		where += ": " + op
 	}
-	err := fmt.Errorf("%w: %s (%s): %w", ErrUnavailable, where, why, ErrConnection)
-	q.reject(id, consumer, err)
-	return err
+	return fmt.Errorf("%w: %s (%s): %w", ErrUnavailable, where, why, ErrConnection)
 }
 
 func (q *Queue) actor(name string) int32 {

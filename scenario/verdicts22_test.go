@@ -3,6 +3,8 @@ package scenario
 import (
 	"strings"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/sim"
 )
 
 // runYAML loads and runs a scenario file given as text.
@@ -186,6 +188,49 @@ expect:
 	for _, o := range rep.Outcomes {
 		if !o.Pass {
 			t.Errorf("%s: measured %s", o.Text, o.Measured)
+		}
+	}
+}
+
+// TestRefusedForwardIsTracedOnce: a forward the target queue refuses is
+// one "rejected" line, the fan-out's (with its attempt), not one from
+// the queue and one from the fan-out.
+func TestRefusedForwardIsTracedOnce(t *testing.T) {
+	s, err := Load("t.yaml", []byte(`version: 1
+title: a refused forward
+run: {until: drained, max_ticks: 50}
+topology:
+  queues:
+    - {name: b}
+  topics:
+    - {name: orders, fan_out_to_queues: [b], fan_out_retry: none}
+actors:
+  producers:
+    - {name: shop, to: {topic: orders}, count: 3}
+  consumers:
+    - {name: wb, queue: b}
+faults:
+  - {name: outage, point: broker.unavailable, match: {where: "queue:b"}, from: 2, until: 3}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &sim.Recorder{}
+	if _, err := Execute(s, Options{Sinks: []sim.Sink{rec}}); err != nil {
+		t.Fatal(err)
+	}
+	refusals := map[sim.ID]int{}
+	for _, e := range rec.Events() {
+		if e.Kind == sim.KindRejected && e.Msg != 0 {
+			refusals[e.Msg]++
+		}
+	}
+	if len(refusals) != 1 {
+		t.Fatalf("refusals %v", refusals)
+	}
+	for id, n := range refusals {
+		if n != 1 {
+			t.Errorf("the refused forward of %v is traced %d times", id, n)
 		}
 	}
 }

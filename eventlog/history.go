@@ -315,7 +315,9 @@ func CheckHistory(h *History) HistoryReport { return CheckHistoryWith(h, CheckOp
 //     offsets below where a group started reading (Jepsen's
 //     lost-write-cases: "every :ok :send operation with an equal or lower
 //     offset" than the highest read "was also read by at least one
-//     consumer");
+//     consumer"); a value sent more than once is judged at its last
+//     position, so one sent at offsets 1 and 3 with offset 2 the highest
+//     read is only a duplicate;
 //   - duplicate: a value seen at more than one position (Jepsen's
 //     duplicate-cases); reading one position twice, after a rebalance or
 //     a seek, is not a duplicate;
@@ -494,6 +496,19 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 		}
 	}
 	readBy := func(g string, v sim.ID) bool { return valueRead[g][v] }
+	// A value sent more than once is judged at its last appearance in a
+	// partition, as Jepsen does: the earlier positions are duplicates.
+	type partValue struct {
+		p int
+		v sim.ID
+	}
+	lastAt := map[partValue]int64{}
+	for _, s := range sends {
+		k := partValue{s.r.Partition, s.r.Value}
+		if off, ok := lastAt[k]; !ok || s.r.Offset > off {
+			lastAt[k] = s.r.Offset
+		}
+	}
 	for _, s := range sends {
 		seen := false
 		for _, g := range groups {
@@ -516,7 +531,7 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 		}
 		// Jepsen: an acknowledged write at or below the highest offset any
 		// consumer read in its partition, whose value no consumer read there.
-		if opts.PerGroup || readIn[s.r.Partition][s.r.Value] {
+		if opts.PerGroup || readIn[s.r.Partition][s.r.Value] || s.r.Offset < lastAt[partValue{s.r.Partition, s.r.Value}] {
 			continue
 		}
 		if top, ok := highest[s.r.Partition]; ok && s.r.Offset <= top.off {

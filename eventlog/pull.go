@@ -18,11 +18,26 @@ import (
 // (the member crashes before its commit). Each returned record is traced
 // as "polled", one delivery for the ledger. Polling keeps the member's
 // session alive. The slice is the member's own and is reused by the next
-// Poll. O(partitions owned + max x log n).
+// Poll. Every owned partition without a position gets one at the poll,
+// as Kafka resets them all before fetching, whatever max allows. O(partitions
+// owned + max x log n).
+//
+// With CommitBefore a refused commit returns nothing: the records fetched
+// are put back (read again at the next poll) and are not processed. Fetch
+// returns that error; Poll drops it.
 func (m *Member) Poll(max int) []Record {
+	recs, _ := m.Fetch(max)
+	return recs
+}
+
+// Fetch is Poll returning the error of a refused commit under
+// CommitBefore, as Kafka's commitSync throws: a poll-commit-process loop
+// must not process a batch whose commit failed. The batch is put back,
+// so the records are read again; nothing was committed past them.
+func (m *Member) Fetch(max int) ([]Record, error) {
 	m.batch, m.next = m.batch[:0], 0
 	if m.state != stateActive || m.busy {
-		return nil
+		return nil, nil
 	}
 	g := m.g
 	now := g.env.Now()
@@ -37,7 +52,7 @@ func (m *Member) Poll(max int) []Record {
 		}
 		g.env.Emit(ev)
 		m.leave(f.Rule)
-		return nil
+		return nil, nil
 	}
 	if m.cfg.Commit == CommitAuto && now-m.lastAuto >= m.cfg.AutoCommitEvery {
 		_ = m.commitProgress()
@@ -49,9 +64,17 @@ func (m *Member) Poll(max int) []Record {
 			ev.Detail = "poll: broker unavailable"
 		}
 		g.env.Emit(ev)
-		return nil
+		return nil, nil
 	}
 	m.touched = m.touched[:0]
+	// Like Kafka's poll, resolve the position of every owned partition
+	// that has none before fetching any: a partition the batch would not
+	// reach is reset now (auto.offset.reset), not at a later poll.
+	for _, p := range m.owned {
+		if g.parts[p].pos < 0 {
+			m.batch = g.fetch(m, p, 0, m.batch)
+		}
+	}
 	if n := len(m.owned); n > 0 && max > 0 {
 		start := m.rr % n
 		m.rr++
@@ -65,7 +88,7 @@ func (m *Member) Poll(max int) []Record {
 		}
 	}
 	if len(m.batch) == 0 {
-		return nil
+		return nil, nil
 	}
 	if h := g.t.history; h != nil {
 		m.reads = m.reads[:0]
@@ -78,13 +101,17 @@ func (m *Member) Poll(max int) []Record {
 		if f, ok := m.fault(faults.ConsumerCrashBeforeCommit, &m.batch[0]); ok {
 			m.crash(f.Rule, "before commit")
 			m.batch = m.batch[:0]
-			return nil
+			return nil, nil
 		}
 		for _, p := range m.touched {
-			_ = g.commit(m, m.gen, p, g.parts[p].pos)
+			if err := g.commit(m, m.gen, p, g.parts[p].pos); err != nil {
+				m.dropAll()
+				m.batch = m.batch[:0]
+				return nil, err
+			}
 		}
 	}
-	return m.batch
+	return m.batch, nil
 }
 
 // Delivery returns a delivery of record r for a handler: the group is its

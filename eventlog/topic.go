@@ -402,7 +402,9 @@ func (t *Topic) OffsetForTick(p int, at sim.Tick) (int64, error) {
 // AddPartitions adds n empty partitions. Keys are remapped from now on, so a
 // key's later records may land in another partition than its earlier ones:
 // per-key order is no longer guaranteed across the change. Every group
-// with members rebalances. It returns an error when n < 1.
+// with members rebalances. It is traced as an action whose position is
+// offset 0 of the last new partition, so a fold of the trace knows how
+// many partitions there are. It returns an error when n < 1.
 func (t *Topic) AddPartitions(n int) error {
 	if n < 1 {
 		return fmt.Errorf("%w: add %d partitions", ErrInvalidConfig, n)
@@ -411,7 +413,7 @@ func (t *Topic) AddPartitions(n int) error {
 	for i := 0; i < n; i++ {
 		t.parts = append(t.parts, &partition{})
 	}
-	ev := sim.Event{Kind: sim.KindAction, Where: t.where}
+	ev := sim.Event{Kind: sim.KindAction, Where: t.where, HasPos: true, Partition: len(t.parts) - 1}
 	if t.env.Trace.Detailed() {
 		ev.Detail = "partitions " + strconv.Itoa(old) + " -> " + strconv.Itoa(len(t.parts)) + ": keys remapped"
 	}

@@ -231,13 +231,16 @@ func (r *CDCRelay) run(now sim.Tick) error {
 }
 
 // commit marks the rows sent and advances the committed position in one
-// transaction.
+// transaction. Each row marked is traced as "marked", as a polling
+// relay's are, so the service's pending rows are a fold of the trace.
 func (r *CDCRelay) commit(now sim.Tick, rows []*Row) error {
 	if r.pos == r.committed {
 		return nil
 	}
 	marked := 0
+	var done []*Row
 	err := r.s.Update(func(tx *Tx) error {
+		done = done[:0]
 		for _, row := range rows {
 			obj, err := tx.txn.First(TableOutbox, IndexID, row.ID)
 			if err != nil {
@@ -252,6 +255,7 @@ func (r *CDCRelay) commit(now sim.Tick, rows []*Row) error {
 				return fmt.Errorf("%w: %w", ErrDB, err)
 			}
 			marked++
+			done = append(done, row)
 		}
 		return nil
 	})
@@ -259,6 +263,9 @@ func (r *CDCRelay) commit(now sim.Tick, rows []*Row) error {
 		return err
 	}
 	r.committed = r.pos
+	for _, row := range done {
+		r.s.env.Emit(sim.Event{Kind: KindMarked, Where: r.s.where, Actor: r.cfg.Name, Msg: row.Msg, Key: row.AggregateID})
+	}
 	r.stats.Marked += marked
 	r.s.m.Marked += marked
 	r.s.m.Pending -= marked

@@ -46,7 +46,7 @@ func runStyle(t *testing.T, seed uint64, cdc bool, crashP float64) styleRun {
 	if err := sim.Check(w.Ledger(), sim.NoLoss(), sim.AtLeastOnce("sink"), sim.OrderedPerKey("sink")); err != nil {
 		t.Errorf("cdc=%v: %v", cdc, err)
 	}
-	foldsAgain(t, w, jsonl.Bytes())
+	foldsAgain(t, w, &jsonl)
 	for _, r := range s.Rows() {
 		if r.State != StateSent || p.count(r.Msg) == 0 {
 			t.Errorf("cdc=%v: row %d %s, published %d times", cdc, r.ID, r.State, p.count(r.Msg))

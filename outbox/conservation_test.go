@@ -380,7 +380,7 @@ func conserve(t *testing.T, seed uint64, tl *tally) {
 			tl.ordered[checked]++
 		}
 	}
-	foldsAgain(t, w, jsonl.Bytes())
+	foldsAgain(t, w, &jsonl)
 	tl.seeds++
 	tl.phantoms += phantoms
 	tl.dups += st.Duplicates

@@ -184,7 +184,7 @@ func TestIdempotentConsumerUnderDuplicates(t *testing.T) {
 			t.Errorf("billing outcome %+v, want applied once and one duplicate absorbed", o)
 		}
 	}
-	foldsAgain(t, w, jsonl.Bytes())
+	foldsAgain(t, w, &jsonl)
 }
 
 // TestConsumerDedupAndEffectCommitTogether: an effect that fails half-way

@@ -26,8 +26,12 @@
 // succeeded, backs off and counts attempts on failure, turns rows past the
 // maximum number of attempts into dead letters ("dead_lettered" at the
 // outbox: parked) that can be retried by hand, removes old processed rows,
-// and claims rows with leases so several relays never publish the same row
-// at once (the FOR UPDATE SKIP LOCKED idea). A row that backs off holds
+// and claims rows with leases so several relays never claim the same row
+// at once (the FOR UPDATE SKIP LOCKED idea). A lease does not fence a
+// publish already under way: when a publish takes longer than the lease,
+// another relay claims the row meanwhile and publishes it too, so the row
+// goes out twice (TestSlowPublishPastTheLeaseIsPublishedTwice); set Lease
+// above the slowest publish, and keep consumers idempotent. A row that backs off holds
 // back the rows behind it, every later row in InOrder mode and the later
 // rows of its aggregate in PerAggregate mode, so a retry never lets a
 // later row overtake an earlier one (only a dead letter leaves the order

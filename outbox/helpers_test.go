@@ -131,12 +131,15 @@ func rowStates(s *Service) []State {
 	return out
 }
 
-// foldsAgain checks that the ledger folded from the JSON Lines trace in
-// buf equals the live ledger of w.
-func foldsAgain(t testing.TB, w *sim.World, jsonl []byte) {
+// foldsAgain closes the trace of w and checks that the ledger folded
+// from the JSON Lines trace in jsonl equals the live ledger of w.
+func foldsAgain(t testing.TB, w *sim.World, jsonl *bytes.Buffer) {
 	t.Helper()
+	if err := w.Trace().Close(); err != nil {
+		t.Fatal(err)
+	}
 	l2 := sim.NewLedger()
-	if err := sim.ReadJSONL(bytes.NewReader(jsonl), l2); err != nil {
+	if err := sim.ReadJSONL(bytes.NewReader(jsonl.Bytes()), l2); err != nil {
 		t.Fatal(err)
 	}
 	if a, b := w.Ledger().Dump(), l2.Dump(); a != b {

@@ -52,7 +52,7 @@ func runWithQueue(t *testing.T, seed uint64, dedup Dedup) queueRun {
 	if q.Len() != 0 {
 		t.Errorf("%d messages left in the queue", q.Len())
 	}
-	foldsAgain(t, w, jsonl.Bytes())
+	foldsAgain(t, w, &jsonl)
 	return queueRun{w: w, orders: len(s.Orders()), charges: len(b.charges(t)), stats: c.Stats(), relay: relay.Stats()}
 }
 

@@ -71,7 +71,7 @@ func runMultiRelay(t *testing.T, seed uint64, ordering Ordering) (crashes, dups 
 	if err := sim.Check(w.Ledger(), checks...); err != nil {
 		fail("%v", err)
 	}
-	foldsAgain(t, w, jsonl.Bytes())
+	foldsAgain(t, w, &jsonl)
 	for _, r := range relays {
 		crashes += r.Stats().Crashes
 	}

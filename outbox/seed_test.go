@@ -248,7 +248,7 @@ func TestExerciseGoldenTrace(t *testing.T) {
 		if err := sim.Check(w.Ledger(), sim.NoLoss(), sim.AtLeastOnce("sink")); err != nil {
 			t.Error(err)
 		}
-		foldsAgain(t, w, jsonl.Bytes())
+		foldsAgain(t, w, &jsonl)
 		return buf.Bytes()
 	}
 	got := run()

@@ -83,7 +83,7 @@ func TestRelayToLogTopic(t *testing.T) {
 	if n := len(b.charges(t)); n != 60 {
 		t.Errorf("%d charges for 60 orders", n)
 	}
-	foldsAgain(t, w, jsonl.Bytes())
+	foldsAgain(t, w, &jsonl)
 	t.Logf("60 rows, %d records, %d duplicates from %d relay crashes", len(seen)+dups, dups, s.Metrics().RelayCrash)
 }
 
@@ -134,5 +134,5 @@ func TestRelayToPubSub(t *testing.T) {
 	if a, b := len(idem.charges(t)), len(naive.charges(t)); a != 10 || b != 11 {
 		t.Errorf("charges: idempotent %d, naive %d; want 10 and 11", a, b)
 	}
-	foldsAgain(t, w, jsonl.Bytes())
+	foldsAgain(t, w, &jsonl)
 }

@@ -38,7 +38,7 @@ func runMode(t *testing.T, seed uint64, mode Mode, plan []faults.Rule) modeRun {
 	if err := w.Run(40); err != nil {
 		t.Fatal(err)
 	}
-	foldsAgain(t, w, jsonl.Bytes())
+	foldsAgain(t, w, &jsonl)
 	r := modeRun{w: w, s: s, p: p, wr: wr}
 	published := map[uint64]bool{}
 	for _, m := range p.got {

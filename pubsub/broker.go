@@ -524,7 +524,7 @@ func faultCtx(s *Subscriber, e *envelope) faults.Context {
 // tick after tick.
 func (b *Broker) offer(s *Subscriber, e *envelope, atPublish bool, attempt int32, dup bool) {
 	if !s.online {
-		b.missCopies(s, e, dup, "", "subscriber offline")
+		b.offline(s, e, atPublish, dup, "")
 		return
 	}
 	in := b.faults
@@ -535,7 +535,7 @@ func (b *Broker) offer(s *Subscriber, e *envelope, atPublish bool, attempt int32
 	if in.Has(faults.SubscriberOffline) {
 		c := faultCtx(s, e)
 		if f := in.CheckRef(faults.SubscriberOffline, &c); f != nil {
-			b.missCopies(s, e, dup, f.Rule, "subscriber offline")
+			b.offline(s, e, atPublish, dup, f.Rule)
 			return
 		}
 	}
@@ -583,6 +583,21 @@ func (b *Broker) offer(s *Subscriber, e *envelope, atPublish bool, attempt int32
 		b.placeCopies(s, h, n, hd)
 		b.unref(h)
 	}
+}
+
+// offline ends s's copies of e while s is offline, whichever way it went
+// offline (a timeline disconnect or subscriber.offline, rule): missed
+// when s was offline at publish time, which is what missed means; lost
+// with sim.CauseDisconnect when the copy was published while s was online
+// and released later (from broker.delay, broker.reorder or a full Block
+// buffer), as a disconnect discards the copies the broker holds.
+func (b *Broker) offline(s *Subscriber, e *envelope, atPublish, dup bool, rule string) {
+	if atPublish {
+		b.missCopies(s, e, dup, rule, "subscriber offline")
+		return
+	}
+	e.refs++ // discarding releases a reference per copy; the releaser keeps its own
+	s.discardHeld(e, dup, "held back by the broker and released while the subscriber is offline: published while it was online, so lost, not missed")
 }
 
 // placeCopies places a copy of e in s's buffer, and a second one (the next

@@ -51,8 +51,9 @@
 //     broker's hold (a copy held back by broker.delay or broker.reorder,
 //     or waiting for room in a full Block buffer).
 //   - lost with sim.CauseForwardFailed (Msg: the fan-out copy, Origin: the
-//     publish, no Consumer): a durable fan-out target refused its copy on
-//     every attempt the fan-out's retry policy allows.
+//     publish, Consumer: the target's logical consumer when the target
+//     names one, as a queue does): a durable fan-out target refused its
+//     copy on every attempt the fan-out's retry policy allows.
 //   - lost with sim.CauseBrokerUnavailable or sim.CauseOverflow (no
 //     Consumer): a subscriber's Emit was refused and given up.
 //

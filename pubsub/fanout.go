@@ -172,8 +172,9 @@ func (b *Broker) FanOut(name, pattern string, target sim.Publisher) error {
 // A forward the target accepts is traced as "forwarded". Each refusal is
 // traced as "rejected" (Attempt: the attempt's number) and retried by
 // cfg.Retry; when the last attempt is refused too, the copy is traced as
-// "lost" with cause sim.CauseForwardFailed (no consumer: the copy never
-// reached one). A copy waiting for a backoff retry is the same copy (same
+// "lost" with cause sim.CauseForwardFailed, for the target's logical
+// consumer when the target names one (a queue does: Consumer() string),
+// so a check on that consumer counts the copy it never got. A copy waiting for a backoff retry is the same copy (same
 // ID) on every attempt, and may reach the target after copies of later
 // publishes, as SNS standard topics keep no order.
 func (b *Broker) FanOutWith(cfg FanOutConfig) error {
@@ -293,6 +294,10 @@ func (b *Broker) forwardLost(f *fanout, e *envelope, c *sim.Message, tries int32
 		next = "given up after " + strconv.Itoa(int(tries)) + " attempts"
 	}
 	b.refused(f, e, c, tries, err, next)
-	b.env.Emit(sim.Event{Kind: sim.KindLost, Where: e.where, Actor: f.name, Msg: c.ID, Origin: c.Origin, Key: c.Key, Type: c.Headers.Type,
-		Corr: e.corr, Cause: sim.CauseForwardFailed})
+	ev := sim.Event{Kind: sim.KindLost, Where: e.where, Actor: f.name, Msg: c.ID, Origin: c.Origin, Key: c.Key, Type: c.Headers.Type,
+		Corr: e.corr, Cause: sim.CauseForwardFailed}
+	if t, ok := f.target.(interface{ Consumer() string }); ok {
+		ev.Consumer = t.Consumer() // the copy was routed to it and never arrived
+	}
+	b.env.Emit(ev)
 }

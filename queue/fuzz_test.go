@@ -159,6 +159,9 @@ func FuzzQueueAPI(f *testing.F) {
 				}
 			}
 		}
+		if err := w.Trace().Close(); err != nil {
+			t.Fatal(err)
+		}
 		folded := sim.NewLedger()
 		if err := sim.ReadJSONL(&trace, folded); err != nil {
 			t.Fatal(err)

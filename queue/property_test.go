@@ -275,6 +275,9 @@ func play(t *testing.T, s scenario) outcome {
 		_, _ = w.dlq.Redrive(1000)
 		err = w.w.RunUntil(w.drained, 800)
 	}
+	if cerr := w.w.Trace().Close(); cerr != nil {
+		t.Fatal(cerr)
+	}
 	return outcome{trace: text.Bytes(), jsonl: jsonl.Bytes(), w: w, err: err}
 }
 

@@ -126,11 +126,13 @@ type Config struct {
 	// visible. 0 means short polling. It must lie in [0, MaxDuration].
 	ReceiveWaitTime sim.Tick
 	// MaxInFlight caps the messages in flight (received and neither deleted
-	// nor visible again). A receive at the cap is refused and traced as
+	// nor visible again: a copy nacked with a delay stays in flight until
+	// it is visible). A receive at the cap is refused and traced as
 	// rejected: a short poll on a standard queue fails with ErrOverLimit,
 	// a long poll or a FIFO receive returns nothing (as SQS); a receive
 	// that reaches the cap returns what it took so far. 0 means no cap, or
-	// StrictInFlightLimit when Strict. It must not be negative.
+	// StrictInFlightLimit when Strict. It must not be negative, nor above
+	// StrictInFlightLimit when Strict.
 	MaxInFlight int
 	// Strict applies SQS's API limits: a receive may ask for at most
 	// MaxStrictBatch messages (more is refused with ErrInvalidArgument, and
@@ -169,6 +171,8 @@ func (c Config) Validate() error {
 		return bad("receive wait time %d is outside [0, %d]", c.ReceiveWaitTime, MaxDuration)
 	case c.MaxInFlight < 0:
 		return bad("max in flight %d is negative", c.MaxInFlight)
+	case c.Strict && c.MaxInFlight > StrictInFlightLimit:
+		return bad("max in flight %d of a strict queue is above SQS's in-flight quota of %d (0 means that quota)", c.MaxInFlight, StrictInFlightLimit)
 	case c.MaxReceiveCount < 0:
 		return bad("max receive count %d is negative", c.MaxReceiveCount)
 	case c.MaxReceiveCount > 0 && c.DeadLetter == nil:
@@ -390,6 +394,7 @@ type Queue struct {
 	limit       int      // the in-flight cap, 0 for none
 
 	live, nVisible, nInFlight, nDelayed int
+	nNacked                             int // copies nacked with a delay and not visible yet: in flight for the cap
 
 	actors   []string
 	actorIdx map[string]int32
@@ -514,6 +519,7 @@ func (q *Queue) Step(now sim.Tick) {
 		slot := q.delay.remove(0)
 		e := q.s.at(slot)
 		q.nDelayed--
+		q.unnack(e)
 		if !q.cfg.FIFO {
 			q.enqueueNew(slot)
 			continue
@@ -627,7 +633,15 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 		delay = q.cfg.Delay
 	}
 	now := q.env.Now()
-	if err := q.down("", m.ID, m.Key, m.Headers.Type, ""); err != nil {
+	if err := q.unavailable("", m.ID, m.Key, m.Headers.Type, ""); err != nil {
+		if _, forwarded := m.Headers.Get(sim.HeaderEventID); forwarded {
+			// A broker-made copy (a fan-out's forward) is traced refused by
+			// the broker forwarding it, with its attempt and what comes
+			// next: one line per refusal, not two.
+			q.m.Rejected++
+			return err
+		}
+		q.reject(m.ID, "", err)
 		return err
 	}
 	if m.ID == 0 {
@@ -898,6 +912,7 @@ func (q *Queue) remove(slot uint32) {
 	case stDelayed, stHeld:
 		q.delay.remove(int(e.hidx))
 		q.nDelayed--
+		q.unnack(e)
 	}
 	var g *group
 	if q.cfg.FIFO {
@@ -1008,7 +1023,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 	dup := q.faults.Has(faults.BrokerDuplicate)
 	capped := false
 	for n := 0; n < max; {
-		if q.limit > 0 && q.nInFlight >= q.limit {
+		if q.atLimit() {
 			capped = true
 			break
 		}
@@ -1033,7 +1048,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 			}
 			took := false
 			for _, r := range q.run {
-				if q.limit > 0 && q.nInFlight >= q.limit {
+				if q.atLimit() {
 					capped = true
 					break
 				}
@@ -1069,7 +1084,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 	got := len(dst) - start
 	if capped {
 		q.m.OverLimit++
-		err := fmt.Errorf("%w: %s: %d messages in flight, the cap", ErrOverLimit, q.where, q.nInFlight)
+		err := fmt.Errorf("%w: %s: %d messages in flight, the cap", ErrOverLimit, q.where, q.nInFlight+q.nNacked)
 		q.reject(0, consumer, err)
 		if got == 0 && !long && !q.cfg.FIFO {
 			return dst, err
@@ -1126,18 +1141,19 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 	// stands for the occasional extra copy of at-least-once delivery, and
 	// duplicating duplicates would grow without end.
 	if dup && !e.dup && (g == nil || e.receives == 1) {
-		if _, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
-			q.duplicate(slot, consumer, now)
+		if f, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
+			q.duplicate(slot, consumer, f.Rule, now)
 		}
 	}
 	return true
 }
 
-// duplicate makes the broker copy broker.duplicate asked for of the copy
-// in slot, unless the FIFO dedup window still holds its deduplication ID:
-// then the copy is suppressed, traced as deduplicated (SQS FIFO's
-// exactly-once processing).
-func (q *Queue) duplicate(slot uint32, consumer string, now sim.Tick) {
+// duplicate makes the broker copy broker.duplicate (rule) asked for of the
+// copy in slot, traced as duplicated: the ledger keeps the message pending
+// until both copies are settled. Unless the FIFO dedup window still holds
+// its deduplication ID: then the copy is suppressed, traced as
+// deduplicated (SQS FIFO's exactly-once processing).
+func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 	e := q.s.at(slot)
 	if q.cfg.FIFO && q.cfg.DedupWindow > 0 {
 		id := q.dedupID(&e.msg)
@@ -1154,8 +1170,14 @@ func (q *Queue) duplicate(slot uint32, consumer string, now sim.Tick) {
 		}
 	}
 	c := q.add(&e.msg, now, now)
-	q.s.at(c).dup = true
+	ce := q.s.at(c)
+	ce.dup = true
 	q.m.Duplicated++
+	if ev := q.event(sim.KindDuplicated, ce, ""); ev != nil {
+		ev.Consumer = q.consumer
+		ev.Rule = rule
+		q.env.Trace.EmitRef(ev)
+	}
 	q.enqueueNew(c)
 }
 
@@ -1190,6 +1212,11 @@ func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 		}
 	}
 	d.enqueueNew(c)
+	if r := d.cfg.Retention; r > 0 && sentAt+r <= now {
+		// Already past the dead-letter queue's retention: its Step may
+		// have run this tick, so expire the copy now, not a tick late.
+		d.expire(c)
+	}
 	q.remove(slot)
 }
 
@@ -1318,7 +1345,22 @@ func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 	}
 	q.delay.push(slot, q.env.Now()+delay)
 	q.nDelayed++
+	e.nacked = true
+	q.nNacked++
 	return nil
+}
+
+// atLimit reports whether the in-flight cap is reached. A copy nacked with
+// a delay counts until it is visible again: in SQS a message is in flight
+// until it is deleted or visible again.
+func (q *Queue) atLimit() bool { return q.limit > 0 && q.nInFlight+q.nNacked >= q.limit }
+
+// unnack ends the nack of e, which leaves the delay heap.
+func (q *Queue) unnack(e *entry) {
+	if e.nacked {
+		e.nacked = false
+		q.nNacked--
+	}
 }
 
 func (q *Queue) inFlight(r Receipt, op string) (uint32, *entry, error) {
@@ -1425,7 +1467,7 @@ func (q *Queue) Purge() int {
 	if q.cfg.FIFO {
 		q.groups = map[string]*group{}
 	}
-	q.live, q.nVisible, q.nInFlight, q.nDelayed = 0, 0, 0, 0
+	q.live, q.nVisible, q.nInFlight, q.nDelayed, q.nNacked = 0, 0, 0, 0, 0
 	return n
 }
 
@@ -1433,7 +1475,8 @@ func (q *Queue) Purge() int {
 // dead-letter queue, back to the queues they were dead-lettered from, and
 // returns how many it moved. Each goes back as a new message: a new ID,
 // Origin the dead letter, no receive count, a "redriven-from" header
-// naming the dead letter. The target traces it as redriven (Msg the new
+// naming the dead letter, and the dead letter's Created tick (the event
+// it carries was created once: a business key's time bucket stays). The target traces it as redriven (Msg the new
 // message, Origin the dead letter, Consumer the target's logical
 // consumer), which is the event that creates the new copy: the ledger
 // judges both copies as one origin. A message sent to this queue directly
@@ -1482,6 +1525,7 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 		orig := e.msg
 		nm := q.env.NewMessage(orig.Key, orig.Body, orig.Headers.With("redriven-from", orig.ID.String()))
 		nm.Origin = orig.ID
+		nm.Created = orig.Created
 		q.m.Redriven++
 		q.remove(slot)
 		target.redriven(&nm, q)
@@ -1515,6 +1559,15 @@ func (q *Queue) redriven(m *sim.Message, dlq *Queue) {
 // down consults broker.unavailable for the call op ("" for a send) and
 // returns the error to report, traced as rejected.
 func (q *Queue) down(op string, id sim.ID, key, typ, consumer string) error {
+	err := q.unavailable(op, id, key, typ, consumer)
+	if err != nil {
+		q.reject(id, consumer, err)
+	}
+	return err
+}
+
+// unavailable is down without tracing the refusal.
+func (q *Queue) unavailable(op string, id sim.ID, key, typ, consumer string) error {
 	if q.faults == nil {
 		return nil
 	}
@@ -1534,9 +1587,7 @@ func (q *Queue) down(op string, id sim.ID, key, typ, consumer string) error {
 	if op != "" {
 		where += ": " + op
 	}
-	err := fmt.Errorf("%w: %s (%s): %w", ErrUnavailable, where, why, ErrConnection)
-	q.reject(id, consumer, err)
-	return err
+	return fmt.Errorf("%w: %s (%s): %w", ErrUnavailable, where, why, ErrConnection)
 }
 
 func (q *Queue) actor(name string) int32 {
@@ -1587,6 +1638,7 @@ func (q *Queue) event(k sim.Kind, e *entry, actor string) *sim.Event {
 	ev.Key = e.msg.Key
 	ev.Type = ""
 	ev.Cause = ""
+	ev.Rule = ""
 	ev.Corr = e.msg.Headers.CorrelationID
 	ev.Attempt = int(e.receives)
 	ev.Detail = ""

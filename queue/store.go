@@ -29,6 +29,7 @@ type entry struct {
 	state    state
 	src      uint16 // in a DLQ: 1 + index into Queue.sources of the queue it came from; 0 for none
 	dup      bool   // the copy is a broker duplicate, which broker.duplicate never copies again
+	nacked   bool   // in the delay heap after a nack: still in flight for MaxInFlight
 }
 
 const (
@@ -88,6 +89,7 @@ func (s *slab) alloc() uint32 {
 	e.hidx = -1
 	e.actor = -1
 	e.src = 0
+	e.nacked = false
 	return i
 }
 

@@ -236,6 +236,7 @@ var (
 		{name: "auto_offset_reset", kind: kEnum, gofield: "AutoOffsetReset", def: eventlog.ResetEarliest, enum: words(eventlog.ResetEarliest, eventlog.ResetLatest, eventlog.ResetNone), doc: "used when the position fell below the log start"},
 		withDef(fTicks("session_timeout", durationRange, "SessionTimeout", ""), eventlog.DefaultSessionTimeout),
 		withDef(fTicks("auto_commit_interval", durationRange, "AutoCommitInterval", "for members with `commit: auto`"), eventlog.DefaultAutoCommitEvery),
+		fBool("idempotency_per_member", "IdempotencyPerMember", "each idempotent member keeps a dedup table of its own, in memory; by default the group's members share one (per `idempotency` key), as a service keeps it in its database, so a member that takes a partition over skips what another applied"),
 	}}
 
 	serviceTargetObj = &object{what: "target", fields: []field{
@@ -330,7 +331,7 @@ var (
 			values: map[string]string{
 				sim.KeyByMessageID.String():   "processed IDs kept in the consumer's table",
 				sim.KeyByBusinessKey.String(): "the message's type, key and body: a copy sent again under a new ID, e.g. redriven, is recognised too",
-			}, doc: "a message already processed is acked without applying its effect again (traced `deduplicated`)"},
+			}, doc: "a message already processed is acked without applying its effect again (traced `skipped`)"},
 		fTicks("start", tickRange, "Start", "first tick the consumer runs"),
 		{name: "forward", kind: kObject, of: forwardObj, gofield: "Forward", defDoc: "none", doc: "an outgoing message published for every message handled, after `consumer.crash_after_effect` and before the ack"},
 	}}

@@ -25,6 +25,9 @@ func TestLessonLedgersFoldFromTheirTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.Finish()
+			if err := r.World().Trace().Close(); err != nil {
+				t.Fatal(err)
+			}
 			live := r.World().Ledger()
 			folded := sim.NewLedger()
 			if err := sim.ReadJSONL(&js, folded); err != nil {

@@ -10,15 +10,28 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// Measure returns the current value of metric m. Component metrics come
-// from the models' Metrics, ledger metrics from Ledger.Stats (O(messages x
-// consumers)), consumer metrics from the ledger's deliveries to that one
-// consumer (O(messages)); a component metric costs O(partitions x groups)
-// at most.
+// Measure returns the current value of metric m. Like the verdicts, the
+// metrics are folds of the trace: ledger metrics come from Ledger.Stats
+// (O(messages x consumers)), consumer metrics from the ledger's deliveries
+// to that one consumer (O(messages)), and the component metrics Folded
+// names from the run's MetricFold (O(partitions) at most), so 'brokerlab
+// verify --scenario' re-derives them from a recorded trace. The others
+// (a queue's visible, in-flight and delayed counts, a
+// group's generation) are read from the models' counters.
 func (r *Run) Measure(m Metric) (float64, error) {
 	if v, ok := m.Ledger(r.env.Ledger.Stats()); ok {
 		return v, nil
 	}
+	r.fold.SetNow(r.w.Now())
+	if v, ok := r.fold.Value(m); ok {
+		return v, nil
+	}
+	return r.measureModel(m)
+}
+
+// measureModel returns metric m from the models' counters (and consumer
+// metrics from the ledger).
+func (r *Run) measureModel(m Metric) (float64, error) {
 	bad := func() (float64, error) {
 		return 0, fmt.Errorf("%w: metric %s cannot be measured", ErrRuntime, m)
 	}
@@ -113,7 +126,7 @@ func (r *Run) Measure(m Metric) (float64, error) {
 			return float64(x.Generation), nil
 		}
 	case "consumer":
-		if v, ok := r.consumerMetric(r.s.LedgerConsumer(m.Name), m.Field); ok {
+		if v, ok := consumerMetric(r.env.Ledger, r.s.LedgerConsumer(m.Name), m.Field); ok {
 			return v, nil
 		}
 	case "outbox":
@@ -143,8 +156,7 @@ func (r *Run) Measure(m Metric) (float64, error) {
 // repeated effects, absorbed duplicates, origins missed by design, lost and
 // still pending. A consumer the ledger has never heard of has zeros. It
 // costs O(messages).
-func (r *Run) consumerMetric(name, field string) (float64, bool) {
-	l := r.env.Ledger
+func consumerMetric(l *sim.Ledger, name, field string) (float64, bool) {
 	switch field {
 	case "delivered", "duplicates", "applied", "duplicate_effects", "absorbed", "missed", "lost", "pending":
 	default:

@@ -78,6 +78,7 @@ type Run struct {
 	limit sim.Tick
 
 	over, drained bool
+	fold          *MetricFold // the component metrics, folded from the trace
 	report        *Report
 	// judged holds, per expectation, the outcome of one judged at its
 	// by: tick (nil until then, and for the others).
@@ -151,9 +152,10 @@ type runLog struct {
 
 // runGroup is one consumer group.
 type runGroup struct {
-	cfg *Group
-	log *runLog
-	g   *eventlog.Group
+	cfg   *Group
+	log   *runLog
+	g     *eventlog.Group
+	dedup map[sim.IdempotencyKey]*sim.DedupTable // the members' shared dedup tables, by key
 }
 
 // runService is one service with its writer.
@@ -188,6 +190,8 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 		logBy: map[string]*runLog{}, groupBy: map[string]*runGroup{}, serviceBy: map[string]*runService{},
 		consBy: map[string]*runConsumer{}, memberBy: map[string]*runMember{}, relayBy: map[string]*runRelay{},
 		handlers: opts.Handlers}
+	r.fold = NewMetricFold(s)
+	r.env.Trace.Attach(r.fold)
 	for _, sk := range opts.Sinks {
 		r.env.Trace.Attach(sk)
 	}

@@ -225,6 +225,18 @@ func (r *Run) buildMembers() error {
 		}
 		rm := &runMember{cfg: mc, group: rg, script: script(&mc.Handler)}
 		h := r.playedBy(mc.Name, mc.Idempotency, rm.script)
+		if r.bound(mc.Name) == nil && mc.Idempotency != sim.NotIdempotent && !rg.cfg.IdempotencyPerMember {
+			// The group's members share one dedup table per key.
+			if rg.dedup == nil {
+				rg.dedup = map[sim.IdempotencyKey]*sim.DedupTable{}
+			}
+			t := rg.dedup[mc.Idempotency]
+			if t == nil {
+				t = &sim.DedupTable{}
+				rg.dedup[mc.Idempotency] = t
+			}
+			h = mc.Idempotency.WrapIn(rm.script, t)
+		}
 		m, err := eventlog.NewMember(r.w, rg.g, eventlog.MemberConfig{Name: mc.Name, Handler: h,
 			Commit: mc.Commit, AutoCommitEvery: rg.cfg.AutoCommitInterval, Batch: mc.Batch, Start: mc.Start})
 		if err != nil {

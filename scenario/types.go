@@ -312,6 +312,12 @@ type Group struct {
 	// AutoCommitInterval is used by members with commit "auto"; default
 	// eventlog.DefaultAutoCommitEvery.
 	AutoCommitInterval sim.Tick
+	// IdempotencyPerMember gives each idempotent member a dedup table of
+	// its own, as a consumer that keeps it in memory has. By default the
+	// members share one table per idempotency key, as a service that keeps
+	// it in its database does, so the member that takes a partition over
+	// skips what another applied.
+	IdempotencyPerMember bool
 }
 
 // Service is a simulated service with its own database that turns each

@@ -124,8 +124,12 @@ func NoLoss() Checker {
 		}
 		for _, x := range l.losses {
 			if l.standsBeforeConsumers(x) {
-				out = append(out, Violation{Check: "no-loss", Msg: x.ID, Key: l.keyOf(x.ID), Tick: x.Tick,
-					Detail: "lost before any consumer (" + string(x.Cause) + ")"})
+				// Named by its origin, as every other violation is.
+				root, why := l.Root(x.ID), "lost before any consumer ("+string(x.Cause)+")"
+				if root != x.ID {
+					why += ": its copy " + x.ID.String()
+				}
+				out = append(out, Violation{Check: "no-loss", Msg: root, Key: l.keyOf(x.ID), Tick: x.Tick, Detail: why})
 			}
 		}
 		for _, o := range l.Outcomes("") {
@@ -242,13 +246,16 @@ const unknownConsumer = "the ledger knows no consumer "
 // says which logical consumer that actor works for and how a check names
 // it. Other violations are returned unchanged, and vs itself is not
 // modified. It costs O(events) per unknown-consumer violation.
-func HintActors(vs []Violation, evs []Event) []Violation {
+func HintActors(vs []Violation, evs []Event) []Violation { return hintActors(vs, evs, goCheck) }
+
+// hintActors is HintActors with the check spelled by spell.
+func hintActors(vs []Violation, evs []Event, spell func(check, consumer string) string) []Violation {
 	var out []Violation
 	for i, v := range vs {
 		if !v.Misuse || v.Consumer == "" || !strings.HasPrefix(v.Detail, unknownConsumer) {
 			continue
 		}
-		if h := actorHint(v.Check, v.Consumer, evs); h != "" {
+		if h := actorHint(v.Check, v.Consumer, evs, spell); h != "" {
 			if out == nil {
 				out = append([]Violation(nil), vs...)
 			}
@@ -263,7 +270,7 @@ func HintActors(vs []Violation, evs []Event) []Violation {
 
 // actorHint says which logical consumers the actor called name (or its
 // numbered instances) acted for in evs, "" when none.
-func actorHint(check, name string, evs []Event) string {
+func actorHint(check, name string, evs []Event, spell func(check, consumer string) string) string {
 	var roles []string
 	var first string
 	for i := range evs {
@@ -299,7 +306,46 @@ func actorHint(check, name string, evs []Event) string {
 	case strings.HasPrefix(roles[0], "a member of group"):
 		what = "the group"
 	}
-	return strconv.Quote(name) + " is " + strings.Join(roles, " and ") + ": checks name " + what + " (" + goCheck(check, first) + ")"
+	return strconv.Quote(name) + " is " + strings.Join(roles, " and ") + ": checks name " + what + " (" + spell(check, first) + ")"
+}
+
+// ActorIndex is a Sink that keeps, for each actor, the logical consumers
+// it acted for, so a check given an actor's name can be explained (see
+// HintActors) from a trace that is streamed rather than kept. It keeps one
+// small event per distinct (actor, consumer, component) triple, so its
+// memory follows the topology, not the length of the trace.
+type ActorIndex struct {
+	seen map[[3]string]bool
+	evs  []Event
+}
+
+// Emit notes e's actor and logical consumer when e is a consumer's act.
+func (x *ActorIndex) Emit(e *Event) {
+	if !consumes(e.Kind) || e.Consumer == "" || e.Actor == "" {
+		return
+	}
+	where := e.Where
+	if i := strings.IndexByte(where, ':'); i >= 0 {
+		where = where[:i+1] // the kind of component is all a hint names
+	}
+	k := [3]string{e.Actor, e.Consumer, where}
+	if x.seen[k] {
+		return
+	}
+	if x.seen == nil {
+		x.seen = map[[3]string]bool{}
+	}
+	x.seen[k] = true
+	x.evs = append(x.evs, Event{Kind: e.Kind, Actor: e.Actor, Consumer: e.Consumer, Where: where})
+}
+
+// Hint is HintActors over the actors the index saw, with each check
+// spelled by spell (nil: as Go, "sim.AtLeastOnce(\"orders\")").
+func (x *ActorIndex) Hint(vs []Violation, spell func(check, consumer string) string) []Violation {
+	if spell == nil {
+		spell = goCheck
+	}
+	return hintActors(vs, x.evs, spell)
 }
 
 // consumes reports whether an event of kind k is one a consumer's actor
@@ -346,7 +392,8 @@ func AtLeastOnce(name string) Checker {
 // AtMostOnce holds when the consumer called name ("" for every consumer)
 // applied no origin's effect more than once over all its copies. An origin
 // still pending at the end is a violation too, since a later delivery could
-// still apply it again.
+// still apply it again; so is one applied once while a broker duplicate of
+// it is still held, since at-least-once delivery will hand that copy out.
 func AtMostOnce(name string) Checker {
 	return perOrigin("at-most-once", name, func(l *Ledger, o *Outcome) (bool, string) {
 		if o.Effects > 1 {
@@ -355,8 +402,21 @@ func AtMostOnce(name string) Checker {
 		if o.Verdict == VerdictPending {
 			return lossWhy(l, o)
 		}
-		return false, ""
+		return heldAgain(l, o)
 	})
+}
+
+// heldAgain reports whether the origin of o was applied while a broker
+// duplicate of its last copy is still held, and says so.
+func heldAgain(l *Ledger, o *Outcome) (bool, string) {
+	if o.Effects == 0 || o.State != StatePending || l.extra[o.Last] == 0 {
+		return false, ""
+	}
+	s := "applied once, and a copy is still held"
+	if o.Where != "" {
+		s += " at " + o.Where
+	}
+	return true, s + " at t=" + strconv.FormatInt(int64(l.last), 10) + ": at-least-once delivery will hand it out again"
 }
 
 // ExactlyOnce holds when the consumer called name ("" for every consumer)
@@ -369,7 +429,7 @@ func ExactlyOnce(name string) Checker {
 			return true, "effect applied " + strconv.Itoa(o.Effects) + " times"
 		}
 		if o.Effects == 1 {
-			return false, ""
+			return heldAgain(l, o)
 		}
 		return lossWhy(l, o)
 	})

@@ -12,7 +12,11 @@
 //   - One source of truth: what happened is recorded once, as trace Events.
 //     The Ledger is a fold over them (Ledger.Emit is its only input), so the
 //     same fold over a recorded JSON Lines trace (ReadJSONL) gives the same
-//     ledger and every verdict can be audited from the trace alone.
+//     ledger and every verdict can be audited from the trace alone. The
+//     JSON trace is tamper-evident: its events are numbered without gaps,
+//     each line carries a running hash of the lines so far, and a closing
+//     record counts them, so a trace that was edited or cut is refused
+//     with the line it went wrong on instead of being judged.
 //   - Lineage: a redriven message, a fan-out copy and a deduplicated send are
 //     new copies whose Origin names the copy they came from; the checkers
 //     judge per origin and logical consumer (Ledger.Outcomes).

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -49,38 +50,75 @@ func ExampleWorld() {
 }
 
 // Checkers report every violation at once, with message IDs and ticks. The
-// ledger here is folded from a recorded trace, as `brokerlab verify` does:
-// m2 was acknowledged before processing and lost in a crash; m3 was
-// redriven from the DLQ as m4 and charged twice over its lineage.
+// ledger here is folded from a recorded JSON Lines trace, as `brokerlab
+// verify` does: m2 was acknowledged before processing and lost in a crash;
+// m3 was redriven from the DLQ as m4 and charged twice over its lineage.
+// The writer chains a hash through the lines and closes the trace with a
+// count, so the reader refuses a trace that was edited or cut short.
 func ExampleCheck() {
-	trace := `{"seq":1,"tick":1,"kind":"sent","where":"queue:pay","msg":"m1","key":"order-1","consumer":"billing"}
-{"seq":2,"tick":1,"kind":"sent","where":"queue:pay","msg":"m2","key":"order-2","consumer":"billing"}
-{"seq":3,"tick":1,"kind":"sent","where":"queue:pay","msg":"m3","key":"order-3","consumer":"billing"}
-{"seq":4,"tick":2,"kind":"received","where":"queue:pay","msg":"m1","consumer":"billing"}
-{"seq":5,"tick":2,"kind":"processed","where":"queue:pay","msg":"m1","consumer":"billing"}
-{"seq":6,"tick":2,"kind":"acked","where":"queue:pay","msg":"m1","consumer":"billing"}
-{"seq":7,"tick":2,"kind":"received","where":"queue:pay","msg":"m2","consumer":"billing"}
-{"seq":8,"tick":2,"kind":"acked","where":"queue:pay","msg":"m2","consumer":"billing"}
-{"seq":9,"tick":2,"kind":"lost","where":"queue:pay","msg":"m2","consumer":"billing","cause":"ack before processing"}
-{"seq":10,"tick":3,"kind":"received","where":"queue:pay","msg":"m3","consumer":"billing"}
-{"seq":11,"tick":3,"kind":"processed","where":"queue:pay","msg":"m3","consumer":"billing"}
-{"seq":12,"tick":6,"kind":"dead_lettered","where":"queue:pay","msg":"m3"}
-{"seq":13,"tick":9,"kind":"redriven","where":"queue:pay","msg":"m4","origin":"m3","key":"order-3","consumer":"billing"}
-{"seq":14,"tick":10,"kind":"received","where":"queue:pay","msg":"m4","consumer":"billing"}
-{"seq":15,"tick":10,"kind":"processed","where":"queue:pay","msg":"m4","consumer":"billing"}
-{"seq":16,"tick":10,"kind":"acked","where":"queue:pay","msg":"m4","consumer":"billing"}
-`
+	var jsonl bytes.Buffer
+	tr := sim.NewTrace(sim.NewJSONWriter(&jsonl))
+	q, w := "queue:pay", "billing"
+	for _, e := range []sim.Event{
+		{Tick: 1, Kind: sim.KindSent, Where: q, Msg: 1, Key: "order-1", Consumer: w},
+		{Tick: 1, Kind: sim.KindSent, Where: q, Msg: 2, Key: "order-2", Consumer: w},
+		{Tick: 1, Kind: sim.KindSent, Where: q, Msg: 3, Key: "order-3", Consumer: w},
+		{Tick: 2, Kind: sim.KindReceived, Where: q, Msg: 1, Consumer: w},
+		{Tick: 2, Kind: sim.KindProcessed, Where: q, Msg: 1, Consumer: w},
+		{Tick: 2, Kind: sim.KindAcked, Where: q, Msg: 1, Consumer: w},
+		{Tick: 2, Kind: sim.KindReceived, Where: q, Msg: 2, Consumer: w},
+		{Tick: 2, Kind: sim.KindAcked, Where: q, Msg: 2, Consumer: w},
+		{Tick: 2, Kind: sim.KindLost, Where: q, Msg: 2, Consumer: w, Cause: "ack before processing"},
+		{Tick: 3, Kind: sim.KindReceived, Where: q, Msg: 3, Consumer: w},
+		{Tick: 3, Kind: sim.KindProcessed, Where: q, Msg: 3, Consumer: w},
+		{Tick: 6, Kind: sim.KindDeadLettered, Where: q, Msg: 3},
+		{Tick: 9, Kind: sim.KindRedriven, Where: q, Msg: 4, Origin: 3, Key: "order-3", Consumer: w},
+		{Tick: 10, Kind: sim.KindReceived, Where: q, Msg: 4, Consumer: w},
+		{Tick: 10, Kind: sim.KindProcessed, Where: q, Msg: 4, Consumer: w},
+		{Tick: 10, Kind: sim.KindAcked, Where: q, Msg: 4, Consumer: w},
+	} {
+		tr.Emit(e)
+	}
+	if err := tr.Close(); err != nil {
+		fmt.Println(err)
+	}
+	lines := strings.Split(strings.TrimSpace(jsonl.String()), "\n")
+	fmt.Println(lines[0])
+	fmt.Println(lines[len(lines)-1])
 	l := sim.NewLedger()
-	if err := sim.ReadJSONL(strings.NewReader(trace), l); err != nil {
+	if err := sim.ReadJSONL(&jsonl, l); err != nil {
 		fmt.Println(err)
 	}
 	fmt.Println(sim.Check(l, sim.NoLoss(), sim.ExactlyOnce("billing"), sim.MaxDuplicates("biling", 0)))
 	// Output:
+	// {"seq":1,"tick":1,"kind":"sent","where":"queue:pay","msg":"m1","key":"order-1","consumer":"billing","hash":"c04a2a9b51e60cbd"}
+	// {"end":true,"events":16,"hash":"a1d20639f8fcb25a"}
 	// 4 delivery violation(s):
 	// 	no-loss: m2 key=order-2 consumer=billing t=2: lost (ack before processing)
 	// 	exactly-once: m2 key=order-2 consumer=billing t=2: lost (ack before processing)
 	// 	exactly-once: m3 key=order-3 consumer=billing t=3: effect applied 2 times
 	// 	max-duplicates: - consumer=biling t=10: the ledger knows no consumer "biling"; it knows: "billing"
+}
+
+// A trace cut short, or with a line deleted, is refused with the line it
+// went wrong on, so no verdict is judged from it.
+func ExampleReadJSONL() {
+	var jsonl bytes.Buffer
+	tr := sim.NewTrace(sim.NewJSONWriter(&jsonl))
+	for i := 1; i <= 3; i++ {
+		tr.Emit(sim.Event{Tick: 1, Kind: sim.KindSent, Where: "queue:pay", Msg: sim.ID(i), Consumer: "billing"})
+	}
+	_ = tr.Close()
+	lines := strings.SplitAfter(jsonl.String(), "\n")
+	cut := strings.Join(lines[:3], "")            // no closing record
+	gap := lines[0] + strings.Join(lines[2:], "") // the second event deleted
+	fmt.Println(sim.ReadJSONL(strings.NewReader(jsonl.String()), sim.NewLedger()))
+	fmt.Println(sim.ReadJSONL(strings.NewReader(cut), sim.NewLedger()))
+	fmt.Println(sim.ReadJSONL(strings.NewReader(gap), sim.NewLedger()))
+	// Output:
+	// <nil>
+	// sim: bad trace: truncated: the run did not finish: no closing record after line 3 (seq 3)
+	// sim: bad trace: line 2: seq 3, but seq 2 comes next (a gap: event 2 is missing)
 }
 
 // Streams are derived from (seed, component name): the same pair always

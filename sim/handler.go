@@ -173,6 +173,28 @@ func Idempotent(h Handler, key func(d *Delivery) string) Handler {
 	return &idempotent{h: h, key: key, seen: map[string]bool{}}
 }
 
+// DedupTable is the table of keys an idempotent handler has applied, kept
+// apart from the handler so that several can share it: the members of a
+// consumer group that keep their dedup table in the service's database
+// share one, and a record one member applied is skipped by the member
+// that takes its partition over. O(distinct keys). The zero value is
+// ready to use.
+type DedupTable struct {
+	seen map[string]bool
+}
+
+// Len returns how many keys the table holds.
+func (t *DedupTable) Len() int { return len(t.seen) }
+
+// IdempotentIn is Idempotent with its keys kept in t, shared with every
+// handler given the same table.
+func IdempotentIn(h Handler, key func(d *Delivery) string, t *DedupTable) Handler {
+	if t.seen == nil {
+		t.seen = map[string]bool{}
+	}
+	return &idempotent{h: h, key: key, seen: t.seen}
+}
+
 // idempotent is the handler Idempotent returns. It is Timed when the
 // wrapped handler is, so a slow handler stays slow behind it.
 type idempotent struct {
@@ -298,6 +320,18 @@ func (k IdempotencyKey) Wrap(h Handler) Handler {
 		return Idempotent(h, ByMessageID)
 	case KeyByBusinessKey:
 		return Idempotent(h, ByBusinessKey)
+	}
+	return h
+}
+
+// WrapIn is Wrap with the keys kept in t (see IdempotentIn); with
+// NotIdempotent it returns h and leaves t alone.
+func (k IdempotencyKey) WrapIn(h Handler, t *DedupTable) Handler {
+	switch k {
+	case KeyByMessageID:
+		return IdempotentIn(h, ByMessageID, t)
+	case KeyByBusinessKey:
+		return IdempotentIn(h, ByBusinessKey, t)
 	}
 	return h
 }

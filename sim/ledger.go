@@ -216,7 +216,9 @@ type consumerBook struct {
 //
 // Records are indexed by ID, so every event costs O(1) amortised; the ledger
 // costs 32 bytes per copy (plus its key and type when they differ from the
-// previous copy's) and 24 bytes per copy and consumer. The stored records
+// previous copy's) and, per consumer, 24 bytes per copy in chunks of 1,024
+// IDs, plus 8 bytes per first application: 32 bytes for a copy the
+// consumer applied. The stored records
 // hold no pointers, so a ledger of millions of messages adds almost nothing
 // to garbage collection. A nil *Ledger ignores every event.
 type Ledger struct {
@@ -232,6 +234,7 @@ type Ledger struct {
 	causeIdx  map[Cause]uint32 // cause -> 1 + index into causes
 	origins   table[ID]        // the copy each copy was made from, by ID
 	redrives  table[ID]        // the copy a redriven dead letter was carried on as, by ID
+	extra     map[ID]uint32    // copies held, by ID, for the few messages a broker duplicated
 	wheres    []string         // component names, index 0 is ""
 	whereIdx  map[string]uint16
 	lastWhere string
@@ -269,7 +272,10 @@ func NewLedger() *Ledger {
 //   - skipped (Msg, Consumer): the handler recognised a duplicate and
 //     applied nothing.
 //   - failed (Msg, Consumer): the handler finished without an effect.
-//   - acked (Msg, Consumer): acknowledged and deleted.
+//   - duplicated (Msg): the broker holds one more copy under the same ID;
+//     until every copy is settled the message stays pending.
+//   - acked (Msg, Consumer): acknowledged and deleted; pending while a
+//     duplicated copy is still held.
 //   - dead_lettered (Msg): parked in a dead-letter queue or as a dead
 //     outbox row.
 //   - expired (Msg; Cause, retention when empty), purged (Msg): deleted;
@@ -316,9 +322,25 @@ func (l *Ledger) Emit(e *Event) {
 			d.bits |= delAcked
 		}
 		if r := l.rec(e.Msg); r != nil {
-			l.setState(e.Msg, r, StateDone, e.Tick)
+			if l.settleCopy(e.Msg) {
+				l.setState(e.Msg, r, StatePending, e.Tick) // another copy is still held
+			} else {
+				l.setState(e.Msg, r, StateDone, e.Tick)
+			}
+		}
+	case KindDuplicated:
+		if r := l.known(e); r != nil {
+			if l.extra == nil {
+				l.extra = map[ID]uint32{}
+			}
+			if l.extra[e.Msg] == 0 {
+				l.extra[e.Msg] = 1 // the copy it was made from
+			}
+			l.extra[e.Msg]++
+			l.setState(e.Msg, r, StatePending, e.Tick)
 		}
 	case KindDeadLettered:
+		l.settleCopy(e.Msg)
 		if r := l.known(e); r != nil {
 			l.setState(e.Msg, r, StateDeadLettered, e.Tick)
 		}
@@ -334,6 +356,7 @@ func (l *Ledger) Emit(e *Event) {
 			l.setState(e.Msg, r, StateAbsorbed, e.Tick)
 		}
 	case KindExpired, KindPurged:
+		l.settleCopy(e.Msg)
 		cause, state := e.Cause, StateExpired
 		if e.Kind == KindPurged {
 			cause, state = CausePurge, StatePurged
@@ -363,6 +386,21 @@ func (l *Ledger) Emit(e *Event) {
 		return // a kind the fold ignores changes nothing
 	}
 	l.events++
+}
+
+// settleCopy notes that one copy of id left the broker and reports
+// whether another is still held (a broker duplicate).
+func (l *Ledger) settleCopy(id ID) bool {
+	n, ok := l.extra[id]
+	if !ok {
+		return false
+	}
+	if n <= 1 {
+		delete(l.extra, id)
+		return false
+	}
+	l.extra[id] = n - 1
+	return true
 }
 
 // known returns the record of e's message, registering it if the ledger
@@ -456,9 +494,17 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 		if r := l.known(e); r != nil {
 			l.setState(e.Msg, r, StateLost, e.Tick)
 		}
-	} else if d := l.entryOf(e); d != nil {
-		d.bits = d.bits&0xff | delExpected | l.cause(cause)<<8
-		d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
+	} else {
+		// A copy lost on its way to its consumer before any broker held it
+		// (a fan-out's forward given up) is lost, and lost for that
+		// consumer, under its origin's lineage.
+		if r := l.known(e); r != nil && r.State == StateCreated && e.Origin != 0 {
+			l.setState(e.Msg, r, StateLost, e.Tick)
+		}
+		if d := l.entryOf(e); d != nil {
+			d.bits = d.bits&0xff | delExpected | l.cause(cause)<<8
+			d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
+		}
 	}
 	l.losses = append(l.losses, Loss{ID: e.Msg, Consumer: e.Consumer, Cause: cause, Tick: e.Tick})
 }
@@ -497,8 +543,8 @@ func (l *Ledger) subscribe(e *Event) {
 	}
 	// A group reading from the log start expects every record still in
 	// the log: one pass over the records, once per subscription.
-	for i := uint64(1); i < l.recs.len(); i++ {
-		if r := l.recs.get(i); r != nil && r.flags&recRegistered != 0 && r.where == w && r.State == StatePending {
+	for i, r := range l.recs.all() {
+		if r.flags&recRegistered != 0 && r.where == w && r.State == StatePending {
 			if d := l.entry(ID(i), c); d != nil {
 				d.bits |= delExpected
 			}
@@ -687,7 +733,7 @@ func (l *Ledger) LastTick() Tick {
 // It spells out table.at's fast path: the generic method is compiled for
 // a shape and not inlined, and this is the ledger's most frequent call.
 func (l *Ledger) rec(id ID) *record {
-	if i := uint64(id); i < l.recs.n && id != 0 {
+	if i := uint64(id); i < l.recs.n && id != 0 && i/tableChunk < uint64(len(l.recs.chunks)) {
 		if p := l.recs.chunks[i/tableChunk]; p != nil {
 			return &p[i%tableChunk]
 		}
@@ -705,7 +751,7 @@ func (l *Ledger) entry(id ID, c ConsumerRef) *delivery {
 		return nil
 	}
 	t, i := &l.consumers[c].entries, uint64(id)
-	if i < t.n {
+	if i < t.n && i/tableChunk < uint64(len(t.chunks)) {
 		if p := t.chunks[i/tableChunk]; p != nil {
 			return &p[i%tableChunk]
 		}
@@ -755,11 +801,11 @@ func (l *Ledger) Losses() []Loss {
 		return nil
 	}
 	lost := map[originKey]bool{}
-	for _, o := range l.Outcomes("") {
+	l.eachOutcome(func(o *Outcome) {
 		if o.Verdict == VerdictLost {
 			lost[originKey{o.Origin, o.Consumer}] = true
 		}
-	}
+	})
 	var out []Loss
 	for _, x := range l.losses {
 		if x.Consumer == "" && l.standsBeforeConsumers(x) || x.Consumer != "" && lost[originKey{l.Root(x.ID), x.Consumer}] {
@@ -767,6 +813,25 @@ func (l *Ledger) Losses() []Loss {
 		}
 	}
 	return out
+}
+
+// eachOutcome calls f for every outcome of Outcomes(""), in its order,
+// without keeping them all: from the cache when it is current, else one
+// consumer's outcomes at a time, so a summary of many consumers costs the
+// memory of the largest one, not of all.
+func (l *Ledger) eachOutcome(f func(o *Outcome)) {
+	if l.cached && l.cacheAt == l.events {
+		for i := range l.cache {
+			f(&l.cache[i])
+		}
+		return
+	}
+	for _, b := range l.consumers {
+		os := l.bookOutcomes(b)
+		for i := range os {
+			f(&os[i])
+		}
+	}
 }
 
 // standsBeforeConsumers reports whether x is a loss before any consumer
@@ -878,7 +943,7 @@ func (l *Ledger) Stats() Stats {
 		}
 	})
 	by := map[Cause]int{}
-	for _, o := range l.Outcomes("") {
+	l.eachOutcome(func(o *Outcome) {
 		s.Delivered += o.Deliveries
 		s.Applied += o.Effects
 		s.Absorbed += o.Skipped
@@ -895,7 +960,7 @@ func (l *Ledger) Stats() Stats {
 			s.Lost++
 			by[o.Cause]++
 		}
-	}
+	})
 	for _, x := range l.losses {
 		if l.standsBeforeConsumers(x) {
 			s.Lost++
@@ -913,8 +978,8 @@ func (l *Ledger) Stats() Stats {
 // f gets is a copy that is reused for the next call.
 func (l *Ledger) eachRecord(f func(r *Record)) {
 	var x Record
-	for i := uint64(1); i < l.recs.len(); i++ {
-		if r := l.recs.get(i); r != nil && r.flags&recRegistered != 0 {
+	for i, r := range l.recs.all() {
+		if r.flags&recRegistered != 0 {
 			x = l.export(ID(i), r)
 			f(&x)
 		}

@@ -163,9 +163,8 @@ func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 	out := make([]Outcome, 0, min(b.entries.len(), 1<<12))
 	var lineage map[ID]*agg
 	var roots []ID
-	for i := uint64(1); i < b.entries.len(); i++ {
-		e := b.entries.get(i)
-		if e == nil || e.bits&delExpected == 0 {
+	for i, e := range b.entries.all() {
+		if e.bits&delExpected == 0 {
 			continue
 		}
 		id := ID(i)

@@ -95,9 +95,13 @@ func TestTraceTextAndJSONGolden(t *testing.T) {
 	for _, e := range sampleEvents() {
 		tr.Emit(e)
 	}
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
 	golden(t, "trace.txt.golden", text.Bytes())
 	golden(t, "trace.jsonl.golden", js.Bytes())
-	for i, line := range strings.Split(strings.TrimSpace(js.String()), "\n") {
+	lines := strings.Split(strings.TrimSpace(js.String()), "\n")
+	for i, line := range lines[:len(lines)-1] {
 		var v map[string]any
 		if err := json.Unmarshal([]byte(line), &v); err != nil {
 			t.Fatalf("line %d is not JSON: %v: %s", i+1, err, line)
@@ -400,6 +404,9 @@ func TestLedgerFoldsTheJSONLinesTrace(t *testing.T) {
 		Event{Tick: 8, Kind: KindSubscribed, Where: "log:orders", Consumer: "g", Detail: "earliest"},
 	) {
 		tr.Emit(e)
+	}
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
 	}
 	again := NewLedger()
 	if err := ReadJSONL(&js, again); err != nil {

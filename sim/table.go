@@ -3,6 +3,7 @@ package sim
 import (
 	"iter"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -11,11 +12,25 @@ const tableChunk = 1024
 
 // table is a dense array indexed by ID that grows in fixed-size chunks, so
 // growing it never copies the elements already stored (a doubling slice
-// would copy them all at every doubling, which dominates long runs).
+// would copy them all at every doubling, which dominates long runs). An
+// index far past the chunks in use (an ID a hostile trace names, such as
+// m1000000000000) gets its chunk in a map instead, so memory follows the
+// chunks touched, never the largest index.
 type table[T any] struct {
 	chunks []*[tableChunk]T
-	n      uint64 // one past the highest index ever touched by at
+	far    map[uint64]*[tableChunk]T // chunks past the dense ones, by chunk number
+	n      uint64                    // one past the highest index ever touched by at
+	used   uint64                    // chunks allocated
 }
+
+// A table's slice of chunk pointers reaches any chunk number up to
+// denseFree, and beyond it up to denseRatio times the chunks allocated:
+// the slice then costs at most 8 x denseRatio bytes per allocated chunk of
+// tableChunk elements. A chunk further out goes into the far map.
+const (
+	denseFree  = 4096
+	denseRatio = 64
+)
 
 // at returns the element at i, growing the table as needed. Pointers stay
 // valid for the table's lifetime.
@@ -31,17 +46,35 @@ func (t *table[T]) at(i uint64) *T {
 	return t.grow(i)
 }
 
-// grow is at for an index whose chunk is not allocated yet.
+// grow is at for an index whose chunk is not allocated yet, or is far.
 func (t *table[T]) grow(i uint64) *T {
 	c := i / tableChunk
+	if i >= t.n {
+		t.n = i + 1
+	}
+	if c >= uint64(len(t.chunks)) && c > denseFree && c > denseRatio*(t.used+1) {
+		p := t.far[c]
+		if p == nil {
+			if t.far == nil {
+				t.far = map[uint64]*[tableChunk]T{}
+			}
+			p = newChunk[T]()
+			t.far[c] = p
+			t.used++
+		}
+		return &p[i%tableChunk]
+	}
 	for uint64(len(t.chunks)) <= c {
-		t.chunks = append(t.chunks, nil)
+		j := uint64(len(t.chunks))
+		p := t.far[j] // a far chunk the dense ones reach now moves in
+		if p != nil {
+			delete(t.far, j)
+		}
+		t.chunks = append(t.chunks, p)
 	}
 	if t.chunks[c] == nil {
 		t.chunks[c] = newChunk[T]()
-	}
-	if i >= t.n {
-		t.n = i + 1
+		t.used++
 	}
 	return &t.chunks[c][i%tableChunk]
 }
@@ -75,11 +108,54 @@ func (t *table[T]) get(i uint64) *T {
 	if i >= t.n {
 		return nil
 	}
-	c := t.chunks[i/tableChunk]
+	var c *[tableChunk]T
+	if k := i / tableChunk; k < uint64(len(t.chunks)) {
+		c = t.chunks[k]
+	} else {
+		c = t.far[k]
+	}
 	if c == nil {
 		return nil
 	}
 	return &c[i%tableChunk]
+}
+
+// all yields the index and element of every allocated slot below len, in
+// index order, from 1 (index 0 is unused). It costs O(allocated chunks x
+// tableChunk), never O(the highest index).
+func (t *table[T]) all() iter.Seq2[uint64, *T] {
+	return func(yield func(uint64, *T) bool) {
+		each := func(c uint64, p *[tableChunk]T) bool {
+			for k := range p {
+				i := c*tableChunk + uint64(k)
+				if i >= t.n {
+					return false
+				}
+				if i > 0 && !yield(i, &p[k]) {
+					return false
+				}
+			}
+			return true
+		}
+		for c, p := range t.chunks {
+			if p != nil && !each(uint64(c), p) {
+				return
+			}
+		}
+		if len(t.far) == 0 {
+			return
+		}
+		keys := make([]uint64, 0, len(t.far))
+		for c := range t.far {
+			keys = append(keys, c)
+		}
+		slices.Sort(keys)
+		for _, c := range keys {
+			if !each(c, t.far[c]) {
+				return
+			}
+		}
+	}
 }
 
 // len returns one past the highest index touched.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -124,4 +125,66 @@ func TestListAndApplyOrder(t *testing.T) {
 			break
 		}
 	}
+}
+
+// TestTableMemoryFollowsTheChunksTouched: an index far out (an ID a
+// hostile trace names) costs one chunk, not a slice up to it, and the
+// table still reads and iterates in index order; a far chunk the dense
+// ones reach later moves in with its contents.
+func TestTableMemoryFollowsTheChunksTouched(t *testing.T) {
+	var tb table[uint64]
+	*tb.at(3) = 3
+	*tb.at(1_000_000_000_000) = 7
+	if len(tb.chunks) > 1 || len(tb.far) != 1 || tb.used != 2 {
+		t.Fatalf("%d dense chunks, %d far", len(tb.chunks), len(tb.far))
+	}
+	if *tb.get(1_000_000_000_000) != 7 || tb.get(500_000_000_000) != nil || *tb.get(3) != 3 {
+		t.Fatal("get")
+	}
+	var got []uint64
+	for i, v := range tb.all() {
+		if *v != 0 {
+			got = append(got, i)
+		}
+	}
+	if len(got) != 2 || got[0] != 3 || got[1] != 1_000_000_000_000 {
+		t.Fatalf("all: %v", got)
+	}
+	var grown table[uint64]
+	*grown.at(8000 * tableChunk) = 5 // far while little is allocated
+	if len(grown.far) != 1 {
+		t.Fatalf("%d far", len(grown.far))
+	}
+	for c := uint64(0); c < 200; c++ {
+		*grown.at(c * tableChunk) = 1 // 200 chunks: 8001 is within reach
+	}
+	*grown.at(8001 * tableChunk) = 1
+	if len(grown.far) != 0 || *grown.get(8000 * tableChunk) != 5 {
+		t.Fatalf("the far chunk did not move in: %d far, value %v", len(grown.far), grown.get(8000*tableChunk))
+	}
+}
+
+// TestLedgerWithAHugeMessageIDStaysSmall folds a trace naming
+// m1000000000000 and measures the heap it took.
+func TestLedgerWithAHugeMessageIDStaysSmall(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l := NewLedger()
+	for _, e := range []Event{
+		{Tick: 1, Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 1_000_000_000_000},
+		{Tick: 2, Kind: KindReceived, Where: "queue:q", Consumer: "w", Msg: 1_000_000_000_000},
+		{Tick: 2, Kind: KindProcessed, Where: "queue:q", Consumer: "w", Msg: 1_000_000_000_000},
+		{Tick: 2, Kind: KindAcked, Where: "queue:q", Consumer: "w", Msg: 1_000_000_000_000},
+	} {
+		l.Emit(&e)
+	}
+	if err := Check(l, NoLoss(), ExactlyOnce("w")); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc); grew > 8<<20 {
+		t.Fatalf("the ledger took %d MiB for one message", grew>>20)
+	}
+	runtime.KeepAlive(l)
 }

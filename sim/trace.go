@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"crypto/sha256"
+	"hash"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -27,6 +29,7 @@ const (
 	KindPurged            Kind = "purged"             // a purge deleted a message
 	KindRejected          Kind = "rejected"           // a call was refused (stale receipt, broker down, old generation)
 	KindDeduplicated      Kind = "deduplicated"       // a send was dropped by a deduplication window
+	KindDuplicated        Kind = "duplicated"         // a broker made an extra copy of a message, under the same ID (broker.duplicate)
 	KindProcessed         Kind = "processed"          // a handler applied the effect of a message
 	KindFailed            Kind = "failed"             // a handler failed on a message
 	KindCrashed           Kind = "crashed"            // an actor crashed and restarted
@@ -104,7 +107,9 @@ func NewTrace(sinks ...Sink) *Trace {
 
 // Attach adds a sink; it receives only events emitted after the call. A
 // *Ledger is always called first, before every other sink, so a sink that
-// reads the ledger sees the event already folded.
+// reads the ledger sees the event already folded. A sink with a
+// NeedsDetail() bool method that returns false (a fold that reads only
+// structured fields) does not make the trace Detailed.
 func (t *Trace) Attach(s Sink) {
 	if t == nil || s == nil {
 		return
@@ -115,7 +120,9 @@ func (t *Trace) Attach(s Sink) {
 		}
 		return
 	}
-	t.detailed = true // every sink but the ledger may show Detail
+	if d, ok := s.(interface{ NeedsDetail() bool }); !ok || d.NeedsDetail() {
+		t.detailed = true // every other sink may show Detail
+	}
 	t.sinks = append(t.sinks, s)
 }
 
@@ -208,6 +215,27 @@ func (t *Trace) emit(e *Event) {
 		s.Emit(&t.cur)
 	}
 	t.busy = false
+}
+
+// Close ends the trace for the sinks that keep a record of it: each sink
+// with a Close() error method (a JSONWriter writes its closing record) is
+// closed, in order, and the first error is returned. Call it when the run
+// has finished, and only then: a trace without its closing record reads
+// as cut short. Events emitted after Close still reach the ledger and the
+// other sinks; a closed JSONWriter refuses them (ErrTraceClosed).
+func (t *Trace) Close() error {
+	if t == nil {
+		return nil
+	}
+	var first error
+	for _, s := range t.sinks {
+		if c, ok := s.(interface{ Close() error }); ok {
+			if err := c.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
 }
 
 // Skip advances the event counter exactly as Emit does when no sink
@@ -403,24 +431,66 @@ func (tw *TextWriter) appendText(b []byte, e *Event) []byte {
 func same(a, b string) bool { return a == b }
 
 // JSONWriter is a Sink that writes each event as one JSON object per line
-// (JSON Lines). The fields are documented on AppendJSON.
+// (JSON Lines). The fields are documented on AppendJSON; the writer adds a
+// last field, "hash", to every line: a running hash over every line before
+// it and this one (see ChainHash), so a reader names the first line that
+// was edited. Close ends the trace with a closing record carrying the
+// event count and the last hash; a trace without it was cut short.
+//
+// The chain makes a trace tamper-evident, not tamper-proof: it holds no
+// secret, so whoever rewrites a line and recomputes every hash after it
+// forges a trace that reads as whole. It catches edits, deletions,
+// reorderings, duplicates and truncation, by hand or by accident.
+//
+// Each line costs one SHA-256 over its bytes on top of AppendJSON.
 type JSONWriter struct {
 	W   io.Writer
 	Err error
 	buf []byte
+
+	chain  ChainHash // the running hash over the lines written so far
+	digest hash.Hash // reused for the chain
+	n      uint64    // events written
+	closed bool
 }
 
 // NewJSONWriter returns a JSONWriter writing to w.
 func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{W: w} }
 
-// Emit writes one line.
+// Emit writes one line. After Close it writes nothing and sets Err to
+// ErrTraceClosed: an event after the closing record would read as
+// tampering.
 func (jw *JSONWriter) Emit(e *Event) {
 	if jw.Err != nil {
 		return
 	}
+	if jw.closed {
+		jw.Err = ErrTraceClosed
+		return
+	}
 	jw.buf = AppendJSON(jw.buf[:0], e)
+	if jw.digest == nil {
+		jw.digest = sha256.New()
+	}
+	jw.chain.add(jw.digest, jw.buf, false)
+	jw.buf = jw.chain.appendField(jw.buf)
+	jw.buf = append(jw.buf, '\n')
+	jw.n++
+	_, jw.Err = jw.W.Write(jw.buf)
+}
+
+// Close writes the closing record, {"end":true,"events":N,"hash":"..."},
+// and returns the first write error. Calling it again does nothing more.
+// It does not close W.
+func (jw *JSONWriter) Close() error {
+	if jw.closed || jw.Err != nil {
+		return jw.Err
+	}
+	jw.closed = true
+	jw.buf = AppendClosing(jw.buf[:0], jw.n, jw.chain)
 	jw.buf = append(jw.buf, '\n')
 	_, jw.Err = jw.W.Write(jw.buf)
+	return jw.Err
 }
 
 // AppendText appends the stable one-line text form of e to b:
@@ -577,7 +647,8 @@ func plainToken(s string) bool {
 // "actor", "consumer", "corr" (strings), "attempt" (number), "partition"
 // and "offset" (numbers, only for log events), "rule", "cause" and
 // "detail" (strings). The form carries every field the Ledger folds, so
-// ReadJSONL rebuilds the same ledger from it.
+// ReadJSONL rebuilds the same ledger from it. JSONWriter appends the
+// running "hash" to each object (see ChainHash).
 func AppendJSON(b []byte, e *Event) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, e.Seq, 10)

@@ -70,7 +70,7 @@ func init() {
 		{"trace", "[--seed N] [--variant V] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
 		{"check", "FILE...", "validate scenario files without running them; warnings do not fail a check", (*cli).cmdCheck},
 		{"schema", "", "print the JSON Schema of scenario files (for editors using yaml-language-server)", (*cli).cmdSchema},
-		{"verify", "[--check CHECK]... [--expect FILE|LESSON [--variant V]] TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it", (*cli).cmdVerify},
+		{"verify", "[--check CHECK]... | --scenario FILE|LESSON [--variant V] [--all] TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it, or judge a scenario's whole expect list from it; a trace that was edited or cut is refused (exit 2)", (*cli).cmdVerify},
 		{"explore", "[--seeds N] [--from S] [--jobs J] [--shard K/N] [--variant V] [--json FILE] [--out FILE] FILE|LESSON", "sweep seeds in parallel, list the failing ones, shrink the first to its minimal fault schedule and write NAME.min.yaml; 'explore merge A.json B.json...' merges shard reports", (*cli).cmdExplore},
 		{"list", "", "list the built-in lessons", (*cli).cmdList},
 		{"exercise", "list | start NAME [DIR] | check DIR | grade [--json] [--seeds N] DIR... | hint NAME [N]", "exercises: write the code yourself and have it graded under faults; a teacher grades many workspaces at once", (*cli).cmdExercise},
@@ -421,12 +421,13 @@ func (c *cli) cmdTrace(args []string) int {
 	var sink sim.Sink
 	var rec *sim.Recorder
 	var werr func() error
+	var jw *sim.JSONWriter
 	switch *format {
 	case "text":
 		tw := sim.NewTextWriter(out)
 		sink, werr = tw, func() error { return tw.Err }
 	case "json":
-		jw := sim.NewJSONWriter(out)
+		jw = sim.NewJSONWriter(out)
 		sink, werr = jw, func() error { return jw.Err }
 	case "mermaid":
 		rec = &sim.Recorder{}
@@ -447,6 +448,11 @@ func (c *cli) cmdTrace(args []string) int {
 	if err != nil {
 		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 		return exitBadInput
+	}
+	if jw != nil {
+		// Only a run that finished gets the closing record; one that
+		// stopped on an error above reads as truncated.
+		_ = jw.Close() // the error is jw.Err, reported below
 	}
 	if rec != nil {
 		if err := sim.WriteMermaid(out, rec.Events(), *max); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -152,9 +153,13 @@ func TestTraceFormats(t *testing.T) {
 		t.Fatalf("json exit %d", code)
 	}
 	lines := strings.Split(strings.TrimSpace(js), "\n")
-	if len(lines) != strings.Count(text, "\n") {
-		t.Fatalf("%d JSON lines for %d text lines", len(lines), strings.Count(text, "\n"))
+	if len(lines) != strings.Count(text, "\n")+1 {
+		t.Fatalf("%d JSON lines for %d text lines and the closing record", len(lines), strings.Count(text, "\n"))
 	}
+	if want := fmt.Sprintf(`{"end":true,"events":%d,"hash":"`, len(lines)-1); !strings.HasPrefix(lines[len(lines)-1], want) {
+		t.Fatalf("the last line is not the closing record %s...: %s", want, lines[len(lines)-1])
+	}
+	lines = lines[:len(lines)-1]
 	for i, l := range lines {
 		var v struct {
 			Seq  int    `json:"seq"`

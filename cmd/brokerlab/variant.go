@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/brokerlab/brokerlab/scenario"
-	"github.com/brokerlab/brokerlab/sim"
 )
 
 // variantOf returns s as its variant name ("" for s itself).
@@ -35,33 +34,4 @@ func (c *cli) loadVariant(arg, name string) (*scenario.Scenario, bool) {
 		return nil, false
 	}
 	return c.variantOf(s, name)
-}
-
-// verifyCheck is one check verify runs: its name as printed, the checker,
-// and whether the scenario expects it to be violated.
-type verifyCheck struct {
-	name     string
-	checker  sim.Checker
-	violated bool
-}
-
-// expectChecks returns the ledger checks of the scenario (or lesson) arg,
-// of its variant name when given, for verify --expect: each check
-// expectation becomes a check, violated: true included. Metric
-// expectations need the models, not only the trace, so they are skipped
-// and counted in skipped.
-func (c *cli) expectChecks(arg, variant string) (checks []verifyCheck, skipped int, ok bool) {
-	s, ok := c.loadVariant(arg, variant)
-	if !ok {
-		return nil, 0, false
-	}
-	for _, e := range s.Expect {
-		ch := s.Checker(e)
-		if ch == nil {
-			skipped++
-			continue
-		}
-		checks = append(checks, verifyCheck{name: e.String(), checker: ch, violated: e.Violated})
-	}
-	return checks, skipped, true
 }

@@ -9,8 +9,8 @@ import (
 
 // TestVariantHeadless checks --variant on run, trace and verify: each
 // variant of architecture-choice runs, its trace differs from the file's,
-// and verify --expect --variant audits the variant's trace with the
-// variant's checks.
+// and verify --scenario --variant judges the variant's trace by the
+// variant's whole expect list.
 func TestVariantHeadless(t *testing.T) {
 	code, out, stderr := runCLI(t, "", false, "run", "--quiet", "--variant", "log", "architecture-choice")
 	if code != exitOK || !strings.Contains(out, "PASS architecture-choice") || !strings.Contains(out, "variant log") {
@@ -36,12 +36,12 @@ func TestVariantHeadless(t *testing.T) {
 	if err := os.WriteFile(p, []byte(vtrace), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr = runCLI(t, "", false, "verify", "--expect", "architecture-choice", "--variant", "log", p)
-	if code != exitOK || !strings.Contains(out, "PASS  ordered_per_key(b-billing)") || !strings.Contains(out, "metric expectation(s)") {
-		t.Fatalf("verify --expect --variant: %d %q %q", code, out, stderr)
+	code, out, stderr = runCLI(t, "", false, "verify", "--scenario", "architecture-choice", "--variant", "log", p)
+	if code != exitOK || !strings.Contains(out, "PASS: ") || !strings.Contains(out, "b-billing") {
+		t.Fatalf("verify --scenario --variant: %d %q %q", code, out, stderr)
 	}
 	code, _, stderr = runCLI(t, "", false, "verify", "--variant", "log", p)
-	if code != exitBadInput || !strings.Contains(stderr, "--variant goes with --expect") {
+	if code != exitBadInput || !strings.Contains(stderr, "--variant needs --scenario") {
 		t.Fatalf("verify --variant alone: %d %q", code, stderr)
 	}
 	// --check still works on a variant's trace.

@@ -706,6 +706,7 @@ func TestTraceRefoldsToTheSameLedger(t *testing.T) {
 			var rerr error
 			_ = b.Do(func(w *sim.World) {
 				live = w.Ledger().Dump()
+				_ = w.Trace().Close()
 				l2 := sim.NewLedger()
 				rerr = sim.ReadJSONL(bytes.NewReader(buf.Bytes()), l2)
 				got = l2.Dump()

@@ -259,12 +259,16 @@ func (w *World) JSONL() *bytes.Buffer {
 	return w.jsonl
 }
 
-// Refold folds the JSON Lines trace (see JSONL) into a fresh ledger and
-// fails the test unless it equals the live one.
+// Refold closes the JSON Lines trace (see JSONL), folds it into a fresh
+// ledger and fails the test unless it equals the live one. Call it when
+// the run is over: the closed trace takes no further events.
 func (w *World) Refold() {
 	w.t.Helper()
 	if w.jsonl == nil {
 		w.fatal("Refold needs the JSON Lines trace: call JSONL before the run")
+	}
+	if err := w.Trace().Close(); err != nil {
+		w.fatal("%v", err)
 	}
 	l := sim.NewLedger()
 	if err := sim.ReadJSONL(bytes.NewReader(w.jsonl.Bytes()), l); err != nil {

@@ -1,0 +1,108 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// auditFiles returns every lesson, every variant of one, and every file
+// in testdata/valid (and its variants), loaded, with a label.
+func auditFiles(t *testing.T) (labels []string, out []*Scenario) {
+	t.Helper()
+	add := func(label string, base *Scenario) {
+		labels, out = append(labels, label), append(out, base)
+		for _, vr := range base.Variants {
+			v, err := base.Variant(vr.Name)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", label, vr.Name, err)
+			}
+			labels, out = append(labels, label+"/"+vr.Name), append(out, v)
+		}
+	}
+	for _, l := range Lessons() {
+		s, err := LoadLesson(l.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(l.Name, s)
+	}
+	files, _ := filepath.Glob("testdata/valid/*.yaml")
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load(f, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(strings.TrimSuffix(filepath.Base(f), ".yaml"), s)
+	}
+	return labels, out
+}
+
+// componentMetrics lists every folded component metric of s.
+func componentMetrics(s *Scenario) []Metric {
+	var ms []Metric
+	add := func(kind, name string) {
+		for _, f := range foldedFields[kind] {
+			ms = append(ms, Metric{Kind: kind, Name: name, Field: f})
+		}
+	}
+	for _, q := range s.Topology.Queues {
+		add("queue", q.Name)
+	}
+	for _, x := range s.Topology.Topics {
+		add("topic", x.Name)
+	}
+	for _, l := range s.Topology.Logs {
+		add("log", l.Name)
+	}
+	for _, g := range s.Topology.Groups {
+		add("group", g.Name)
+	}
+	for _, x := range s.Topology.Services {
+		add("outbox", x.Name)
+	}
+	return ms
+}
+
+// TestMetricFoldEqualsTheModels plays every lesson, variant and valid
+// test file and requires, after every tick, each metric the MetricFold
+// re-derives from the events to equal the models' own counters.
+func TestMetricFoldEqualsTheModels(t *testing.T) {
+	labels, ss := auditFiles(t)
+	compared := 0
+	for i, s := range ss {
+		fold := NewMetricFold(s)
+		r, err := s.NewRun(Options{Sinks: []sim.Sink{fold}})
+		if err != nil {
+			t.Fatalf("%s: %v", labels[i], err)
+		}
+		ms := componentMetrics(s)
+		bad := map[string]bool{}
+		for more := true; more; {
+			more = r.Step()
+			for _, m := range ms {
+				want, err := r.measureModel(m)
+				if err != nil {
+					continue // not measurable here (a queue without a DLQ)
+				}
+				fold.SetNow(r.World().Now())
+				got, ok := fold.Value(m)
+				compared++
+				if !ok || got != want {
+					if !bad[m.String()] {
+						t.Errorf("%s at t=%d: %s folded %v (%v), the model says %v", labels[i], r.World().Now(), m, got, ok, want)
+					}
+					bad[m.String()] = true
+				}
+			}
+		}
+	}
+	t.Logf("%d files, %d metric values compared", len(ss), compared)
+}

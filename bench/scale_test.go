@@ -63,9 +63,7 @@ func BenchmarkScaleQueue(b *testing.B) {
 				op()
 			}
 			b.ReportAllocs()
-			for b.Loop() {
-				op()
-			}
+			cpuLoop(b, op)
 			if got := q.Len(); got != n {
 				b.Fatalf("backlog %d, want %d", got, n)
 			}
@@ -139,9 +137,7 @@ func BenchmarkScaleLog(b *testing.B) {
 				op()
 			}
 			b.ReportAllocs()
-			for b.Loop() {
-				op()
-			}
+			cpuLoop(b, op)
 			if lag := g.Metrics().Lag; lag < int64(n)-int64(4*scaleBatch) || lag > int64(n)+int64(4*scaleBatch) {
 				b.Fatalf("lag %d, want about %d", lag, n)
 			}
@@ -193,9 +189,7 @@ func BenchmarkScalePubSub(b *testing.B) {
 				op()
 			}
 			b.ReportAllocs()
-			for b.Loop() {
-				op()
-			}
+			cpuLoop(b, op)
 			if got := s.Len(); got < n-scaleBatch || got > n+scaleBatch {
 				b.Fatalf("backlog %d, want about %d", got, n)
 			}

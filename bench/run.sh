@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh is brokerlab's benchmark suite in one command. It builds the test
-# binaries of this module (models and their baselines, sweeps, scale
-# curves, memory, whole run) and of the outbox package once, runs every benchmark
+# binaries of this module (models and their baselines, sweeps, peers, scale
+# curves, memory, whole run), of the outbox package and of the Kafka peer
+# module (kafkapeer/, built with GOWORK=off) once, runs every benchmark
 # COUNT times (default 5) in interleaved rounds, so models, baselines and
 # peers share the machine's state, and writes the table to bench/RESULTS.md
 # and the raw output to bench/RESULTS.txt (readable by benchstat). Usage,
@@ -24,6 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 echo "== building test binaries" >&2
 (cd .. && go test -c -o "$tmp/outbox.test" ./outbox/)
 go test -c -o "$tmp/bench.test" .
+(cd kafkapeer && GOWORK=off go test -c -o "$tmp/kafkapeer.test" .)
 
 raw="$tmp/raw.txt"
 : >"$raw"
@@ -35,7 +37,9 @@ bench() {
 for i in $(seq "$count"); do
 	echo "== round $i of $count" >&2
 	bench . bench 'BenchmarkSweepQueue$' 1000x
+	bench . bench 'BenchmarkPeerSeed$' 100x
 	bench . bench 'BenchmarkSweepLog$' 1000x
+	bench kafkapeer kafkapeer 'BenchmarkPeerSeed$' 20x
 	bench . bench 'BenchmarkQueueLifecycle$|BenchmarkHeapLifecycleBaseline$|BenchmarkQueueLifecycleHeadless$' 1000000x
 	bench . bench 'BenchmarkPeerGoChannelPublishAck$' 300000x
 	bench . bench 'BenchmarkLogProducePollCommit$|BenchmarkSliceLogBaseline$' 1000000x

@@ -332,6 +332,11 @@ func rows(t *table) {
 	t.ratio("Log sweep: simtest seed / Go API seed", "bench.SweepLog/simtest", "ns/op", "bench.SweepLog/api", "ns/op", 1.2, 0)
 	t.ratio("Queue sweep: scenario seed (what explore runs) / Go API seed", "bench.SweepQueue/scenario", "ns/op", "bench.SweepQueue/api", "ns/op", 1.2, 0)
 	t.bytes("Queue sweep: allocation per simtest seed", "bench.SweepQueue/simtest", "B/op", 0)
+	// Peers: the same seed's work (setup, 100 messages in, out and acked, teardown).
+	t.ratio("Peer seed / brokerlab queue seed: watermill gochannel", "bench.PeerSeed/gochannel", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 5)
+	t.ratio("Peer seed / brokerlab queue seed: NATS core, embedded", "bench.PeerSeed/nats-core", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 30)
+	t.ratio("Peer seed / brokerlab queue seed: NATS JetStream, memory storage", "bench.PeerSeed/nats-jetstream", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 30)
+	t.ratio("Peer seed / brokerlab log seed: kfake with franz-go", "kafkapeer.PeerSeed/kfake", "ns/op", "bench.SweepLog/api", "ns/op", 0, 30)
 	// Models against their baselines, per message.
 	t.ratio("Queue lifecycle (text trace) / heap baseline", "bench.QueueLifecycle", "ns/op", "bench.HeapLifecycleBaseline", "ns/op", 3, 0)
 	t.ratio("watermill gochannel publish+ack / queue lifecycle, per message", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycle", "ns/op", 0, 0)

@@ -15,3 +15,13 @@ func cpuTime() int64 {
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// peakRSS returns the process's peak resident set size in bytes (Linux
+// reports ru_maxrss in KiB), or 0 when it is unavailable.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss << 10
+}

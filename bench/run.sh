@@ -9,6 +9,7 @@
 # from the repository root:
 #
 #	bench/run.sh            # or COUNT=3 bench/run.sh for a quicker look
+#	BIG=1 bench/run.sh      # also 10^7 messages (several GiB, much longer)
 #
 # Every benchmark reports process CPU time (cpu-ns/op, getrusage) beside
 # wall time; the table's ratios are of CPU time, with their range over the
@@ -32,8 +33,13 @@ raw="$tmp/raw.txt"
 # bench runs one test binary from its package directory.
 bench() {
 	local dir=$1 bin=$2 pattern=$3 benchtime=$4
-	(cd "$dir" && "$tmp/$bin.test" -test.run '^$' -test.bench "$pattern" -test.benchtime "$benchtime" -test.benchmem -test.count 1) >>"$raw"
+	shift 4
+	(cd "$dir" && "$tmp/$bin.test" -test.run '^$' -test.bench "$pattern" -test.benchtime "$benchtime" -test.benchmem -test.count 1 "$@") >>"$raw"
 }
+# BIG=1 adds the 10^7 tier: a 10^7 point on the scale curves and the
+# 10,000,000-message whole run with its peak RSS (in a process of its own).
+big=()
+if [ "${BIG:-0}" = 1 ]; then big=(-bench.big); fi
 for i in $(seq "$count"); do
 	echo "== round $i of $count" >&2
 	bench . bench 'BenchmarkSweepQueue$' 1000x
@@ -45,9 +51,10 @@ for i in $(seq "$count"); do
 	bench . bench 'BenchmarkLogProducePollCommit$|BenchmarkSliceLogBaseline$' 1000000x
 	bench . bench 'BenchmarkPubSubFanout16$|BenchmarkFanoutLoopBaseline$' 300000x
 	bench ../outbox outbox 'BenchmarkOutboxOrderAndRelay$|BenchmarkOutboxOneTxnPerOpBaseline$' 20000x
-	bench . bench 'BenchmarkScale' 200000x
+	bench . bench 'BenchmarkScale' 200000x "${big[@]}"
 	bench . bench 'BenchmarkResident' 1x
 	bench . bench 'BenchmarkWholeRun1M$' 1x
+	if [ ${#big[@]} -gt 0 ]; then bench . bench 'BenchmarkWholeRun10M$' 1x "${big[@]}"; fi
 done
 
 cp "$raw" RESULTS.txt

@@ -30,7 +30,7 @@ func residentName(n int) string { return "resident=" + strconv.Itoa(n) }
 // adds the newest, so the backlog stays at n. Headless: the ledger, which
 // folds every event, is the trace's only sink.
 func BenchmarkScaleQueue(b *testing.B) {
-	for _, n := range residents {
+	for _, n := range scaleResidents() {
 		b.Run(residentName(n), func(b *testing.B) {
 			w, err := sim.New(sim.Config{Seed: 1})
 			if err != nil {
@@ -94,7 +94,7 @@ func partitionKeys(parts int) []string {
 func BenchmarkScaleLog(b *testing.B) {
 	const parts = 4
 	keys := partitionKeys(parts)
-	for _, n := range residents {
+	for _, n := range scaleResidents() {
 		b.Run(residentName(n), func(b *testing.B) {
 			w, err := sim.New(sim.Config{Seed: 1})
 			if err != nil {
@@ -153,7 +153,7 @@ func BenchmarkScaleLog(b *testing.B) {
 // publishes, the world ticks (the broker has nothing held back; the
 // subscriber handles the scaleBatch oldest). Ledger on, headless.
 func BenchmarkScalePubSub(b *testing.B) {
-	for _, n := range residents {
+	for _, n := range scaleResidents() {
 		b.Run(residentName(n), func(b *testing.B) {
 			w, err := sim.New(sim.Config{Seed: 1})
 			if err != nil {

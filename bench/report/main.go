@@ -346,9 +346,12 @@ func rows(t *table) {
 	t.ratio("Outbox: one memdb txn per op / outbox (speed-up)", "outbox.OutboxOneTxnPerOpBaseline", "ns/op", "outbox.OutboxOrderAndRelay", "ns/op", 0, 3)
 	for _, m := range []struct{ label, bench string }{{"queue", "ScaleQueue"}, {"log", "ScaleLog"}, {"pub/sub", "ScalePubSub"}} {
 		base := "bench." + m.bench + "/resident=1000"
-		for _, n := range []string{"10000", "100000", "1000000"} {
+		for _, n := range []string{"10000", "100000", "1000000", "10000000"} {
+			if n == "10000000" && len(t.s["bench."+m.bench+"/resident="+n]) == 0 {
+				continue // the 10^7 tier runs with BIG=1 only
+			}
 			max := 0.0
-			if n == "1000000" {
+			if n == "1000000" || n == "10000000" {
 				max = 1.5
 			}
 			t.ratio(fmt.Sprintf("Scale, %s: cost per message at %s resident / at 1000", m.label, n), "bench."+m.bench+"/resident="+n, "ns/op", base, "ns/op", max, 0)
@@ -360,4 +363,24 @@ func rows(t *table) {
 	t.bytes("Memory: overhead per resident log record, with the ledger", "bench.ResidentLog/ledger", "overhead-B/msg", 0)
 	t.ratio("Whole run, 1,000,000 messages, faults + ledger, headless: cost per message / queue lifecycle", "bench.WholeRun1M", "ns/msg", "bench.QueueLifecycle", "ns/op", 2, 0)
 	t.ratio("Whole run: cost per message / queue lifecycle, headless", "bench.WholeRun1M", "ns/msg", "bench.QueueLifecycleHeadless", "ns/op", 0, 0)
+	if len(t.s["bench.WholeRun10M"]) > 0 { // BIG=1 only
+		t.ratio("Whole run at 10,000,000 messages: cost per message / at 1,000,000", "bench.WholeRun10M", "ns/msg", "bench.WholeRun1M", "ns/msg", 1.5, 0)
+		t.figure("Whole run at 10,000,000 messages: peak RSS of the process", "bench.WholeRun10M", "peak-MiB", " MiB", 700)
+		t.figure("Whole run at 10,000,000 messages: peak RSS per message", "bench.WholeRun10M", "peak-B/msg", " B", 0)
+	}
+}
+
+// figure adds a row with the median of a benchmark's unit, printed with
+// suffix; max > 0 is an upper bound.
+func (t *table) figure(measure, name, unit, suffix string, max float64) {
+	v, ok := t.need(name, unit)
+	if !ok {
+		return
+	}
+	x := t.s[name][unit]
+	vd := "(for reference)"
+	if max > 0 {
+		vd = verdict(v <= max)
+	}
+	t.rows = append(t.rows, row{measure: measure, value: fmt.Sprintf("%.0f%s", v, suffix), spread: fmt.Sprintf("%.0f–%.0f%s", slices.Min(x), slices.Max(x), suffix), target: bound(max, 0, suffix), verdict: vd})
 }

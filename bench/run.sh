@@ -53,6 +53,7 @@ for i in $(seq "$count"); do
 	bench ../outbox outbox 'BenchmarkOutboxOrderAndRelay$|BenchmarkOutboxOneTxnPerOpBaseline$' 20000x
 	bench . bench 'BenchmarkScale' 200000x "${big[@]}"
 	bench . bench 'BenchmarkResident' 1x
+	bench . bench 'BenchmarkLedgerStats1M$' 3x
 	bench . bench 'BenchmarkWholeRun1M$' 1x
 	if [ ${#big[@]} -gt 0 ]; then bench . bench 'BenchmarkWholeRun10M$' 1x "${big[@]}"; fi
 done

@@ -337,6 +337,9 @@ func rows(t *table) {
 	t.ratio("Peer seed / brokerlab queue seed: NATS core, embedded", "bench.PeerSeed/nats-core", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 30)
 	t.ratio("Peer seed / brokerlab queue seed: NATS JetStream, memory storage", "bench.PeerSeed/nats-jetstream", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 30)
 	t.ratio("Peer seed / brokerlab log seed: kfake with franz-go", "kafkapeer.PeerSeed/kfake", "ns/op", "bench.SweepLog/api", "ns/op", 0, 30)
+	// The player's stats refresh on a big run.
+	t.figure("Stats refresh at 10^6 messages (32 lifecycles + Ledger.Stats), CPU time", "bench.LedgerStats1M", "cpu-ns/op", " ms", 1e6, 16)
+	t.figure("Stats refresh at 10^6 messages: allocated per refresh", "bench.LedgerStats1M", "B/op", " MB", 1e6, 0)
 	// Models against their baselines, per message.
 	t.ratio("Queue lifecycle (text trace) / heap baseline", "bench.QueueLifecycle", "ns/op", "bench.HeapLifecycleBaseline", "ns/op", 3, 0)
 	t.ratio("watermill gochannel publish+ack / queue lifecycle, per message", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycle", "ns/op", 0, 0)
@@ -365,19 +368,26 @@ func rows(t *table) {
 	t.ratio("Whole run: cost per message / queue lifecycle, headless", "bench.WholeRun1M", "ns/msg", "bench.QueueLifecycleHeadless", "ns/op", 0, 0)
 	if len(t.s["bench.WholeRun10M"]) > 0 { // BIG=1 only
 		t.ratio("Whole run at 10,000,000 messages: cost per message / at 1,000,000", "bench.WholeRun10M", "ns/msg", "bench.WholeRun1M", "ns/msg", 1.5, 0)
-		t.figure("Whole run at 10,000,000 messages: peak RSS of the process", "bench.WholeRun10M", "peak-MiB", " MiB", 700)
-		t.figure("Whole run at 10,000,000 messages: peak RSS per message", "bench.WholeRun10M", "peak-B/msg", " B", 0)
+		t.figure("Whole run at 10,000,000 messages: peak RSS of the process", "bench.WholeRun10M", "peak-MiB", " MiB", 1, 700)
+		t.figure("Whole run at 10,000,000 messages: peak RSS per message", "bench.WholeRun10M", "peak-B/msg", " B", 1, 0)
 	}
 }
 
-// figure adds a row with the median of a benchmark's unit, printed with
-// suffix; max > 0 is an upper bound.
-func (t *table) figure(measure, name, unit, suffix string, max float64) {
+// figure adds a row with the median of a benchmark's unit divided by div,
+// printed with suffix; max > 0 is an upper bound on the divided figure.
+func (t *table) figure(measure, name, unit, suffix string, div, max float64) {
 	v, ok := t.need(name, unit)
 	if !ok {
+		if !*partial {
+			t.rows = append(t.rows, row{measure: measure, value: "n/a", target: bound(max, 0, suffix), verdict: "not measured"})
+		}
 		return
 	}
-	x := t.s[name][unit]
+	v /= div
+	x := slices.Clone(t.s[name][unit])
+	for i := range x {
+		x[i] /= div
+	}
 	vd := "(for reference)"
 	if max > 0 {
 		vd = verdict(v <= max)

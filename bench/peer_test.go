@@ -41,6 +41,7 @@ func queueLifecycle(b *testing.B, text bool) {
 	var buf []queue.Delivery
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
 		m := env.NewMessage("k", body, sim.Headers{})
 		if err := q.Send(m, 0); err != nil {
@@ -54,6 +55,7 @@ func queueLifecycle(b *testing.B, text bool) {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu)
 }
 
 // BenchmarkPeerGoChannelPublishAck does the same publish-and-ack work with
@@ -72,6 +74,7 @@ func BenchmarkPeerGoChannelPublishAck(b *testing.B) {
 	body := []byte("payload")
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
 		m := message.NewMessage(strconv.Itoa(i), body)
 		m.Metadata.Set("key", "k")
@@ -81,4 +84,5 @@ func BenchmarkPeerGoChannelPublishAck(b *testing.B) {
 		got := <-ch
 		got.Ack()
 	}
+	reportCPU(b, cpu)
 }

@@ -30,7 +30,7 @@ func residentName(n int) string { return "resident=" + strconv.Itoa(n) }
 // adds the newest, so the backlog stays at n. Headless: the ledger, which
 // folds every event, is the trace's only sink.
 func BenchmarkScaleQueue(b *testing.B) {
-	for _, n := range residents {
+	for _, n := range scaleResidents() {
 		b.Run(residentName(n), func(b *testing.B) {
 			w, err := sim.New(sim.Config{Seed: 1})
 			if err != nil {
@@ -63,9 +63,7 @@ func BenchmarkScaleQueue(b *testing.B) {
 				op()
 			}
 			b.ReportAllocs()
-			for b.Loop() {
-				op()
-			}
+			cpuLoop(b, op)
 			if got := q.Len(); got != n {
 				b.Fatalf("backlog %d, want %d", got, n)
 			}
@@ -96,7 +94,7 @@ func partitionKeys(parts int) []string {
 func BenchmarkScaleLog(b *testing.B) {
 	const parts = 4
 	keys := partitionKeys(parts)
-	for _, n := range residents {
+	for _, n := range scaleResidents() {
 		b.Run(residentName(n), func(b *testing.B) {
 			w, err := sim.New(sim.Config{Seed: 1})
 			if err != nil {
@@ -139,9 +137,7 @@ func BenchmarkScaleLog(b *testing.B) {
 				op()
 			}
 			b.ReportAllocs()
-			for b.Loop() {
-				op()
-			}
+			cpuLoop(b, op)
 			if lag := g.Metrics().Lag; lag < int64(n)-int64(4*scaleBatch) || lag > int64(n)+int64(4*scaleBatch) {
 				b.Fatalf("lag %d, want about %d", lag, n)
 			}
@@ -157,7 +153,7 @@ func BenchmarkScaleLog(b *testing.B) {
 // publishes, the world ticks (the broker has nothing held back; the
 // subscriber handles the scaleBatch oldest). Ledger on, headless.
 func BenchmarkScalePubSub(b *testing.B) {
-	for _, n := range residents {
+	for _, n := range scaleResidents() {
 		b.Run(residentName(n), func(b *testing.B) {
 			w, err := sim.New(sim.Config{Seed: 1})
 			if err != nil {
@@ -193,9 +189,7 @@ func BenchmarkScalePubSub(b *testing.B) {
 				op()
 			}
 			b.ReportAllocs()
-			for b.Loop() {
-				op()
-			}
+			cpuLoop(b, op)
 			if got := s.Len(); got < n-scaleBatch || got > n+scaleBatch {
 				b.Fatalf("backlog %d, want about %d", got, n)
 			}

@@ -88,14 +88,16 @@ func (r *wholeRun) settled() int {
 // compare ns/msg with BenchmarkQueueLifecycle's ns/op.
 func BenchmarkWholeRun1M(b *testing.B) {
 	var elapsed time.Duration
+	var cpu int64
 	runs := 0
 	for b.Loop() {
 		b.StopTimer()
 		r := newWholeRun(b, wholeRunMessages)
 		b.StartTimer()
-		start := time.Now()
+		start, cpu0 := time.Now(), cpuTime()
 		r.run(b)
 		elapsed += time.Since(start)
+		cpu += cpuTime() - cpu0
 		runs++
 		b.StopTimer()
 		if got := r.settled(); got < wholeRunMessages {
@@ -105,6 +107,7 @@ func BenchmarkWholeRun1M(b *testing.B) {
 	}
 	per := float64(elapsed.Nanoseconds()) / float64(runs*wholeRunMessages)
 	b.ReportMetric(per, "ns/msg")
+	b.ReportMetric(float64(cpu)/float64(runs*wholeRunMessages), "cpu-ns/msg")
 	b.ReportMetric(1e9/per, "msgs/s")
 }
 

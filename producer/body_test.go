@@ -31,3 +31,37 @@ func TestDefaultBody(t *testing.T) {
 		t.Fatalf("a name longer than the block: %d bytes", len(got))
 	}
 }
+
+// TestDefaultBodyBlocksGrow checks that a small run does not pay for a
+// block sized for a long one: the first block is small, each next one
+// twice the last, up to bodyArena.
+func TestDefaultBodyBlocksGrow(t *testing.T) {
+	p := &Producer{prefix: "shop#"}
+	var blocks int
+	var made []int
+	last := -1
+	for i := 0; i < 100; i++ {
+		p.defaultBody(i)
+		if c := cap(p.bodies); c != last {
+			blocks++
+			made = append(made, c)
+			last = c
+		}
+	}
+	total := 0
+	for _, c := range made {
+		total += c
+	}
+	if total > 4<<10 {
+		t.Fatalf("100 bodies of about 8 bytes took blocks of %v bytes (%d in all), want at most 4 KiB", made, total)
+	}
+	for i := 100; i < 100_000; i++ {
+		p.defaultBody(i)
+		if c := cap(p.bodies); c > bodyArena {
+			t.Fatalf("body %d: a block of %d bytes, more than bodyArena (%d)", i, c, bodyArena)
+		}
+	}
+	if c := cap(p.bodies); c != bodyArena {
+		t.Fatalf("after 100,000 bodies the block holds %d bytes, want bodyArena (%d)", c, bodyArena)
+	}
+}

@@ -351,17 +351,26 @@ func (p *Producer) pattern(k int) string {
 	return before + strconv.Itoa(k+1) + after
 }
 
-// bodyArena is the size of the blocks the default bodies are cut from.
-const bodyArena = 16 << 10
+// firstBodyBlock and bodyArena bound the blocks the default bodies are cut
+// from: the first block holds firstBodyBlock bytes, each next one twice the
+// last, up to bodyArena. A producer of a hundred messages allocates a few
+// hundred bytes for their bodies; a long run allocates one bodyArena block
+// per about a thousand bodies, as before.
+const (
+	firstBodyBlock = 256
+	bodyArena      = 16 << 10
+)
 
 // defaultBody returns "<name>#<i+1>", cut from a block shared with the
 // bodies of the messages made before and after it (capacity-limited, so
 // appending to one body never writes into another): one allocation per
-// block of many bodies instead of one per body.
+// block of many bodies instead of one per body. A full block is left to
+// the bodies cut from it, never copied.
 func (p *Producer) defaultBody(i int) []byte {
 	n := len(p.prefix) + 20 // the longest int64
 	if cap(p.bodies)-len(p.bodies) < n {
-		p.bodies = make([]byte, 0, max(bodyArena, n))
+		size := min(bodyArena, max(firstBodyBlock, 2*cap(p.bodies)))
+		p.bodies = make([]byte, 0, max(size, n))
 	}
 	start := len(p.bodies)
 	p.bodies = strconv.AppendInt(append(p.bodies, p.prefix...), int64(i)+1, 10)

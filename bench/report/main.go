@@ -1,10 +1,13 @@
 // Command report reads the output of brokerlab's benchmarks (go test -bench,
 // any number of runs of each benchmark, concatenated) on standard input and
-// prints the results table of the benchmark suite as markdown. Every
-// comparison is the median of the per-round ratios (round i of the model
-// against round i of its baseline, measured moments apart), which is
-// steadier on a shared machine than a ratio of medians; byte figures are
-// medians. With -partial, rows without data are left out.
+// prints the results table of the benchmark suite as markdown. The primary
+// figure of every comparison is process CPU time (the benchmarks' cpu-ns/op
+// or cpu-ns/msg, from getrusage), which a loaded machine disturbs far less
+// than wall time; the wall-time ratio is printed beside it. Every ratio is
+// the median of the per-round ratios (round i of the model against round i
+// of its baseline, measured moments apart), shown with their range (lowest
+// to highest round), so a reader sees how far a rerun may move it. Byte
+// figures are medians. With -partial, rows without data are left out.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,7 +80,7 @@ func (s samples) get(name, unit string) (float64, int, bool) {
 }
 
 type row struct {
-	measure, value, target, verdict string
+	measure, value, spread, wall, target, verdict string
 }
 
 // table collects the rows and the runs they rest on.
@@ -112,34 +116,97 @@ func verdict(ok bool) string {
 	return "**missed**"
 }
 
-// ratio adds a row num/den; max > 0 is an upper bound, min > 0 a lower one.
+// cpuUnit is the CPU-time unit reported beside a wall-time unit.
+func cpuUnit(unit string) string { return "cpu-" + unit }
+
+// rounds returns the per-round ratios num/den of unit, paired in order, or
+// nil when the two benchmarks have a different number of rounds or a
+// round with a zero denominator.
+func (t *table) rounds(num, den, unit string) []float64 {
+	x, y := t.s[num][unit], t.s[den][unit]
+	if len(x) == 0 || len(x) != len(y) {
+		return nil
+	}
+	r := make([]float64, len(x))
+	for i := range x {
+		if y[i] <= 0 {
+			return nil
+		}
+		r[i] = x[i] / y[i]
+	}
+	return r
+}
+
+// ratio adds a row num/den of CPU time per operation (unit is the wall-time
+// unit, ns/op or ns/msg; its cpu- twin is the primary figure); max > 0 is
+// an upper bound, min > 0 a lower one. Without CPU figures the row falls
+// back to wall time and says so.
 func (t *table) ratio(measure, num, numUnit, den, denUnit string, max, min float64) {
-	a, ok1 := t.need(num, numUnit)
-	b, ok2 := t.need(den, denUnit)
+	cu, cd := cpuUnit(numUnit), cpuUnit(denUnit)
+	note := ""
+	if len(t.s[num][cu]) == 0 || len(t.s[den][cd]) == 0 {
+		cu, cd, note = numUnit, denUnit, " (wall)"
+	}
+	a, ok1 := t.need(num, cu)
+	b, ok2 := t.need(den, cd)
 	if !ok1 || !ok2 || b == 0 {
 		if !*partial {
-			t.rows = append(t.rows, row{measure, "n/a", bound(max, min, "x"), "not measured"})
+			t.rows = append(t.rows, row{measure: measure, value: "n/a", target: bound(max, min, "x"), verdict: "not measured"})
 		}
 		return
 	}
-	r := a / b
-	if x, y := t.s[num][numUnit], t.s[den][denUnit]; len(x) == len(y) {
-		pairs := make([]float64, 0, len(x))
-		for i := range x {
-			if y[i] > 0 {
-				pairs = append(pairs, x[i]/y[i])
-			}
-		}
-		if len(pairs) == len(x) {
+	r, spread := a/b, ""
+	if numUnit == denUnit && cu == cd {
+		if pairs := t.rounds(num, den, cu); pairs != nil {
 			r = median(pairs)
+			spread = fmt.Sprintf("%.2f–%.2fx", slices.Min(pairs), slices.Max(pairs))
 		}
+	} else if x, y := t.s[num][cu], t.s[den][cd]; len(x) == len(y) {
+		pairs := make([]float64, len(x))
+		for i := range x {
+			pairs[i] = x[i] / y[i]
+		}
+		r = median(pairs)
+		spread = fmt.Sprintf("%.2f–%.2fx", slices.Min(pairs), slices.Max(pairs))
+	}
+	wall := ""
+	if x, y := t.s[num][numUnit], t.s[den][denUnit]; len(x) > 0 && len(x) == len(y) {
+		pairs := make([]float64, len(x))
+		for i := range x {
+			pairs[i] = x[i] / y[i]
+		}
+		wall = fmt.Sprintf("%.2fx", median(pairs))
 	}
 	ok := (max <= 0 || r <= max) && (min <= 0 || r >= min)
 	v := verdict(ok)
 	if max <= 0 && min <= 0 {
 		v = "(for reference)"
 	}
-	t.rows = append(t.rows, row{measure, fmt.Sprintf("%.2fx", r), bound(max, min, "x"), v})
+	t.rows = append(t.rows, row{measure, fmt.Sprintf("%.2fx%s", r, note), spread, wall, bound(max, min, "x"), v})
+}
+
+// perSecond adds a row with the operations per CPU-second of a benchmark
+// (1e9 / cpu-ns/op) and the CPU time per operation, with the range over
+// the rounds; min > 0 is a lower bound on the rate.
+func (t *table) perSecond(measure, name, what string, min float64) {
+	v, ok := t.need(name, "cpu-ns/op")
+	if !ok {
+		if !*partial {
+			t.rows = append(t.rows, row{measure: measure, value: "n/a", target: bound(0, min, ""), verdict: "not measured"})
+		}
+		return
+	}
+	x := t.s[name]["cpu-ns/op"]
+	spread := fmt.Sprintf("%.0f–%.0f", 1e9/slices.Max(x), 1e9/slices.Min(x))
+	wall := ""
+	if w, _, ok := t.s.get(name, "ns/op"); ok && w > 0 {
+		wall = fmt.Sprintf("%.0f %s/s", 1e9/w, what)
+	}
+	vd := "(for reference)"
+	if min > 0 {
+		vd = verdict(1e9/v >= min)
+	}
+	t.rows = append(t.rows, row{measure, fmt.Sprintf("%.0f %s per CPU-second (%.0f µs each)", 1e9/v, what, v/1e3), spread, wall, bound(0, min, ""), vd})
 }
 
 // bytes adds a row with a byte figure; max > 0 is an upper bound.
@@ -147,7 +214,7 @@ func (t *table) bytes(measure, name, unit string, max float64) {
 	v, ok := t.need(name, unit)
 	if !ok {
 		if !*partial {
-			t.rows = append(t.rows, row{measure, "n/a", bound(max, 0, " B"), "not measured"})
+			t.rows = append(t.rows, row{measure: measure, value: "n/a", target: bound(max, 0, " B"), verdict: "not measured"})
 		}
 		return
 	}
@@ -155,7 +222,8 @@ func (t *table) bytes(measure, name, unit string, max float64) {
 	if max > 0 {
 		vd = verdict(v <= max)
 	}
-	t.rows = append(t.rows, row{measure, fmt.Sprintf("%.0f B", v), bound(max, 0, " B"), vd})
+	x := t.s[name][unit]
+	t.rows = append(t.rows, row{measure: measure, value: fmt.Sprintf("%.0f B", v), spread: fmt.Sprintf("%.0f–%.0f B", slices.Min(x), slices.Max(x)), target: bound(max, 0, " B"), verdict: vd})
 }
 
 func bound(max, min float64, unit string) string {
@@ -232,17 +300,61 @@ func main() {
 		os.Exit(1)
 	}
 	t := &table{s: s}
-	t.ratio("Queue lifecycle / heap baseline", "queue.QueueLifecycle", "ns/op", "queue.HeapLifecycleBaseline", "ns/op", 3, 0)
-	t.ratio("watermill gochannel publish+ack / queue lifecycle (peer)", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycle", "ns/op", 0, 20)
-	t.ratio("watermill gochannel publish+ack / queue lifecycle, headless (no trace, like the peer)", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycleHeadless", "ns/op", 0, 0)
-	t.ratio("Log produce+poll+commit, ledger on / slice baseline", "eventlog.LogProducePollCommit/ledger", "ns/op", "eventlog.SliceLogBaseline", "ns/op", 3, 0)
-	t.ratio("Pub/sub fan-out to 16 / loop baseline", "pubsub.PubSubFanout16", "ns/op", "pubsub.FanoutLoopBaseline", "ns/op", 3, 0)
+	rows(t)
+	fmt.Println("| measure | result (CPU time, median) | range over rounds | wall time, median | target | verdict |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, r := range t.rows {
+		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", r.measure, r.value, r.spread, r.wall, r.target, r.verdict)
+	}
+	fmt.Println()
+	if v, _, ok := s.get("bench.WholeRun1M", "msgs/s"); ok {
+		fmt.Printf("Whole run throughput on the machine that produced this table: %.0f messages per wall-clock second (absolute, for orientation only).\n\n", v)
+	}
+	fmt.Printf("Ratios are medians of per-round ratios of process CPU time (getrusage, user + system, every thread of the test process) over %d round(s), with the lowest and highest round beside them; models, baselines and peers were measured interleaved in one invocation of bench/run.sh.\n", t.runs)
+	if len(t.missing) > 0 && !*partial {
+		fmt.Printf("\nNot measured (benchmark missing from the input): %s.\n", strings.Join(t.missing, ", "))
+	}
+}
+
+// rows adds the table's rows. Targets are those of the performance issue
+// this suite tracks; a row without a target is for reference.
+func rows(t *table) {
+	// Sweeps: what a user's test or explore pays per seed.
+	t.perSecond("Queue sweep (100 messages, 3 fault rules, checks on), Go API", "bench.SweepQueue/api", "seeds", 3*2230)
+	t.perSecond("Log sweep (6 partitions, 3 members, 2 fault rules, checks on), Go API", "bench.SweepLog/api", "seeds", 3*2390)
+	t.ratio("Queue sweep: Go API seed / hand-written floor", "bench.SweepQueue/api", "ns/op", "bench.SweepQueue/floor", "ns/op", 4, 0)
+	t.ratio("Log sweep: Go API seed / hand-written floor", "bench.SweepLog/api", "ns/op", "bench.SweepLog/floor", "ns/op", 4, 0)
+	t.bytes("Queue sweep: allocation per seed", "bench.SweepQueue/api", "B/op", 32*1024)
+	t.bytes("Log sweep: allocation per seed", "bench.SweepLog/api", "B/op", 32*1024)
+	t.ratio("Queue sweep: seed at GOGC=100 / at GOGC=400 (the collector's share)", "bench.SweepQueue/api", "ns/op", "bench.SweepQueue/api-gogc400", "ns/op", 0, 0)
+	t.ratio("Log sweep: seed at GOGC=100 / at GOGC=400", "bench.SweepLog/api", "ns/op", "bench.SweepLog/api-gogc400", "ns/op", 0, 0)
+	t.ratio("Queue sweep: simtest seed / Go API seed", "bench.SweepQueue/simtest", "ns/op", "bench.SweepQueue/api", "ns/op", 1.2, 0)
+	t.ratio("Log sweep: simtest seed / Go API seed", "bench.SweepLog/simtest", "ns/op", "bench.SweepLog/api", "ns/op", 1.2, 0)
+	t.ratio("Queue sweep: scenario seed (what explore runs) / Go API seed", "bench.SweepQueue/scenario", "ns/op", "bench.SweepQueue/api", "ns/op", 1.2, 0)
+	t.bytes("Queue sweep: allocation per simtest seed", "bench.SweepQueue/simtest", "B/op", 0)
+	// Peers: the same seed's work (setup, 100 messages in, out and acked, teardown).
+	t.ratio("Peer seed / brokerlab queue seed: watermill gochannel", "bench.PeerSeed/gochannel", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 5)
+	t.ratio("Peer seed / brokerlab queue seed: NATS core, embedded", "bench.PeerSeed/nats-core", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 30)
+	t.ratio("Peer seed / brokerlab queue seed: NATS JetStream, memory storage", "bench.PeerSeed/nats-jetstream", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 30)
+	t.ratio("Peer seed / brokerlab log seed: kfake with franz-go", "kafkapeer.PeerSeed/kfake", "ns/op", "bench.SweepLog/api", "ns/op", 0, 30)
+	// The player's stats refresh on a big run.
+	t.figure("Stats refresh at 10^6 messages (32 lifecycles + Ledger.Stats), CPU time", "bench.LedgerStats1M", "cpu-ns/op", " ms", 1e6, 16)
+	t.figure("Stats refresh at 10^6 messages: allocated per refresh", "bench.LedgerStats1M", "B/op", " MB", 1e6, 0)
+	// Models against their baselines, per message.
+	t.ratio("Queue lifecycle (text trace) / heap baseline", "bench.QueueLifecycle", "ns/op", "bench.HeapLifecycleBaseline", "ns/op", 3, 0)
+	t.ratio("watermill gochannel publish+ack / queue lifecycle, per message", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycle", "ns/op", 0, 0)
+	t.ratio("watermill gochannel publish+ack / queue lifecycle headless, per message", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycleHeadless", "ns/op", 0, 0)
+	t.ratio("Log produce+poll+commit, ledger on / slice baseline", "bench.LogProducePollCommit", "ns/op", "bench.SliceLogBaseline", "ns/op", 3, 0)
+	t.ratio("Pub/sub fan-out to 16, ledger on / loop baseline", "bench.PubSubFanout16", "ns/op", "bench.FanoutLoopBaseline", "ns/op", 10, 0)
 	t.ratio("Outbox: one memdb txn per op / outbox (speed-up)", "outbox.OutboxOneTxnPerOpBaseline", "ns/op", "outbox.OutboxOrderAndRelay", "ns/op", 0, 3)
 	for _, m := range []struct{ label, bench string }{{"queue", "ScaleQueue"}, {"log", "ScaleLog"}, {"pub/sub", "ScalePubSub"}} {
 		base := "bench." + m.bench + "/resident=1000"
-		for _, n := range []string{"10000", "100000", "1000000"} {
+		for _, n := range []string{"10000", "100000", "1000000", "10000000"} {
+			if n == "10000000" && len(t.s["bench."+m.bench+"/resident="+n]) == 0 {
+				continue // the 10^7 tier runs with BIG=1 only
+			}
 			max := 0.0
-			if n == "1000000" {
+			if n == "1000000" || n == "10000000" {
 				max = 1.5
 			}
 			t.ratio(fmt.Sprintf("Scale, %s: cost per message at %s resident / at 1000", m.label, n), "bench."+m.bench+"/resident="+n, "ns/op", base, "ns/op", max, 0)
@@ -254,18 +366,31 @@ func main() {
 	t.bytes("Memory: overhead per resident log record, with the ledger", "bench.ResidentLog/ledger", "overhead-B/msg", 0)
 	t.ratio("Whole run, 1,000,000 messages, faults + ledger, headless: cost per message / queue lifecycle", "bench.WholeRun1M", "ns/msg", "bench.QueueLifecycle", "ns/op", 2, 0)
 	t.ratio("Whole run: cost per message / queue lifecycle, headless", "bench.WholeRun1M", "ns/msg", "bench.QueueLifecycleHeadless", "ns/op", 0, 0)
+	if len(t.s["bench.WholeRun10M"]) > 0 { // BIG=1 only
+		t.ratio("Whole run at 10,000,000 messages: cost per message / at 1,000,000", "bench.WholeRun10M", "ns/msg", "bench.WholeRun1M", "ns/msg", 1.5, 0)
+		t.figure("Whole run at 10,000,000 messages: peak RSS of the process", "bench.WholeRun10M", "peak-MiB", " MiB", 1, 700)
+		t.figure("Whole run at 10,000,000 messages: peak RSS per message", "bench.WholeRun10M", "peak-B/msg", " B", 1, 0)
+	}
+}
 
-	fmt.Println("| measure | result | target | verdict |")
-	fmt.Println("|---|---|---|---|")
-	for _, r := range t.rows {
-		fmt.Printf("| %s | %s | %s | %s |\n", r.measure, r.value, r.target, r.verdict)
+// figure adds a row with the median of a benchmark's unit divided by div,
+// printed with suffix; max > 0 is an upper bound on the divided figure.
+func (t *table) figure(measure, name, unit, suffix string, div, max float64) {
+	v, ok := t.need(name, unit)
+	if !ok {
+		if !*partial {
+			t.rows = append(t.rows, row{measure: measure, value: "n/a", target: bound(max, 0, suffix), verdict: "not measured"})
+		}
+		return
 	}
-	fmt.Println()
-	if v, _, ok := s.get("bench.WholeRun1M", "msgs/s"); ok {
-		fmt.Printf("Whole run throughput on the machine that produced this table: %.0f messages per second (absolute, for orientation only).\n\n", v)
+	v /= div
+	x := slices.Clone(t.s[name][unit])
+	for i := range x {
+		x[i] /= div
 	}
-	fmt.Printf("Ratios are medians of per-round ratios over %d round(s); models, baselines and the peer were measured interleaved in one invocation of bench/run.sh.\n", t.runs)
-	if len(t.missing) > 0 && !*partial {
-		fmt.Printf("\nNot measured (benchmark missing from the input): %s.\n", strings.Join(t.missing, ", "))
+	vd := "(for reference)"
+	if max > 0 {
+		vd = verdict(v <= max)
 	}
+	t.rows = append(t.rows, row{measure: measure, value: fmt.Sprintf("%.0f%s", v, suffix), spread: fmt.Sprintf("%.0f–%.0f%s", slices.Min(x), slices.Max(x), suffix), target: bound(max, 0, suffix), verdict: vd})
 }

@@ -7,16 +7,20 @@ import (
 
 const sample = `goos: linux
 pkg: github.com/brokerlab/brokerlab/queue
-BenchmarkQueueLifecycle-2   	 1000	 300.0 ns/op	 56 B/op	 0 allocs/op
-BenchmarkHeapLifecycleBaseline-2 	 1000	 100.0 ns/op
+BenchmarkQueueLifecycle-2   	 1000	 300.0 ns/op	 30.0 cpu-ns/op	 56 B/op	 0 allocs/op
+BenchmarkHeapLifecycleBaseline-2 	 1000	 100.0 ns/op	 10.0 cpu-ns/op
 pkg: github.com/brokerlab/brokerlab/bench
 BenchmarkQueueLifecycle-2   	 1000	 999.0 ns/op
 BenchmarkResidentQueue/no-ledger-2 	 1	 5 ns/op	 277.2 B/msg	 213.2 overhead-B/msg
 pkg: github.com/brokerlab/brokerlab/queue
-BenchmarkQueueLifecycle-2   	 1000	 600.0 ns/op
-BenchmarkHeapLifecycleBaseline-2 	 1000	 150.0 ns/op
-BenchmarkQueueLifecycle-2   	 1000	 200.0 ns/op
-BenchmarkHeapLifecycleBaseline-2 	 1000	 100.0 ns/op
+BenchmarkQueueLifecycle-2   	 1000	 600.0 ns/op	 50.0 cpu-ns/op
+BenchmarkHeapLifecycleBaseline-2 	 1000	 150.0 ns/op	 10.0 cpu-ns/op
+BenchmarkQueueLifecycle-2   	 1000	 200.0 ns/op	 20.0 cpu-ns/op
+BenchmarkHeapLifecycleBaseline-2 	 1000	 100.0 ns/op	 10.0 cpu-ns/op
+pkg: github.com/brokerlab/brokerlab/bench
+BenchmarkSweepQueue/api-2 	 100	 900000 ns/op	 500000 cpu-ns/op
+BenchmarkSweepQueue/api-2 	 100	 900000 ns/op	 250000 cpu-ns/op
+BenchmarkSweepQueue/api-2 	 100	 900000 ns/op	 200000 cpu-ns/op
 `
 
 func TestParseKeepsPackagesApartAndPairsRounds(t *testing.T) {
@@ -32,9 +36,9 @@ func TestParseKeepsPackagesApartAndPairsRounds(t *testing.T) {
 	}
 	tb := &table{s: s}
 	tb.ratio("q", "queue.QueueLifecycle", "ns/op", "queue.HeapLifecycleBaseline", "ns/op", 3, 0)
-	// Per-round ratios are 3, 4 and 2: the median is 3 (a ratio of medians would be 300/100 too,
-	// so check the pairing with the rows' text).
-	if r := tb.rows[0]; r.value != "3.00x" || r.verdict != "ok" {
+	// CPU ratios per round are 3, 5 and 2: the median is 3, the range 2 to
+	// 5; the wall ratios are 3, 4 and 2.
+	if r := tb.rows[0]; r.value != "3.00x" || r.spread != "2.00–5.00x" || r.wall != "3.00x" || r.verdict != "ok" {
 		t.Fatalf("row = %+v", r)
 	}
 	tb.bytes("m", "bench.ResidentQueue/no-ledger", "overhead-B/msg", 256)
@@ -44,6 +48,16 @@ func TestParseKeepsPackagesApartAndPairsRounds(t *testing.T) {
 	tb.ratio("missing", "bench.Nothing", "ns/op", "queue.HeapLifecycleBaseline", "ns/op", 0, 20)
 	if r := tb.rows[2]; r.verdict != "not measured" || len(tb.missing) != 1 {
 		t.Fatalf("row = %+v, missing %v", r, tb.missing)
+	}
+	// Without CPU figures a ratio falls back to wall time and says so.
+	tb.ratio("wall", "bench.QueueLifecycle", "ns/op", "bench.QueueLifecycle", "ns/op", 0, 0)
+	if r := tb.rows[3]; r.value != "1.00x (wall)" {
+		t.Fatalf("row = %+v", r)
+	}
+	// Seeds per CPU-second: the median of 200, 250 and 500 µs is 250 µs.
+	tb.perSecond("seeds", "bench.SweepQueue/api", "seeds", 5000)
+	if r := tb.rows[4]; r.value != "4000 seeds per CPU-second (250 µs each)" || r.spread != "2000–5000" || r.verdict != "**missed**" {
+		t.Fatalf("row = %+v", r)
 	}
 }
 

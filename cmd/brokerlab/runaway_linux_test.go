@@ -20,8 +20,11 @@ import (
 // 1000 times at once into queues that are down, poison messages with no
 // dead-letter queue coming back every tick for 1M ticks) through the real
 // binary and requires each to stop within 20 s with exit code 2, a message
-// naming the cap and the likely cause, and at most 256 MiB peak RSS,
-// measured from the child's rusage. broker.duplicate on every delivery no
+// naming the cap and the likely cause, within 20 s of CPU time (user+sys)
+// and at most 256 MiB peak RSS, both measured from the child's rusage; the
+// wall clock only bounds a run that does not stop at all (120 s), since
+// the machines that run this are shared and a loaded one stretches wall
+// time several times. broker.duplicate on every delivery no
 // longer grows (a duplicate is not duplicated again): that file must end,
 // within the same bounds, without a budget error.
 func TestRunawayFilesHitTheBudget(t *testing.T) {
@@ -46,7 +49,7 @@ func TestRunawayFilesHitTheBudget(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, "run", filepath.Join("testdata", "runaway", c.file))
 			var stdout, stderr bytes.Buffer
@@ -55,7 +58,7 @@ func TestRunawayFilesHitTheBudget(t *testing.T) {
 			err := cmd.Run()
 			took := time.Since(start)
 			if ctx.Err() != nil {
-				t.Fatalf("still running after 20 s")
+				t.Fatalf("still running after 120 s of wall time")
 			}
 			code := 0
 			var ee *exec.ExitError
@@ -64,8 +67,13 @@ func TestRunawayFilesHitTheBudget(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
-			t.Logf("exit %d in %v, peak RSS %d MiB", code, took.Round(time.Millisecond), rss>>10)
+			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			rss := ru.Maxrss // KiB on Linux
+			cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			t.Logf("exit %d in %v (%v CPU), peak RSS %d MiB", code, took.Round(time.Millisecond), cpu.Round(time.Millisecond), rss>>10)
+			if cpu > 20*time.Second {
+				t.Errorf("took %v of CPU time, over 20 s", cpu.Round(time.Millisecond))
+			}
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, stdout.String(), stderr.String())
 			}

@@ -88,6 +88,11 @@ wait_for() { # wait_for PATTERN: poll the screen for up to 20 s
 	exit 1
 }
 wait_for "narration 1/"
+# The player opens on the introduction: n closes it on step 1 (the setup,
+# at t=0), and n again steps to the fault.
+tmux send-keys -t "$session" n
+wait_for "narration 1/"
+sleep 0.5
 tmux send-keys -t "$session" n
 wait_for "rule=crash-mid-order"
 wait_for "1 broken"

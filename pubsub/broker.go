@@ -411,10 +411,10 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 				b.m.Backpressure++
 				ev := sim.Event{Kind: sim.KindRejected, Where: where, Actor: s.name, Consumer: s.consumer, Msg: m.ID, Key: m.Key, Corr: b.corrOf(&m, parent)}
 				if b.detailed() {
-					ev.Detail = "back-pressure: buffer full (" + strconv.Itoa(len(s.ring)) + ")"
+					ev.Detail = "back-pressure: buffer full (" + strconv.Itoa(s.size) + ")"
 				}
 				b.env.Emit(ev)
-				return fmt.Errorf("%w: subscriber %q has a full buffer of %d", ErrBackpressure, s.name, len(s.ring))
+				return fmt.Errorf("%w: subscriber %q has a full buffer of %d", ErrBackpressure, s.name, s.size)
 			}
 		}
 	}
@@ -711,7 +711,7 @@ func (b *Broker) drop(s *Subscriber, e *envelope, policy string) {
 	s.m.Dropped++
 	ev := sim.Event{Kind: sim.KindDropped, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr}
 	if b.detailed() {
-		ev.Detail = "overflow: " + policy + ", buffer " + strconv.Itoa(len(s.ring))
+		ev.Detail = "overflow: " + policy + ", buffer " + strconv.Itoa(s.size)
 	}
 	b.env.Emit(ev)
 }

@@ -205,9 +205,10 @@ type Subscriber struct {
 	closed      bool
 	muted       bool
 
-	ring []slot // fixed capacity
+	ring []slot // grows by doubling up to size, so an idle wide buffer costs little
 	head int
 	n    int
+	size int // the buffer's capacity
 
 	held         *envelope // a copy broker.reorder holds behind the next one
 	heldAt       sim.Tick
@@ -257,7 +258,7 @@ func (b *Broker) Subscribe(cfg SubscriberConfig) (*Subscriber, error) {
 		b: b, name: cfg.Name, consumer: consumer, where: "topic:" + p.text, pattern: p, policy: cfg.Policy,
 		rate: cfg.Rate, start: cfg.Start, h: b.faults.Handler(h), emits: append([]Emit(nil), cfg.Emits...),
 		sourceCheck: cfg.SourceCheck, source: source, supervisor: cfg.Supervisor,
-		online: !cfg.Offline, ring: make([]slot, size),
+		online: !cfg.Offline, ring: make([]slot, min(size, initialRing)), size: size,
 	}
 	s.ctx.sub = s
 	b.names[cfg.Name] = true
@@ -285,7 +286,13 @@ func (s *Subscriber) Online() bool { return s.online }
 func (s *Subscriber) Len() int { return s.n }
 
 // Cap returns the buffer capacity.
-func (s *Subscriber) Cap() int { return len(s.ring) }
+func (s *Subscriber) Cap() int { return s.size }
+
+// initialRing is the slots a buffer starts with; it doubles as copies
+// arrive, up to its capacity, so memory follows the copies held, not the
+// configured buffer (1,024 subscribers with buffers of 100,000 would
+// otherwise take gigabytes before the first publish).
+const initialRing = 64
 
 // Metrics returns the subscriber's counters.
 func (s *Subscriber) Metrics() SubscriberMetrics {
@@ -310,15 +317,33 @@ func (s *Subscriber) Unmute() { s.muted = false }
 // Muted reports whether the subscriber ignores its copies.
 func (s *Subscriber) Muted() bool { return s.muted }
 
-func (s *Subscriber) full() bool { return s.n == len(s.ring) }
+func (s *Subscriber) full() bool { return s.n == s.size }
 
 func (s *Subscriber) push(x slot) {
+	if s.n == len(s.ring) {
+		s.growRing()
+	}
 	i := s.head + s.n
 	if i >= len(s.ring) {
 		i -= len(s.ring)
 	}
 	s.ring[i] = x
 	s.n++
+}
+
+// growRing doubles the ring, up to the buffer's capacity, keeping the
+// copies in order from index 0. It costs O(copies held), amortised O(1)
+// per push.
+func (s *Subscriber) growRing() {
+	r := make([]slot, min(max(2*len(s.ring), 1), s.size))
+	for i := 0; i < s.n; i++ {
+		j := s.head + i
+		if j >= len(s.ring) {
+			j -= len(s.ring)
+		}
+		r[i] = s.ring[j]
+	}
+	s.ring, s.head = r, 0
 }
 
 func (s *Subscriber) pop() slot {

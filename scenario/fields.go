@@ -121,7 +121,7 @@ var (
 	tickRange     = bounds{0, MaxTicks, "ticks are capped at 1000000"}
 	durationRange = bounds{1, MaxTicks, "ticks are capped at 1000000"}
 	runRange      = bounds{1, MaxTicks, "ticks are capped at 1000000"}
-	countRange    = bounds{1, MaxMessages, "messages are capped at 1000000"}
+	countRange    = bounds{1, MaxMessages, "messages are capped at 500000"}
 	rateRange     = bounds{1, MaxRate, "per tick"}
 	partRange     = bounds{1, MaxPartitions, "partitions are capped at 1024"}
 	batchRange    = bounds{1, MaxBatch, ""}

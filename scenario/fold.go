@@ -50,47 +50,59 @@ type queueFold struct {
 // dead-lettered (into the dead-letter queue) and redriven, and leaves on
 // acked, expired, purged, dead-lettered (out of its queue) and redriven
 // (out of the dead-letter queue). A copy that leaves is the oldest copy of
-// its message ID there. Memory is O(resident copies): entries that left
-// are dropped from the front as they reach it, and the slice is compacted
-// when half of it is dropped.
+// its message ID there. Memory is O(resident copies), about 40 bytes each:
+// a copy's place in order is its sequence number minus base, copies that
+// left are dropped from the front as they reach it, and the slice is
+// compacted when half of it is dropped. An ID held more than once (a
+// broker duplicate) keeps its later copies in more.
 type residentFold struct {
-	seq   uint64
+	seq   uint64 // the last sequence number given out
+	base  uint64 // the sequence number of order[0]
 	order []residentCopy
 	head  int
-	live  map[sim.ID][]uint64 // resident copies of an ID, oldest first
-	gone  map[uint64]bool     // copies that left but are still in order
+	live  map[sim.ID]uint64   // the oldest resident copy of an ID
+	more  map[sim.ID][]uint64 // later resident copies of an ID, oldest first
 }
 
 type residentCopy struct {
-	seq uint64
-	at  sim.Tick
+	at   sim.Tick
+	gone bool
 }
 
 func (r *residentFold) enter(id sim.ID, at sim.Tick) {
 	if r.live == nil {
-		r.live, r.gone = map[sim.ID][]uint64{}, map[uint64]bool{}
+		r.live, r.more, r.base = map[sim.ID]uint64{}, map[sim.ID][]uint64{}, r.seq+1
 	}
 	r.seq++
-	r.order = append(r.order, residentCopy{seq: r.seq, at: at})
-	r.live[id] = append(r.live[id], r.seq)
+	r.order = append(r.order, residentCopy{at: at})
+	if _, ok := r.live[id]; !ok {
+		r.live[id] = r.seq
+	} else {
+		r.more[id] = append(r.more[id], r.seq)
+	}
 }
 
 func (r *residentFold) leave(id sim.ID) {
-	seqs := r.live[id]
-	if len(seqs) == 0 {
+	seq, ok := r.live[id]
+	if !ok {
 		return
 	}
-	r.gone[seqs[0]] = true
-	if len(seqs) == 1 {
-		delete(r.live, id)
+	if m := r.more[id]; len(m) > 0 {
+		r.live[id] = m[0]
+		if len(m) == 1 {
+			delete(r.more, id)
+		} else {
+			r.more[id] = m[1:]
+		}
 	} else {
-		r.live[id] = seqs[1:]
+		delete(r.live, id)
 	}
-	for r.head < len(r.order) && r.gone[r.order[r.head].seq] {
-		delete(r.gone, r.order[r.head].seq)
+	r.order[seq-r.base].gone = true
+	for r.head < len(r.order) && r.order[r.head].gone {
 		r.head++
 	}
 	if r.head > 64 && r.head*2 > len(r.order) {
+		r.base += uint64(r.head)
 		r.order = append(r.order[:0], r.order[r.head:]...)
 		r.head = 0
 	}
@@ -100,7 +112,7 @@ func (r *residentFold) leave(id sim.ID) {
 // is (as queue.Metrics.OldestAge).
 func (r *residentFold) oldestAge(now sim.Tick) sim.Tick {
 	for i := r.head; i < len(r.order); i++ {
-		if !r.gone[r.order[i].seq] {
+		if !r.order[i].gone {
 			if age := now - r.order[i].at; age > 0 {
 				return age
 			}

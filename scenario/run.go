@@ -54,11 +54,11 @@ type Options struct {
 }
 
 // runBudget is the budget on derived work every run has (see sim.Budget):
-// the caps MaxCopies, MaxDeliveriesPerTick, MaxCascadePerRoot, MaxEvents
-// and MaxSteps. A run that exceeds one stops with a runtime error naming
+// the caps MaxCopies, MaxDeliveriesPerTick, MaxCascadePerRoot, MaxSends,
+// MaxEvents and MaxSteps. A run that exceeds one stops with a runtime error naming
 // the cap and the likely cause.
 var runBudget = sim.Budget{Messages: MaxCopies, DeliveriesPerTick: MaxDeliveriesPerTick, CascadePerRoot: MaxCascadePerRoot,
-	Events: MaxEvents, Steps: MaxSteps}
+	Sends: MaxSends, Events: MaxEvents, Steps: MaxSteps}
 
 // Run is one run of a scenario: the World built from it, the models, the
 // actors and the timeline. It is driven by Step (one tick at a time) or
@@ -967,6 +967,6 @@ func (r *Run) budgetCause() string {
 		return "likely cause: the timeline redrives dead letters " + strconv.Itoa(redrives) + " times, and each redrive makes new copies; redrive once, after the fix"
 	}
 	return "likely cause: handlers, fan-outs, retries or faults derive more work than the caps allow (" +
-		thousands(MaxCopies) + " copies, " + thousands(MaxDeliveriesPerTick) + " deliveries per tick, " + thousands(MaxCascadePerRoot) + " copies per cascade, " +
+		thousands(MaxCopies) + " copies, " + thousands(MaxDeliveriesPerTick) + " deliveries per tick, " + thousands(MaxCascadePerRoot) + " copies per cascade, " + thousands(MaxSends) + " sends, " +
 		thousands(MaxEvents) + " events, " + thousands(MaxSteps) + " component steps)"
 }

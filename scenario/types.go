@@ -21,7 +21,7 @@ import (
 const (
 	MaxFileSize     = 1 << 20   // bytes of YAML
 	MaxTicks        = 1_000_000 // run length and every tick value
-	MaxMessages     = 1_000_000 // messages over all producers
+	MaxMessages     = 500_000   // messages over all producers: held in one queue at once, they fit in 256 MiB
 	MaxRate         = 10_000    // messages per tick of one producer
 	MaxPartitions   = 1024      // partitions of one log, also after add_partitions
 	MaxEntities     = 256       // queues, topics, logs, groups or services of each kind
@@ -40,9 +40,10 @@ const (
 
 	// The budget on derived work, enforced as a run goes (sim.Budget): a
 	// run that exceeds one stops at once with a runtime error naming it.
-	MaxCopies            = 1_000_000   // message copies created: produced, emitted, redriven, fanned out
+	MaxCopies            = 500_000     // message copies created: produced, emitted, redriven, fanned out; with their ledger state they fit in 256 MiB
 	MaxDeliveriesPerTick = 1_000_000   // deliveries within one tick
 	MaxCascadePerRoot    = 100_000     // copies one root publish may cause through emits
+	MaxSends             = 500_000     // copies handed to brokers and outboxes over a run, re-sends included: bounds what brokers hold
 	MaxEvents            = 10_000_000  // events traced over a run: the work budget, which bounds a run's time
 	MaxSteps             = 100_000_000 // component steps over a run (one per actor, queue, topic... per tick)
 	MaxEmits             = 100         // messages a subscriber emits per message it handles

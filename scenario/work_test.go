@@ -120,3 +120,25 @@ func TestShippedFilesHaveNoWorkWarnings(t *testing.T) {
 		}
 	}
 }
+
+// CDC relays re-send the same IDs, which the message cap never counts:
+// the send cap stops them, names itself, and gives the check warning as
+// the likely cause, before the queue holds more than the cap of copies.
+func TestCDCRelaysHitTheSendCap(t *testing.T) {
+	shape := workShapes()["cdc-relays"]
+	s, err := Load("cdc-relays.yaml", []byte(shape.src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := runBudget
+	budget.Sends = 20_000
+	_, err = Execute(s, Options{budget: &budget})
+	if err == nil {
+		t.Fatal("200 CDC relays of 1000 rows ran to the end under a send cap of 20,000")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "more than 20000 copies handed to brokers by tick 10 (cap sends), at queue:in") ||
+		!strings.Contains(msg, "likely cause: "+shape.warning) {
+		t.Errorf("the error must name the send cap and the CDC warning:\n%s", msg)
+	}
+}

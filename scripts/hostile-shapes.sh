@@ -17,7 +17,7 @@
 # messages with no DLQ and a visibility of one tick for 1M ticks, 65,536
 # idle consumer instances, a redrive every tick, a cascade storm without a
 # limit, wide fan-outs whose ledger grows with consumers x messages, and
-# a million messages held in one queue at once.
+# the producer cap of messages held in one queue at once.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -128,13 +128,13 @@ actors:
   consumers: [$(rep 256 "{name: c@, queue: q@, batch: 1000}")]
 YAML
 
-w million-held.yaml <<YAML
-title: a million messages held in one queue (the producer cap, all at once)
+w cap-held.yaml <<YAML
+title: 500,000 messages held in one queue (the producer cap, all at once)
 run: {ticks: 10}
 topology:
   queues: [{name: q}]
 actors:
-  producers: [$(rep 100 "{name: p@, to: {queue: q}, count: 10000, rate: 10000}")]
+  producers: [$(rep 50 "{name: p@, to: {queue: q}, count: 10000, rate: 10000}")]
 YAML
 
 fail=0

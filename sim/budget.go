@@ -30,6 +30,12 @@ type Budget struct {
 	// work that makes no new message (a poison message received again and
 	// again, a retry of a refused forward) counts here.
 	Events uint64
+	// Sends caps the copies handed to a broker or an outbox over the run
+	// (sent, produced and stored events, and broker duplicates): a
+	// re-send of the same ID, such as a CDC relay's, counts each time,
+	// so it bounds what brokers may have to hold, which the message cap,
+	// counting IDs, does not.
+	Sends uint64
 	// Steps caps the component steps over the run: one per component per
 	// tick, or Weight for a Weighted component (a consumer with competing
 	// instances counts one per instance). It bounds the work that traces
@@ -44,12 +50,19 @@ type budgetState struct {
 	env        *Env
 	tick       Tick
 	deliveries int
+	sends      uint64
 }
 
 // count charges e against the budget.
 func (s *budgetState) count(e *Event) {
 	switch e.Kind {
 	case KindReceived, KindRedelivered, KindPolled, KindDelivered:
+	case KindSent, KindProduced, KindStored, KindDuplicated:
+		s.sends++
+		if s.b.Sends > 0 && s.sends > s.b.Sends && s.env.over == nil {
+			s.env.Exceed(fmt.Errorf("%w: more than %d copies handed to brokers by tick %d (cap sends), at %s", ErrBudget, s.b.Sends, e.Tick, e.Where))
+		}
+		return
 	default:
 		return
 	}
@@ -68,7 +81,7 @@ func (s *budgetState) count(e *Event) {
 // reports it, so models refuse new work. It costs a comparison per event.
 func (w *World) SetBudget(b Budget) {
 	w.env.budget = b
-	if b.DeliveriesPerTick > 0 {
+	if b.DeliveriesPerTick > 0 || b.Sends > 0 {
 		w.env.Trace.budget = &budgetState{b: b, env: w.env}
 	} else {
 		w.env.Trace.budget = nil

@@ -87,3 +87,28 @@ func TestBudgetStepsCountsWeight(t *testing.T) {
 		t.Fatalf("err %v after %d steps (%d counted)", err, p.steps, w.Env().Steps())
 	}
 }
+
+// The send cap stops a run that re-sends the same message again and
+// again (CDC relays publishing every row): no new ID is allocated, so the
+// message cap never sees it, but every copy handed to a broker counts.
+func TestBudgetSendsCountsResends(t *testing.T) {
+	w, _ := New(Config{})
+	w.SetBudget(Budget{Sends: 500, Messages: 10})
+	env := w.Env()
+	_ = w.AddFunc("relay", PhaseProducer, func(Tick) {
+		for range 100 {
+			if env.Exceeded() != nil {
+				return
+			}
+			env.Emit(Event{Kind: KindSent, Where: "queue:in", Msg: 1})
+			env.Emit(Event{Kind: KindReceived, Where: "queue:in", Msg: 1, Consumer: "c"})
+		}
+	})
+	err := w.Run(1000)
+	if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "more than 500 copies handed to brokers by tick 6 (cap sends), at queue:in") {
+		t.Fatalf("err %v at t=%d", err, w.Now())
+	}
+	if w.Now() != 6 {
+		t.Errorf("stopped at t=%d, want 6", w.Now())
+	}
+}

@@ -122,7 +122,7 @@ func NoLoss() Checker {
 		if l.recs.len() <= 1 {
 			return []Violation{{Check: "no-loss", Tick: l.last, Detail: "the ledger saw no message, so there is nothing to judge"}}
 		}
-		for _, x := range l.losses {
+		for x := range l.allLosses() {
 			if l.standsBeforeConsumers(x) {
 				// Named by its origin, as every other violation is.
 				root, why := l.Root(x.ID), "lost before any consumer ("+string(x.Cause)+")"

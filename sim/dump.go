@@ -42,7 +42,7 @@ func (l *Ledger) Dump() string {
 				" first=" + strconv.FormatInt(int64(d.FirstApplied), 10) + " seen=" + strconv.FormatInt(int64(d.LastSeen), 10) + "\n")
 		}
 	})
-	for _, x := range l.losses {
+	for x := range l.allLosses() {
 		b.WriteString("loss " + x.ID.String() + " consumer=" + strconv.Quote(x.Consumer) + " cause=" + strconv.Quote(string(x.Cause)) +
 			" t=" + strconv.FormatInt(int64(x.Tick), 10) + "\n")
 	}

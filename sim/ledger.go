@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"iter"
 	"math"
 	"sort"
 )
@@ -94,6 +95,33 @@ type Loss struct {
 	Consumer string // empty when the message was lost before any consumer
 	Cause    Cause
 	Tick     Tick
+}
+
+// loss is how the ledger stores a Loss: without pointers, in 24 bytes
+// (the consumer is a ConsumerRef, the cause 1 + an index into
+// Ledger.causes).
+type loss struct {
+	id       ID
+	tick     Tick
+	consumer ConsumerRef
+	cause    uint32
+}
+
+// allLosses yields every recorded loss, in the order recorded. The Loss
+// it yields is a fresh value each time; it costs nothing per loss beyond
+// the copy.
+func (l *Ledger) allLosses() iter.Seq[Loss] {
+	return func(yield func(Loss) bool) {
+		for x := range l.losses.all() {
+			out := Loss{ID: x.id, Tick: x.tick, Consumer: l.ConsumerName(x.consumer)}
+			if x.cause != 0 {
+				out.Cause = l.causes[x.cause-1]
+			}
+			if !yield(out) {
+				return
+			}
+		}
+	}
 }
 
 // ConsumerRef is a handle on a logical consumer in a Ledger.
@@ -225,7 +253,7 @@ type Ledger struct {
 	recs      table[record] // indexed by ID; index 0 unused
 	consumers []*consumerBook
 	byName    map[string]ConsumerRef
-	losses    []Loss
+	losses    list[loss]
 	strs      strtab           // keys and types of the records
 	wide      map[wideKey]Tick // ticks that do not fit a tick32
 	lastKey   strCache
@@ -506,7 +534,7 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 			d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
 		}
 	}
-	l.losses = append(l.losses, Loss{ID: e.Msg, Consumer: e.Consumer, Cause: cause, Tick: e.Tick})
+	l.losses.push(loss{id: e.Msg, tick: e.Tick, consumer: l.ref(e.Consumer), cause: l.cause(cause)})
 }
 
 // loseUnapplied records that every consumer expecting copy id that has not
@@ -519,7 +547,7 @@ func (l *Ledger) loseUnapplied(id ID, cause Cause, t Tick) {
 		}
 		d.bits = d.bits&0xff | l.cause(cause)<<8
 		d.lastSeen = l.put32(id, b.ref, fieldLastSeen, t)
-		l.losses = append(l.losses, Loss{ID: id, Consumer: b.name, Cause: cause, Tick: t})
+		l.losses.push(loss{id: id, tick: t, consumer: b.ref, cause: l.cause(cause)})
 	}
 }
 
@@ -797,7 +825,7 @@ func (l *Ledger) Records() []Record {
 // after all, or a message lost before any consumer reached a broker
 // later) is left out. It costs O(copies x consumers).
 func (l *Ledger) Losses() []Loss {
-	if l == nil || len(l.losses) == 0 {
+	if l == nil || l.losses.len() == 0 {
 		return nil
 	}
 	lost := map[originKey]bool{}
@@ -807,7 +835,7 @@ func (l *Ledger) Losses() []Loss {
 		}
 	})
 	var out []Loss
-	for _, x := range l.losses {
+	for x := range l.allLosses() {
 		if x.Consumer == "" && l.standsBeforeConsumers(x) || x.Consumer != "" && lost[originKey{l.Root(x.ID), x.Consumer}] {
 			out = append(out, x)
 		}
@@ -827,10 +855,7 @@ func (l *Ledger) eachOutcome(f func(o *Outcome)) {
 		return
 	}
 	for _, b := range l.consumers {
-		os := l.bookOutcomes(b)
-		for i := range os {
-			f(&os[i])
-		}
+		l.eachBookOutcome(b, f)
 	}
 }
 
@@ -961,7 +986,7 @@ func (l *Ledger) Stats() Stats {
 			by[o.Cause]++
 		}
 	})
-	for _, x := range l.losses {
+	for x := range l.allLosses() {
 		if l.standsBeforeConsumers(x) {
 			s.Lost++
 			by[x.Cause]++

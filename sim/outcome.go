@@ -1,8 +1,8 @@
 package sim
 
 import (
+	"math"
 	"slices"
-	"sort"
 )
 
 // Verdict is where one origin stands for one logical consumer at the end
@@ -158,9 +158,21 @@ func (l *Ledger) Outcomes(name string) []Outcome {
 	return out
 }
 
-// bookOutcomes folds consumer b's deliveries by origin.
+// bookOutcomes folds consumer b's deliveries by origin, as a slice.
 func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 	out := make([]Outcome, 0, min(b.entries.len(), 1<<12))
+	l.eachBookOutcome(b, func(o *Outcome) { out = append(out, *o) })
+	return out
+}
+
+// eachBookOutcome calls f for every outcome of consumer b, in origin
+// order, without keeping them: an unlinked copy (the common case) is its
+// own origin and is folded and handed over as the table is walked; the
+// lineages (copies with an origin or copies made from them) are folded
+// first, and each is handed over where its origin falls in the order. It
+// costs O(copies) time and O(lineages of b) memory, never O(copies). The
+// Outcome f gets is reused for the next call.
+func (l *Ledger) eachBookOutcome(b *consumerBook, f func(o *Outcome)) {
 	var lineage map[ID]*agg
 	var roots []ID
 	for i, e := range b.entries.all() {
@@ -168,20 +180,10 @@ func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 			continue
 		}
 		id := ID(i)
-		d := l.exportDelivery(id, b.ref, e)
-		linked := l.linked(id)
-		root := id
-		if linked {
-			root = l.Root(id)
-		}
-		if !linked {
-			a := agg{o: Outcome{Origin: id, Consumer: b.name}}
-			a.add(l, id, &d)
-			o := a.finish()
-			o.Key = l.keyOf(id)
-			out = append(out, o)
+		if !l.linked(id) {
 			continue
 		}
+		root := l.Root(id)
 		if lineage == nil {
 			lineage = map[ID]*agg{}
 		}
@@ -191,18 +193,38 @@ func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 			lineage[root] = a
 			roots = append(roots, root)
 		}
+		d := l.exportDelivery(id, b.ref, e)
 		a.add(l, id, &d)
 	}
-	for _, root := range roots {
-		o := lineage[root].finish()
-		o.Key = l.keyOf(root)
-		if o.Key == "" {
-			o.Key = l.keyOf(o.Last)
+	slices.Sort(roots)
+	next := 0
+	var o Outcome
+	flush := func(upTo ID) {
+		for next < len(roots) && roots[next] < upTo {
+			o = lineage[roots[next]].finish()
+			o.Key = l.keyOf(o.Origin)
+			if o.Key == "" {
+				o.Key = l.keyOf(o.Last)
+			}
+			f(&o)
+			next++
 		}
-		out = append(out, o)
 	}
-	if len(roots) > 0 {
-		sort.SliceStable(out, func(i, j int) bool { return out[i].Origin < out[j].Origin })
+	for i, e := range b.entries.all() {
+		if e.bits&delExpected == 0 {
+			continue
+		}
+		id := ID(i)
+		if l.linked(id) {
+			continue
+		}
+		flush(id)
+		d := l.exportDelivery(id, b.ref, e)
+		a := agg{o: Outcome{Origin: id, Consumer: b.name}}
+		a.add(l, id, &d)
+		o = a.finish()
+		o.Key = l.keyOf(id)
+		f(&o)
 	}
-	return out
+	flush(math.MaxUint64)
 }

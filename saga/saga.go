@@ -25,7 +25,8 @@
 //     Detail "duplicate" and changes nothing.
 //
 // What happened is traced once, as events; Metrics counts the same
-// events, so a fold of the trace gives the same figures. Memory is
+// events (Held is folded from them), so a fold of the trace gives the
+// same figures. Memory is
 // O(sagas started); a tick costs O(open sagas + orders received).
 package saga
 
@@ -154,9 +155,9 @@ type Metrics struct {
 	// Compensations counts compensations applied, Duplicates those
 	// delivered again and applied nothing.
 	Compensations, Duplicates int
-	// Held is the number of applied, uncompensated steps with a
-	// compensation in sagas that did not complete: reservations and
-	// charges nobody will release.
+	// Held is the number of applied steps with a compensation in sagas
+	// that ended failed: reservations and charges nobody will release.
+	// (A parked saga's steps wait for review and are not counted.)
 	Held int
 }
 
@@ -309,7 +310,6 @@ func (o *Orchestrator) send(r *run, now sim.Tick) {
 	r.Done++
 	if st.Compensation != "" {
 		r.Held = append(r.Held, st.Name)
-		o.m.Held++
 	}
 	r.step++
 	if r.step == len(o.cfg.Steps) {
@@ -345,7 +345,6 @@ func (o *Orchestrator) release(r *run, step string) {
 	for i, h := range r.Held {
 		if h == step {
 			r.Held = append(r.Held[:i], r.Held[i+1:]...)
-			o.m.Held--
 			break
 		}
 	}
@@ -358,12 +357,12 @@ func (o *Orchestrator) end(r *run, s State) {
 	switch s {
 	case Completed:
 		o.m.Completed++
-		o.m.Held -= len(r.Held) // the order went through: nothing is left dangling
-		r.Held = nil
+		r.Held = nil // the order went through: nothing is left dangling
 	case Compensated:
 		o.m.Compensated++
 	case Failed:
 		o.m.Failed++
+		o.m.Held += len(r.Held)
 	case Parked:
 		o.m.Parked++
 	}

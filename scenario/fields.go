@@ -13,6 +13,7 @@ import (
 	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
+	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -373,6 +374,20 @@ var (
 		fList("consumers", consumerObj, MaxActors, "Consumers", ""),
 		fList("members", memberObj, MaxActors, "Members", ""),
 		fList("relays", relayObj, MaxActors, "Relays", ""),
+		fList("sagas", sagaObj, MaxActors, "Sagas", ""),
+	}}
+
+	sagaObj = &object{what: "saga", title: "saga", anchor: "saga", fields: []field{
+		fName("name", "saga name", "Name", true, ""),
+		fName("queue", "saga queue", "Queue", true, "the queue of its orders: each order starts one saga"),
+		fWith(fList("steps", sagaStepObj, saga.MaxSteps, "Steps", "the steps, in order"), func(f *field) { f.required = true }),
+		withDef(fTicks("timeout", durationRange, "Timeout", "ticks to wait for a step's answer before the saga parks for review"), sim.Tick(3)),
+		fBool("compensate", "Compensate", "a declined step (`saga.step_failed`) makes the saga undo its done steps, last first; without it the saga ends failed and keeps what it did"),
+	}}
+
+	sagaStepObj = &object{what: "saga step", title: "saga step", anchor: "saga-step", fields: []field{
+		fName("name", "step name", "Name", true, "the command, e.g. `reserve`; also the `match.type` of its faults"),
+		{name: "compensation", kind: kLine, gofield: "Compensation", defDoc: "none", doc: "the command that undoes it, e.g. `release`; applied once per saga even when delivered twice"},
 	}}
 
 	matchObj = &object{what: "fault match", fields: []field{
@@ -471,7 +486,7 @@ var objects = []struct {
 	{topicObj, Topic{}}, {fanOutRetryObj, FanOutRetry{}}, {subscriberObj, Subscriber{}}, {emitObj, Emit{}},
 	{logObj, Log{}}, {retentionObj, Retention{}}, {groupObj, Group{}}, {serviceObj, Service{}}, {actorsObj, Actors{}},
 	{producerObj, Producer{}}, {consumerObj, Consumer{}}, {memberObj, Member{}}, {handlerObj, Handler{}}, {retryObj, Retry{}}, {forwardObj, Forward{}},
-	{relayObj, Relay{}}, {faultObj, Fault{}}, {matchObj, nil}, {actionObj, Action{}}, {stepObj, Step{}},
+	{relayObj, Relay{}}, {sagaObj, Saga{}}, {sagaStepObj, SagaStep{}}, {faultObj, Fault{}}, {matchObj, nil}, {actionObj, Action{}}, {stepObj, Step{}},
 	{expectObj, Expectation{}}, {viewObj, View{}}, {variantObj, Variant{}}, {serviceTargetObj, nil}, {producerTargetObj, nil},
 }
 

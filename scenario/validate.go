@@ -72,7 +72,7 @@ func (v *val) validate() {
 	v.ns = map[string]*namespace{}
 	for _, k := range [][2]string{{"queue", "queues"}, {"topic", "topics"}, {"log", "logs"}, {"group", "groups"},
 		{"service", "services"}, {"subscriber", "subscribers"}, {"producer", "producers"}, {"consumer", "consumers"},
-		{"member", "members"}, {"relay", "relays"}, {"fault", "faults"}} {
+		{"member", "members"}, {"relay", "relays"}, {"saga", "sagas"}, {"fault", "faults"}} {
 		v.ns[k[0]] = newNamespace(k[0], k[1])
 	}
 	t := &s.Topology
@@ -109,6 +109,9 @@ func (v *val) validate() {
 	}
 	for i := range a.Members {
 		v.declare(v.ns["member"], a.Members[i].Name, a.Members[i].FieldPos("name"))
+	}
+	for i := range a.Sagas {
+		v.declare(v.ns["saga"], a.Sagas[i].Name, a.Sagas[i].FieldPos("name"))
 	}
 	for i := range a.Relays {
 		v.declare(v.ns["relay"], a.Relays[i].Name, a.Relays[i].FieldPos("name"))
@@ -291,6 +294,18 @@ func (v *val) actorRefs() {
 			if q := v.queue(c.Queue); q != nil && q.Strict && c.Batch > MaxStrictBatch {
 				v.errf(c.FieldPos("batch"), "batch of consumer %q must be between 1 and %d: queue %q is strict (an SQS receive takes at most %d messages), got %d",
 					c.Name, MaxStrictBatch, q.Name, MaxStrictBatch, c.Batch)
+			}
+		}
+	}
+	for i := range a.Sagas {
+		g := &a.Sagas[i]
+		v.ref(g.FieldPos("queue"), fmt.Sprintf("saga %q reads", g.Name), v.ns["queue"], g.Queue)
+		seen := map[string]bool{}
+		for j := range g.Steps {
+			if st := &g.Steps[j]; seen[st.Name] {
+				v.errf(st.FieldPos("name"), "saga %q has step %q twice; step names must be distinct", g.Name, st.Name)
+			} else {
+				seen[st.Name] = true
 			}
 		}
 	}

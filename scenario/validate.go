@@ -9,6 +9,7 @@ import (
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/outbox"
+	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -300,6 +301,9 @@ func (v *val) actorRefs() {
 	for i := range a.Sagas {
 		g := &a.Sagas[i]
 		v.ref(g.FieldPos("queue"), fmt.Sprintf("saga %q reads", g.Name), v.ns["queue"], g.Queue)
+		if g.Has("steps") && len(g.Steps) == 0 {
+			v.errf(g.FieldPos("steps"), "saga %q has no steps; 1 to %d are allowed", g.Name, saga.MaxSteps)
+		}
 		seen := map[string]bool{}
 		for j := range g.Steps {
 			if st := &g.Steps[j]; seen[st.Name] {
@@ -378,8 +382,8 @@ var whereKinds = []string{"queue", "topic", "log", "group", "service", "relay"}
 var ackWhere = []string{"queue", "log", "group"}
 
 func (v *val) faultRefs() {
-	actors := newNamespace("consumer, member, relay or subscriber", "consumers, members, relays and subscribers")
-	for _, k := range []string{"consumer", "member", "relay", "subscriber"} {
+	actors := newNamespace("consumer, member, relay, saga or subscriber", "consumers, members, relays, sagas and subscribers")
+	for _, k := range []string{"consumer", "member", "relay", "saga", "subscriber"} {
 		for _, n := range v.ns[k].list {
 			if !actors.has(n) {
 				actors.pos[n] = v.ns[k].pos[n]

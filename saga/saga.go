@@ -168,6 +168,7 @@ type Orchestrator struct {
 	env   *sim.Env
 	where string
 	sagas []*run
+	byID  map[sim.ID]bool // orders that started a saga
 	open  []*run
 	buf   []queue.Delivery
 	m     Metrics
@@ -182,7 +183,7 @@ func New(w *sim.World, cfg Config) (*Orchestrator, error) {
 		cfg.Timeout = 3
 	}
 	cfg.Steps = append([]Step(nil), cfg.Steps...)
-	o := &Orchestrator{cfg: cfg, env: w.Env(), where: "saga:" + cfg.Name}
+	o := &Orchestrator{cfg: cfg, env: w.Env(), where: "saga:" + cfg.Name, byID: map[sim.ID]bool{}}
 	if err := w.Add(o.where, o); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
@@ -235,13 +236,14 @@ func (o *Orchestrator) take(now sim.Tick) {
 	for i := range ds {
 		d := &ds[i]
 		m := &d.Message
-		if !o.known(m.ID) {
+		if !o.byID[m.ID] {
 			corr := m.Headers.CorrelationID
 			if corr == "" {
 				corr = m.ID.String()
 			}
 			r := &run{Saga: Saga{Order: m.ID, Key: m.Key}, corr: corr, sentAt: now}
 			o.sagas = append(o.sagas, r)
+			o.byID[m.ID] = true
 			o.open = append(o.open, r)
 			o.m.Started++
 			o.env.Emit(sim.Event{Kind: sim.KindProcessed, Where: o.where, Actor: o.cfg.Name, Consumer: o.cfg.Name,
@@ -250,15 +252,6 @@ func (o *Orchestrator) take(now sim.Tick) {
 		_ = o.cfg.Queue.Ack(d.Receipt) // a refused ack brings the order back; known, it starts nothing
 	}
 	clear(ds)
-}
-
-func (o *Orchestrator) known(id sim.ID) bool {
-	for _, r := range o.sagas {
-		if r.Order == id {
-			return true
-		}
-	}
-	return false
 }
 
 func (o *Orchestrator) emit(kind sim.Kind, r *run, typ, rule, detail string) {

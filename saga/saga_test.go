@@ -91,3 +91,22 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// An order whose ack is lost comes back after its visibility timeout; the
+// orchestrator knows it and starts no second saga.
+func TestRedeliveredOrderStartsOneSaga(t *testing.T) {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	in, _ := faults.New(w, faults.Config{Plan: faults.Plan{Rules: []faults.Rule{
+		{Name: "lost", Point: faults.BrokerAckLost, Match: faults.Match{Key: "order-1"}, Count: 1},
+	}}})
+	q, _ := queue.New(w, queue.Config{Name: "orders", VisibilityTimeout: 2, Faults: in})
+	o, _ := saga.New(w, saga.Config{Name: "checkout", Queue: q, Faults: in, Steps: steps})
+	_ = q.Send(w.Env().NewMessage("order-1", nil, sim.Headers{}), 0)
+	_ = w.Run(10)
+	if m := q.Metrics(); m.Redeliveries != 1 {
+		t.Fatalf("redeliveries %d, want 1: the test needs the order back", m.Redeliveries)
+	}
+	if m := o.Metrics(); m.Started != 1 || m.Completed != 1 {
+		t.Errorf("metrics %+v, want one saga started and completed", m)
+	}
+}

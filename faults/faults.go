@@ -70,6 +70,9 @@ const (
 	MemberSessionTimeout       Point = "member.session_timeout"
 	PartitionsAdded            Point = "log.partitions_added"
 	RetentionOvertake          Point = "log.retention_overtake"
+	SagaStepFailed             Point = "saga.step_failed"
+	SagaStepSilent             Point = "saga.step_silent"
+	SagaCompensationDuplicate  Point = "saga.compensation_duplicate"
 )
 
 // PointInfo documents a fault point.
@@ -106,6 +109,9 @@ var Points = sortedPoints([]PointInfo{
 	{MemberSessionTimeout, "", "a consumer-group member misses its session timeout"},
 	{PartitionsAdded, "partitions to add (default 1)", "a log topic gets more partitions, remapping keys"},
 	{RetentionOvertake, "", "retention deletes records a slow group has not read"},
+	{SagaStepFailed, "", "a saga step's participant answers with a failure (the payment is declined)"},
+	{SagaStepSilent, "", "a saga step's participant never answers; the orchestrator times the step out"},
+	{SagaCompensationDuplicate, "", "a saga compensation is delivered twice to its participant"},
 })
 
 func sortedPoints(p []PointInfo) []PointInfo {

@@ -214,7 +214,7 @@ func TestPointsAreSortedAndDocumented(t *testing.T) {
 			t.Fatalf("%s undocumented or unknown", p.Point)
 		}
 	}
-	if len(Points) != 23 {
+	if len(Points) != 26 {
 		t.Fatalf("%d points", len(Points))
 	}
 }

@@ -240,6 +240,9 @@ var pointConst = map[Point]string{
 	MemberSessionTimeout:       "MemberSessionTimeout",
 	PartitionsAdded:            "PartitionsAdded",
 	RetentionOvertake:          "RetentionOvertake",
+	SagaStepFailed:             "SagaStepFailed",
+	SagaStepSilent:             "SagaStepSilent",
+	SagaCompensationDuplicate:  "SagaCompensationDuplicate",
 }
 
 // YAML returns the plan as the faults: section of a scenario file

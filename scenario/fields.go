@@ -13,6 +13,7 @@ import (
 	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
+	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -373,11 +374,25 @@ var (
 		fList("consumers", consumerObj, MaxActors, "Consumers", ""),
 		fList("members", memberObj, MaxActors, "Members", ""),
 		fList("relays", relayObj, MaxActors, "Relays", ""),
+		fList("sagas", sagaObj, MaxActors, "Sagas", ""),
+	}}
+
+	sagaObj = &object{what: "saga", title: "saga", anchor: "saga", fields: []field{
+		fName("name", "saga name", "Name", true, ""),
+		fName("queue", "saga queue", "Queue", true, "the queue of its orders: each order starts one saga"),
+		fWith(fList("steps", sagaStepObj, saga.MaxSteps, "Steps", "the steps, in order"), func(f *field) { f.required = true }),
+		withDef(fTicks("timeout", durationRange, "Timeout", "ticks to wait for a step's answer before the saga parks for review"), sim.Tick(3)),
+		fBool("compensate", "Compensate", "a declined step (`saga.step_failed`) makes the saga undo its done steps, last first; without it the saga ends failed and keeps what it did"),
+	}}
+
+	sagaStepObj = &object{what: "saga step", title: "saga step", anchor: "saga-step", fields: []field{
+		fName("name", "step name", "Name", true, "the command, e.g. `reserve`; also the `match.type` of its faults"),
+		{name: "compensation", kind: kLine, gofield: "Compensation", defDoc: "none", doc: "the command that undoes it, e.g. `release`; applied once per saga even when delivered twice"},
 	}}
 
 	matchObj = &object{what: "fault match", fields: []field{
 		{name: "key", kind: kPattern, label: "match key", defDoc: "any", doc: "message key"},
-		{name: "consumer", kind: kPattern, label: "match consumer", defDoc: "any", doc: "a consumer, member, relay or subscriber name (a plain name must be defined); a consumer with instances is matched by its name (below)"},
+		{name: "consumer", kind: kPattern, label: "match consumer", defDoc: "any", doc: "a consumer, member, relay, saga or subscriber name (a plain name must be defined); a consumer with instances is matched by its name (below)"},
 		{name: "group", kind: kPattern, label: "match group", defDoc: "any", doc: "a group name (a plain name must be defined)"},
 		{name: "type", kind: kPattern, label: "match type", defDoc: "any", doc: "message type header"},
 		{name: "where", kind: kPattern, label: "match where", defDoc: "any", doc: "a component, `KIND:NAME` with KIND one of `queue`, `topic`, `log`, `group`, `service`, `relay` (a plain value must name a defined one); `group:G` matches at G's log for group G, `relay:R` at R's service for relay R"},
@@ -471,7 +486,7 @@ var objects = []struct {
 	{topicObj, Topic{}}, {fanOutRetryObj, FanOutRetry{}}, {subscriberObj, Subscriber{}}, {emitObj, Emit{}},
 	{logObj, Log{}}, {retentionObj, Retention{}}, {groupObj, Group{}}, {serviceObj, Service{}}, {actorsObj, Actors{}},
 	{producerObj, Producer{}}, {consumerObj, Consumer{}}, {memberObj, Member{}}, {handlerObj, Handler{}}, {retryObj, Retry{}}, {forwardObj, Forward{}},
-	{relayObj, Relay{}}, {faultObj, Fault{}}, {matchObj, nil}, {actionObj, Action{}}, {stepObj, Step{}},
+	{relayObj, Relay{}}, {sagaObj, Saga{}}, {sagaStepObj, SagaStep{}}, {faultObj, Fault{}}, {matchObj, nil}, {actionObj, Action{}}, {stepObj, Step{}},
 	{expectObj, Expectation{}}, {viewObj, View{}}, {variantObj, Variant{}}, {serviceTargetObj, nil}, {producerTargetObj, nil},
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/brokerlab/brokerlab/outbox"
+	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -29,6 +30,17 @@ type MetricFold struct {
 	logs   map[string]*logFold
 	groups map[string]*groupFold
 	boxes  map[string]*outboxFold
+	sagas  map[string]*sagaFold
+}
+
+// sagaFold is one saga orchestrator: its counters, and per open saga
+// (by order) its applied, uncompensated steps with a compensation, which
+// count as held if the saga ends failed. Memory is O(open sagas x steps).
+type sagaFold struct {
+	m       saga.Metrics
+	held    map[sim.ID]map[string]bool
+	comp    map[string]string // compensation -> step it undoes
+	hasComp map[string]bool   // steps with a compensation
 }
 
 // outboxFold is one service's outbox: its rows by message, while they
@@ -145,7 +157,18 @@ type groupFold struct {
 // NewMetricFold returns an empty fold for the components of s.
 func NewMetricFold(s *Scenario) *MetricFold {
 	f := &MetricFold{dlqOf: map[string]string{}, queues: map[string]*queueFold{}, topics: map[string]*topicFold{},
-		logs: map[string]*logFold{}, groups: map[string]*groupFold{}, boxes: map[string]*outboxFold{}}
+		logs: map[string]*logFold{}, groups: map[string]*groupFold{}, boxes: map[string]*outboxFold{}, sagas: map[string]*sagaFold{}}
+	for i := range s.Actors.Sagas {
+		g := &s.Actors.Sagas[i]
+		sf := &sagaFold{held: map[sim.ID]map[string]bool{}, comp: map[string]string{}, hasComp: map[string]bool{}}
+		for _, st := range g.Steps {
+			if st.Compensation != "" {
+				sf.comp[st.Compensation] = st.Name
+				sf.hasComp[st.Name] = true
+			}
+		}
+		f.sagas[g.Name] = sf
+	}
 	for i := range s.Topology.Services {
 		f.boxes[s.Topology.Services[i].Name] = &outboxFold{created: map[sim.ID]sim.Tick{}, dead: map[sim.ID]bool{}}
 	}
@@ -209,6 +232,10 @@ func (f *MetricFold) Emit(e *sim.Event) {
 		}
 	case "log":
 		f.logEvent(name, e)
+	case "saga":
+		if g := f.sagas[name]; g != nil {
+			g.event(e)
+		}
 	case "outbox":
 		if b := f.boxes[name]; b != nil {
 			b.emit(e)
@@ -375,6 +402,68 @@ func (l *logFold) next(p int, off int64) int64 {
 	return min(off, l.end[p])
 }
 
+// event folds one event of the orchestrator, as saga.Orchestrator counts
+// it: "processed" starts a saga, "step_done" notes a step that has a
+// compensation, "compensated" releases it (or, marked duplicate, counts a
+// duplicate), "saga_ended" counts the end state and, for failed, what
+// the saga still holds.
+func (g *sagaFold) event(e *sim.Event) {
+	switch e.Kind {
+	case sim.KindProcessed:
+		g.m.Started++
+	case sim.KindStepDone:
+		if g.hasComp[e.Type] {
+			if g.held[e.Msg] == nil {
+				g.held[e.Msg] = map[string]bool{}
+			}
+			g.held[e.Msg][e.Type] = true
+		}
+	case sim.KindCompensated:
+		if strings.HasSuffix(e.Detail, saga.DuplicateMark) {
+			g.m.Duplicates++
+			return
+		}
+		g.m.Compensations++
+		delete(g.held[e.Msg], g.comp[e.Type])
+	case sim.KindSagaEnded:
+		switch e.Detail {
+		case saga.Completed.String():
+			g.m.Completed++
+		case saga.Compensated.String():
+			g.m.Compensated++
+		case saga.Failed.String():
+			g.m.Failed++
+			g.m.Held += len(g.held[e.Msg])
+		case saga.Parked.String():
+			g.m.Parked++
+		}
+		delete(g.held, e.Msg)
+	}
+}
+
+// sagaValue returns field of m.
+func sagaValue(m saga.Metrics, field string) (float64, bool) {
+	switch field {
+	case "started":
+		return float64(m.Started), true
+	case "completed":
+		return float64(m.Completed), true
+	case "compensated":
+		return float64(m.Compensated), true
+	case "failed":
+		return float64(m.Failed), true
+	case "parked":
+		return float64(m.Parked), true
+	case "compensations":
+		return float64(m.Compensations), true
+	case "duplicates":
+		return float64(m.Duplicates), true
+	case "held":
+		return float64(m.Held), true
+	}
+	return 0, false
+}
+
 // Value returns metric m as folded so far, and false for a metric the
 // fold does not re-derive (see Folded).
 func (f *MetricFold) Value(m Metric) (float64, bool) {
@@ -436,6 +525,11 @@ func (f *MetricFold) Value(m Metric) (float64, bool) {
 		case "partitions":
 			return float64(len(l.end)), true
 		}
+	case "saga":
+		if g := f.sagas[m.Name]; g != nil {
+			return sagaValue(g.m, m.Field)
+		}
+		return 0, false
 	case "outbox":
 		b := f.boxes[m.Name]
 		if b == nil {
@@ -494,6 +588,7 @@ var foldedFields = map[string][]string{
 	"log":      {"start", "end", "records", "partitions"},
 	"group":    {"lag", "committed", "rebalances"},
 	"outbox":   {"pending", "published", "failed", "dead", "relay_lag"},
+	"saga":     sagaFields,
 	"consumer": MetricFields["consumer"],
 	"ledger":   MetricFields["ledger"],
 }

@@ -68,6 +68,9 @@ func componentMetrics(s *Scenario) []Metric {
 	for _, x := range s.Topology.Services {
 		add("outbox", x.Name)
 	}
+	for _, x := range s.Actors.Sagas {
+		add("saga", x.Name)
+	}
 	return ms
 }
 

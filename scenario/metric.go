@@ -10,7 +10,7 @@ import (
 // "<kind>.<name>.<field>" for a component or a ledger consumer, or
 // "ledger.<field>".
 type Metric struct {
-	// Kind is "queue", "topic", "log", "group", "outbox", "consumer" or
+	// Kind is "queue", "topic", "log", "group", "outbox", "saga", "consumer" or
 	// "ledger".
 	Kind string
 	// Name is the component ("" for the ledger); for "outbox" it is the
@@ -31,7 +31,7 @@ func (m Metric) String() string {
 
 // MetricKinds lists the metric kinds in the order the format reference
 // documents them.
-var MetricKinds = []string{"queue", "topic", "log", "group", "outbox", "consumer", "ledger"}
+var MetricKinds = []string{"queue", "topic", "log", "group", "outbox", "saga", "consumer", "ledger"}
 
 // LossCauses lists every modelled cause of loss (sim.Cause) in the order
 // the format reference documents them; each has a ledger metric field
@@ -56,6 +56,7 @@ var MetricFields = map[string][]string{
 	"log":      {"start", "end", "records", "partitions"},
 	"group":    {"lag", "committed", "rebalances", "generation"},
 	"outbox":   {"pending", "published", "failed", "dead", "relay_lag"},
+	"saga":     sagaFields,
 	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "absorbed", "missed", "lost", "pending"},
 	"ledger": append([]string{"messages", "origins", "pending", "done", "dead_lettered", "expired", "purged", "redriven", "phantoms",
 		"delivered", "duplicates", "applied", "duplicate_effects", "absorbed", "missed", "lost"}, lossFields()...),
@@ -73,9 +74,16 @@ var metricCounters = map[string][]string{
 	"log":      {"end"},
 	"group":    {"rebalances", "generation"},
 	"outbox":   {"published", "failed"},
+	"saga":     sagaFields[:7],
 	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
 	"ledger":   {"messages", "origins", "delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
 }
+
+// sagaFields are a saga orchestrator's metrics: sagas started and ended
+// by state, compensations applied and delivered again (duplicates), and
+// held, the applied steps with a compensation in sagas that ended failed
+// (nobody will release them). All but held are counters.
+var sagaFields = []string{"started", "completed", "compensated", "failed", "parked", "compensations", "duplicates", "held"}
 
 func lossFields() []string {
 	out := make([]string, len(LossCauses))

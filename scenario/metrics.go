@@ -36,6 +36,13 @@ func (r *Run) measureModel(m Metric) (float64, error) {
 		return 0, fmt.Errorf("%w: metric %s cannot be measured", ErrRuntime, m)
 	}
 	switch m.Kind {
+	case "saga":
+		if o := r.sagaBy[m.Name]; o != nil {
+			if v, ok := sagaValue(o.Metrics(), m.Field); ok {
+				return v, nil
+			}
+		}
+		return bad()
 	case "queue":
 		q := r.queueBy[m.Name]
 		if q == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
+	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -105,6 +106,7 @@ type Run struct {
 	memberBy  map[string]*runMember
 	relays    []*runRelay
 	relayBy   map[string]*runRelay
+	sagaBy    map[string]*saga.Orchestrator
 	manual    int // manual faults added at run time
 	handlers  map[string]sim.Handler
 }
@@ -214,7 +216,7 @@ func (s *Scenario) NewRun(opts Options) (*Run, error) {
 	// joining).
 	r.narrate(0)
 	for _, build := range []func() error{r.buildQueues, r.buildTopics, r.buildLogs, r.buildServices,
-		r.buildProducers, r.buildRelays, r.buildConsumers, r.buildMembers} {
+		r.buildProducers, r.buildRelays, r.buildConsumers, r.buildSagas, r.buildMembers} {
 		if err := build(); err != nil {
 			return nil, err
 		}

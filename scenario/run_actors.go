@@ -8,6 +8,7 @@ import (
 	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/queue"
+	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -211,6 +212,26 @@ func retryPolicy(rt Retry) queue.RetryPolicy {
 		}
 	}
 	return p
+}
+
+// buildSagas makes a saga.Orchestrator for every saga, reading its
+// queue and consulting the run's fault injector.
+func (r *Run) buildSagas() error {
+	r.sagaBy = map[string]*saga.Orchestrator{}
+	for i := range r.s.Actors.Sagas {
+		g := &r.s.Actors.Sagas[i]
+		steps := make([]saga.Step, len(g.Steps))
+		for j, st := range g.Steps {
+			steps[j] = saga.Step{Name: st.Name, Compensation: st.Compensation}
+		}
+		o, err := saga.New(r.w, saga.Config{Name: g.Name, Queue: r.queueBy[g.Queue].q, Steps: steps,
+			Timeout: g.Timeout, Compensate: g.Compensate, Faults: r.inj})
+		if err != nil {
+			return r.s.runErr(g.Pos, err.Error())
+		}
+		r.sagaBy[g.Name] = o
+	}
+	return nil
 }
 
 // buildMembers makes an eventlog.Member for every group member: its start

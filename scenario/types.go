@@ -365,6 +365,25 @@ type Actors struct {
 	Consumers []Consumer
 	Members   []Member
 	Relays    []Relay
+	Sagas     []Saga
+}
+
+// Saga is a saga orchestrator (saga.Orchestrator): one saga per order on
+// its queue, through its steps in order.
+type Saga struct {
+	Node
+	Name       string
+	Queue      string
+	Steps      []SagaStep
+	Timeout    sim.Tick
+	Compensate bool
+}
+
+// SagaStep is one step of a saga and the compensation that undoes it.
+type SagaStep struct {
+	Node
+	Name         string
+	Compensation string
 }
 
 // Producer sends Count messages, Rate per tick from tick Start, to a

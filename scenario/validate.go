@@ -9,6 +9,7 @@ import (
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/outbox"
+	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -72,7 +73,7 @@ func (v *val) validate() {
 	v.ns = map[string]*namespace{}
 	for _, k := range [][2]string{{"queue", "queues"}, {"topic", "topics"}, {"log", "logs"}, {"group", "groups"},
 		{"service", "services"}, {"subscriber", "subscribers"}, {"producer", "producers"}, {"consumer", "consumers"},
-		{"member", "members"}, {"relay", "relays"}, {"fault", "faults"}} {
+		{"member", "members"}, {"relay", "relays"}, {"saga", "sagas"}, {"fault", "faults"}} {
 		v.ns[k[0]] = newNamespace(k[0], k[1])
 	}
 	t := &s.Topology
@@ -109,6 +110,9 @@ func (v *val) validate() {
 	}
 	for i := range a.Members {
 		v.declare(v.ns["member"], a.Members[i].Name, a.Members[i].FieldPos("name"))
+	}
+	for i := range a.Sagas {
+		v.declare(v.ns["saga"], a.Sagas[i].Name, a.Sagas[i].FieldPos("name"))
 	}
 	for i := range a.Relays {
 		v.declare(v.ns["relay"], a.Relays[i].Name, a.Relays[i].FieldPos("name"))
@@ -294,6 +298,21 @@ func (v *val) actorRefs() {
 			}
 		}
 	}
+	for i := range a.Sagas {
+		g := &a.Sagas[i]
+		v.ref(g.FieldPos("queue"), fmt.Sprintf("saga %q reads", g.Name), v.ns["queue"], g.Queue)
+		if g.Has("steps") && len(g.Steps) == 0 {
+			v.errf(g.FieldPos("steps"), "saga %q has no steps; 1 to %d are allowed", g.Name, saga.MaxSteps)
+		}
+		seen := map[string]bool{}
+		for j := range g.Steps {
+			if st := &g.Steps[j]; seen[st.Name] {
+				v.errf(st.FieldPos("name"), "saga %q has step %q twice; step names must be distinct", g.Name, st.Name)
+			} else {
+				seen[st.Name] = true
+			}
+		}
+	}
 	for i := range a.Members {
 		m := &a.Members[i]
 		v.ref(m.FieldPos("group"), fmt.Sprintf("member %q joins", m.Name), v.ns["group"], m.Group)
@@ -363,8 +382,8 @@ var whereKinds = []string{"queue", "topic", "log", "group", "service", "relay"}
 var ackWhere = []string{"queue", "log", "group"}
 
 func (v *val) faultRefs() {
-	actors := newNamespace("consumer, member, relay or subscriber", "consumers, members, relays and subscribers")
-	for _, k := range []string{"consumer", "member", "relay", "subscriber"} {
+	actors := newNamespace("consumer, member, relay, saga or subscriber", "consumers, members, relays, sagas and subscribers")
+	for _, k := range []string{"consumer", "member", "relay", "saga", "subscriber"} {
 		for _, n := range v.ns[k].list {
 			if !actors.has(n) {
 				actors.pos[n] = v.ns[k].pos[n]

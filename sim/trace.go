@@ -52,6 +52,10 @@ const (
 	KindSkipped           Kind = "skipped"            // a handler recognised a duplicate and applied no effect
 	KindPhantom           Kind = "phantom"            // a published event announces a change that never committed
 	KindSubscribed        Kind = "subscribed"         // a consumer group started following a log
+	KindStepDone          Kind = "step_done"          // a saga step's participant applied it
+	KindStepFailed        Kind = "step_failed"        // a saga step failed or timed out
+	KindCompensated       Kind = "compensated"        // a saga compensation reached its participant (Detail "duplicate" when it applied nothing)
+	KindSagaEnded         Kind = "saga_ended"         // a saga ended: Detail completed, compensated, failed or parked
 )
 
 // Event is one entry of the trace. Fields that do not apply are left at their

@@ -16,7 +16,7 @@ func Example() {
 	log, _ := eventlog.New(w, eventlog.Config{Name: "addresses", Partitions: 1})
 	g, _ := eventlog.NewGroup(w, log, eventlog.GroupConfig{Name: "view"})
 	view, _ := projection.New(w, projection.Config{Name: "view", Versioning: projection.VersionOffset,
-		Source: projection.LogSource(log)}, nil)
+		Source: projection.LogSource(log)})
 	_, _ = eventlog.NewMember(w, g, eventlog.MemberConfig{Name: "v1", Handler: view})
 
 	_, _ = log.Produce(env.NewMessage("kunde-A", []byte("Berlin"), sim.Headers{}))

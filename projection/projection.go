@@ -141,20 +141,16 @@ type Projection struct {
 	where string
 	rows  map[string]Row
 	m     Metrics
-	next  sim.Handler
 }
 
-// New returns an empty projection on w's environment. Its Handler applies
-// through next (nil means apply every record), so a scripted handler can
-// still fail records.
-func New(w *sim.World, cfg Config, next sim.Handler) (*Projection, error) {
+// New returns an empty projection on w's environment. It is a sim.Handler
+// that applies every record; Wrap gives a handler that applies through
+// another, so a scripted handler can still fail records.
+func New(w *sim.World, cfg Config) (*Projection, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if next == nil {
-		next = sim.Effect("")
-	}
-	return &Projection{cfg: cfg, env: w.Env(), where: "projection:" + cfg.Name, rows: map[string]Row{}, next: next}, nil
+	return &Projection{cfg: cfg, env: w.Env(), where: "projection:" + cfg.Name, rows: map[string]Row{}}, nil
 }
 
 // Name returns the projection's name.
@@ -189,11 +185,41 @@ func (p *Projection) version(d *sim.Delivery) int64 {
 	return d.Offset
 }
 
-// Handle applies d's record to its key's row, unless the projection is
-// monotonic and the row's version is not older than the record's: then it
-// skips the record (sim.Delivery.Skip) and succeeds. A record without a
-// key is applied to the row of "".
-func (p *Projection) Handle(d *sim.Delivery) error {
+// Handle applies d's record to its key's row as Wrap(nil) does.
+func (p *Projection) Handle(d *sim.Delivery) error { return p.apply(d, effect) }
+
+var effect = sim.Effect("")
+
+// Wrap returns a handler that feeds p through next (nil: apply every
+// record): each member of a group wraps its own handler, and they share
+// the rows. A record whose handler fails leaves its row as it was.
+func (p *Projection) Wrap(next sim.Handler) sim.Handler {
+	if next == nil {
+		next = effect
+	}
+	return &feeder{p: p, next: next}
+}
+
+// feeder is the handler Wrap returns. It is Timed when the wrapped handler
+// is, so a slow handler stays slow behind it.
+type feeder struct {
+	p    *Projection
+	next sim.Handler
+}
+
+func (f *feeder) Handle(d *sim.Delivery) error { return f.p.apply(d, f.next) }
+
+// Duration is the wrapped handler's processing time.
+func (f *feeder) Duration(d *sim.Delivery) sim.Tick { return sim.DurationOf(f.next, d) }
+
+// Unwrap returns the wrapped handler.
+func (f *feeder) Unwrap() sim.Handler { return f.next }
+
+// apply applies d's record to its key's row through next, unless the
+// projection is monotonic and the row's version is not older than the
+// record's: then it skips the record (sim.Delivery.Skip) and succeeds. A
+// record without a key is applied to the row of "".
+func (p *Projection) apply(d *sim.Delivery, next sim.Handler) error {
 	v := p.version(d)
 	r, ok := p.rows[d.Msg.Key]
 	if ok && p.cfg.Versioning != VersionNone && v <= r.Version {
@@ -201,18 +227,12 @@ func (p *Projection) Handle(d *sim.Delivery) error {
 		return nil
 	}
 	before := d.Effects()
-	err := p.next.Handle(d)
+	err := next.Handle(d)
 	if d.Effects() > before {
 		p.rows[d.Msg.Key] = Row{Value: d.Msg.ID, Body: string(d.Msg.Body), Version: v}
 	}
 	return err
 }
-
-// Duration is the wrapped handler's processing time.
-func (p *Projection) Duration(d *sim.Delivery) sim.Tick { return sim.DurationOf(p.next, d) }
-
-// Unwrap returns the wrapped handler.
-func (p *Projection) Unwrap() sim.Handler { return p.next }
 
 // Read reads key from the projection as a reader would and traces it: a
 // "read" event when the row holds the source's latest record, else a

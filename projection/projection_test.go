@@ -29,7 +29,7 @@ func feed(t *testing.T, v Versioning, src Source, recs ...rec) *Projection {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(w, Config{Name: "view", Versioning: v, Source: src}, nil)
+	p, err := New(w, Config{Name: "view", Versioning: v, Source: src})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ var menu = []string{
 	"retry-classes",
 	"resend-outgoing",
 	"schema-evolution",
+	"eventual-consistency",
 }
 
 // ErrUnknownLesson is wrapped by the error LoadLesson returns for a name

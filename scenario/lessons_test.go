@@ -431,4 +431,5 @@ func ExampleLessons() {
 	// retry-classes        Retries by error class
 	// resend-outgoing      Idempotency also means re-sending
 	// schema-evolution     Schema evolution - v2 events meet a v1 consumer
+	// eventual-consistency Eventual consistency - a projection lags and must not go back
 }

@@ -470,6 +470,13 @@ func (v *val) timelineRefs() {
 			if a.To == eventlog.SeekToTick && a.Tick > a.At {
 				v.errf(a.FieldPos("tick"), "seek at tick %d cannot go to the future tick %d", a.At, a.Tick)
 			}
+		case ActionRead:
+			if !a.Has("key") {
+				v.errf(a.Pos, "action read needs the field \"key\"")
+			}
+			if g := v.group(a.Group); g != nil && !g.Projection {
+				v.errf(a.FieldPos("group"), "read needs a group with projection: true; group %q builds none", a.Group)
+			}
 		}
 	}
 	for i := range s.Narration {

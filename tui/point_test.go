@@ -30,6 +30,8 @@ var lessonPoints = map[string]int{
 	"retry-classes":       3, // t=4: the invalid payload goes to the DLQ at once
 	"resend-outgoing":     3, // t=6: only billing-fixed re-sends the invoice
 	"schema-evolution":    2, // t=8: the v1 billing stops at the first v2 event
+
+	"eventual-consistency": 2, // t=5: the read right after the write is stale
 }
 
 // TestVerdictChangesAtThePoint steps every lesson's session from

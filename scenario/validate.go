@@ -95,7 +95,11 @@ func (v *val) validate() {
 		v.declare(v.ns["log"], t.Logs[i].Name, t.Logs[i].FieldPos("name"))
 	}
 	for i := range t.Groups {
-		v.declare(v.ns["group"], t.Groups[i].Name, t.Groups[i].FieldPos("name"))
+		g := &t.Groups[i]
+		v.declare(v.ns["group"], g.Name, g.FieldPos("name"))
+		if g.Has("versioning") && !g.Projection {
+			v.errf(g.FieldPos("versioning"), "versioning is for a group's projection; group %q has no projection: true", g.Name)
+		}
 	}
 	for i := range t.Services {
 		v.declare(v.ns["service"], t.Services[i].Name, t.Services[i].FieldPos("name"))

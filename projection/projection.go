@@ -45,7 +45,10 @@ const (
 	VersionNone Versioning = iota
 	// VersionOffset versions a row by the log offset of the record that
 	// wrote it: records of one key are in one partition, in order, so a
-	// record at or below the row's offset is older and is ignored.
+	// record at or below the row's offset is older and is ignored. Offsets
+	// of different partitions do not compare: after partitions are added a
+	// key's new records may sit at lower offsets of another partition, and
+	// a delivery without a log position (a queue's) has offset 0.
 	VersionOffset
 	// VersionClock versions a row by the writer's clock when it wrote the
 	// record (the producer's clock header, else the tick it was created):

@@ -144,11 +144,19 @@ type Config struct {
 	// SchemaVersion is the messages' schema version header; 0 is
 	// unversioned.
 	SchemaVersion int
+	// ClockSkew is how far the producer's clock is off the simulation's,
+	// in ticks (negative: it runs behind). When it is not 0 every message
+	// carries its clock reading in the HeaderClock header.
+	ClockSkew sim.Tick
 	// Body makes the body of message i (from 0); nil means "<Name>#<i+1>".
 	Body func(i int) []byte
 	// OnRefused is OnRefusedRetry ("" too) or OnRefusedDrop.
 	OnRefused OnRefused
 }
+
+// HeaderClock is the extra header in which a producer with a ClockSkew
+// writes its clock reading (a tick, in decimal) when it made the message.
+const HeaderClock = "clock"
 
 // Validate reports a configuration error, wrapping ErrInvalidConfig.
 func (c Config) Validate() error {
@@ -270,7 +278,11 @@ func (p *Producer) Step(now sim.Tick) {
 		} else {
 			body = p.defaultBody(i)
 		}
-		m := p.env.NewMessage(p.key(i), body, sim.Headers{Type: p.cfg.Type, Source: p.cfg.Source, SchemaVersion: p.cfg.SchemaVersion})
+		h := sim.Headers{Type: p.cfg.Type, Source: p.cfg.Source, SchemaVersion: p.cfg.SchemaVersion}
+		if p.cfg.ClockSkew != 0 {
+			h = h.With(HeaderClock, strconv.FormatInt(int64(p.env.Now()+p.cfg.ClockSkew), 10))
+		}
+		m := p.env.NewMessage(p.key(i), body, h)
 		err := p.cfg.Target.Publish(m)
 		if err == nil {
 			continue

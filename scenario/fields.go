@@ -11,6 +11,7 @@ import (
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/producer"
+	"github.com/brokerlab/brokerlab/projection"
 	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/saga"
@@ -238,6 +239,10 @@ var (
 		withDef(fTicks("session_timeout", durationRange, "SessionTimeout", ""), eventlog.DefaultSessionTimeout),
 		withDef(fTicks("auto_commit_interval", durationRange, "AutoCommitInterval", "for members with `commit: auto`"), eventlog.DefaultAutoCommitEvery),
 		fBool("idempotency_per_member", "IdempotencyPerMember", "each idempotent member keeps a dedup table of its own, in memory; by default the group's members share one (per `idempotency` key), as a service keeps it in its database, so a member that takes a partition over skips what another applied"),
+		fBool("projection", "Projection", "the members feed a projection: a read model of one row per key that `read` actions read"),
+		{name: "versioning", kind: kEnum, gofield: "Versioning", def: projection.VersionOffset, enum: words(projection.VersionOffset, projection.VersionClock, projection.VersionNone),
+			values: map[string]string{"offset": "a row keeps the offset of its record and ignores older ones", "clock": "last write wins by the writer's clock (`clock_skew`)", "none": "every record overwrites, replayed ones too"},
+			doc:    "with `projection`: how rows are versioned"},
 	}}
 
 	serviceTargetObj = &object{what: "target", fields: []field{
@@ -281,6 +286,7 @@ var (
 			doc:    "which key each message gets"},
 		{name: "type", kind: kLine, gofield: "Type", doc: "message type header, e.g. `order.placed`"},
 		{name: "source", kind: kLine, gofield: "Source", defDoc: "the producer's name", doc: "source header"},
+		fWith(fInt("clock_skew", bounds{-MaxTicks, MaxTicks, "ticks are capped at 1000000"}, "ClockSkew", "how far its clock is off, in ticks (negative: behind); not 0 puts its clock reading in every message, the version of `versioning: clock`"), func(f *field) { f.defDoc = "0" }),
 		fWith(fInt("schema_version", bounds{0, MaxSchemaVersion, "0 is unversioned, read as 1"}, "SchemaVersion", "the schema version header of its messages"), func(f *field) { f.defDoc = "0" }),
 		{name: "on_refused", kind: kEnum, gofield: "OnRefused", def: producer.OnRefusedRetry, enum: words(producer.OnRefusedRetry, producer.OnRefusedDrop),
 			values: map[string]string{
@@ -416,7 +422,7 @@ var (
 		{name: "action", kind: kEnum, gofield: "Action", enum: actionNames, required: true, doc: "what to do; the table below says which other fields each action takes"},
 		fName("queue", "", "Queue", false, "subject of `redrive`, `purge`"),
 		fName("log", "", "Log", false, "subject of `add_partitions`"),
-		fName("group", "", "Group", false, "subject of `seek`"),
+		fName("group", "", "Group", false, "subject of `seek`, `read`"),
 		fName("consumer", "", "Consumer", false, "subject of `connect`, `disconnect`, `fix_handler`, `crash`"),
 		fName("member", "", "Member", false, "subject of `connect`, `disconnect`, `fix_handler`, `crash`"),
 		fName("subscriber", "", "Subscriber", false, "subject of `connect`, `disconnect`, `mute`, `unmute`"),
@@ -428,6 +434,8 @@ var (
 		fWith(fTicks("tick", tickRange, "Tick", "required with `to: tick`: the first record at or after this tick; not after `at`"), func(f *field) { f.defDoc = "—" }),
 		{name: "partition", kind: kInt, min: 0, max: MaxPartitions - 1, gofield: "Partition", def: -1, defDoc: "all partitions", doc: "`seek` only; partitions − 1 at most (counting `add_partitions` before `at`)"},
 		fInt("count", bounds{0, MaxMessages, ""}, "Count", "`add_partitions`: partitions to add (at least 1); `redrive`: the most messages to move, 0 (default) moves all"),
+		{name: "key", kind: kLine, gofield: "Key", defDoc: "—", doc: "`read` only, required there: the key read"},
+		fEnum("from", "read from", "From", ReadFromProjection, []string{ReadFromProjection, ReadFromSource}, "`read` only: the group's projection, or the log it is built from"),
 	}}
 
 	stepObj = &object{what: "narration step", title: "narration", anchor: "narration", fields: []field{

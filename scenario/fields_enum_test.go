@@ -13,6 +13,7 @@ import (
 // strings. Every other enum field must decode into a model type.
 var fileVocabulary = map[string]bool{
 	"run.until": true, "timeline action.action": true, "expectation.check": true, "expectation.op": true,
+	"timeline action.from": true, // where a read action reads: the group's projection or its source
 }
 
 // TestEnumFieldsUseModelTypes fails when an enum field of the table is a

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/brokerlab/brokerlab/outbox"
+	"github.com/brokerlab/brokerlab/projection"
 	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -152,6 +153,8 @@ type groupFold struct {
 	committed  []int64 // -1 = none
 	initial    []int64
 	rebalances int
+	reads      int // reads of the group's projection and of its source
+	stale      int // reads of the projection that saw an older value
 }
 
 // NewMetricFold returns an empty fold for the components of s.
@@ -239,6 +242,16 @@ func (f *MetricFold) Emit(e *sim.Event) {
 	case "outbox":
 		if b := f.boxes[name]; b != nil {
 			b.emit(e)
+		}
+	case "projection": // a group's projection is named after the group
+		if g := f.groups[name]; g != nil {
+			switch e.Kind {
+			case projection.KindRead:
+				g.reads++
+			case projection.KindStaleRead:
+				g.reads++
+				g.stale++
+			}
 		}
 	}
 }
@@ -573,6 +586,10 @@ func (f *MetricFold) Value(m Metric) (float64, bool) {
 			return float64(n), true
 		case "rebalances":
 			return float64(g.rebalances), true
+		case "reads":
+			return float64(g.reads), true
+		case "stale_reads":
+			return float64(g.stale), true
 		}
 	}
 	return 0, false
@@ -586,7 +603,7 @@ var foldedFields = map[string][]string{
 	"queue":    {"receives", "acks", "redeliveries", "depth", "dlq", "oldest_age"},
 	"topic":    {"published", "delivered", "missed", "dropped"},
 	"log":      {"start", "end", "records", "partitions"},
-	"group":    {"lag", "committed", "rebalances"},
+	"group":    {"lag", "committed", "rebalances", "reads", "stale_reads"},
 	"outbox":   {"pending", "published", "failed", "dead", "relay_lag"},
 	"saga":     sagaFields,
 	"consumer": MetricFields["consumer"],

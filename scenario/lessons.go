@@ -39,6 +39,7 @@ var menu = []string{
 	"resend-outgoing",
 	"schema-evolution",
 	"saga-compensation",
+	"eventual-consistency",
 }
 
 // ErrUnknownLesson is wrapped by the error LoadLesson returns for a name

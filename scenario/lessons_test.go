@@ -432,4 +432,5 @@ func ExampleLessons() {
 	// resend-outgoing      Idempotency also means re-sending
 	// schema-evolution     Schema evolution - v2 events meet a v1 consumer
 	// saga-compensation    Saga with compensation
+	// eventual-consistency Eventual consistency - a projection lags and must not go back
 }

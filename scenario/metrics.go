@@ -5,6 +5,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/outbox"
+	"github.com/brokerlab/brokerlab/projection"
 	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/sim"
@@ -131,6 +132,15 @@ func (r *Run) measureModel(m Metric) (float64, error) {
 			return float64(x.Rebalances), nil
 		case "generation":
 			return float64(x.Generation), nil
+		case "reads", "stale_reads":
+			var pm projection.Metrics // a group without a projection was never read
+			if g.proj != nil {
+				pm = g.proj.Metrics()
+			}
+			if m.Field == "reads" {
+				return float64(pm.Reads), nil
+			}
+			return float64(pm.StaleReads), nil
 		}
 	case "consumer":
 		if v, ok := consumerMetric(r.env.Ledger, r.s.LedgerConsumer(m.Name), m.Field); ok {

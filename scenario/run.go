@@ -9,6 +9,7 @@ import (
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/outbox"
+	"github.com/brokerlab/brokerlab/projection"
 	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/saga"
@@ -158,6 +159,7 @@ type runGroup struct {
 	log   *runLog
 	g     *eventlog.Group
 	dedup map[sim.IdempotencyKey]*sim.DedupTable // the members' shared dedup tables, by key
+	proj  *projection.Projection                 // the members' projection, if the group builds one
 }
 
 // runService is one service with its writer.
@@ -456,6 +458,13 @@ func (r *Run) buildLogs() error {
 			return r.s.runErr(gc.Pos, err.Error())
 		}
 		rg := &runGroup{cfg: gc, log: rl, g: g}
+		if gc.Projection {
+			p, err := projection.New(r.w, projection.Config{Name: gc.Name, Versioning: gc.Versioning, Source: projection.LogSource(rl.t)})
+			if err != nil {
+				return r.s.runErr(gc.Pos, err.Error())
+			}
+			rg.proj = p
+		}
 		r.groups = append(r.groups, rg)
 		r.groupBy[gc.Name] = rg
 	}
@@ -548,6 +557,8 @@ func actionText(a *Action) string {
 		if a.Count > 0 {
 			b.WriteString(" count=" + strconv.Itoa(a.Count))
 		}
+	case ActionRead:
+		b.WriteString(" key=" + a.Key + " from=" + a.From)
 	}
 	return b.String()
 }
@@ -674,6 +685,17 @@ func (r *Run) do(a *Action) error {
 		return nil
 	case ActionDisableFault:
 		return r.inj.Disable(a.Fault)
+	case ActionRead:
+		g := r.groupBy[a.Group]
+		if g == nil || g.proj == nil {
+			return errUnknown("projection", a.Group)
+		}
+		if a.From == ReadFromSource {
+			g.proj.ReadSource("reader", a.Key)
+		} else {
+			g.proj.Read("reader", a.Key)
+		}
+		return nil
 	}
 	return fmt.Errorf("%w: action %q has no subject it can act on", ErrRuntime, a.Action)
 }

@@ -94,7 +94,7 @@ func (r *Run) buildProducers() error {
 			return err
 		}
 		cfg := producer.Config{Name: pc.Name, Target: tgt, Count: pc.Count, Rate: pc.Rate, Start: pc.Start,
-			Keys: pc.Keys, KeyOrder: pc.KeyOrder, Type: pc.Type, Source: pc.Source, OnRefused: pc.OnRefused, SchemaVersion: pc.SchemaVersion}
+			Keys: pc.Keys, KeyOrder: pc.KeyOrder, Type: pc.Type, Source: pc.Source, OnRefused: pc.OnRefused, SchemaVersion: pc.SchemaVersion, ClockSkew: pc.ClockSkew}
 		if pc.Keys == nil && pc.KeyPattern != "" {
 			cfg.KeyPattern, cfg.KeyCount = pc.KeyPattern, pc.KeyCount
 		}
@@ -257,6 +257,9 @@ func (r *Run) buildMembers() error {
 				rg.dedup[mc.Idempotency] = t
 			}
 			h = mc.Idempotency.WrapIn(rm.script, t)
+		}
+		if rg.proj != nil {
+			h = rg.proj.Wrap(h)
 		}
 		m, err := eventlog.NewMember(r.w, rg.g, eventlog.MemberConfig{Name: mc.Name, Handler: h,
 			Commit: mc.Commit, AutoCommitEvery: rg.cfg.AutoCommitInterval, Batch: mc.Batch, Start: mc.Start})

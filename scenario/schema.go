@@ -474,6 +474,7 @@ var actionFields = map[string][]string{
 	ActionKillRelay:     {"relay"},
 	ActionStartRelay:    {"relay"},
 	ActionDisableFault:  {"fault"},
+	ActionRead:          {"group"},
 }
 
 // actionExtra are the optional fields an action takes besides its subject.
@@ -481,11 +482,12 @@ var actionExtra = map[string][]string{
 	ActionSeek:          {"to", "offset", "tick", "partition"},
 	ActionRedrive:       {"count"},
 	ActionAddPartitions: {"count"},
+	ActionRead:          {"key", "from"},
 }
 
 // actionNames lists the actions in documentation order.
 var actionNames = []string{ActionConnect, ActionDisconnect, ActionMute, ActionUnmute, ActionSeek, ActionRedrive,
-	ActionPurge, ActionAddPartitions, ActionFixHandler, ActionCrash, ActionKillRelay, ActionStartRelay, ActionDisableFault}
+	ActionPurge, ActionAddPartitions, ActionFixHandler, ActionCrash, ActionKillRelay, ActionStartRelay, ActionDisableFault, ActionRead}
 
 func (d *dec) checkAction(a *Action) {
 	subjects, ok := actionFields[a.Action]

@@ -10,6 +10,7 @@ import (
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/producer"
+	"github.com/brokerlab/brokerlab/projection"
 	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/sim"
@@ -319,6 +320,12 @@ type Group struct {
 	// it in its database does, so the member that takes a partition over
 	// skips what another applied.
 	IdempotencyPerMember bool
+	// Projection makes the members feed a projection.Projection, a read
+	// model of one row per key that read actions read.
+	Projection bool
+	// Versioning is how the projection versions its rows; default
+	// projection.VersionOffset.
+	Versioning projection.Versioning
 }
 
 // Service is a simulated service with its own database that turns each
@@ -420,6 +427,9 @@ type Producer struct {
 	// SchemaVersion is the messages' schema version header; 0 is
 	// unversioned (read as 1).
 	SchemaVersion int
+	// ClockSkew is how far the producer's clock is off, in ticks; not 0
+	// puts its clock reading in every message (producer.HeaderClock).
+	ClockSkew sim.Tick
 }
 
 // NumKeys returns the number of distinct keys the producer uses; 0 means
@@ -623,6 +633,13 @@ const (
 	ActionKillRelay     = "kill_relay"
 	ActionStartRelay    = "start_relay"
 	ActionDisableFault  = "disable_fault"
+	ActionRead          = "read"
+)
+
+// Where a read action reads from.
+const (
+	ReadFromProjection = "projection"
+	ReadFromSource     = "source"
 )
 
 // Action is one timeline entry. Which fields are set depends on Action;
@@ -645,6 +662,11 @@ type Action struct {
 	// Count is the partitions to add, or the most messages to redrive (0:
 	// all).
 	Count int
+	// Key is the key a read reads.
+	Key string
+	// From is where a read reads: ReadFromProjection (default) or
+	// ReadFromSource.
+	From string
 }
 
 // Step is a narration step shown from tick At.

@@ -96,7 +96,11 @@ func (v *val) validate() {
 		v.declare(v.ns["log"], t.Logs[i].Name, t.Logs[i].FieldPos("name"))
 	}
 	for i := range t.Groups {
-		v.declare(v.ns["group"], t.Groups[i].Name, t.Groups[i].FieldPos("name"))
+		g := &t.Groups[i]
+		v.declare(v.ns["group"], g.Name, g.FieldPos("name"))
+		if g.Has("versioning") && !g.Projection {
+			v.errf(g.FieldPos("versioning"), "versioning is for a group's projection; group %q has no projection: true", g.Name)
+		}
 	}
 	for i := range t.Services {
 		v.declare(v.ns["service"], t.Services[i].Name, t.Services[i].FieldPos("name"))
@@ -488,6 +492,13 @@ func (v *val) timelineRefs() {
 			}
 			if a.To == eventlog.SeekToTick && a.Tick > a.At {
 				v.errf(a.FieldPos("tick"), "seek at tick %d cannot go to the future tick %d", a.At, a.Tick)
+			}
+		case ActionRead:
+			if !a.Has("key") {
+				v.errf(a.Pos, "action read needs the field \"key\"")
+			}
+			if g := v.group(a.Group); g != nil && !g.Projection {
+				v.errf(a.FieldPos("group"), "read needs a group with projection: true; group %q builds none", a.Group)
 			}
 		}
 	}

@@ -10,27 +10,28 @@ import (
 // the lesson's point. Every lesson has one; a test checks the list against
 // the menu.
 var lessonPoints = map[string]int{
-	"dual-write":          2, // t=4: the crash loses m4's event
-	"outbox-relay":        4, // t=5: the relay re-publishes m3, a duplicate
-	"idempotent-consumer": 3, // t=3: naive applies the duplicates, safe skips them
-	"poison-dlq":          3, // t=2: poison goes to the DLQ at once
-	"visibility-timeout":  5, // t=9: the late ack; the job ran twice
-	"offline-subscriber":  3, // t=14: eight events missed on the topic
-	"partition-order":     3, // t=9: kunde-A applied out of order
-	"crash-before-commit": 3, // t=2: the batch is applied again
-	"replay-projection":   5, // t=22: the projection rebuilt
-	"retention-lag":       4, // t=20: retention deletes what reports never read
-	"event-storm":         3, // t=2: 73 messages for one save on storm
-	"sync-loop":           3, // t=2: the tracked pair ends the round trip
-	"architecture-choice": 5, // t=5: design C loses an event
-	"redrive-dedup":       5, // t=20: by-id charges the redriven order again
-	"queue-health":        2, // t=4: the peak would page a depth alert
-	"competing-order":     2, // t=5: kunde-2 applied out of order
-	"correlation-ids":     2, // t=5: shipping loses order-6
-	"retry-classes":       3, // t=4: the invalid payload goes to the DLQ at once
-	"resend-outgoing":     3, // t=6: only billing-fixed re-sends the invoice
-	"schema-evolution":    2, // t=8: the v1 billing stops at the first v2 event
-	"saga-compensation":   2, // t=5: checkout releases order-2's reservation once
+	"dual-write":           2, // t=4: the crash loses m4's event
+	"outbox-relay":         4, // t=5: the relay re-publishes m3, a duplicate
+	"idempotent-consumer":  3, // t=3: naive applies the duplicates, safe skips them
+	"poison-dlq":           3, // t=2: poison goes to the DLQ at once
+	"visibility-timeout":   5, // t=9: the late ack; the job ran twice
+	"offline-subscriber":   3, // t=14: eight events missed on the topic
+	"partition-order":      3, // t=9: kunde-A applied out of order
+	"crash-before-commit":  3, // t=2: the batch is applied again
+	"replay-projection":    5, // t=22: the projection rebuilt
+	"retention-lag":        4, // t=20: retention deletes what reports never read
+	"event-storm":          3, // t=2: 73 messages for one save on storm
+	"sync-loop":            3, // t=2: the tracked pair ends the round trip
+	"architecture-choice":  5, // t=5: design C loses an event
+	"redrive-dedup":        5, // t=20: by-id charges the redriven order again
+	"queue-health":         2, // t=4: the peak would page a depth alert
+	"competing-order":      2, // t=5: kunde-2 applied out of order
+	"correlation-ids":      2, // t=5: shipping loses order-6
+	"retry-classes":        3, // t=4: the invalid payload goes to the DLQ at once
+	"resend-outgoing":      3, // t=6: only billing-fixed re-sends the invoice
+	"schema-evolution":     2, // t=8: the v1 billing stops at the first v2 event
+	"saga-compensation":    2, // t=5: checkout releases order-2's reservation once
+	"eventual-consistency": 2, // t=5: the read right after the write is stale
 }
 
 // TestVerdictChangesAtThePoint steps every lesson's session from

@@ -37,25 +37,15 @@ expect() { # expect WHAT PATTERN FILE
 (cd "$ws" && go test >"$work/stub.out" 2>&1) && { echo "tui-exercise: the stub passes" >&2; exit 1; }
 expect "stub" "PlaceOrder is not written yet" "$work/stub.out"
 
-cat >"$ws/solution.go" <<'GO'
-package main
-
-import (
-	"fmt"
-
-	"github.com/brokerlab/brokerlab/exercise"
-)
-
-func PlaceOrder(db *exercise.Store, amount int) (int, error) {
-	txn := db.Txn()
-	id := txn.InsertOrder(amount)
-	txn.Commit()
-	txn = db.Txn()
-	txn.InsertOutbox(id, fmt.Sprintf("order %d placed, amount %d", id, amount))
-	txn.Commit()
-	return id, nil
-}
-
+# write_solution writes solution.go: the PlaceOrder read from standard
+# input, and one right Relay (publish in id order, mark after the publish),
+# so that the wrong and the right solution differ only in PlaceOrder.
+write_solution() {
+	{
+		printf 'package main\n\nimport (\n\t"fmt"\n\n\t"github.com/brokerlab/brokerlab/exercise"\n)\n\n'
+		cat
+		echo
+		cat <<'RELAY'
 func Relay(db *exercise.Store, broker exercise.Broker) error {
 	txn := db.Txn()
 	rows := txn.Unsent()
@@ -69,6 +59,20 @@ func Relay(db *exercise.Store, broker exercise.Broker) error {
 		txn.Commit()
 	}
 	return nil
+}
+RELAY
+	} >"$ws/solution.go"
+}
+
+write_solution <<'GO'
+func PlaceOrder(db *exercise.Store, amount int) (int, error) {
+	txn := db.Txn()
+	id := txn.InsertOrder(amount)
+	txn.Commit()
+	txn = db.Txn()
+	txn.InsertOutbox(id, fmt.Sprintf("order %d placed, amount %d", id, amount))
+	txn.Commit()
+	return id, nil
 }
 GO
 (cd "$ws" && go test >"$work/wrong.out" 2>&1) && { echo "tui-exercise: the wrong solution passes" >&2; exit 1; }
@@ -99,15 +103,7 @@ wait_for "1 broken"
 screen
 tmux send-keys -t "$session" q
 
-cat >"$ws/solution.go" <<'GO'
-package main
-
-import (
-	"fmt"
-
-	"github.com/brokerlab/brokerlab/exercise"
-)
-
+write_solution <<'GO'
 func PlaceOrder(db *exercise.Store, amount int) (int, error) {
 	txn := db.Txn()
 	defer txn.Abort()
@@ -115,21 +111,6 @@ func PlaceOrder(db *exercise.Store, amount int) (int, error) {
 	txn.InsertOutbox(id, fmt.Sprintf("order %d placed, amount %d", id, amount))
 	txn.Commit()
 	return id, nil
-}
-
-func Relay(db *exercise.Store, broker exercise.Broker) error {
-	txn := db.Txn()
-	rows := txn.Unsent()
-	txn.Abort()
-	for _, row := range rows {
-		if err := broker.Publish(row.Payload); err != nil {
-			return err
-		}
-		txn := db.Txn()
-		txn.MarkSent(row.ID)
-		txn.Commit()
-	}
-	return nil
 }
 GO
 (cd "$ws" && go test >"$work/right.out" 2>&1) || { echo "tui-exercise: the right solution fails:" >&2; cat "$work/right.out" >&2; exit 1; }

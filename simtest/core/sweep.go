@@ -71,8 +71,9 @@ type Shrunk struct {
 // f must judge the run with w.Check and may stop with w's methods. A
 // failure it reports straight on t (t.Error, t.Fatal) fails the sweep's
 // test, and its seed is the first one that notices; t.Skip skips the
-// whole sweep. f must not call t.Parallel: Sweep runs the seeds in
-// parallel itself. A World that is asked for its trace (Events, Recorder,
+// whole sweep; t.Cleanup and t.TempDir belong to the sweep's test and end
+// with it. f must not call t.Parallel: Sweep runs the seeds in parallel
+// itself. A World that is asked for its trace (Events, Recorder,
 // TraceText, Violations with violations) after its run began makes the
 // sweep record every later seed's trace, and reruns that seed with it. A
 // sweep costs one run per seed up to the first failure, one more for the

@@ -161,8 +161,8 @@ func (s *Scenario) Shrink(seed uint64, handlers func() map[string]sim.Handler) (
 		minimal    faults.Schedule
 		buildErr   error // the seed's own run could not be built
 	)
-	replay := func(step sweep.Step, replay *faults.Schedule) (faults.Schedule, bool, error) {
-		o := Options{Seed: &seed, Record: true, Replay: replay}
+	replay := func(step sweep.Step, sched *faults.Schedule) (faults.Schedule, bool, error) {
+		o := Options{Seed: &seed, Record: true, Replay: sched}
 		if handlers != nil {
 			o.Handlers = handlers()
 		}
@@ -179,7 +179,7 @@ func (s *Scenario) Shrink(seed uint64, handlers func() map[string]sim.Handler) (
 		case sweep.PhaseRecord:
 			want = f
 		case sweep.PhaseMinimal:
-			minimal = *replay
+			minimal = *sched
 		}
 		last = f
 		return r.Faults().Fired(), failed && f.Same(want), nil

@@ -82,9 +82,9 @@ func queueSeedAPI(seed uint64) (*sim.World, error) {
 }
 
 // queueSeedSimtest is queueSeedAPI written with simtest, as a user's Go
-// test would: the world records the trace for the failure report.
-func queueSeedSimtest(t testing.TB, seed uint64) {
-	w := simtest.New(t, seed)
+// test would. A benchmark runs it with simtest.Probe, as simtest.Sweep
+// runs a seed until it fails: no trace recorded, no subtest.
+func queueSeedSimtest(_ testing.TB, w *simtest.World) {
 	for _, r := range queueSweepRules {
 		w.Fault(r)
 	}
@@ -151,8 +151,7 @@ func logSeedAPI(seed uint64) (*sim.World, error) {
 }
 
 // logSeedSimtest is logSeedAPI written with simtest.
-func logSeedSimtest(tb testing.TB, seed uint64) {
-	w := simtest.New(tb, seed)
+func logSeedSimtest(_ testing.TB, w *simtest.World) {
 	for _, r := range logSweepRules {
 		w.Fault(r)
 	}
@@ -182,6 +181,14 @@ func sweep(b *testing.B, seed func(uint64)) {
 	}
 }
 
+// probe runs seed of f as simtest.Sweep runs a seed it expects to pass
+// (simtest.Probe) and fails b if the seed failed.
+func probe(b *testing.B, seed uint64, f func(testing.TB, *simtest.World)) {
+	if err := simtest.Probe(b, seed, func(b *testing.B, w *simtest.World) { f(b, w) }); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // atGOGC runs f with the collector's target percentage set to pct.
 func atGOGC(pct int, f func()) {
 	defer debug.SetGCPercent(debug.SetGCPercent(pct))
@@ -200,7 +207,7 @@ func BenchmarkSweepQueue(b *testing.B) {
 	}
 	b.Run("api", func(b *testing.B) { sweep(b, api) })
 	b.Run("api-gogc400", func(b *testing.B) { atGOGC(400, func() { sweep(b, api) }) })
-	b.Run("simtest", func(b *testing.B) { sweep(b, func(s uint64) { queueSeedSimtest(b, s) }) })
+	b.Run("simtest", func(b *testing.B) { sweep(b, func(s uint64) { probe(b, s, queueSeedSimtest) }) })
 	b.Run("scenario", func(b *testing.B) {
 		sc, err := scenario.Load("sweep.yaml", []byte(queueSweepScenario))
 		if err != nil {
@@ -232,7 +239,7 @@ func BenchmarkSweepLog(b *testing.B) {
 	}
 	b.Run("api", func(b *testing.B) { sweep(b, api) })
 	b.Run("api-gogc400", func(b *testing.B) { atGOGC(400, func() { sweep(b, api) }) })
-	b.Run("simtest", func(b *testing.B) { sweep(b, func(s uint64) { logSeedSimtest(b, s) }) })
+	b.Run("simtest", func(b *testing.B) { sweep(b, func(s uint64) { probe(b, s, logSeedSimtest) }) })
 	b.Run("floor", func(b *testing.B) {
 		sweep(b, func(s uint64) {
 			if got := logFloor(s); got < sweepMessages {
@@ -376,7 +383,7 @@ func TestSweepWorkloads(t *testing.T) {
 		if got := logFloor(s); got != sweepMessages {
 			t.Errorf("log floor, seed %d: %d of %d committed", s, got, sweepMessages)
 		}
-		queueSeedSimtest(t, s)
-		logSeedSimtest(t, s)
+		queueSeedSimtest(t, simtest.New(t, s))
+		logSeedSimtest(t, simtest.New(t, s))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sweep"
 )
 
 // DefaultSeeds is how many seeds Grade runs when asked for 0.
@@ -101,39 +102,26 @@ func (e *Exercise) GradeSeeds(sol Solution, first uint64, seeds int, onSeed func
 		rep.Error = err.Error()
 		return rep
 	}
+	// One job: the student's code need not be safe for concurrent use,
+	// and the probe folds each seed into rep in seed order.
 	var failed *Outcome
-	for i := range seeds {
-		s := first + uint64(i)
-		if onSeed != nil {
-			onSeed(s)
-		}
-		o := e.execute(sol, s, nil, false)
-		for i := range rep.Props {
-			if o.Judged[rep.Props[i].ID] {
-				rep.Props[i].Judged++
-			}
-		}
-		if len(o.Violations) == 0 {
-			rep.Passed++
-			rep.Faults += o.Fired.Len() + o.Fired.Omitted
-			continue
-		}
-		if failed == nil {
-			failed = o
-		}
-		for i := range rep.Props {
-			for _, v := range o.Violations {
-				if v.Prop != rep.Props[i].ID {
-					continue
+	_, err := sweep.Run(sweep.Config{Seeds: sweep.Seeds{From: first, Count: uint64(seeds)}, Jobs: 1},
+		func() (sweep.Probe[struct{}], error) {
+			return func(s uint64) (struct{}, bool, error) {
+				if onSeed != nil {
+					onSeed(s)
 				}
-				rep.Props[i].Failed++
-				if rep.Props[i].First == nil {
-					v := v
-					rep.Props[i].FirstSeed, rep.Props[i].First = o.Seed, &v
+				o := e.execute(sol, s, nil, false)
+				rep.add(o)
+				if len(o.Violations) > 0 && failed == nil {
+					failed = o
 				}
-				break
-			}
-		}
+				return struct{}{}, len(o.Violations) > 0, nil
+			}, nil
+		})
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
 	}
 	if failed != nil {
 		rep.Shrunk = e.shrink(sol, failed)
@@ -141,27 +129,52 @@ func (e *Exercise) GradeSeeds(sol Solution, first uint64, seeds int, onSeed func
 	return rep
 }
 
+// add counts one seed's outcome o into the report.
+func (r *Report) add(o *Outcome) {
+	for i := range r.Props {
+		if o.Judged[r.Props[i].ID] {
+			r.Props[i].Judged++
+		}
+	}
+	if len(o.Violations) == 0 {
+		r.Passed++
+		r.Faults += o.Fired.Len() + o.Fired.Omitted
+		return
+	}
+	for i := range r.Props {
+		for _, v := range o.Violations {
+			if v.Prop != r.Props[i].ID {
+				continue
+			}
+			r.Props[i].Failed++
+			if r.Props[i].First == nil {
+				v := v
+				r.Props[i].FirstSeed, r.Props[i].First = o.Seed, &v
+			}
+			break
+		}
+	}
+}
+
 // shrink reduces the fault decisions of the failing outcome o to a
 // 1-minimal schedule that still breaks the property o broke first, with
-// faults.Minimize.
+// sweep.Shrink (faults.Minimize), starting from the decisions o recorded.
 func (e *Exercise) shrink(sol Solution, o *Outcome) *Shrunk {
 	prop := o.Violations[0].Prop
-	sh := &Shrunk{Seed: o.Seed, Prop: prop, Fired: o.Fired.Len(), Runs: 1}
-	min := o.Fired
-	if o.Fired.Omitted == 0 {
-		min = faults.Minimize(o.Fired, func(sub faults.Schedule) bool {
-			sh.Runs++
-			return e.execute(sol, o.Seed, &sub, false).Failed(prop)
+	again := o
+	res, err := sweep.Shrink(sweep.ShrinkConfig{Fired: &o.Fired, NoVerify: true},
+		func(_ sweep.Step, s *faults.Schedule) (faults.Schedule, bool, error) {
+			again = e.execute(sol, o.Seed, s, false)
+			return again.Fired, again.Failed(prop), nil
 		})
+	if err != nil {
+		// Cannot happen for a deterministic harness unless more faults
+		// fired than a schedule holds; keep the seed's own run rather than
+		// claim a schedule that does not fail.
+		again = o
 	}
-	again := e.execute(sol, o.Seed, &min, false)
-	sh.Runs++
-	if !again.Failed(prop) {
-		// Cannot happen for a deterministic harness; keep the seed's own
-		// run rather than claim a schedule that does not fail.
-		again, min = o, o.Fired
-	}
-	sh.Minimal, sh.Violations = again.Fired, again.Violations
+	sh := &Shrunk{Seed: o.Seed, Prop: prop, Fired: o.Fired.Len(), Runs: res.Runs,
+		Minimal: again.Fired, Violations: again.Violations}
 	for _, d := range sh.Minimal.Decisions {
 		sh.Faults = append(sh.Faults, d.Words())
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/sweep"
 )
 
 // This file holds the deterministic parts of a seed sweep (brokerlab
@@ -148,72 +149,57 @@ type Shrunk struct {
 }
 
 // Shrink re-runs seed of s recording its fault decisions and shrinks them
-// with faults.Minimize, re-running the seed with Options.Replay set to
-// subsets: a subset fails when the run fails the same way (Failure.Same).
+// with sweep.Shrink (faults.Minimize), re-running the seed with
+// Options.Replay set to subsets: a subset fails when the run fails the
+// same way (Failure.Same).
 // handlers, when non-nil, returns fresh handlers to bind for every run.
 // It is deterministic: the same scenario, seed and handlers give the same
 // result. Cost: at most MaxShrinkRuns runs of the scenario.
 func (s *Scenario) Shrink(seed uint64, handlers func() map[string]sim.Handler) (*Shrunk, error) {
-	run := func(replay *faults.Schedule) (Failure, bool, faults.Schedule, error) {
-		o := Options{Seed: &seed, Record: true, Replay: replay}
+	var (
+		want, last Failure
+		minimal    faults.Schedule
+		buildErr   error // the seed's own run could not be built
+	)
+	replay := func(step sweep.Step, sched *faults.Schedule) (faults.Schedule, bool, error) {
+		o := Options{Seed: &seed, Record: true, Replay: sched}
 		if handlers != nil {
 			o.Handlers = handlers()
 		}
 		r, err := s.NewRun(o)
 		if err != nil {
-			return Failure{}, false, faults.Schedule{}, err
+			if step.Phase == sweep.PhaseRecord {
+				buildErr = err
+			}
+			return faults.Schedule{}, false, err
 		}
 		rep := r.Finish()
 		f, failed := FailureOf(rep, r.Err())
-		return f, failed, r.Faults().Fired(), nil
-	}
-	want, failed, fired, err := run(nil)
-	if err != nil {
-		return nil, err
-	}
-	if !failed {
-		return nil, fmt.Errorf("%w: seed %d of %s passes", ErrShrink, seed, s.File)
-	}
-	sh := &Shrunk{Seed: seed, Failure: want, Fired: fired, Runs: 1}
-	if fired.Omitted > 0 {
-		return nil, fmt.Errorf("%w: seed %d fired more than %d faults", ErrShrink, seed, faults.MaxDecisions)
-	}
-	var runErr error
-	fails := func(sub faults.Schedule) bool {
-		if sh.Runs >= MaxShrinkRuns {
-			sh.Capped = true
-			return false
+		switch step.Phase {
+		case sweep.PhaseRecord:
+			want = f
+		case sweep.PhaseMinimal:
+			minimal = *sched
 		}
-		sh.Runs++
-		f, failed, _, err := run(&sub)
-		if err != nil {
-			runErr = err
-			return false
-		}
-		return failed && f.Same(want)
+		last = f
+		return r.Faults().Fired(), failed && f.Same(want), nil
 	}
-	if !fails(fired) {
-		if runErr != nil {
-			return nil, fmt.Errorf("%w: seed %d: replay: %w", ErrShrink, seed, runErr)
-		}
-		return nil, fmt.Errorf("%w: seed %d: replaying its %d firings does not fail %s again", ErrShrink, seed, fired.Len(), want.Text)
-	}
-	min := faults.Minimize(fired, fails)
-	if runErr != nil {
-		return nil, fmt.Errorf("%w: seed %d: replay: %w", ErrShrink, seed, runErr)
-	}
-	// Re-record the minimal schedule in its own run: its ticks and
-	// opportunity numbers are the ones an explicit plan must name.
-	f, failed, again, err := run(&min)
-	sh.Runs++
+	res, err := sweep.Shrink(sweep.ShrinkConfig{MaxRuns: MaxShrinkRuns}, replay)
 	switch {
+	case buildErr != nil:
+		return nil, buildErr
+	case errors.Is(err, sweep.ErrPasses):
+		return nil, fmt.Errorf("%w: seed %d of %s passes", ErrShrink, seed, s.File)
+	case errors.Is(err, sweep.ErrTooMany):
+		return nil, fmt.Errorf("%w: seed %d fired more than %d faults", ErrShrink, seed, faults.MaxDecisions)
+	case errors.Is(err, sweep.ErrReplay):
+		return nil, fmt.Errorf("%w: seed %d: replaying its %d firings does not fail %s again", ErrShrink, seed, res.Fired.Len(), want.Text)
+	case errors.Is(err, sweep.ErrMinimal):
+		return nil, fmt.Errorf("%w: seed %d: the minimal schedule (%s) no longer fails %s", ErrShrink, seed, minimal.Words(), want.Text)
 	case err != nil:
-		return nil, fmt.Errorf("%w: seed %d: replay: %w", ErrShrink, seed, err)
-	case !failed || !f.Same(want):
-		return nil, fmt.Errorf("%w: seed %d: the minimal schedule (%s) no longer fails %s", ErrShrink, seed, min.Words(), want.Text)
+		return nil, fmt.Errorf("%w: seed %d: replay: %w", ErrShrink, seed, errors.Unwrap(err))
 	}
-	sh.Minimal, sh.Failure = again, f
-	return sh, nil
+	return &Shrunk{Seed: seed, Failure: last, Fired: res.Fired, Minimal: res.Minimal, Runs: res.Runs, Capped: res.Capped}, nil
 }
 
 // FilePlan returns the explicit plan of sh.Minimal in the scenario file's

@@ -9,6 +9,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/sweep"
 )
 
 // The acceptance pipeline from Go: a naive handler under five
@@ -178,7 +179,7 @@ func TestSeedsShards(t *testing.T) {
 		}
 	}
 	for _, sp := range []Seeds{{Count: 0}, {From: math.MaxUint64, Count: 2}, {Count: 1, Shard: 0, Shards: 2}, {Count: 1, Shard: 3, Shards: 2}, {Count: MaxSweepSeeds + 1}} {
-		if err := sp.Validate(); !errors.Is(err, ErrSweep) {
+		if err := sp.Validate(); !errors.Is(err, sweep.ErrSeeds) {
 			t.Errorf("%+v: %v", sp, err)
 		}
 	}

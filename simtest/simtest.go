@@ -6,10 +6,13 @@
 // on a bad configuration. w.Fault adds a fault rule and returns its
 // handle. w.Check judges the run; when a guarantee breaks it prints the
 // seed, a one-line reproduction and only the trace lines of the violating
-// messages and their copies. Sweep runs many seeds in parallel and shrinks
-// the first failure to its minimal fault schedule, written out as Go and
-// as TEST-seedN.faults.yaml: not a scenario by itself but the faults:
-// section to paste into a scenario file with the same topology. A failure
+// messages and their copies. Sweep runs many seeds in parallel (package
+// sweep), at the cost of the Go API per passing seed: no trace recorded,
+// no subtest, until a seed fails and is run again as its own subtest
+// seed=N to report it. It shrinks the first failure to its minimal fault
+// schedule, written out as Go and as TEST-seedN.faults.yaml: not a
+// scenario by itself but the faults: section to paste into a scenario
+// file with the same topology. A failure
 // that needs no fault, and a check set up wrong (a consumer name the
 // ledger does not know), are reported as such and not shrunk.
 //
@@ -59,6 +62,17 @@ func Sweep(t *testing.T, n int, f func(t *testing.T, w *World)) *Shrunk {
 		return nil
 	}
 	return core.Sweep(t, n, func(t *testing.T, w *core.World) { f(t, &World{w}) })
+}
+
+// Probe runs f for seed the way Sweep runs a seed it expects to pass: no
+// trace recorded, nothing reported, no subtest; it returns nil when the
+// seed passed. See core.Probe.
+func Probe[T testing.TB](t T, seed uint64, f func(t T, w *World)) error {
+	t.Helper()
+	if f == nil {
+		return fmt.Errorf("simtest: Probe needs a test function, got nil")
+	}
+	return core.Probe(t, seed, func(t T, w *core.World) { f(t, &World{w}) })
 }
 
 // named puts name into a config's Name field, failing when the config

@@ -10,13 +10,13 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/term"
 
 	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/scenario"
+	"github.com/brokerlab/brokerlab/sweep"
 )
 
 // stderrTerminal reports whether w (the command's stderr) is a terminal,
@@ -27,7 +27,7 @@ var stderrTerminal = func(w io.Writer) bool {
 }
 
 // maxJobs caps --jobs: more workers than that only cost memory.
-const maxJobs = 1024
+const maxJobs = sweep.MaxJobs
 
 // exploreGCPercent is the GOGC explore runs with unless GOGC says
 // otherwise. A sweep builds and drops one small World per seed, so with
@@ -104,7 +104,7 @@ func (c *cli) cmdExplore(args []string) int {
 	}
 	space := scenario.Seeds{From: from.v, Count: seeds.v, Shard: shard.k, Shards: shard.n}
 	if err := space.Validate(); err != nil {
-		fmt.Fprintln(c.stderr, "brokerlab explore:", strings.TrimPrefix(err.Error(), scenario.ErrSweep.Error()+": "))
+		fmt.Fprintln(c.stderr, "brokerlab explore:", strings.TrimPrefix(err.Error(), sweep.ErrSeeds.Error()+": "))
 		return exitBadInput
 	}
 	name, src, err := scenario.Source(pos[0])
@@ -174,13 +174,11 @@ func (c *cli) cmdExplore(args []string) int {
 		what += " variant " + *variant
 	}
 	fmt.Fprintf(c.stdout, "explore %s: %s (%d seeds)\n", printable.String(what), space, space.Len())
-	start := time.Now()
-	rep, err := c.sweep(name, src, *variant, space, *jobs)
+	rep, res, err := c.sweep(name, src, *variant, space, *jobs)
 	if err != nil {
 		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 		return exitBadInput
 	}
-	elapsed := time.Since(start)
 	if err := rep.WriteText(c.stdout); err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab:", err)
 		return exitBadInput
@@ -189,7 +187,13 @@ func (c *cli) cmdExplore(args []string) int {
 	if *jobs == 1 {
 		unit = "job"
 	}
-	fmt.Fprintf(c.stderr, "%d seeds in %.2fs with %d %s: %.0f seeds/s\n", rep.Ran, elapsed.Seconds(), *jobs, unit, float64(rep.Ran)/max(elapsed.Seconds(), 1e-9))
+	cpu := ""
+	if res.CPU > 0 {
+		// The CPU figure is what one core gives: on a busy machine the
+		// wall-clock rate understates it.
+		cpu = fmt.Sprintf(", %.0f per CPU-second (%.2f CPU-s)", res.PerCPUSecond(), res.CPU.Seconds())
+	}
+	fmt.Fprintf(c.stderr, "%d seeds in %.2fs with %d %s: %.0f seeds/s%s\n", rep.Ran, res.Wall.Seconds(), *jobs, unit, res.PerSecond(), cpu)
 	if *jsonOut != "" {
 		if err := writeOutput(*jsonOut, rep.WriteJSON); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab explore:", err)
@@ -253,98 +257,38 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// seedResult is one seed's outcome, from a worker.
-type seedResult struct {
-	seed   uint64
-	f      scenario.Failure
-	failed bool
-	err    error
-}
-
-// sweepBatch is how many seeds a worker takes at a time.
-const sweepBatch = 16
-
-// sweep runs every seed of space with jobs workers, over the variant of
-// src called variant when it is not "". Each worker loads its own
-// Scenario from src and runs one World per seed, so no state is shared;
-// the report is sorted by seed, so it does not depend on jobs.
-// On a terminal, stderr shows a progress bar.
-func (c *cli) sweep(name string, src []byte, variant string, space scenario.Seeds, jobs int) (*scenario.SweepReport, error) {
-	total := space.Len()
-	batches := make(chan []uint64, jobs)
-	results := make(chan []seedResult, jobs)
-	stop := make(chan struct{})
-	go func() {
-		defer close(batches)
-		b := make([]uint64, 0, sweepBatch)
-		for seed := range space.All() {
-			b = append(b, seed)
-			if len(b) == sweepBatch {
-				select {
-				case batches <- b:
-				case <-stop:
-					return
-				}
-				b = make([]uint64, 0, sweepBatch)
-			}
-		}
-		if len(b) > 0 {
-			select {
-			case batches <- b:
-			case <-stop:
-			}
-		}
-	}()
-	var wg sync.WaitGroup
-	for range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+// sweep runs every seed of space with jobs workers (sweep.Run), over the
+// variant of src called variant when it is not "". Each worker loads its
+// own Scenario from src and runs one World per seed, so no state is
+// shared; the report is sorted by seed, so it does not depend on jobs.
+// On a terminal, stderr shows a progress bar. It returns the sweep's
+// figures (wall and CPU time) beside the report.
+func (c *cli) sweep(name string, src []byte, variant string, space scenario.Seeds, jobs int) (*scenario.SweepReport, *sweep.Report[scenario.Failure], error) {
+	bar := newProgress(c.rawStderr, space.Len())
+	res, err := sweep.Run(sweep.Config{Seeds: space, Jobs: jobs, MaxFailures: scenario.MaxListedFailures,
+		Progress: func(p sweep.Progress) { bar.update(p.Ran, p.Failed) }},
+		func() (sweep.Probe[scenario.Failure], error) {
 			s, err := scenario.Load(name, src)
 			if err == nil && variant != "" {
 				s, err = s.Variant(variant)
 			}
-			for b := range batches {
-				rs := make([]seedResult, len(b))
-				for i, seed := range b {
-					rs[i].seed = seed
-					if err != nil {
-						rs[i].err = err
-						continue
-					}
-					rs[i].f, rs[i].failed, rs[i].err = s.Probe(seed, scenario.Options{})
-				}
-				results <- rs
+			if err != nil {
+				return nil, err
 			}
-		}()
+			return func(seed uint64) (scenario.Failure, bool, error) { return s.Probe(seed, scenario.Options{}) }, nil
+		})
+	bar.done()
+	if err != nil {
+		return nil, nil, err
 	}
-	go func() {
-		wg.Wait()
-		close(results)
-	}()
 	rep := scenario.NewSweepReport(name, src, space)
 	rep.Variant = variant
-	bar := newProgress(c.rawStderr, total)
-	var firstErr error
-	for rs := range results {
-		for _, r := range rs {
-			if r.err != nil {
-				if firstErr == nil {
-					firstErr = r.err
-					close(stop)
-				}
-				continue
-			}
-			rep.Add(r.seed, r.f, r.failed)
-		}
-		bar.update(rep.Ran, rep.Failed)
+	for _, f := range res.Failures {
+		rep.Add(f.Seed, f.Value, true)
 	}
-	bar.done()
-	if firstErr != nil {
-		return nil, firstErr
-	}
+	rep.Ran, rep.Failed = res.Ran, res.Failed
 	rep.Sort()
-	return rep, nil
+	return rep, res, nil
 }
 
 // progress draws a progress bar with the seeds per second on a terminal,

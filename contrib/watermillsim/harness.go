@@ -13,10 +13,12 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/sweep"
 )
 
 // DefaultMaxTicks is the number of ticks a Harness runs in all when
@@ -133,6 +135,44 @@ func Test(t *testing.T, cfg HarnessConfig, f func(t *testing.T, h *Harness)) {
 		}()
 		f(t, h)
 	})
+}
+
+// Sweep runs f in a fresh Harness for each of the seeds 1..n (cfg.Seed is
+// replaced by the seed), each in its own synctest bubble (Test) as a
+// subtest named seed=N, so that `go test -run 'TestX/^seed=N$'` reruns one
+// seed alone. The seeds run on GOMAXPROCS goroutines through sweep.Run and
+// the sweep stops at the first failure; it returns the lowest failing
+// seed, which is the same whatever the scheduling, or 0 when every seed
+// passed. Fault schedules are not shrunk: the broker does not replay
+// them. Cost: one harness run per seed up to the first failure, and a
+// subtest each.
+func Sweep(t *testing.T, cfg HarnessConfig, n int, f func(t *testing.T, h *Harness)) uint64 {
+	t.Helper()
+	if f == nil || n <= 0 {
+		t.Fatalf("%v: Sweep needs a test function and a positive number of seeds, got %d", ErrInvalidConfig, n)
+		return 0
+	}
+	rep, err := sweep.Run(sweep.Config{Seeds: sweep.Seeds{From: 1, Count: uint64(n)}, StopAtFirst: true},
+		func() (sweep.Probe[struct{}], error) {
+			return func(seed uint64) (struct{}, bool, error) {
+				c := cfg
+				c.Seed = seed
+				ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { Test(t, c, f) })
+				return struct{}{}, !ok, nil
+			}, nil
+		})
+	if err != nil {
+		t.Fatalf("watermillsim: Sweep: %v", err)
+		return 0
+	}
+	if len(rep.Failures) == 0 {
+		t.Logf("watermillsim: %d seeds passed in %v", rep.Ran, rep.Wall.Round(time.Millisecond))
+		return 0
+	}
+	seed := rep.Failures[0].Seed
+	t.Logf("watermillsim: seed %d is the lowest failing seed (%d of the %d seeds that ran failed; the sweep stops at the first failure); rerun it alone with go test -run '^%s$/^seed=%d$'",
+		seed, rep.Failed, rep.Ran, regexp.QuoteMeta(t.Name()), seed)
+	return seed
 }
 
 // NewHarness starts a Harness for cfg in the current synctest bubble,

@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -87,7 +88,19 @@ type run struct {
 	probe    bool             // a shrinking probe: failures are noted, not reported
 	failed   []sim.Violation  // the violations of the run's failing Check
 	known    []string         // the ledger's logical consumers when Check failed
-	outside  string           // a failure outside Check (probes only)
+	outside  string           // a failure outside Check (probes and quiet runs only)
+
+	// A quiet run is a sweep's run of a seed that is expected to pass: its
+	// World records no trace unless record is set, and a failure ends f's
+	// goroutine instead of being reported.
+	quiet, record bool
+	needTrace     bool // f asked a quiet World for the trace it did not record
+	returned      bool // f returned (a quiet run that failed did not)
+}
+
+// ok reports whether a quiet run passed.
+func (r *run) ok() bool {
+	return r.returned && !r.needTrace && r.failed == nil && r.outside == ""
 }
 
 // World is a simulated world bound to a test. Its methods fail the test
@@ -121,8 +134,11 @@ func newWorld(t testing.TB, seed uint64, r *run) *World {
 	if err != nil {
 		t.Fatalf("simtest: %v", err)
 	}
-	w := &World{World: sw, t: t, seed: seed, rec: &sim.Recorder{}, run: r}
-	sw.Trace().Attach(w.rec)
+	w := &World{World: sw, t: t, seed: seed, run: r}
+	if !r.quiet || r.record {
+		w.rec = &sim.Recorder{}
+		sw.Trace().Attach(w.rec)
+	}
 	cfg := faults.Config{Record: r.mode == modeRecord, Replay: r.schedule}
 	if r.mode == modePlan {
 		cfg.Plan, cfg.Record = r.plan, true
@@ -186,6 +202,10 @@ func (w *World) Must(err error) {
 func (w *World) fatal(format string, a ...any) {
 	w.t.Helper()
 	msg := fmt.Sprintf(format, a...)
+	if w.run.quiet {
+		w.run.outside = msg
+		runtime.Goexit()
+	}
 	if w.run.probe {
 		w.run.outside = msg
 		w.t.SkipNow()
@@ -221,9 +241,9 @@ func (w *World) RunUntil(done func() bool, max sim.Tick) {
 // none is given.
 func (w *World) Events(kinds ...sim.Kind) []sim.Event {
 	if len(kinds) == 0 {
-		return w.rec.Events()
+		return w.trace().Events()
 	}
-	return sim.Filter(w.rec.Events(), func(e *sim.Event) bool {
+	return sim.Filter(w.trace().Events(), func(e *sim.Event) bool {
 		for _, k := range kinds {
 			if e.Kind == k {
 				return true
@@ -235,10 +255,26 @@ func (w *World) Events(kinds ...sim.Kind) []sim.Event {
 
 // Recorder returns the recorder of the world's trace: every event of the
 // run, in order.
-func (w *World) Recorder() *sim.Recorder { return w.rec }
+func (w *World) Recorder() *sim.Recorder { return w.trace() }
+
+// trace returns the recorder of the world's trace. A quiet World (a
+// sweep's run of a seed) has none: asked before its run began it attaches
+// one; asked later it ends the run, and the sweep reruns the seed with
+// the trace recorded from the start.
+func (w *World) trace() *sim.Recorder {
+	if w.rec == nil {
+		if w.Trace().Len() > 0 {
+			w.run.needTrace = true
+			runtime.Goexit()
+		}
+		w.rec = &sim.Recorder{}
+		w.Trace().Attach(w.rec)
+	}
+	return w.rec
+}
 
 // TraceText renders the recorded trace, one event per line.
-func (w *World) TraceText() string { return text(w.rec.Events()) }
+func (w *World) TraceText() string { return text(w.trace().Events()) }
 
 func text(evs []sim.Event) string {
 	var b []byte
@@ -286,7 +322,7 @@ func (w *World) Refold() {
 func (w *World) Violations(checks ...sim.Checker) []sim.Violation {
 	if err := sim.Check(w.Ledger(), checks...); err != nil {
 		if ce, ok := err.(*sim.CheckError); ok {
-			return sim.HintActors(ce.Violations, w.rec.Events())
+			return sim.HintActors(ce.Violations, w.trace().Events())
 		}
 		return []sim.Violation{{Check: "check", Detail: err.Error()}}
 	}
@@ -316,9 +352,25 @@ func (w *World) Check(checks ...sim.Checker) {
 			misuse("Check: checker %d is nil", i+1)
 		}
 	}
+	if w.run.quiet && w.rec == nil {
+		// A quiet run only needs to know that the seed failed: the sweep
+		// reruns it with its trace to report it.
+		if err := sim.Check(w.Ledger(), checks...); err != nil {
+			w.run.failed = []sim.Violation{{Check: "check", Detail: err.Error()}}
+			if ce, ok := err.(*sim.CheckError); ok {
+				w.run.failed = ce.Violations
+			}
+			runtime.Goexit()
+		}
+		return
+	}
 	vs := w.Violations(checks...)
 	if len(vs) == 0 {
 		return
+	}
+	if w.run.quiet {
+		w.run.failed = vs
+		runtime.Goexit()
 	}
 	if w.run.failed == nil {
 		w.run.failed = vs
@@ -345,12 +397,13 @@ func (w *World) Report(vs []sim.Violation) string {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "reproduce: %s\n", w.Repro())
-	lines := Concerning(w.rec.Events(), vs)
+	evs := w.trace().Events()
+	lines := Concerning(evs, vs)
 	if len(lines) == 0 {
 		b.WriteString("trace: no event names the violating messages\n")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "trace of the violating messages and their copies (%d of %d events):\n", len(lines), len(w.rec.Events()))
+	fmt.Fprintf(&b, "trace of the violating messages and their copies (%d of %d events):\n", len(lines), len(evs))
 	for _, l := range strings.SplitAfter(text(lines), "\n") {
 		if l != "" {
 			b.WriteString("\t")

@@ -1,20 +1,21 @@
 package core
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/sweep"
 )
 
 // Shrunk is what Sweep found and shrank.
@@ -42,31 +43,42 @@ type Shrunk struct {
 }
 
 // Sweep runs f for seeds 1..n (or -brokerlab.seeds of them, or only
-// -brokerlab.seed) as subtests named seed=N, in parallel across
-// GOMAXPROCS goroutines, each with its own World; every seed is
-// deterministic. When seeds fail, it shrinks the lowest one: it reruns it
-// recording the fault decisions that fired, then reruns subsets of them
-// (faults.Minimize, replaying each subset exactly) until a 1-minimal
-// schedule still fails with the same checker. It prints that schedule in
-// words, and writes it as the faults: section of a scenario file (YAML,
-// rules with tick windows and nth, to paste into a scenario file with the
-// same topology; TEST-seedN.faults.yaml) and as a Go snippet
-// (TEST-seedN.faults.go.txt), to t.Log and to files in -brokerlab.out or
-// t.TempDir. Each rerun is a subtest of shrink/ whose expected failures
-// are reported as skips. A seed that still fails with no fault firing is
-// reported as such, and no plan is written. A checker misuse (a
-// sim.Violation marked Misuse: an unknown consumer name, no checkers, a
-// consumer routed nothing) is a test configuration error: Sweep reports it
-// with what the ledger knows and shrinks nothing. Sweep returns what it
-// shrank, nil when every seed passed, the failure was outside Check or
-// the checks were misused.
+// -brokerlab.seed) in parallel across GOMAXPROCS goroutines (sweep.Run),
+// each with its own World; every seed is deterministic. A passing seed
+// costs what the Go API costs: its World records no trace and gets no
+// subtest, and f is handed t itself. A failing seed is run again as a
+// subtest named seed=N with its trace recorded, which reports the
+// failure with the trace lines that concern it and a reproduction that
+// reruns that subtest alone. A -run or -skip pattern that reaches below
+// the test, and -brokerlab.seed, make every seed a subtest again, so the
+// pattern picks the seeds. When seeds fail, Sweep shrinks the lowest one
+// (sweep.Shrink): it reruns it recording the fault decisions that fired,
+// then reruns subsets of them (faults.Minimize, replaying each subset
+// exactly) until a 1-minimal schedule still fails with the same checker.
+// It prints that schedule in words, and writes it as the faults: section
+// of a scenario file (YAML, rules with tick windows and nth, to paste into
+// a scenario file with the same topology; TEST-seedN.faults.yaml) and as a
+// Go snippet (TEST-seedN.faults.go.txt), to t.Log and to files in
+// -brokerlab.out or t.TempDir. Each rerun is a subtest of shrink/ whose
+// expected failures are reported as skips. A seed that still fails with
+// no fault firing is reported as such, and no plan is written. A checker
+// misuse (a sim.Violation marked Misuse: an unknown consumer name, no
+// checkers, a consumer routed nothing) is a test configuration error:
+// Sweep reports it with what the ledger knows and shrinks nothing. Sweep
+// returns what it shrank, nil when every seed passed, the failure was
+// outside Check or the checks were misused.
 //
-// f must judge the run with w.Check and may stop with w's methods; a
-// failure it reports straight on t (t.Fatal), or one outside Check (a run
-// that did not drain), fails its seed but is not shrunk. f must not call
-// t.Parallel: Sweep runs the seeds in parallel itself. A sweep costs one
-// run per seed up to the first failure; shrinking costs a few reruns,
-// O(log n) for one culprit among n fired decisions, O(n²) at worst.
+// f must judge the run with w.Check and may stop with w's methods. A
+// failure it reports straight on t (t.Error, t.Fatal) fails the sweep's
+// test, and its seed is the first one that notices; t.Skip skips the
+// whole sweep; t.Cleanup and t.TempDir belong to the sweep's test and end
+// with it. f must not call t.Parallel: Sweep runs the seeds in parallel
+// itself. A World that is asked for its trace (Events, Recorder,
+// TraceText, Violations with violations) after its run began makes the
+// sweep record every later seed's trace, and reruns that seed with it. A
+// sweep costs one run per seed up to the first failure, one more for the
+// failing seed's report; shrinking costs a few reruns, O(log n) for one
+// culprit among n fired decisions, O(n²) at worst.
 func Sweep(t *testing.T, n int, f func(t *testing.T, w *World)) *Shrunk {
 	t.Helper()
 	switch {
@@ -80,71 +92,181 @@ func Sweep(t *testing.T, n int, f func(t *testing.T, w *World)) *Shrunk {
 	if s := flagSeeds(); s > 0 {
 		n = s
 	}
-	// Seed i of the sweep (from 0) is i+1, or the one -brokerlab.seed
-	// names; seeds are made as they start, so a huge n costs no memory.
-	seedAt := func(i int) uint64 { return uint64(i) + 1 }
+	space := sweep.Seeds{From: 1, Count: uint64(n)}
 	if s := flagSeed(); s != 0 {
-		n, seedAt = 1, func(int) uint64 { return s }
+		space = sweep.Seeds{From: s, Count: 1}
 	}
+	subtests := flagSeed() != 0 || filtered(t.Name())
 	var (
-		mu     sync.Mutex
-		failed []uint64
-		runs   = map[uint64]*run{}
-		next   = 0
-		wg     sync.WaitGroup
-		ran    atomic.Int64 // seeds whose subtest ran (a -run filter skips some)
+		entered   atomic.Int64 // seeds whose subtest ran (a -run filter skips some)
+		wantTrace atomic.Bool  // f reads the trace: record it from the start
 	)
-	start := time.Now()
-	workers := min(runtime.GOMAXPROCS(0), n)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				if next == n || len(failed) > 0 {
-					// After a failure no seed starts: the ones below it
-					// have all started, so the lowest failing seed is the
-					// same on every run, whatever the scheduling.
-					mu.Unlock()
-					return
-				}
-				seed := seedAt(next)
-				next++
-				mu.Unlock()
-				r := &run{}
-				ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-					ran.Add(1)
-					f(t, newWorld(t, seed, r))
-				})
-				if !ok {
-					mu.Lock()
-					failed = append(failed, seed)
-					runs[seed] = r
-					mu.Unlock()
-				}
-			}
-		}()
+	probe := func(seed uint64) (*run, bool, error) {
+		r := &run{}
+		if subtests {
+			ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+				entered.Add(1)
+				f(t, newWorld(t, seed, r))
+			})
+			return r, !ok, nil
+		}
+		before := t.Failed()
+		r = quiet(t, seed, wantTrace.Load(), f)
+		if r.needTrace {
+			wantTrace.Store(true)
+			r = quiet(t, seed, true, f)
+		}
+		if !before && t.Failed() && r.ok() {
+			r.outside = "the test failed on t itself"
+		}
+		return r, !r.ok(), nil
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	rate := fmt.Sprintf("in %v (%.0f seeds/s on %d goroutines)", elapsed.Round(time.Millisecond), float64(ran.Load())/elapsed.Seconds(), workers)
-	if len(failed) == 0 {
-		t.Logf("simtest: %d seeds passed %s", ran.Load(), rate)
+	rep, err := sweep.Run(sweep.Config{Seeds: space, StopAtFirst: true},
+		func() (sweep.Probe[*run], error) { return probe, nil })
+	if err != nil {
+		t.Fatalf("simtest: %v", err)
 		return nil
 	}
-	slices.Sort(failed)
-	t.Logf("simtest: %d of the %d seeds that ran failed: %v; the sweep stops at the first failure (%d seeds asked) %s", len(failed), ran.Load(), short(failed), n, rate)
-	seed := failed[0]
-	if r := runs[seed]; misused(r.failed) {
+	ran := int64(rep.Ran)
+	if subtests {
+		ran = entered.Load()
+	}
+	rate := fmt.Sprintf("in %v (%.0f seeds/s on %d goroutines", rep.Wall.Round(time.Millisecond), float64(ran)/max(rep.Wall.Seconds(), 1e-9), rep.Jobs)
+	if rep.CPU > 0 {
+		rate += fmt.Sprintf(", %.0f per CPU-second", float64(ran)/rep.CPU.Seconds())
+	}
+	rate += ")"
+	if len(rep.Failures) == 0 {
+		t.Logf("simtest: %d seeds passed %s", ran, rate)
+		return nil
+	}
+	failed := make([]uint64, len(rep.Failures))
+	for i, x := range rep.Failures {
+		failed[i] = x.Seed
+	}
+	t.Logf("simtest: %d of the %d seeds that ran failed: %v; the sweep stops at the first failure (%d seeds asked) %s", len(failed), ran, short(failed), n, rate)
+	seed, r := failed[0], rep.Failures[0].Value
+	if !subtests {
+		// The sweep ran the seed quietly: run it again as its own
+		// subtest, with its trace, to report it.
+		quietly := r
+		r = &run{}
+		entered := false
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			entered = true
+			f(t, newWorld(t, seed, r))
+		})
+		switch {
+		case !entered:
+			t.Errorf("simtest: seed %d failed (%s), and the -skip pattern excludes its subtest seed=%d, which reports it", seed, describe(quietly), seed)
+			return nil
+		case ok:
+			t.Errorf("simtest: seed %d failed in the sweep (%s) but passed when rerun as seed=%d: the test is not deterministic for its seed", seed, describe(quietly), seed)
+			return nil
+		}
+	}
+	if misused(r.failed) {
 		t.Errorf("%s", configError(seed, r))
 		return nil
 	}
-	if len(runs[seed].failed) == 0 {
+	if len(r.failed) == 0 {
 		t.Logf("simtest: seed %d failed outside Check, so it is not shrunk", seed)
 		return nil
 	}
-	return shrink(t, seed, runs[seed].failed, f)
+	return shrink(t, seed, r.failed, f)
+}
+
+// Probe runs f for seed the way Sweep runs every seed before it knows
+// the seed fails: on a World bound to t that records no trace (unless f
+// asks for it) and reports nothing, with no subtest. It returns nil when
+// the seed passed, and otherwise an error that says how it failed,
+// without the trace: run the seed with New (or Sweep's seed=N subtest) to
+// see the report. f gets t itself, and a failure it reports straight on t
+// fails t. What a Probe costs is what a sweep pays per passing seed: a
+// benchmark or a loop of one's own can call it; -brokerlab.seed does not
+// apply.
+func Probe[T testing.TB](t T, seed uint64, f func(t T, w *World)) error {
+	t.Helper()
+	if f == nil {
+		return errors.New("simtest: Probe needs a test function, got nil")
+	}
+	r := quiet(t, seed, false, f)
+	if r.needTrace {
+		r = quiet(t, seed, true, f)
+	}
+	if r.ok() {
+		return nil
+	}
+	return fmt.Errorf("simtest: seed %d failed: %s", seed, describe(r))
+}
+
+// quiet runs f for seed on a World that records no trace (unless record
+// is set) and reports nothing: a failure ends f's goroutine and is kept
+// in the run returned. f gets t itself.
+func quiet[T testing.TB](t T, seed uint64, record bool, f func(T, *World)) *run {
+	r := &run{quiet: true, record: record}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(t, newWorld(quietT{t}, seed, r))
+		r.returned = true
+	}()
+	<-done
+	return r
+}
+
+// quietT is the test a quiet World is bound to: t, without Helper, whose
+// lock every worker would otherwise take on every call.
+type quietT struct{ testing.TB }
+
+func (quietT) Helper() {}
+
+// filtered reports whether a -run or -skip pattern reaches below the
+// test called name: then its seeds must be subtests for the pattern to
+// pick them.
+func filtered(name string) bool {
+	depth := strings.Count(name, "/") + 1
+	for _, fl := range []string{"test.run", "test.skip"} {
+		if f := flag.Lookup(fl); f != nil && f.Value.String() != "" && len(splitPattern(f.Value.String())) > depth {
+			return true
+		}
+	}
+	return false
+}
+
+// splitPattern splits a -run pattern at its slashes that are not inside
+// brackets or parentheses, as the testing package does. Alternatives
+// (a|b) are not told apart: a pattern any of whose alternatives reaches
+// below the test keeps the subtests, as a sweep had them before.
+func splitPattern(p string) []string {
+	var out []string
+	cs, cp, start := 0, 0, 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '[':
+			cs++
+		case ']':
+			if cs > 0 {
+				cs--
+			}
+		case '(':
+			if cs == 0 {
+				cp++
+			}
+		case ')':
+			if cs == 0 {
+				cp--
+			}
+		case '\\':
+			i++
+		case '/':
+			if cs == 0 && cp == 0 {
+				out = append(out, p[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, p[start:])
 }
 
 // misused reports whether vs has a violation about how the check was
@@ -231,6 +353,9 @@ func shrink(t *testing.T, seed uint64, failing []sim.Violation, f func(*testing.
 // skipped says a probe did not run: a -run filter excluded it.
 const skipped = "the -run filter excludes shrink/; run the whole test to shrink"
 
+// errSkipped stops a shrink whose probe a -run filter excluded.
+var errSkipped = errors.New(skipped)
+
 // shrinkIn shrinks as the subtest st of t: each rerun is a subtest of st.
 func shrinkIn(t, st *testing.T, seed uint64, failing []sim.Violation, f func(*testing.T, *World)) (*Shrunk, string) {
 	want := checks(failing)
@@ -250,42 +375,47 @@ func shrinkIn(t, st *testing.T, seed uint64, failing []sim.Violation, f func(*te
 		}
 		return r, w
 	}
-	rec, rw := probe("record", &run{mode: modeRecord})
-	if rec.outside == skipped {
+	var (
+		mr *run   // the last rerun
+		mw *World // and its world
+	)
+	replay := func(step sweep.Step, s *faults.Schedule) (faults.Schedule, bool, error) {
+		name, r := step.Phase.String(), &run{mode: modeRecord}
+		if step.Phase == sweep.PhaseMinimize {
+			name = fmt.Sprintf("step=%d", step.N)
+		}
+		if s != nil {
+			r = &run{mode: modeReplay, schedule: s}
+		}
+		mr, mw = probe(name, r)
+		if mr.outside == skipped {
+			return faults.Schedule{}, false, errSkipped
+		}
+		return mw.in.Fired(), same(mr.failed, want), nil
+	}
+	sh, err := sweep.Shrink(sweep.ShrinkConfig{}, replay)
+	res := &Shrunk{Seed: seed, Violations: failing, Fired: sh.Fired}
+	switch {
+	case errors.Is(err, errSkipped):
 		return nil, fmt.Sprintf("simtest: seed %d is not shrunk: %s", seed, skipped)
-	}
-	if !same(rec.failed, want) {
-		t.Errorf("simtest: seed %d did not fail the same way when rerun (%s): the test is not deterministic for its seed", seed, describe(rec))
+	case errors.Is(err, sweep.ErrPasses):
+		t.Errorf("simtest: seed %d did not fail the same way when rerun (%s): the test is not deterministic for its seed", seed, describe(mr))
 		return nil, ""
-	}
-	fired := rw.in.Fired()
-	res := &Shrunk{Seed: seed, Violations: failing, Fired: fired}
-	if fired.Omitted > 0 {
+	case errors.Is(err, sweep.ErrTooMany):
 		t.Errorf("simtest: seed %d fired more than %d faults; not shrunk", seed, faults.MaxDecisions)
 		return nil, ""
-	}
-	if fired.Len() == 0 {
-		return res, faultless(res, rec, want, steps)
-	}
-	if r, _ := probe("replay-all", &run{mode: modeReplay, schedule: &fired}); !same(r.failed, want) {
-		t.Errorf("simtest: seed %d did not fail when its %d fault decisions were replayed (%s); not shrunk", seed, fired.Len(), describe(r))
+	case errors.Is(err, sweep.ErrReplay):
+		t.Errorf("simtest: seed %d did not fail when its %d fault decisions were replayed (%s); not shrunk", seed, sh.Fired.Len(), describe(mr))
 		return nil, ""
+	case err != nil:
+		t.Errorf("simtest: seed %d: %v (%s); not shrunk", seed, err, describe(mr))
+		return nil, ""
+	case sh.Faultless:
+		// A failure that needs no fault has no fault schedule to shrink:
+		// say so, and write no plan.
+		return res, faultless(res, mr, want, steps)
 	}
-	// A failure that needs no fault has no fault schedule to shrink: say
-	// so, and write no plan.
-	if r, _ := probe("no-faults", &run{mode: modeReplay, schedule: &faults.Schedule{}}); same(r.failed, want) {
-		return res, faultless(res, r, want, steps)
-	}
-	k := 0
-	min := faults.Minimize(fired, func(s faults.Schedule) bool {
-		k++
-		r, _ := probe(fmt.Sprintf("step=%d", k), &run{mode: modeReplay, schedule: &s})
-		return same(r.failed, want)
-	})
-	// Replay the minimal schedule once more to learn its own ticks and
-	// opportunities, then check that the explicit plan fails alone.
-	mr, mw := probe("minimal", &run{mode: modeReplay, schedule: &min})
-	res.Minimal = mw.in.Fired()
+	res.Minimal = sh.Minimal
 	res.MinimalViolations = mr.failed
 	res.Plan = res.Minimal.Plan()
 	pr, pw := probe("plan", &run{mode: modePlan, plan: res.Plan})
@@ -294,7 +424,7 @@ func shrinkIn(t, st *testing.T, seed uint64, failing []sim.Violation, f func(*te
 		t.Errorf("simtest: the fault plan of the minimal schedule did not reproduce it: fired %s (%s)", got.Words(), describe(pr))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "simtest: seed %d failed (%s); shrunk %d fault decisions to %d in %d reruns:\n", seed, strings.Join(want, ", "), fired.Len(), res.Minimal.Len(), steps)
+	fmt.Fprintf(&b, "simtest: seed %d failed (%s); shrunk %d fault decisions to %d in %d reruns:\n", seed, strings.Join(want, ", "), sh.Fired.Len(), res.Minimal.Len(), steps)
 	fmt.Fprintf(&b, "  %s\n", res.Minimal.Words())
 	for _, v := range mr.failed {
 		fmt.Fprintf(&b, "  %s\n", v.String())
@@ -352,6 +482,8 @@ func describe(r *run) string {
 		return "it stopped: " + r.outside
 	case len(r.failed) > 0:
 		return "it broke " + strings.Join(checks(r.failed), ", ")
+	case r.quiet && !r.returned:
+		return "it stopped on t itself (t.Fatal, t.Skip)"
 	}
 	return "it passed"
 }

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/scenario"
 )
@@ -102,9 +103,9 @@ func (c *cli) cmdExplore(args []string) int {
 		fmt.Fprintf(c.stderr, "brokerlab explore: --jobs %d: want 1 to %d\n", *jobs, maxJobs)
 		return exitBadInput
 	}
-	space := scenario.Seeds{From: from.v, Count: seeds.v, Shard: shard.k, Shards: shard.n}
+	space := lab.Seeds{From: from.v, Count: seeds.v, Shard: shard.k, Shards: shard.n}
 	if err := space.Validate(); err != nil {
-		fmt.Fprintln(c.stderr, "brokerlab explore:", strings.TrimPrefix(err.Error(), scenario.ErrSweep.Error()+": "))
+		fmt.Fprintln(c.stderr, "brokerlab explore:", strings.TrimPrefix(err.Error(), lab.ErrSweep.Error()+": "))
 		return exitBadInput
 	}
 	name, src, err := scenario.Source(pos[0])
@@ -215,14 +216,14 @@ func (c *cli) cmdExplore(args []string) int {
 // shrink shrinks seed of s, prints the minimal schedule and writes the
 // reproducer, made from src (the document s was loaded from), to out.
 func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out string) {
-	sh, err := s.Shrink(seed, nil)
+	sh, err := lab.Shrink(s, seed, nil)
 	if err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
 		return
 	}
 	capped := ""
 	if sh.Capped {
-		capped = fmt.Sprintf(" (stopped at the cap of %d runs: it may not be minimal)", scenario.MaxShrinkRuns)
+		capped = fmt.Sprintf(" (stopped at the cap of %d runs: it may not be minimal)", lab.MaxShrinkRuns)
 	}
 	fmt.Fprintf(c.stdout, "shrinking seed %d: %d %s, shrunk to %d in %d runs%s:\n", seed, sh.Fired.Len(),
 		plural(sh.Fired.Len(), "firing", "firings"), sh.Minimal.Len(), sh.Runs, capped)
@@ -234,7 +235,7 @@ func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out string) 
 		}
 	}
 	fmt.Fprintf(c.stdout, "  fails %s\n", sh.Failure.In(s.File))
-	data, err := s.MinFile(sh, src, out)
+	data, err := lab.MinFile(s, sh, src, out)
 	if err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
 		return
@@ -256,7 +257,7 @@ func plural(n int, one, many string) string {
 // seedResult is one seed's outcome, from a worker.
 type seedResult struct {
 	seed   uint64
-	f      scenario.Failure
+	f      lab.Failure
 	failed bool
 	err    error
 }
@@ -269,7 +270,7 @@ const sweepBatch = 16
 // Scenario from src and runs one World per seed, so no state is shared;
 // the report is sorted by seed, so it does not depend on jobs.
 // On a terminal, stderr shows a progress bar.
-func (c *cli) sweep(name string, src []byte, variant string, space scenario.Seeds, jobs int) (*scenario.SweepReport, error) {
+func (c *cli) sweep(name string, src []byte, variant string, space lab.Seeds, jobs int) (*lab.SweepReport, error) {
 	total := space.Len()
 	batches := make(chan []uint64, jobs)
 	results := make(chan []seedResult, jobs)
@@ -312,7 +313,7 @@ func (c *cli) sweep(name string, src []byte, variant string, space scenario.Seed
 						rs[i].err = err
 						continue
 					}
-					rs[i].f, rs[i].failed, rs[i].err = s.Probe(seed, scenario.Options{})
+					rs[i].f, rs[i].failed, rs[i].err = lab.Probe(s, seed, lab.Options{})
 				}
 				results <- rs
 			}
@@ -322,7 +323,7 @@ func (c *cli) sweep(name string, src []byte, variant string, space scenario.Seed
 		wg.Wait()
 		close(results)
 	}()
-	rep := scenario.NewSweepReport(name, src, space)
+	rep := lab.NewSweepReport(name, src, space)
 	rep.Variant = variant
 	bar := newProgress(c.rawStderr, total)
 	var firstErr error
@@ -419,31 +420,31 @@ func (c *cli) cmdExploreMerge(args []string) int {
 			return exitBadInput
 		}
 	}
-	var rs []*scenario.SweepReport
+	var rs []*lab.SweepReport
 	for _, p := range pos {
 		f, err := os.Open(p)
 		if err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab explore merge:", err)
 			return exitBadInput
 		}
-		r, err := scenario.ReadSweepReport(p, f)
+		r, err := lab.ReadSweepReport(p, f)
 		f.Close()
 		if err != nil {
-			fmt.Fprintln(c.stderr, "brokerlab explore merge:", strings.TrimPrefix(err.Error(), scenario.ErrSweep.Error()+": "))
+			fmt.Fprintln(c.stderr, "brokerlab explore merge:", strings.TrimPrefix(err.Error(), lab.ErrSweep.Error()+": "))
 			return exitBadInput
 		}
 		rs = append(rs, r)
 	}
-	m, err := scenario.MergeSweeps(rs...)
+	m, err := lab.MergeSweeps(rs...)
 	if err != nil {
-		fmt.Fprintln(c.stderr, "brokerlab explore merge:", strings.ReplaceAll(err.Error(), scenario.ErrSweep.Error()+": ", ""))
+		fmt.Fprintln(c.stderr, "brokerlab explore merge:", strings.ReplaceAll(err.Error(), lab.ErrSweep.Error()+": ", ""))
 		return exitBadInput
 	}
 	what := m.Scenario
 	if m.Variant != "" {
 		what += " variant " + m.Variant
 	}
-	fmt.Fprintf(c.stdout, "explore %s: %s, %d of %d shards merged\n", printable.String(what), scenario.Seeds{From: m.From, Count: m.Count}, len(m.Covered), m.Shards)
+	fmt.Fprintf(c.stdout, "explore %s: %s, %d of %d shards merged\n", printable.String(what), lab.Seeds{From: m.From, Count: m.Count}, len(m.Covered), m.Shards)
 	if err := m.WriteText(c.stdout); err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab:", err)
 		return exitBadInput

@@ -511,7 +511,7 @@ func (r *Run) schedule() {
 	for i := range r.s.Timeline {
 		a := &r.s.Timeline[i]
 		r.w.At(a.At, actionText(a), func() {
-			if err := r.do(a); err != nil {
+			if err := r.Do(*a); err != nil {
 				r.fail(a.Pos, "action "+a.Action, err)
 			}
 		})
@@ -555,8 +555,26 @@ func errUnknown(kind, name string) error {
 	return fmt.Errorf("%w: %s %q is not defined", ErrRuntime, kind, name)
 }
 
-// do runs one timeline action.
-func (r *Run) do(a *scenario.Action) error {
+// ActionBrokerDown is an action a player gives by hand and a file cannot
+// hold (Load refuses it): every broker is unavailable from now for Count
+// ticks, by a broker.unavailable fault rule added to the run's injector.
+const ActionBrokerDown = "broker_down"
+
+// Do runs action a now, at the current tick, with the models' own
+// operations: the timeline runs every action of the file through it at its
+// tick, and a player runs the actions a user gives by hand through it too
+// (see SeekEarliest, Redrive, Crash and BrokerDown, which build them).
+// a.At is not read. A subject left empty, which Load never lets a file do,
+// means every group for a seek, every dead-letter queue for a redrive, and
+// the first consumer (else the first group member) for a crash. Do traces
+// nothing of its own beyond what the models trace; the timeline traces the
+// action itself. An action the run cannot carry out is an error wrapping
+// ErrRuntime or the model's sentinel (a seek past the end wraps
+// eventlog.ErrOffsetOutOfRange), and changes nothing: the timeline records
+// it as a positioned runtime error of the file (Err), a player shows it.
+// Cost: that of the model operation, O(1) beyond it except for a redrive
+// or seek of every queue or group (O(queues) or O(groups)).
+func (r *Run) Do(a scenario.Action) error {
 	switch a.Action {
 	case scenario.ActionConnect, scenario.ActionDisconnect:
 		on := a.Action == scenario.ActionConnect
@@ -601,6 +619,9 @@ func (r *Run) do(a *scenario.Action) error {
 		}
 		return nil
 	case scenario.ActionSeek:
+		if a.Group == "" && a.To == eventlog.SeekToEarliest && a.Partition < 0 {
+			return r.seekEarliest()
+		}
 		g := r.groupBy[a.Group]
 		if g == nil {
 			return errUnknown("group", a.Group)
@@ -655,10 +676,13 @@ func (r *Run) do(a *scenario.Action) error {
 	case scenario.ActionCrash:
 		switch {
 		case a.Consumer != "":
-			return r.CrashConsumer(a.Consumer)
+			return r.crash(a.Consumer)
 		case a.Member != "":
-			return r.CrashConsumer(a.Member)
+			return r.crash(a.Member)
 		}
+		return r.crash("")
+	case ActionBrokerDown:
+		return r.brokerDown(sim.Tick(a.Count))
 	case scenario.ActionKillRelay, scenario.ActionStartRelay:
 		rl := r.relayBy[a.Relay]
 		if rl == nil {
@@ -879,35 +903,48 @@ func Execute(s *scenario.Scenario, opts Options) (*Report, error) {
 	return rep, r.Err()
 }
 
-// SeekEarliest moves group name (every group when name is "") back to the
-// start of its log, for replays.
-func (r *Run) SeekEarliest(name string) error {
+// SeekEarliest returns the action that moves group (every group when
+// group is "") back to the start of its log, for replays.
+func SeekEarliest(group string) scenario.Action {
+	return scenario.Action{Action: scenario.ActionSeek, Group: group, To: eventlog.SeekToEarliest, Partition: -1}
+}
+
+// Redrive returns the action that moves every dead letter of queue (of
+// every dead-letter queue when queue is "") back to its source; the
+// queues' Metrics().Redriven count how many moved.
+func Redrive(queue string) scenario.Action {
+	return scenario.Action{Action: scenario.ActionRedrive, Queue: queue}
+}
+
+// Crash returns the action that crashes a queue consumer (every instance)
+// or a group member by name; "" picks the first consumer, else the first
+// member.
+func Crash(name string) scenario.Action {
+	return scenario.Action{Action: scenario.ActionCrash, Consumer: name}
+}
+
+// BrokerDown returns the action that makes every broker unavailable from
+// now for window ticks (ActionBrokerDown).
+func BrokerDown(window sim.Tick) scenario.Action {
+	return scenario.Action{Action: ActionBrokerDown, Count: int(window)}
+}
+
+// seekEarliest moves every group back to the start of its log.
+func (r *Run) seekEarliest() error {
 	if len(r.groups) == 0 {
 		return fmt.Errorf("%w: the scenario has no consumer group", ErrRuntime)
 	}
 	for _, g := range r.groups {
-		if name == "" || g.cfg.Name == name {
-			if err := g.g.SeekEarliest(eventlog.AllPartitions); err != nil {
-				return err
-			}
-			if name != "" {
-				return nil
-			}
+		if err := g.g.SeekEarliest(eventlog.AllPartitions); err != nil {
+			return err
 		}
-	}
-	if name != "" {
-		return errUnknown("group", name)
 	}
 	return nil
 }
 
-// Redrive moves every dead letter of queue name (of every dead-letter queue
-// when name is "") back to its source and returns how many moved.
-func (r *Run) Redrive(name string) (int, error) { return r.redrive(name, 0) }
-
-// CrashConsumer crashes a queue consumer (every instance) or a group
-// member now; "" picks the first consumer, else the first member.
-func (r *Run) CrashConsumer(name string) error {
+// crash crashes a queue consumer (every instance) or a group member now;
+// "" picks the first consumer, else the first member.
+func (r *Run) crash(name string) error {
 	if name == "" {
 		switch {
 		case len(r.consumers) > 0:
@@ -932,9 +969,9 @@ func (r *Run) CrashConsumer(name string) error {
 	return errUnknown("consumer", name)
 }
 
-// BrokerDown makes every broker unavailable from now for window ticks by
+// brokerDown makes every broker unavailable from now for window ticks by
 // adding a broker.unavailable fault rule at run time.
-func (r *Run) BrokerDown(window sim.Tick) error {
+func (r *Run) brokerDown(window sim.Tick) error {
 	if window < 1 {
 		return fmt.Errorf("%w: window %d must be at least 1", ErrRuntime, window)
 	}

@@ -698,7 +698,7 @@ func (d *ScenarioDriver) do(a Action) (string, error) {
 		if len(t.Groups) == 0 {
 			return "", errors.New("nothing to replay: this lesson has no log to replay")
 		}
-		if err := r.SeekEarliest(a.Target); err != nil {
+		if err := r.Do(lab.SeekEarliest(a.Target)); err != nil {
 			return "", words(err)
 		}
 		if a.Target == "" {
@@ -716,7 +716,9 @@ func (d *ScenarioDriver) do(a Action) (string, error) {
 				from = append(from, q.Name)
 			}
 		}
-		n, err := r.Redrive(a.Target)
+		before := redriven(r)
+		err := r.Do(lab.Redrive(a.Target))
+		n := redriven(r) - before
 		if err != nil {
 			return "", words(err)
 		}
@@ -737,12 +739,12 @@ func (d *ScenarioDriver) do(a Action) (string, error) {
 		if name == "" {
 			name = t.Consumers[0]
 		}
-		if err := r.CrashConsumer(name); err != nil {
+		if err := r.Do(lab.Crash(name)); err != nil {
 			return "", words(err)
 		}
 		return "crashed " + name, nil
 	case ActionBrokerDown:
-		if err := r.BrokerDown(BrokerDownWindow); err != nil {
+		if err := r.Do(lab.BrokerDown(BrokerDownWindow)); err != nil {
 			return "", words(err)
 		}
 		return fmt.Sprintf("brokers down until t=%d", r.Now()+BrokerDownWindow), nil
@@ -758,6 +760,16 @@ func words(err error) error {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return errors.New(msg)
+}
+
+// redriven counts the messages redriven out of r's dead-letter queues so
+// far.
+func redriven(r *lab.Run) int {
+	n := 0
+	for _, q := range r.Queues() {
+		n += q.Queue.Metrics().Redriven
+	}
+	return n
 }
 
 // list joins names with commas.

@@ -14,7 +14,7 @@ import (
 // ErrUnknownHandler is wrapped by the error NewRun returns when
 // Options.Handlers names a consumer, member or subscriber the scenario
 // does not have, or binds one to nil.
-var ErrUnknownHandler = errors.New("scenario: cannot bind handler")
+var ErrUnknownHandler = errors.New("lab: cannot bind handler")
 
 // Fixer is implemented by a bound Go handler that a fix_handler action of
 // the timeline can fix, as it fixes a scripted one. A bound handler that
@@ -64,17 +64,17 @@ type BindError struct {
 }
 
 // Error says what is wrong and, for an unknown name, lists the names the
-// scenario has, e.g. `scenario: no consumer "biling" in orders.yaml; it
+// scenario has, e.g. `lab: no consumer "biling" in orders.yaml; it
 // has: billing, shipping`.
 func (e *BindError) Error() string {
 	if e.Why != "" {
-		return "scenario: cannot bind handler " + strconv.Quote(e.Name) + " in " + e.File + ": " + e.Why
+		return "lab: cannot bind handler " + strconv.Quote(e.Name) + " in " + e.File + ": " + e.Why
 	}
 	have := "no consumer, member or subscriber at all"
 	if len(e.Have) > 0 {
 		have = strings.Join(e.Have, ", ")
 	}
-	msg := "scenario: no consumer " + strconv.Quote(e.Name) + " in " + e.File + "; it has: " + have
+	msg := "lab: no consumer " + strconv.Quote(e.Name) + " in " + e.File + "; it has: " + have
 	if s := scenario.SuggestName(e.Name, e.Have); s != "" {
 		msg += " (did you mean " + strconv.Quote(s) + "?)"
 	}

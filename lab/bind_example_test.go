@@ -60,5 +60,5 @@ expect:
 	// naive: pass=false
 	//    exactly-once: m2 key=order-2 consumer=orders t=2: effect applied 2 times
 	// idempotent: pass=true
-	// scenario: no consumer "biling" in orders.yaml; it has: billing (did you mean "billing"?)
+	// lab: no consumer "biling" in orders.yaml; it has: billing (did you mean "billing"?)
 }

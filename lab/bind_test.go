@@ -92,7 +92,7 @@ func TestBindUnknownName(t *testing.T) {
 	s := loadFixture(t)
 	s.File = "orders.yaml"
 	_, err := New(s, Options{Handlers: map[string]sim.Handler{"biling": sim.Effect("")}})
-	want := `scenario: no consumer "biling" in orders.yaml; it has: billing, shipping (did you mean "billing"?)`
+	want := `lab: no consumer "biling" in orders.yaml; it has: billing, shipping (did you mean "billing"?)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error\n%v\nwant\n%s", err, want)
 	}
@@ -116,7 +116,7 @@ func TestBindUnknownName(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Execute(l, Options{Handlers: map[string]sim.Handler{"nave": sim.Effect("")}})
-	if err == nil || !strings.HasPrefix(err.Error(), `scenario: no consumer "nave" in lessons/idempotent-consumer.yaml; it has: naive, safe`) {
+	if err == nil || !strings.HasPrefix(err.Error(), `lab: no consumer "nave" in lessons/idempotent-consumer.yaml; it has: naive, safe`) {
 		t.Fatalf("lesson error: %v", err)
 	}
 }

@@ -117,3 +117,47 @@ expect:
 	// true ledger.lost_ack_before_processing == 1 = 1
 	// true consumer.worker.applied == 4 = 4
 }
+
+// ExampleRun_Do gives a run, by hand, the action the file's timeline could
+// have given: a redrive of the dead-letter queue once the handler is fixed.
+func ExampleRun_Do() {
+	src := `title: Poison
+run: {ticks: 8}
+topology:
+  queues:
+    - {name: orders, dead_letter: {queue: orders-dlq, max_receive_count: 1}}
+    - {name: orders-dlq}
+actors:
+  producers: [{name: shop, to: {queue: orders}, count: 2, keys: "order-%d", key_count: 2}]
+  consumers: [{name: worker, queue: orders, handler: {kind: poison, keys: order-1}}]
+timeline:
+  - {at: 4, action: fix_handler, consumer: worker}
+`
+	s, err := scenario.Load("poison.yaml", []byte(src))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := lab.New(s, lab.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for r.Now() < 5 && r.Step() {
+	}
+	depth := func() int { return r.Queues()[1].Queue.Len() }
+	fmt.Println("dead letters at t=5:", depth())
+	if err := r.Do(lab.Redrive("orders-dlq")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("after the redrive:", depth())
+	fmt.Println(r.Do(lab.Redrive("payments-dlq")))
+	rep := r.Finish()
+	fmt.Println("messages redriven, by the ledger:", rep.Stats.Redriven)
+	// Output:
+	// dead letters at t=5: 1
+	// after the redrive: 0
+	// lab: runtime error: queue "payments-dlq" is not defined
+	// messages redriven, by the ledger: 1
+}

@@ -20,7 +20,7 @@ import (
 
 // ErrShrink is wrapped by the errors of Shrink: a seed that does not fail,
 // or whose recorded schedule does not reproduce its failure on replay.
-var ErrShrink = errors.New("scenario: cannot shrink")
+var ErrShrink = errors.New("lab: cannot shrink")
 
 // MaxShrinkRuns caps the runs one Shrink spends. Delta debugging needs
 // O(log n) runs for one culprit among n firings and O(n²) at worst; when

@@ -16,7 +16,7 @@ import (
 
 // ErrSweep is wrapped by the errors of a seed space or sweep report that
 // is not usable: a bad shard, reports that do not belong together.
-var ErrSweep = errors.New("scenario: bad sweep")
+var ErrSweep = errors.New("lab: bad sweep")
 
 // MaxSweepSeeds caps the seeds of one sweep (all shards together).
 const MaxSweepSeeds = 1 << 40

@@ -13,7 +13,7 @@ import (
 
 // ErrNotRederived is wrapped by the error Rederive returns when some of
 // the expectations read a metric the trace does not carry (see Folded).
-var ErrNotRederived = errors.New("scenario: not re-derivable from the trace")
+var ErrNotRederived = errors.New("lab: not re-derivable from the trace")
 
 // Rederive judges s's whole expect list from a recorded JSON Lines trace
 // of a run of s (as 'brokerlab trace --format json' writes it), as the

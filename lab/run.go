@@ -22,7 +22,7 @@ import (
 // the models' refusals keep their own sentinels (a seek past the end wraps
 // eventlog.ErrOffsetOutOfRange). Every such problem is reported in the
 // positioned *Errors of Run.Err, at the action that caused it.
-var ErrRuntime = errors.New("scenario: runtime error")
+var ErrRuntime = errors.New("lab: runtime error")
 
 // Options adjust one run of a loaded scenario.
 type Options struct {

@@ -752,7 +752,7 @@ func (d *ScenarioDriver) do(a Action) (string, error) {
 	return "", fmt.Errorf("unknown action %d", a.Kind)
 }
 
-// words strips the "scenario: runtime error: " prefix of a run-time error,
+// words strips the "lab: runtime error: " prefix of a run-time error,
 // so the notice says what was wrong in words.
 func words(err error) error {
 	msg := err.Error()

@@ -97,18 +97,20 @@ func firstDiff(want, got []byte) string {
 	return "(no line differs)"
 }
 
-// TestLessonsDeterministic runs every lesson under GOMAXPROCS 1 and 2 and
-// requires byte-identical traces.
+// TestLessonsDeterministic runs every lesson under GOMAXPROCS 1, 2 and 8
+// and requires byte-identical traces.
 func TestLessonsDeterministic(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, l := range scenario.Lessons() {
 		t.Run(l.Name, func(t *testing.T) {
 			runtime.GOMAXPROCS(1)
 			a, _, _ := runLesson(t, l.Name, nil)
-			runtime.GOMAXPROCS(2)
-			b, _, _ := runLesson(t, l.Name, nil)
-			if !bytes.Equal(a, b) {
-				t.Errorf("traces differ between GOMAXPROCS 1 and 2:\n%s", firstDiff(a, b))
+			for _, procs := range []int{2, 8} {
+				runtime.GOMAXPROCS(procs)
+				b, _, _ := runLesson(t, l.Name, nil)
+				if !bytes.Equal(a, b) {
+					t.Errorf("traces differ between GOMAXPROCS 1 and %d:\n%s", procs, firstDiff(a, b))
+				}
 			}
 		})
 	}

@@ -787,8 +787,8 @@ timeline:
 	}
 }
 
-// TestDeterminism runs every valid scenario twice, once with GOMAXPROCS 1
-// and once with 2, and compares the text traces byte for byte; it also
+// TestDeterminism runs every valid scenario under GOMAXPROCS 1, 2 and 8
+// and compares the text traces byte for byte; it also
 // checks that each passes its expectations.
 func TestDeterminism(t *testing.T) {
 	files, _ := filepath.Glob("../scenario/testdata/valid/*.yaml")
@@ -816,9 +816,11 @@ func TestDeterminism(t *testing.T) {
 				_ = rep.WriteText(&b)
 				return b.Bytes()
 			}
-			a, b := trace(1), trace(2)
-			if !bytes.Equal(a, b) {
-				t.Fatalf("traces differ (%d vs %d bytes)", len(a), len(b))
+			a := trace(1)
+			for _, procs := range []int{2, 8} {
+				if b := trace(procs); !bytes.Equal(a, b) {
+					t.Fatalf("traces differ between GOMAXPROCS 1 and %d (%d vs %d bytes)", procs, len(a), len(b))
+				}
 			}
 			seed := s.Seed + 1
 			rep, err := Execute(s, Options{Seed: &seed})

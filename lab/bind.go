@@ -11,7 +11,7 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// ErrUnknownHandler is wrapped by the error NewRun returns when
+// ErrUnknownHandler is wrapped by the error New returns when
 // Options.Handlers names a consumer, member or subscriber the scenario
 // does not have, or binds one to nil.
 var ErrUnknownHandler = errors.New("lab: cannot bind handler")

@@ -31,7 +31,7 @@ const MaxShrinkRuns = 2000
 // Failure names what made a run fail: the first expectation, in file
 // order, that did not hold, or a runtime error of the file.
 type Failure struct {
-	// Expect is the index of the expectation in Scenario.Expect; -1 for a
+	// Expect is the index of the expectation in scenario.Scenario.Expect; -1 for a
 	// runtime error (a failed action, a run over its budget).
 	Expect int `json:"expect"`
 	// Text is the expectation as written ("exactly_once(billing)"), or

@@ -23,7 +23,7 @@ func runFile(t *testing.T, src string) *Run {
 	}
 	r, err := New(s, Options{})
 	if err != nil {
-		t.Fatalf("NewRun: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	rep := r.Finish()
 	requirePass(t, rep, r.Err())

@@ -37,7 +37,7 @@ func runLessonCount(t *testing.T, name string, seed *uint64) ([]byte, *Report, *
 	})
 	r, err := New(s, Options{Seed: seed, Sinks: []sim.Sink{sim.NewTextWriter(&buf), count}})
 	if err != nil {
-		t.Fatalf("NewRun(%s):\n%v", name, err)
+		t.Fatalf("New(%s):\n%v", name, err)
 	}
 	rep := r.Finish()
 	if err := r.Err(); err != nil {

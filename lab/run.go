@@ -21,7 +21,7 @@ import (
 // (an action whose subject it cannot act on, a cap reached at run time);
 // the models' refusals keep their own sentinels (a seek past the end wraps
 // eventlog.ErrOffsetOutOfRange). Every such problem is reported in the
-// positioned *Errors of Run.Err, at the action that caused it.
+// positioned *scenario.Errors of Run.Err, at the action that caused it.
 var ErrRuntime = errors.New("lab: runtime error")
 
 // Options adjust one run of a loaded scenario.
@@ -57,7 +57,7 @@ type Options struct {
 }
 
 // runBudget is the budget on derived work every run has (see sim.Budget):
-// the caps MaxCopies, MaxDeliveriesPerTick, MaxCascadePerRoot, MaxSends,
+// the caps scenario.MaxCopies, MaxDeliveriesPerTick, MaxCascadePerRoot, MaxSends,
 // MaxEvents and MaxSteps. A run that exceeds one stops with a runtime error naming
 // the cap and the likely cause.
 var runBudget = sim.Budget{Messages: scenario.MaxCopies, DeliveriesPerTick: scenario.MaxDeliveriesPerTick, CascadePerRoot: scenario.MaxCascadePerRoot,
@@ -171,9 +171,9 @@ type runService struct {
 	relays []*runRelay
 }
 
-// NewRun builds the World of s: every queue, topic, log, group and service,
+// New builds the World of s: every queue, topic, log, group and service,
 // every actor, the fault plan (one injector shared by every model) and the
-// timeline. Errors that come from the file are positioned (*Errors).
+// timeline. Errors that come from the file are positioned (*scenario.Errors).
 func New(s *scenario.Scenario, opts Options) (*Run, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: nil scenario", ErrRuntime)
@@ -236,7 +236,7 @@ func New(s *scenario.Scenario, opts Options) (*Run, error) {
 	return r, nil
 }
 
-// runErr returns a positioned *Errors with one runtime problem.
+// runErr returns a positioned *scenario.Errors with one runtime problem.
 func runErr(s *scenario.Scenario, p scenario.Pos, msg string) error {
 	return scenario.ErrorAt(s.File, p, msg)
 }
@@ -251,7 +251,7 @@ func (r *Run) fail(p scenario.Pos, what string, err error) {
 	r.env.Emit(sim.Event{Kind: sim.KindRejected, Where: "timeline", Detail: p.String() + ": " + msg})
 }
 
-// Err returns the runtime errors so far as *Errors (wrapping ErrInvalid),
+// Err returns the runtime errors so far as *scenario.Errors (wrapping scenario.ErrInvalid),
 // or nil. Each is positioned at the action that caused it.
 func (r *Run) Err() error {
 	if len(r.errs) == 0 {
@@ -264,7 +264,7 @@ func (r *Run) Err() error {
 // trace names: where "service:S" and "relay:R" become the outbox component
 // (and R the matched consumer), "group:G" the group's log (and G the
 // matched group). (A consumer pattern was widened to the instances of the
-// consumers it names by Load: Fault.ConsumerGlob.)
+// consumers it names by scenario.Load: scenario.Fault.ConsumerGlob.)
 func (r *Run) translate(rule faults.Rule) faults.Rule {
 	m := &rule.Match
 	if kind, name, ok := strings.Cut(m.Where, ":"); ok {
@@ -892,7 +892,7 @@ func (r *Run) Finish() *Report {
 
 // Execute runs s to the end and returns its report. The error is non-nil
 // when the run could not be built or an action failed at run time; both
-// are positioned (*Errors). The report is returned whenever the run was
+// are positioned (*scenario.Errors). The report is returned whenever the run was
 // built.
 func Execute(s *scenario.Scenario, opts Options) (*Report, error) {
 	r, err := New(s, opts)

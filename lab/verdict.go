@@ -27,7 +27,7 @@ type Standing uint8
 // a moment (a queue that is empty between bursts) is not counted as
 // holding. An expectation with a by: tick is judged at the end of that
 // tick, once, as the run would judge it at its end, and keeps that
-// standing (see Expectation.By); before it, the rules above apply, and
+// standing (see scenario.Expectation.By); before it, the rules above apply, and
 // whatever they settle early the judgement at the by: tick confirms. So a
 // Broken before the end stays Broken at the end, and a Holds
 // before the end stays Holds: "so far" only ever counts up. At the end

@@ -157,7 +157,7 @@ func TestDoRefuses(t *testing.T) {
 		{Redrive("nope"), `queue "nope" is not defined`},
 		{Crash("nope"), `consumer "nope" is not defined`},
 		{SeekEarliest("nope"), `group "nope" is not defined`},
-		{BrokerDown(0), "window 0 must be at least 1"},
+		{scenario.Action{Action: ActionBrokerDown, Count: -1}, "window -1 must be at least 1"},
 		{scenario.Action{Action: "fly"}, `action "fly" has no subject it can act on`},
 	} {
 		err := r.Do(c.a)
@@ -170,8 +170,9 @@ func TestDoRefuses(t *testing.T) {
 	}
 }
 
-// TestBrokerDownByHand takes the brokers down for three ticks: publishes
-// fail in exactly that window, and a file cannot ask for it.
+// TestBrokerDownByHand takes the brokers down for three ticks, then for
+// the default window: faults fire in exactly those windows, and a file
+// cannot ask for it.
 func TestBrokerDownByHand(t *testing.T) {
 	s, err := scenario.LoadLesson("poison-dlq")
 	if err != nil {
@@ -188,18 +189,28 @@ func TestBrokerDownByHand(t *testing.T) {
 			at = append(at, e.Tick)
 		}
 	}))
-	from := r.Now()
-	if err := r.Do(BrokerDown(3)); err != nil {
-		t.Fatal(err)
-	}
-	for r.Now() < from+10 && r.Step() {
-	}
-	if len(at) == 0 {
-		t.Fatal("no fault fired while the brokers were down")
-	}
-	for _, x := range at {
-		if x < from || x >= from+3 {
-			t.Errorf("a fault fired at t=%d, outside [%d, %d)", x, from, from+3)
+	for _, window := range []sim.Tick{3, BrokerDownWindow} {
+		at = nil
+		from := r.Now()
+		down := BrokerDown()
+		if window != BrokerDownWindow {
+			down.Count = int(window)
+		}
+		if err := r.Do(down); err != nil {
+			t.Fatal(err)
+		}
+		for r.Now() < from+window+5 && r.Step() {
+		}
+		if len(at) == 0 {
+			t.Fatalf("no fault fired while the brokers were down for %d ticks", window)
+		}
+		for _, x := range at {
+			if x < from || x >= from+window {
+				t.Errorf("a fault fired at t=%d, outside [%d, %d)", x, from, from+window)
+			}
+		}
+		if last := at[len(at)-1]; window == BrokerDownWindow && last < from+window-3 {
+			t.Errorf("the last fault of the default window fired at t=%d, long before its end t=%d", last, from+window)
 		}
 	}
 	src := "title: t\nrun: {ticks: 5}\ntopology: {queues: [{name: q}]}\ntimeline: [{at: 1, action: " + ActionBrokerDown + "}]\n"

@@ -556,9 +556,15 @@ func errUnknown(kind, name string) error {
 }
 
 // ActionBrokerDown is an action a player gives by hand and a file cannot
-// hold (Load refuses it): every broker is unavailable from now for Count
-// ticks, by a broker.unavailable fault rule added to the run's injector.
+// hold (Load refuses it; a file writes a broker.unavailable fault rule):
+// every broker is unavailable from now for Count ticks (BrokerDownWindow
+// when Count is 0), by a broker.unavailable fault rule added to the run's
+// injector.
 const ActionBrokerDown = "broker_down"
+
+// BrokerDownWindow is how many ticks the BrokerDown action keeps every
+// broker unavailable.
+const BrokerDownWindow sim.Tick = 10
 
 // Do runs action a now, at the current tick, with the models' own
 // operations: the timeline runs every action of the file through it at its
@@ -682,7 +688,11 @@ func (r *Run) Do(a scenario.Action) error {
 		}
 		return r.crash("")
 	case ActionBrokerDown:
-		return r.brokerDown(sim.Tick(a.Count))
+		window := BrokerDownWindow
+		if a.Count != 0 {
+			window = sim.Tick(a.Count)
+		}
+		return r.brokerDown(window)
 	case scenario.ActionKillRelay, scenario.ActionStartRelay:
 		rl := r.relayBy[a.Relay]
 		if rl == nil {
@@ -924,10 +934,9 @@ func Crash(name string) scenario.Action {
 }
 
 // BrokerDown returns the action that makes every broker unavailable from
-// now for window ticks (ActionBrokerDown).
-func BrokerDown(window sim.Tick) scenario.Action {
-	return scenario.Action{Action: ActionBrokerDown, Count: int(window)}
-}
+// now for BrokerDownWindow ticks (ActionBrokerDown; set Count for another
+// window).
+func BrokerDown() scenario.Action { return scenario.Action{Action: ActionBrokerDown} }
 
 // seekEarliest moves every group back to the start of its log.
 func (r *Run) seekEarliest() error {

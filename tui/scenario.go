@@ -15,7 +15,7 @@ import (
 
 // BrokerDownWindow is how many ticks the "broker down" action keeps every
 // broker unavailable.
-const BrokerDownWindow sim.Tick = 10
+const BrokerDownWindow = lab.BrokerDownWindow
 
 // exactStatsLimit is the number of messages up to which the driver
 // recomputes the ledger statistics every tick; above it, every
@@ -744,7 +744,7 @@ func (d *ScenarioDriver) do(a Action) (string, error) {
 		}
 		return "crashed " + name, nil
 	case ActionBrokerDown:
-		if err := r.Do(lab.BrokerDown(BrokerDownWindow)); err != nil {
+		if err := r.Do(lab.BrokerDown()); err != nil {
 			return "", words(err)
 		}
 		return fmt.Sprintf("brokers down until t=%d", r.Now()+BrokerDownWindow), nil

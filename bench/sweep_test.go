@@ -9,6 +9,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/scenario"
@@ -214,7 +215,7 @@ func BenchmarkSweepQueue(b *testing.B) {
 			b.Fatal(err)
 		}
 		sweep(b, func(s uint64) {
-			rep, err := scenario.Execute(sc, scenario.Options{Seed: &s})
+			rep, err := lab.Execute(sc, lab.Options{Seed: &s})
 			if err != nil || rep.Stats.Done < sweepMessages {
 				b.Fatalf("seed %d: %v %+v", s, err, rep.Stats)
 			}

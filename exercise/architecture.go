@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -56,7 +57,7 @@ func loadArchitecture(path string) (*scenario.Scenario, error) {
 		return nil, fmt.Errorf("%s:%d:%d: producer app sends %d events over %d orders; the workload is at least 12 events over 4 orders", path, app.Pos.Line, app.Pos.Col, app.Count, app.KeyCount)
 	}
 	have := map[string]string{}
-	for _, b := range s.Bindable() {
+	for _, b := range lab.Bindables(s) {
 		have[b.Name] = b.Kind
 	}
 	var missing []string
@@ -129,7 +130,7 @@ func runArchitecture(r *Run, sol Solution) {
 			}
 		})
 		seed := r.seed
-		sr, err := s.NewRun(scenario.Options{Seed: &seed, Handlers: hs, Record: true, Replay: replay, Sinks: append([]sim.Sink{origin}, sinks...)})
+		sr, err := lab.New(s, lab.Options{Seed: &seed, Handlers: hs, Record: true, Replay: replay, Sinks: append([]sim.Sink{origin}, sinks...)})
 		if err != nil {
 			return nil, nil, nil, nil, faults.Schedule{}, err
 		}

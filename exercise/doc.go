@@ -9,7 +9,7 @@
 // one solution over many seeds (DefaultSeeds), counts per property the
 // seeds that broke it, and shrinks the lowest failing seed to a minimal
 // fault schedule with faults.Minimize (recording the run's fault
-// decisions and replaying subsets of them, as scenario.Shrink and
+// decisions and replaying subsets of them, as lab.Shrink and
 // simtest's Sweep do). The shrunk run is told as a short story of ticks
 // and can be replayed in the player (Play), with the student's code
 // bound, because every run is a pure function of its seed and schedule.

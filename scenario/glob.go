@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -50,7 +51,7 @@ func (s *Scenario) actorNames() []string {
 		c := &s.Actors.Consumers[i]
 		n := max(c.Instances, 1)
 		for j := 1; j <= n; j++ {
-			out = append(out, instanceName(c.Name, j, n))
+			out = append(out, InstanceName(c.Name, j, n))
 		}
 	}
 	for i := range s.Actors.Members {
@@ -137,4 +138,15 @@ func (g *consumerGlobs) derive(p string) globResult {
 	}
 	// p+"*" matches every wanted name, so bad is one it should not match.
 	return globResult{bad: bad}
+}
+
+// InstanceName is the name of instance i (from 1) of a consumer with n
+// instances, as queue.Consumer names them: the consumer's own name when it
+// runs alone, NAME#i otherwise. Load widens fault rules' consumer patterns
+// with it (consumerGlobs).
+func InstanceName(name string, i, n int) string {
+	if n == 1 {
+		return name
+	}
+	return name + "#" + strconv.Itoa(i)
 }

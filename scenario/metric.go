@@ -62,23 +62,6 @@ var MetricFields = map[string][]string{
 		"delivered", "duplicates", "applied", "duplicate_effects", "absorbed", "missed", "lost"}, lossFields()...),
 }
 
-// metricCounters lists, per metric kind, the fields that are counters: they only
-// ever grow during a run (deliveries, acks, publishes, rebalances,
-// registered messages), as opposed to gauges such as a depth, a lag or a
-// count of messages in some state, which rise and fall.
-// It sits beside MetricFields, of which it is a subset (TestMetricCountersAreFields);
-// TestCountersNeverDecrease plays every lesson to keep it honest.
-var metricCounters = map[string][]string{
-	"queue":    {"receives", "acks", "redeliveries"},
-	"topic":    {"published", "delivered", "missed", "dropped"},
-	"log":      {"end"},
-	"group":    {"rebalances", "generation", "reads", "stale_reads"},
-	"outbox":   {"published", "failed"},
-	"saga":     sagaFields[:7],
-	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
-	"ledger":   {"messages", "origins", "delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
-}
-
 // sagaFields are a saga orchestrator's metrics: sagas started and ended
 // by state, compensations applied and delivered again (duplicates), and
 // held, the applied steps with a compensation in sagas that ended failed

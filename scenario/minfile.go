@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/faults"
 	yaml "github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -277,4 +278,139 @@ func Source(arg string) (name string, src []byte, err error) {
 		return arg, nil, c.result()
 	}
 	return arg, data, nil
+}
+
+// Repro is what a reproducer file is written from: a failing seed, its
+// failure in words and the smallest fault schedule found that still makes
+// it (package lab's Shrink finds them).
+type Repro struct {
+	Seed uint64
+	// Failure is the expectation as written ("exactly_once(billing)") or
+	// "runtime error"; Detail its first violation, measured value or
+	// error.
+	Failure, Detail string
+	// Minimal is the minimal schedule as a replay of it recorded it, so
+	// its ticks and opportunity numbers are exact.
+	Minimal faults.Schedule
+	// Fired is how many firings the seed's own run had, and Runs how many
+	// runs the shrink spent.
+	Fired, Runs int
+}
+
+// FilePlan returns the explicit plan of the schedule min in the scenario
+// file's vocabulary: a match.where the models name "outbox:S" is the file's
+// "service:S", and an instance NAME#i of a consumer with instances, which
+// is not a name of the file, is the pattern NAME#[i] that matches it
+// alone. Every rule fires once, in the one-tick window of its decision.
+func FilePlan(min faults.Schedule) faults.Plan {
+	p := min.Plan()
+	for i := range p.Rules {
+		m := &p.Rules[i].Match
+		if name, ok := strings.CutPrefix(m.Where, "outbox:"); ok {
+			m.Where = "service:" + name
+		}
+		if c := m.Consumer; literal(c) && isInstance(c) {
+			m.Consumer = c[:len(c)-1] + "[" + c[len(c)-1:] + "]"
+		}
+	}
+	return p
+}
+
+// isInstance reports whether name has the form NAME#i of an instance.
+func isInstance(name string) bool {
+	i := strings.LastIndexByte(name, '#')
+	if i <= 0 || i == len(name)-1 {
+		return false
+	}
+	for _, r := range name[i+1:] {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// MinFile returns the reproducer of rp as a scenario document: src (the
+// text s was loaded from) with its faults: section replaced by
+// FilePlan(rp.Minimal), its seed fixed to rp.Seed and its variants: section
+// removed (their overrides may name rules that are gone), headed by
+// comment lines that give the schedule in words and the command that
+// reproduces it. A fault that a disable_fault action of the timeline
+// names and the plan no longer has is kept as a rule that is never
+// active, so the file still loads. out is the name the file will be
+// written as. MinFile only writes: package lab's MinFile loads and runs the
+// result to check that it fails the same way. Cost: linear in src and the
+// schedule.
+func (s *Scenario) MinFile(rp Repro, src []byte, out string) ([]byte, error) {
+	plan := FilePlan(rp.Minimal)
+	// Plan names a rule's second firing "dup-2": when the file has a rule
+	// of that name of its own (which a disable_fault action may switch
+	// off), the generated rule takes a name the file does not use.
+	taken := map[string]bool{}
+	for _, f := range s.Faults {
+		taken[f.Name] = true
+	}
+	for _, r := range plan.Rules {
+		taken[r.Name] = true
+	}
+	for i := range plan.Rules {
+		r := &plan.Rules[i]
+		base := ""
+		if i < len(rp.Minimal.Decisions) {
+			base = rp.Minimal.Decisions[i].Rule
+		}
+		if base == "" || r.Name == base || !s.hasFault(r.Name) {
+			continue
+		}
+		name := r.Name
+		for k := 2; taken[name]; k++ {
+			name = base + "-shrunk-" + strconv.Itoa(k)
+		}
+		taken[name] = true
+		r.Name = name
+	}
+	have := map[string]bool{}
+	for _, r := range plan.Rules {
+		have[r.Name] = true
+	}
+	for _, a := range s.Timeline {
+		if a.Action != ActionDisableFault || have[a.Fault] {
+			continue
+		}
+		for _, f := range s.Faults {
+			if f.Name == a.Fault {
+				// Active only after the run's last tick: it never fires
+				// (MinFile's own run checks that the failure stays).
+				end := min(s.Run.Cap()+1, MaxTicks-1)
+				plan.Rules = append(plan.Rules, faults.Rule{Name: f.Name, Point: f.Point, From: end, Until: end + 1})
+				have[f.Name] = true
+			}
+		}
+	}
+	var hdr strings.Builder
+	fmt.Fprintf(&hdr, "Reproducer written by brokerlab explore from %s, seed %d.\n", s.File, rp.Seed)
+	fmt.Fprintf(&hdr, "It fails %s: %s\n", rp.Failure, rp.Detail)
+	n := rp.Minimal.Len()
+	fmt.Fprintf(&hdr, "Fault schedule (%d of the %d firings of the seed's run, shrunk in %d runs):\n", n, rp.Fired, rp.Runs)
+	for _, d := range rp.Minimal.Decisions {
+		hdr.WriteString("  " + d.Words() + "\n")
+	}
+	if n == 0 {
+		hdr.WriteString("  none: the seed fails without any fault\n")
+	}
+	hdr.WriteString("The faults section below fires exactly that schedule, and the seed is fixed.\n")
+	hdr.WriteString("Reproduce: brokerlab run " + out + "\n\n")
+	seed := rp.Seed
+	return Rewrite{Header: hdr.String(), Seed: &seed,
+		Sections: map[string]string{"faults": plan.YAML(), "variants": ""}}.Apply(src)
+}
+
+// hasFault reports whether the file has a fault rule named name.
+func (s *Scenario) hasFault(name string) bool {
+	for _, f := range s.Faults {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/scenario"
@@ -76,7 +77,7 @@ func TestNaiveBillingMatchesItsScenarioFile(t *testing.T) {
 	// guarantees on the same messages as the Go test.
 	failing := 0
 	for seed := uint64(1); seed <= 30; seed++ {
-		rep, err := scenario.Execute(s, scenario.Options{Seed: &seed})
+		rep, err := lab.Execute(s, lab.Options{Seed: &seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +206,7 @@ func TestSweepShrinksANaiveHandler(t *testing.T) {
 	}
 	// The same file, run by the scenario runner (what brokerlab run does),
 	// fails the same way.
-	rep, err := scenario.Execute(s, scenario.Options{Seed: &seed})
+	rep, err := lab.Execute(s, lab.Options{Seed: &seed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/brokerlab/brokerlab/scenario"
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -108,7 +108,7 @@ type CompareFrame struct {
 // runner is implemented by drivers that expose their scenario run
 // (ScenarioDriver); the pair reads the ledger through it.
 type runner interface {
-	Run() *scenario.Run
+	Run() *lab.Run
 }
 
 // Pair is a Driver (and NarrationStepper and Rewinder) that plays two

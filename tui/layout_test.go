@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 )
 
@@ -78,7 +79,7 @@ func TestBusiestBoundSparesLessons(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := s.NewRun(scenario.Options{})
+		r, err := lab.New(s, lab.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/brokerlab/brokerlab/scenario"
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -124,14 +124,14 @@ func (d *RecordingDriver) Snapshot() Snapshot {
 	final := d.Done()
 	snap.Verdict.Final = final
 	for _, c := range d.rec.Checks {
-		j := scenario.Judgement{Text: c.Text}
+		j := lab.Judgement{Text: c.Text}
 		switch {
 		case c.Broken && c.At <= d.now:
-			j.Standing, j.Measured = scenario.Broken, c.Why
+			j.Standing, j.Measured = lab.Broken, c.Why
 		case final && c.Unjudged:
 			j.Measured = "not judged: the run never got that far"
 		case final:
-			j.Standing, j.Measured = scenario.Holds, "held on every tick"
+			j.Standing, j.Measured = lab.Holds, "held on every tick"
 		}
 		snap.Verdict.Judgments = append(snap.Verdict.Judgments, j)
 	}

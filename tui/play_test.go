@@ -6,7 +6,7 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 
-	"github.com/brokerlab/brokerlab/scenario"
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -33,24 +33,24 @@ func testRecording() Recording {
 func TestRecordingDriverVerdict(t *testing.T) {
 	d := NewRecordingDriver(testRecording())
 	s := d.Snapshot()
-	if got := s.Verdict.Judgments[0].Standing; got != scenario.NotYet {
+	if got := s.Verdict.Judgments[0].Standing; got != lab.NotYet {
 		t.Fatalf("tick 0: %v, want not yet", got)
 	}
 	if len(s.Trace) != 0 || s.Narration.Index != 1 {
 		t.Fatalf("tick 0: %d events, step %d", len(s.Trace), s.Narration.Index)
 	}
 	s = d.NextNarration()
-	if s.Header.Tick != 3 || s.Verdict.Judgments[0].Standing != scenario.Broken || !s.Narration.Pause {
+	if s.Header.Tick != 3 || s.Verdict.Judgments[0].Standing != lab.Broken || !s.Narration.Pause {
 		t.Fatalf("next narration: tick %d, %v, pause %v", s.Header.Tick, s.Verdict.Judgments[0].Standing, s.Narration.Pause)
 	}
 	if len(s.Trace) != 3 {
 		t.Fatalf("tick 3 shows %d events, want 3", len(s.Trace))
 	}
 	s = d.Seek(99)
-	if !d.Done() || !s.Verdict.Final || s.Verdict.Judgments[1].Standing != scenario.Holds {
+	if !d.Done() || !s.Verdict.Final || s.Verdict.Judgments[1].Standing != lab.Holds {
 		t.Fatalf("end: done %v final %v %v", d.Done(), s.Verdict.Final, s.Verdict.Judgments[1].Standing)
 	}
-	if j := s.Verdict.Judgments[2]; j.Standing != scenario.NotYet || !strings.Contains(j.Measured, "not judged") {
+	if j := s.Verdict.Judgments[2]; j.Standing != lab.NotYet || !strings.Contains(j.Measured, "not judged") {
 		t.Fatalf("a check the run never judged reads %v %q at the end", j.Standing, j.Measured)
 	}
 	s = d.PrevNarration()

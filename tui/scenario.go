@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/scenario"
@@ -14,7 +15,7 @@ import (
 
 // BrokerDownWindow is how many ticks the "broker down" action keeps every
 // broker unavailable.
-const BrokerDownWindow sim.Tick = 10
+const BrokerDownWindow = lab.BrokerDownWindow
 
 // exactStatsLimit is the number of messages up to which the driver
 // recomputes the ledger statistics every tick; above it, every
@@ -36,7 +37,7 @@ const (
 type ScenarioDriver struct {
 	s      *scenario.Scenario
 	lesson string
-	run    *scenario.Run
+	run    *lab.Run
 	rec    *markRecorder
 	subj   *subjectFold
 	table  *EffectsView // per-key effects of the compared consumers
@@ -57,7 +58,7 @@ type ScenarioDriver struct {
 	stats   sim.Stats
 	effects []EffectView
 	statsAt sim.Tick
-	verdict scenario.Verdict
+	verdict lab.Verdict
 	judged  bool // verdict is current
 	chips   []queue.Resident
 	notice  string
@@ -86,7 +87,7 @@ type handAction struct {
 
 // NewScenarioDriver builds the run of s with the file's seed, or *seed when
 // seed is non-nil. Errors come from building the run (positioned, see
-// scenario.Scenario.NewRun).
+// lab.New).
 func NewScenarioDriver(s *scenario.Scenario, seed *uint64) (*ScenarioDriver, error) {
 	if s == nil {
 		return nil, errors.New("tui: nil scenario")
@@ -133,7 +134,7 @@ func busiest(s *scenario.Scenario, seed uint64) string {
 		}
 		counts[e.Where]++
 	})
-	r, err := s.NewRun(scenario.Options{Seed: &seed, Sinks: []sim.Sink{sink}})
+	r, err := lab.New(s, lab.Options{Seed: &seed, Sinks: []sim.Sink{sink}})
 	if err != nil {
 		return ""
 	}
@@ -156,13 +157,13 @@ func busiest(s *scenario.Scenario, seed uint64) string {
 func (d *ScenarioDriver) SetLesson(name string) { d.lesson = name }
 
 // Run returns the current run, for inspection between ticks.
-func (d *ScenarioDriver) Run() *scenario.Run { return d.run }
+func (d *ScenarioDriver) Run() *lab.Run { return d.run }
 
 // build starts a fresh run.
 func (d *ScenarioDriver) build(seed *uint64) error {
 	rec := newMarkRecorder(MaxTrace, nil)
 	subj := d.newSubject()
-	r, err := d.s.NewRun(scenario.Options{Seed: seed, Sinks: []sim.Sink{rec, subj}})
+	r, err := lab.New(d.s, lab.Options{Seed: seed, Sinks: []sim.Sink{rec, subj}})
 	if err != nil {
 		return err
 	}
@@ -244,7 +245,7 @@ func effectsOf(l *sim.Ledger) []EffectView {
 
 // judge returns the verdict on the current state, recomputed only when
 // the statistics were (the checkers cost what Ledger.Stats costs).
-func (d *ScenarioDriver) judge() scenario.Verdict {
+func (d *ScenarioDriver) judge() lab.Verdict {
 	if !d.judged || d.verdict.Final != d.run.Done() {
 		d.verdict = d.run.Verdict()
 		d.judged = true
@@ -305,7 +306,7 @@ func (d *ScenarioDriver) Snapshot() Snapshot {
 	snap := Snapshot{Header: Header{Title: d.s.Title, Lesson: d.lesson, Tick: now, Seed: r.Seed(), Notice: d.notice, Tab: d.tab}}
 	d.notice = ""
 	queues := r.Queues()
-	byName := map[string]scenario.QueueInfo{}
+	byName := map[string]lab.QueueInfo{}
 	for _, q := range queues {
 		byName[q.Name] = q
 	}
@@ -511,7 +512,7 @@ func claims(rows []outbox.Row, relay string, now sim.Tick) []int64 {
 }
 
 // queueView builds the panel of queue q with its dead-letter queue.
-func (d *ScenarioDriver) queueView(q scenario.QueueInfo, byName map[string]scenario.QueueInfo) QueueView {
+func (d *ScenarioDriver) queueView(q lab.QueueInfo, byName map[string]lab.QueueInfo) QueueView {
 	m := q.Queue.Metrics()
 	v := QueueView{Name: q.Name, Visible: m.Visible, InFlight: m.InFlight, Delayed: m.Delayed, OldestAge: m.OldestAge,
 		Redeliveries: m.Redeliveries}
@@ -697,7 +698,7 @@ func (d *ScenarioDriver) do(a Action) (string, error) {
 		if len(t.Groups) == 0 {
 			return "", errors.New("nothing to replay: this lesson has no log to replay")
 		}
-		if err := r.SeekEarliest(a.Target); err != nil {
+		if err := r.Do(lab.SeekEarliest(a.Target)); err != nil {
 			return "", words(err)
 		}
 		if a.Target == "" {
@@ -715,7 +716,9 @@ func (d *ScenarioDriver) do(a Action) (string, error) {
 				from = append(from, q.Name)
 			}
 		}
-		n, err := r.Redrive(a.Target)
+		before := redriven(r)
+		err := r.Do(lab.Redrive(a.Target))
+		n := redriven(r) - before
 		if err != nil {
 			return "", words(err)
 		}
@@ -736,12 +739,12 @@ func (d *ScenarioDriver) do(a Action) (string, error) {
 		if name == "" {
 			name = t.Consumers[0]
 		}
-		if err := r.CrashConsumer(name); err != nil {
+		if err := r.Do(lab.Crash(name)); err != nil {
 			return "", words(err)
 		}
 		return "crashed " + name, nil
 	case ActionBrokerDown:
-		if err := r.BrokerDown(BrokerDownWindow); err != nil {
+		if err := r.Do(lab.BrokerDown()); err != nil {
 			return "", words(err)
 		}
 		return fmt.Sprintf("brokers down until t=%d", r.Now()+BrokerDownWindow), nil
@@ -749,14 +752,24 @@ func (d *ScenarioDriver) do(a Action) (string, error) {
 	return "", fmt.Errorf("unknown action %d", a.Kind)
 }
 
-// words strips the "scenario: runtime error: " prefix of a run-time error,
+// words strips the "lab: runtime error: " prefix of a run-time error,
 // so the notice says what was wrong in words.
 func words(err error) error {
 	msg := err.Error()
-	for _, p := range []string{scenario.ErrRuntime.Error() + ": ", "scenario: "} {
+	for _, p := range []string{lab.ErrRuntime.Error() + ": ", "scenario: "} {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return errors.New(msg)
+}
+
+// redriven counts the messages redriven out of r's dead-letter queues so
+// far.
+func redriven(r *lab.Run) int {
+	n := 0
+	for _, q := range r.Queues() {
+		n += q.Queue.Metrics().Redriven
+	}
+	return n
 }
 
 // list joins names with commas.

@@ -3,7 +3,7 @@ package tui
 import (
 	"strconv"
 
-	"github.com/brokerlab/brokerlab/scenario"
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -59,7 +59,7 @@ type Snapshot struct {
 	// adds to each event, e.g. that a delivery repeats an origin.
 	Marks []Mark
 	// Verdict is every expectation judged on the state so far.
-	Verdict scenario.Verdict
+	Verdict lab.Verdict
 	// Effects are the per-consumer effect counts, for "charged 2×".
 	Effects []EffectView
 	// Intro is the lesson's introduction and what it teaches.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -74,7 +75,7 @@ func BenchmarkSeekBack(b *testing.B) {
 			})
 			b.Run(c.name+"/forward/t="+strconv.Itoa(int(t)), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					r, err := c.s.NewRun(scenario.Options{})
+					r, err := lab.New(c.s, lab.Options{})
 					if err != nil {
 						b.Fatal(err)
 					}

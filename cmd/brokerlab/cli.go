@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
@@ -366,7 +367,7 @@ func (c *cli) cmdRun(args []string) int {
 			worst = exitBadInput
 			continue
 		}
-		rep, err := scenario.Execute(s, scenario.Options{Seed: seed.ptr()})
+		rep, err := lab.Execute(s, lab.Options{Seed: seed.ptr()})
 		if err != nil {
 			fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 			worst = exitBadInput
@@ -444,7 +445,7 @@ func (c *cli) cmdTrace(args []string) int {
 	if !ok {
 		return exitBadInput
 	}
-	rep, err := scenario.Execute(s, scenario.Options{Seed: seed.ptr(), Sinks: []sim.Sink{sink}})
+	rep, err := lab.Execute(s, lab.Options{Seed: seed.ptr(), Sinks: []sim.Sink{sink}})
 	if err != nil {
 		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 		return exitBadInput

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/tui"
 )
@@ -142,7 +143,7 @@ func TestEveryVariantRunsAndPasses(t *testing.T) {
 			if vr.Description == "" {
 				t.Errorf("%s variant %s has no description", l.Name, vr.Name)
 			}
-			rep, err := scenario.Execute(v, scenario.Options{})
+			rep, err := lab.Execute(v, lab.Options{})
 			if err != nil {
 				t.Errorf("%s variant %s: %v", l.Name, vr.Name, err)
 				continue

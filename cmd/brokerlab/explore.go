@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sweep"
@@ -102,7 +103,7 @@ func (c *cli) cmdExplore(args []string) int {
 		fmt.Fprintf(c.stderr, "brokerlab explore: --jobs %d: want 1 to %d\n", *jobs, maxJobs)
 		return exitBadInput
 	}
-	space := scenario.Seeds{From: from.v, Count: seeds.v, Shard: shard.k, Shards: shard.n}
+	space := lab.Seeds{From: from.v, Count: seeds.v, Shard: shard.k, Shards: shard.n}
 	if err := space.Validate(); err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab explore:", strings.TrimPrefix(err.Error(), sweep.ErrSeeds.Error()+": "))
 		return exitBadInput
@@ -219,14 +220,14 @@ func (c *cli) cmdExplore(args []string) int {
 // shrink shrinks seed of s, prints the minimal schedule and writes the
 // reproducer, made from src (the document s was loaded from), to out.
 func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out string) {
-	sh, err := s.Shrink(seed, nil)
+	sh, err := lab.Shrink(s, seed, nil)
 	if err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
 		return
 	}
 	capped := ""
 	if sh.Capped {
-		capped = fmt.Sprintf(" (stopped at the cap of %d runs: it may not be minimal)", scenario.MaxShrinkRuns)
+		capped = fmt.Sprintf(" (stopped at the cap of %d runs: it may not be minimal)", lab.MaxShrinkRuns)
 	}
 	fmt.Fprintf(c.stdout, "shrinking seed %d: %d %s, shrunk to %d in %d runs%s:\n", seed, sh.Fired.Len(),
 		plural(sh.Fired.Len(), "firing", "firings"), sh.Minimal.Len(), sh.Runs, capped)
@@ -238,7 +239,7 @@ func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out string) 
 		}
 	}
 	fmt.Fprintf(c.stdout, "  fails %s\n", sh.Failure.In(s.File))
-	data, err := s.MinFile(sh, src, out)
+	data, err := lab.MinFile(s, sh, src, out)
 	if err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
 		return
@@ -263,11 +264,11 @@ func plural(n int, one, many string) string {
 // shared; the report is sorted by seed, so it does not depend on jobs.
 // On a terminal, stderr shows a progress bar. It returns the sweep's
 // figures (wall and CPU time) beside the report.
-func (c *cli) sweep(name string, src []byte, variant string, space scenario.Seeds, jobs int) (*scenario.SweepReport, *sweep.Report[scenario.Failure], error) {
+func (c *cli) sweep(name string, src []byte, variant string, space lab.Seeds, jobs int) (*lab.SweepReport, *sweep.Report[lab.Failure], error) {
 	bar := newProgress(c.rawStderr, space.Len())
-	res, err := sweep.Run(sweep.Config{Seeds: space, Jobs: jobs, MaxFailures: scenario.MaxListedFailures,
+	res, err := sweep.Run(sweep.Config{Seeds: space, Jobs: jobs, MaxFailures: lab.MaxListedFailures,
 		Progress: func(p sweep.Progress) { bar.update(p.Ran, p.Failed) }},
-		func() (sweep.Probe[scenario.Failure], error) {
+		func() (sweep.Probe[lab.Failure], error) {
 			s, err := scenario.Load(name, src)
 			if err == nil && variant != "" {
 				s, err = s.Variant(variant)
@@ -275,13 +276,13 @@ func (c *cli) sweep(name string, src []byte, variant string, space scenario.Seed
 			if err != nil {
 				return nil, err
 			}
-			return func(seed uint64) (scenario.Failure, bool, error) { return s.Probe(seed, scenario.Options{}) }, nil
+			return func(seed uint64) (lab.Failure, bool, error) { return lab.Probe(s, seed, lab.Options{}) }, nil
 		})
 	bar.done()
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := scenario.NewSweepReport(name, src, space)
+	rep := lab.NewSweepReport(name, src, space)
 	rep.Variant = variant
 	for _, f := range res.Failures {
 		rep.Add(f.Seed, f.Value, true)
@@ -363,31 +364,31 @@ func (c *cli) cmdExploreMerge(args []string) int {
 			return exitBadInput
 		}
 	}
-	var rs []*scenario.SweepReport
+	var rs []*lab.SweepReport
 	for _, p := range pos {
 		f, err := os.Open(p)
 		if err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab explore merge:", err)
 			return exitBadInput
 		}
-		r, err := scenario.ReadSweepReport(p, f)
+		r, err := lab.ReadSweepReport(p, f)
 		f.Close()
 		if err != nil {
-			fmt.Fprintln(c.stderr, "brokerlab explore merge:", strings.TrimPrefix(err.Error(), scenario.ErrSweep.Error()+": "))
+			fmt.Fprintln(c.stderr, "brokerlab explore merge:", strings.TrimPrefix(err.Error(), lab.ErrSweep.Error()+": "))
 			return exitBadInput
 		}
 		rs = append(rs, r)
 	}
-	m, err := scenario.MergeSweeps(rs...)
+	m, err := lab.MergeSweeps(rs...)
 	if err != nil {
-		fmt.Fprintln(c.stderr, "brokerlab explore merge:", strings.ReplaceAll(err.Error(), scenario.ErrSweep.Error()+": ", ""))
+		fmt.Fprintln(c.stderr, "brokerlab explore merge:", strings.ReplaceAll(err.Error(), lab.ErrSweep.Error()+": ", ""))
 		return exitBadInput
 	}
 	what := m.Scenario
 	if m.Variant != "" {
 		what += " variant " + m.Variant
 	}
-	fmt.Fprintf(c.stdout, "explore %s: %s, %d of %d shards merged\n", printable.String(what), scenario.Seeds{From: m.From, Count: m.Count}, len(m.Covered), m.Shards)
+	fmt.Fprintf(c.stdout, "explore %s: %s, %d of %d shards merged\n", printable.String(what), lab.Seeds{From: m.From, Count: m.Count}, len(m.Covered), m.Shards)
 	if err := m.WriteText(c.stdout); err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab:", err)
 		return exitBadInput

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/printable"
-	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -26,7 +26,7 @@ func (c *cli) cmdVerify(args []string) int {
 	var checks checkList
 	scen := fs.String("scenario", "", "judge the whole expect list of this FILE or LESSON from the trace, as the run did")
 	variant := fs.String("variant", "", "with --scenario: the variant the trace was recorded from")
-	all := fs.Bool("all", false, fmt.Sprintf("list every violation (default: the first %d of each check, and a count of the rest)", scenario.MaxReportViolations))
+	all := fs.Bool("all", false, fmt.Sprintf("list every violation (default: the first %d of each check, and a count of the rest)", lab.MaxReportViolations))
 	fs.Var(&checks, "check", "a check to run (repeatable): no_loss, at_least_once:CONSUMER, at_most_once:CONSUMER, exactly_once:CONSUMER, ordered_per_key:CONSUMER, max_duplicates:CONSUMER:N")
 	// Flags may come before or after the file.
 	var files []string
@@ -108,7 +108,7 @@ func (c *cli) cmdVerify(args []string) int {
 		}
 		fmt.Fprintf(c.stdout, "%s  %s  (%d %s)\n", verdict, printable.String(checks0(checks, i)), len(v), noun)
 		for j, x := range v {
-			if j == scenario.MaxReportViolations && !*all {
+			if j == lab.MaxReportViolations && !*all {
 				fmt.Fprintf(c.stdout, "      ... and %d more (--all lists them)\n", len(v)-j)
 				break
 			}
@@ -139,7 +139,7 @@ func (c *cli) verifyScenario(arg, v, path string, f *os.File, all bool) int {
 	if s, ok = c.variantOf(s, v); !ok {
 		return exitBadInput
 	}
-	out, err := s.Rederive(f)
+	out, err := lab.Rederive(s, f)
 	if out == nil && err != nil {
 		fmt.Fprintf(c.stderr, "%s: %s\n", strconv.Quote(path), printable.String(err.Error()))
 		return exitBadInput
@@ -153,9 +153,9 @@ func (c *cli) verifyScenario(arg, v, path string, f *os.File, all bool) int {
 			failed++
 		}
 		fmt.Fprintf(c.stdout, "%s  %s:%d:%d  %s  (measured %s)\n", verdict, printable.String(s.File), o.Line, o.Col, printable.String(o.Text), printable.String(o.Measured))
-		limit := scenario.MaxReportViolations
+		limit := lab.MaxReportViolations
 		if o.Pass {
-			limit = scenario.MaxViolationExamples // a check expected to be violated
+			limit = lab.MaxViolationExamples // a check expected to be violated
 		}
 		for j, x := range o.Violations {
 			if j == limit && !all {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -46,7 +47,7 @@ func lessonTraces(t *testing.T) []lessonTrace {
 			}
 			var js bytes.Buffer
 			jw := sim.NewJSONWriter(&js)
-			rep, err := scenario.Execute(s, scenario.Options{Sinks: []sim.Sink{jw}})
+			rep, err := lab.Execute(s, lab.Options{Sinks: []sim.Sink{jw}})
 			if err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}
@@ -297,7 +298,7 @@ func TestVerifyCapsItsOutput(t *testing.T) {
 	}
 	path := writeTrace(t, t.TempDir(), evs...)
 	code, stdout, _ := runCLI(t, "", false, "verify", "--check", "at_least_once:orders", path)
-	if code != exitFailed || strings.Count(stdout, "at-least-once: m") != scenario.MaxReportViolations || !strings.Contains(stdout, "... and 15 more (--all lists them)") {
+	if code != exitFailed || strings.Count(stdout, "at-least-once: m") != lab.MaxReportViolations || !strings.Contains(stdout, "... and 15 more (--all lists them)") {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
 	code, stdout, _ = runCLI(t, "", false, "verify", "--all", "--check", "at_least_once:orders", path)

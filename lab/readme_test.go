@@ -1,0 +1,31 @@
+package lab
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/scenario"
+)
+
+// TestReadmeExample loads and runs the annotated scenario in the README, so
+// the documentation cannot drift from the format.
+func TestReadmeExample(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "```yaml\n")
+	if start < 0 {
+		t.Fatal("README has no yaml block")
+	}
+	block := text[start+len("```yaml\n"):]
+	block = block[:strings.Index(block, "```")]
+	s, err := scenario.Load("README.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Execute(s, Options{})
+	requirePass(t, rep, err)
+}

@@ -587,8 +587,7 @@ func (s *Subscriber) run(e *envelope) {
 	case err != nil:
 		b.m.Failed++
 		s.m.Failed++
-		ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindFailed, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key,
-			Corr: e.corr, Attempt: d.Attempt}
+		ev := d.Event(sim.KindFailed)
 		if b.detailed() {
 			ev.Detail = err.Error()
 		}

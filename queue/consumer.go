@@ -705,7 +705,7 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 	}
 	x.stats.Failed++
 	class := sim.Classify(err)
-	x.traceFailed(w, class, err)
+	x.traceFailed(d, class, err)
 	if w.acked {
 		x.lose(w)
 		return false
@@ -778,18 +778,16 @@ func OnFailure(class sim.Class, receiveCount, maxAttempts int, sameForAll bool) 
 	return SettleDeadLetter
 }
 
-// traceFailed traces the handler's failure on w for the logical consumer;
-// the detail text is built only when a sink shows it.
-func (x *instance) traceFailed(w *work, class sim.Class, err error) {
+// traceFailed traces the handler's failure on delivery d for the logical
+// consumer; the detail text is built only when a sink shows it.
+func (x *instance) traceFailed(d *sim.Delivery, class sim.Class, err error) {
 	c := x.c
 	tr := c.env.Trace
 	if !tr.Enabled() {
 		tr.Skip()
 		return
 	}
-	m := &w.d.Message
-	ev := sim.Event{Tick: c.env.Now(), Kind: sim.KindFailed, Where: c.q.where, Actor: x.name, Consumer: c.q.consumer, Msg: m.ID, Key: m.Key,
-		Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount}
+	ev := d.Event(sim.KindFailed)
 	if tr.Detailed() {
 		ev.Detail = err.Error()
 		if class == sim.ClassTransient && !errors.Is(err, sim.ErrTransient) {

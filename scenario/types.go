@@ -36,8 +36,6 @@ const (
 	MaxAttempts     = 1000      // outbox relay attempts before a row is dead
 	MaxCascade      = 1000      // topic cascade_limit
 	MaxRetries      = 1000      // fan_out_retry immediate and backoff retries, each
-	MaxStrictBatch  = 10        // batch of a consumer of a strict queue (queue.MaxStrictBatch)
-	MaxStrictFlight = 120_000   // max_in_flight of a strict queue (queue.StrictInFlightLimit)
 
 	// The budget on derived work, enforced as a run goes (sim.Budget): a
 	// run that exceeds one stops at once with a runtime error naming it.
@@ -163,39 +161,18 @@ type Topology struct {
 	Services []Service
 }
 
-// Queue is a work queue (see package queue).
+// Queue is a work queue: the model's configuration (queue.Config, whose
+// fields document themselves) as the file sets it, and the redrive policy
+// by name. The loader sets the fields the format has (see the field
+// table); the runner adds Config.Faults and, for the redrive policy,
+// Config.DeadLetter and Config.MaxReceiveCount when it makes the queue.
 type Queue struct {
 	Node
-	Name string
-	// VisibilityTimeout is how long a received message stays invisible;
-	// default queue.DefaultVisibilityTimeout.
-	VisibilityTimeout sim.Tick
-	// Retention deletes messages older than this; 0 keeps them forever.
-	Retention sim.Tick
-	// DeadLetter is the redrive policy; nil means none.
+	queue.Config
+	// DeadLetter is the redrive policy as written, naming its queue; nil
+	// means none. It stands in front of Config.DeadLetter, the made queue
+	// the runner sets.
 	DeadLetter *DeadLetter
-	// FIFO turns on message groups (by key) and deduplication.
-	FIFO bool
-	// DedupWindow is the FIFO deduplication window; FIFO only.
-	DedupWindow sim.Tick
-	// ContentBasedDedup makes the SHA-256 of a message's body its
-	// deduplication ID (SQS ContentBasedDeduplication); only on a FIFO
-	// queue with a DedupWindow above 0.
-	ContentBasedDedup bool
-	// Delay is the queue-level delivery delay (SQS DelaySeconds): a sent
-	// message becomes visible Delay ticks after its send; 0 means none.
-	Delay sim.Tick
-	// ReceiveWaitTime is the queue's long-polling wait (SQS
-	// ReceiveMessageWaitTimeSeconds), used by consumers whose WaitTime is
-	// 0; 0 means short polling.
-	ReceiveWaitTime sim.Tick
-	// MaxInFlight caps the messages in flight; a receive at the cap is
-	// refused and traced. 0 means no cap, or MaxStrictFlight when Strict.
-	MaxInFlight int
-	// Strict applies SQS's API limits: a consumer's Batch is at most
-	// MaxStrictBatch and MaxInFlight at most (and by default)
-	// MaxStrictFlight. The default (false) is permissive.
-	Strict bool
 }
 
 // DeadLetter moves a message to Queue when its receive count would exceed
@@ -223,22 +200,14 @@ type Topic struct {
 	FanOutRetry *FanOutRetry
 }
 
-// FanOutRetry is the retry policy of a topic's fan-out forwards (see
-// pubsub.ForwardRetry): written `none` (None set: a refused forward is
-// lost at once) or as a mapping of its four fields.
+// FanOutRetry is the retry policy of a topic's fan-out forwards: the
+// model's pubsub.ForwardRetry (whose fields document themselves, and whose
+// Delay defaults to 1 in a file), or None, written `none`.
 type FanOutRetry struct {
 	Node
+	pubsub.ForwardRetry
 	// None gives a refused forward up at once (pubsub.NoForwardRetry).
 	None bool
-	// Immediate is the retries in the same tick as a refusal; default 0.
-	Immediate int
-	// Backoff is the retries after a wait, which doubles each time;
-	// default 0.
-	Backoff int
-	// Delay is the wait before the first backoff retry; default 1.
-	Delay sim.Tick
-	// MaxDelay caps the doubling wait; 0 (default) means no cap.
-	MaxDelay sim.Tick
 }
 
 // Policy returns the pubsub.ForwardRetry of r: NoForwardRetry for None.
@@ -246,7 +215,7 @@ func (r *FanOutRetry) Policy() pubsub.ForwardRetry {
 	if r.None {
 		return pubsub.NoForwardRetry
 	}
-	return pubsub.ForwardRetry{Immediate: r.Immediate, Backoff: r.Backoff, Delay: r.Delay, MaxDelay: r.MaxDelay}
+	return r.ForwardRetry
 }
 
 // Subscriber is a pub/sub subscriber of one topic.
@@ -393,43 +362,16 @@ type SagaStep struct {
 	Compensation string
 }
 
-// Producer sends Count messages, Rate per tick from tick Start, to a
-// target.
+// Producer is a producer: the model's configuration (producer.Config,
+// whose fields document themselves) as the file sets it, and its target
+// by name, which the runner resolves into Config.Target. Unlike the
+// model's, a file's key_count defaults to 1, so a loaded KeyCount is 0
+// only when the producer has no key pattern.
 type Producer struct {
 	Node
-	Name string
-	To   Target
-	// Count is the number of messages (at least 1).
-	Count int
-	// Rate is messages per tick; default 1.
-	Rate int
-	// Start is the first tick that produces; default 0.
-	Start sim.Tick
-	// Keys lists the keys when they were written as a list.
-	Keys []string
-	// KeyPattern is the keys pattern ("kunde-%d") when keys were written
-	// as one string; "%d" stands for 1..KeyCount.
-	KeyPattern string
-	// KeyCount is the number of distinct keys of KeyPattern (default 1).
-	KeyCount int
-	// KeyOrder is producer.RoundRobin (default) or producer.Random.
-	KeyOrder producer.KeyOrder
-	// Type is the message type header.
-	Type string
-	// Source is the source header; default the producer's name.
-	Source string
-	// OnRefused is what the producer does with a message the broker
-	// refuses (broker.unavailable, a full blocking subscriber):
-	// producer.OnRefusedRetry (default) sends it again first on the next
-	// tick; producer.OnRefusedDrop gives it up, a loss with cause "broker
-	// unavailable".
-	OnRefused producer.OnRefused
-	// SchemaVersion is the messages' schema version header; 0 is
-	// unversioned (read as 1).
-	SchemaVersion int
-	// ClockSkew is how far the producer's clock is off, in ticks; not 0
-	// puts its clock reading in every message (producer.HeaderClock).
-	ClockSkew sim.Tick
+	producer.Config
+	// To is where its messages go, by kind and name.
+	To Target
 }
 
 // NumKeys returns the number of distinct keys the producer uses; 0 means

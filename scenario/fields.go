@@ -9,6 +9,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/brokerlab/brokerlab/eventlog"
+	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/projection"
@@ -397,20 +398,20 @@ var (
 	}}
 
 	matchObj = &object{what: "fault match", fields: []field{
-		{name: "key", kind: kPattern, label: "match key", defDoc: "any", doc: "message key"},
-		{name: "consumer", kind: kPattern, label: "match consumer", defDoc: "any", doc: "a consumer, member, relay, saga or subscriber name (a plain name must be defined); a consumer with instances is matched by its name (below)"},
-		{name: "group", kind: kPattern, label: "match group", defDoc: "any", doc: "a group name (a plain name must be defined)"},
-		{name: "type", kind: kPattern, label: "match type", defDoc: "any", doc: "message type header"},
-		{name: "where", kind: kPattern, label: "match where", defDoc: "any", doc: "a component, `KIND:NAME` with KIND one of `queue`, `topic`, `log`, `group`, `service`, `relay` (a plain value must name a defined one); `group:G` matches at G's log for group G, `relay:R` at R's service for relay R"},
+		{name: "key", kind: kPattern, label: "match key", gofield: "Key", defDoc: "any", doc: "message key"},
+		{name: "consumer", kind: kPattern, label: "match consumer", gofield: "Consumer", defDoc: "any", doc: "a consumer, member, relay, saga or subscriber name (a plain name must be defined); a consumer with instances is matched by its name (below)"},
+		{name: "group", kind: kPattern, label: "match group", gofield: "Group", defDoc: "any", doc: "a group name (a plain name must be defined)"},
+		{name: "type", kind: kPattern, label: "match type", gofield: "Type", defDoc: "any", doc: "message type header"},
+		{name: "where", kind: kPattern, label: "match where", gofield: "Where", defDoc: "any", doc: "a component, `KIND:NAME` with KIND one of `queue`, `topic`, `log`, `group`, `service`, `relay` (a plain value must name a defined one); `group:G` matches at G's log for group G, `relay:R` at R's service for relay R"},
 	}}
 
 	faultObj = &object{what: "fault", title: "fault", anchor: "faults", fields: []field{
 		fWith(fName("name", "fault name", "Name", false, "unique; shown in the trace"), func(f *field) { f.defDoc = "`fault-N` (N = position in the list, from 1)" }),
-		{name: "point", kind: kPoint, required: true, doc: "a fault point, below"},
-		{name: "match", kind: kObject, of: matchObj, inline: true, defDoc: "matches everything", doc: "each field a pattern"},
+		{name: "point", kind: kPoint, required: true, gofield: "Point", doc: "a fault point, below"},
+		{name: "match", kind: kObject, of: matchObj, inline: true, gofield: "Match", defDoc: "matches everything", doc: "each field a pattern"},
 		{name: "probability", kind: kNumber, lo: 0, hi: 1, gofield: "Probability", defDoc: "0 (= always)", doc: "0 means 1, so a rule without it is deterministic"},
 		fTicks("from", tickRange, "From", "start of the active window [from, until)"),
-		fWith(fTicks("until", tickRange, "", "end of the window; when written, after `from`"), func(f *field) { f.defDoc = "0 (no end)" }),
+		fWith(fTicks("until", tickRange, "Until", "end of the window; when written, after `from`"), func(f *field) { f.defDoc = "0 (no end)" }),
 		fWith(fInt("count", bounds{0, MaxMessages, ""}, "Count", "firings at most"), func(f *field) { f.defDoc = "0 (no cap)" }),
 		fWith(fInt("nth", bounds{0, MaxMessages, ""}, "Nth", "fire only on the Nth matching opportunity"), func(f *field) { f.defDoc = "0 (every)" }),
 		{name: "param", kind: kInt64, min: 0, max: MaxTicks, gofield: "Param", doc: "only for points that take one (below)"},
@@ -494,7 +495,7 @@ var objects = []struct {
 	{topicObj, Topic{}}, {fanOutRetryObj, FanOutRetry{}}, {subscriberObj, Subscriber{}}, {emitObj, Emit{}},
 	{logObj, Log{}}, {retentionObj, Retention{}}, {groupObj, Group{}}, {serviceObj, Service{}}, {actorsObj, Actors{}},
 	{producerObj, Producer{}}, {consumerObj, Consumer{}}, {memberObj, Member{}}, {handlerObj, Handler{}}, {retryObj, Retry{}}, {forwardObj, Forward{}},
-	{relayObj, Relay{}}, {sagaObj, Saga{}}, {sagaStepObj, SagaStep{}}, {faultObj, Fault{}}, {matchObj, nil}, {actionObj, Action{}}, {stepObj, Step{}},
+	{relayObj, Relay{}}, {sagaObj, Saga{}}, {sagaStepObj, SagaStep{}}, {faultObj, Fault{}}, {matchObj, faults.Match{}}, {actionObj, Action{}}, {stepObj, Step{}},
 	{expectObj, Expectation{}}, {viewObj, View{}}, {variantObj, Variant{}}, {serviceTargetObj, nil}, {producerTargetObj, nil},
 }
 

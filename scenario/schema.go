@@ -427,12 +427,11 @@ func (d *dec) point(v ast.Node, f *Fault) {
 
 // match decodes a fault's match: patterns, each checked.
 func (d *dec) match(v ast.Node, f *Fault) {
-	m := &f.Match
-	dst := map[string]*string{"key": &m.Key, "consumer": &m.Consumer, "group": &m.Group, "type": &m.Type, "where": &m.Where}
+	m := reflect.ValueOf(&f.Match).Elem()
 	var mn Node
 	d.object(v, matchObj.what, matchObj, &mn, func(fl *field, v ast.Node) {
 		if s, ok := d.line(v, fl.what()); ok && d.checkGlob(posOf(v), fl.what(), s) {
-			*dst[fl.name] = s
+			m.FieldByIndex(fl.index).SetString(s)
 		}
 	})
 	f.matchNode = mn

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -160,6 +161,13 @@ func fList(name string, of *object, max int, gofield, doc string) field {
 	return field{name: name, kind: kList, of: of, maxItems: max, gofield: gofield, doc: doc}
 }
 
+// The strict queue's caps as the docs write them, from the model's
+// constants.
+var (
+	strictBatch  = strconv.Itoa(queue.MaxStrictBatch)
+	strictFlight = thousands(queue.StrictInFlightLimit)
+)
+
 var idempotencyWords = words(sim.NotIdempotent, sim.KeyByMessageID, sim.KeyByBusinessKey)
 
 var (
@@ -184,8 +192,8 @@ var (
 		fBool("content_based_dedup", "ContentBasedDedup", "the SHA-256 of the body is the deduplication ID (SQS ContentBasedDeduplication); only with `fifo: true` and a `dedup_window` above 0"),
 		fTicks("delay", tickRange, "Delay", "queue-level delivery delay (SQS DelaySeconds): a sent message becomes visible this many ticks after its send; 0 is none"),
 		fTicks("receive_wait_time", tickRange, "ReceiveWaitTime", "long polling (SQS ReceiveMessageWaitTimeSeconds): a receive of a consumer whose `wait_time` is 0 stays open up to this many ticks until a message is visible; 0 is short polling"),
-		fInt("max_in_flight", bounds{0, MaxMessages, "0 means no cap"}, "MaxInFlight", "on a `strict` queue at most 120,000; messages received and neither deleted nor visible again; a receive at the cap is refused and traced `rejected`; 0 is no cap (120,000 on a `strict` queue)"),
-		fBool("strict", "Strict", "SQS's API limits: a consumer's `batch` is at most 10, and the in-flight cap is 120,000 unless `max_in_flight` sets a lower one. The default is permissive: any batch, no in-flight cap"),
+		fInt("max_in_flight", bounds{0, MaxMessages, "0 means no cap"}, "MaxInFlight", "on a `strict` queue at most "+strictFlight+"; messages received and neither deleted nor visible again; a receive at the cap is refused and traced `rejected`; 0 is no cap ("+strictFlight+" on a `strict` queue)"),
+		fBool("strict", "Strict", "SQS's API limits: a consumer's `batch` is at most "+strictBatch+", and the in-flight cap is "+strictFlight+" unless `max_in_flight` sets a lower one. The default is permissive: any batch, no in-flight cap"),
 	}}
 
 	fanOutRetryObj = &object{what: "fan_out_retry", title: "fan_out_retry", fields: []field{
@@ -326,7 +334,7 @@ var (
 		fName("name", "consumer name", "Name", true, ""),
 		fName("queue", "consumer queue", "Queue", true, "the queue it reads"),
 		withDef(fInt("instances", bounds{1, MaxInstances, ""}, "Instances", "competing instances"), 1),
-		withDef(fInt("batch", batchRange, "Batch", "messages per receive; at most 10 when the queue is `strict`"), 1),
+		withDef(fInt("batch", batchRange, "Batch", "messages per receive; at most "+strictBatch+" when the queue is `strict`"), 1),
 		fWith(fTicks("visibility_timeout", bounds{0, MaxTicks, "0 means the queue's"}, "VisibilityTimeout", "when above 0, the visibility timeout of every message this consumer receives, instead of the queue's (SQS ReceiveMessage's VisibilityTimeout)"), func(f *field) { f.defDoc = "0 (the queue's)" }),
 		{name: "wait_time", kind: kTicks, min: 0, max: MaxTicks, note: "0 means the queue's receive_wait_time", or: WaitShort, defDoc: "0 (the queue's `receive_wait_time`)",
 			doc: "how long one receive waits for a message (long polling, SQS WaitTimeSeconds): a receive opened at tick t is answered at the first tick in [t, t+`wait_time`] at which a message is visible, or ends empty; `short` makes every receive one attempt even on a queue with a `receive_wait_time`"},

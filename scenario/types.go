@@ -13,6 +13,7 @@ import (
 	"github.com/brokerlab/brokerlab/projection"
 	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
+	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -218,45 +219,38 @@ func (r *FanOutRetry) Policy() pubsub.ForwardRetry {
 	return r.ForwardRetry
 }
 
-// Subscriber is a pub/sub subscriber of one topic.
+// Subscriber is a pub/sub subscriber of one topic. The runner maps it onto
+// pubsub.SubscriberConfig, whose fields document the meaning: Overflow is
+// its Policy, Emits its Emits (an Emit's Topic is the pubsub.Emit's
+// Subject); the other fields have the same names. The field table
+// (fields.go) gives the keys and the file's defaults.
 type Subscriber struct {
 	Node
-	Name string
-	// Buffer is the bounded buffer size; default pubsub.DefaultBuffer.
-	Buffer int
-	// Overflow is what a full buffer does; default pubsub.DropNewest.
-	Overflow pubsub.Policy
-	// Offline subscribers start disconnected.
-	Offline bool
-	// Emits are the messages published for every message handled.
-	Emits []Emit
-	// SourceCheck ignores messages whose source header is this subscriber,
-	// which breaks sync loops.
+	Name        string
+	Buffer      int
+	Overflow    pubsub.Policy
+	Offline     bool
+	Emits       []Emit
 	SourceCheck bool
-	// Supervisor publishes the subscriber's emits with the broker's
-	// supervisor switch on (pubsub.Context.Muted): they are published and
-	// counted, and durable fan-out queues get them, but no ephemeral
-	// subscriber of any topic does. It needs Emits.
-	Supervisor bool
+	Supervisor  bool
 }
 
-// Emit is a message a subscriber publishes for each message it handles.
+// Emit is a message a subscriber publishes for each message it handles
+// (pubsub.Emit, with the topic by name).
 type Emit struct {
 	Node
 	Topic string
-	// Count defaults to 1.
 	Count int
-	// Type is the message type header; "" keeps the incoming type.
-	Type string
+	Type  string
 }
 
-// Log is a partitioned event log topic.
+// Log is a partitioned event log topic. The runner maps it onto
+// eventlog.Config: Compaction is its Compact, and Retention its
+// RetentionTicks and RetentionRecords (nil keeps every record).
 type Log struct {
 	Node
-	Name string
-	// Partitions defaults to 1.
+	Name       string
 	Partitions int
-	// Retention is nil to keep every record.
 	Retention  *Retention
 	Compaction bool
 }
@@ -269,50 +263,41 @@ type Retention struct {
 	Records int
 }
 
-// Group is a consumer group of a log.
+// Group is a consumer group of a log, by name. The runner maps it onto
+// eventlog.GroupConfig (Assignment is its Strategy, AutoOffsetReset its
+// Reset), gives AutoCommitInterval to its members
+// (eventlog.MemberConfig.AutoCommitEvery), and with Projection feeds a
+// projection.Projection versioned by Versioning. What a file adds:
+// IdempotencyPerMember gives each idempotent member a dedup table of its
+// own, as a consumer that keeps it in memory has; by default the members
+// share one table per idempotency key, as a service that keeps it in its
+// database does, so the member that takes a partition over skips what
+// another applied.
 type Group struct {
 	Node
-	Name string
-	Log  string
-	// Assignment defaults to eventlog.Range.
-	Assignment eventlog.Strategy
-	// AutoOffsetReset defaults to eventlog.ResetEarliest.
-	AutoOffsetReset eventlog.Reset
-	// SessionTimeout defaults to eventlog.DefaultSessionTimeout.
-	SessionTimeout sim.Tick
-	// AutoCommitInterval is used by members with commit "auto"; default
-	// eventlog.DefaultAutoCommitEvery.
-	AutoCommitInterval sim.Tick
-	// IdempotencyPerMember gives each idempotent member a dedup table of
-	// its own, as a consumer that keeps it in memory has. By default the
-	// members share one table per idempotency key, as a service that keeps
-	// it in its database does, so the member that takes a partition over
-	// skips what another applied.
+	Name                 string
+	Log                  string
+	Assignment           eventlog.Strategy
+	AutoOffsetReset      eventlog.Reset
+	SessionTimeout       sim.Tick
+	AutoCommitInterval   sim.Tick
 	IdempotencyPerMember bool
-	// Projection makes the members feed a projection.Projection, a read
-	// model of one row per key that read actions read.
-	Projection bool
-	// Versioning is how the projection versions its rows; default
-	// projection.VersionOffset.
-	Versioning projection.Versioning
+	Projection           bool
+	Versioning           projection.Versioning
 }
 
-// Service is a simulated service with its own database that turns each
-// command it receives into a business row and an event.
+// Service is a simulated service with its own database (outbox.Service)
+// that turns each command it receives into a business row and an event,
+// written by its Writer (outbox.WriterConfig.Mode) to PublishTo. Cleanup is
+// the service's outbox.Config.CleanupAfter and MaxAttempts its relays'
+// outbox.RelayConfig.MaxAttempts.
 type Service struct {
 	Node
-	Name string
-	// Writer is outbox.Outbox (default), outbox.CommitThenPublish or
-	// outbox.PublishThenCommit.
-	Writer outbox.Mode
-	// PublishTo is where events go (a queue, topic or log).
-	PublishTo Target
-	// MaxAttempts is the relay attempts before a row is a dead letter;
-	// default 5.
+	Name        string
+	Writer      outbox.Mode
+	PublishTo   Target
 	MaxAttempts int
-	// Cleanup deletes processed outbox rows after this many ticks; 0
-	// keeps them.
-	Cleanup sim.Tick
+	Cleanup     sim.Tick
 }
 
 // The kinds of Target.
@@ -355,11 +340,11 @@ type Saga struct {
 	Compensate bool
 }
 
-// SagaStep is one step of a saga and the compensation that undoes it.
+// SagaStep is one step of a saga and the compensation that undoes it: the
+// model's saga.Step as the file writes it.
 type SagaStep struct {
 	Node
-	Name         string
-	Compensation string
+	saga.Step
 }
 
 // Producer is a producer: the model's configuration (producer.Config,
@@ -401,82 +386,58 @@ func (p *Producer) Key(k int) string {
 	return before + strconv.Itoa(k+1) + after
 }
 
-// Handler is how a consumer or member handles a message.
+// Handler is how a consumer or member handles a message: the fields of a
+// sim.Script, which document the meaning (Kind is its Behaviour), as the
+// file sets them.
 type Handler struct {
 	Node
-	// Kind is the scripted behaviour; default sim.Succeed. sim.Slow needs
-	// Ticks of at least 1.
-	Kind sim.Behaviour
-	// Keys restricts the behaviour to messages whose key matches this glob
-	// (path.Match syntax); others succeed. "" means every message.
-	Keys string
-	// Failures is how many attempts a transient handler fails first;
-	// default 1.
-	Failures int
-	// Ticks is the processing time; slow handlers need at least 1.
-	Ticks sim.Tick
-	// Error is the error text of failures.
-	Error string
-	// MinVersion and MaxVersion, when above 0, bound the schema versions
-	// the handler can parse (sim.Script).
+	Kind                   sim.Behaviour
+	Keys                   string
+	Failures               int
+	Ticks                  sim.Tick
+	Error                  string
 	MinVersion, MaxVersion int
 }
 
-// Retry is how a failing queue consumer delays the next attempt.
+// Retry is how a failing queue consumer delays the next attempt: a
+// queue.RetryPolicy as a file writes it. Policy is its Kind and Base its
+// Delay; Cap applies to exponential delays only, and Jitter on means
+// "equal jitter" (RetryPolicy.Jitter 0.5).
 type Retry struct {
 	Node
-	// Policy is queue.RetryNone (default: the visibility timeout brings
-	// the message back), queue.RetryFixed or queue.RetryExponential.
-	Policy queue.RetryKind
-	// Base is the fixed delay or the first exponential delay.
-	Base sim.Tick
-	// Cap bounds exponential delays; default 64 * Base, capped at MaxTicks.
-	Cap sim.Tick
-	// Jitter draws exponential delays from the consumer's stream.
-	Jitter bool
-	// SameForAll applies the policy to every failure class (see
-	// queue.RetryPolicy.SameForAll).
+	Policy     queue.RetryKind
+	Base       sim.Tick
+	Cap        sim.Tick
+	Jitter     bool
 	SameForAll bool
 }
 
-// Consumer is a queue consumer, run as Instances competing instances.
+// Consumer is a queue consumer, run as Instances competing instances:
+// a queue.ConsumerConfig as a file writes it, with its queue by name. Ack
+// is its AckMode; ShortPoll, written `wait_time: short`, is WaitTime
+// queue.ShortPoll; Handler and Retry become its Handler and Retry policy,
+// Idempotency wraps the handler (sim.IdempotencyKey), and Forward's target
+// is resolved by name. The other fields have the model's names and
+// meaning.
 type Consumer struct {
 	Node
-	Name  string
-	Queue string
-	// Instances defaults to 1.
-	Instances int
-	// Batch is the receive batch size; default 1, at most MaxStrictBatch
-	// on a strict queue.
-	Batch int
-	// VisibilityTimeout, when positive, replaces the queue's for every
-	// message this consumer receives (SQS ReceiveMessage's
-	// VisibilityTimeout); 0 (default) means the queue's.
+	Name              string
+	Queue             string
+	Instances         int
+	Batch             int
 	VisibilityTimeout sim.Tick
-	// WaitTime is how long one receive waits for a message (long polling,
-	// SQS WaitTimeSeconds); 0 (default) means the queue's
-	// ReceiveWaitTime. It is meaningless when ShortPoll is set.
-	WaitTime sim.Tick
-	// ShortPoll, written `wait_time: short`, makes every receive one
-	// attempt even on a queue with a ReceiveWaitTime (queue.ShortPoll).
-	ShortPoll bool
-	Handler   Handler
-	// Ack is queue.AckAfterProcess (default, at-least-once) or
-	// queue.AckBeforeProcess (at-most-once).
-	Ack   queue.AckMode
-	Retry Retry
-	// Idempotency is sim.NotIdempotent (default), sim.KeyByMessageID or
-	// sim.KeyByBusinessKey.
-	Idempotency sim.IdempotencyKey
-	// Start is the first tick the consumer runs.
-	Start sim.Tick
-	// Forward, if set, publishes an outgoing message for every message
-	// handled (queue.Forward).
-	Forward *Forward
+	WaitTime          sim.Tick
+	ShortPoll         bool
+	Handler           Handler
+	Ack               queue.AckMode
+	Retry             Retry
+	Idempotency       sim.IdempotencyKey
+	Start             sim.Tick
+	Forward           *Forward
 }
 
-// Forward is a queue consumer's outgoing message: where it goes, its
-// type, and whether a skipped duplicate publishes it again.
+// Forward is a queue consumer's outgoing message (queue.Forward, with
+// its target by name).
 type Forward struct {
 	Node
 	To     Target
@@ -484,42 +445,37 @@ type Forward struct {
 	Resend bool
 }
 
-// Member is a consumer-group member of a log.
+// Member is a consumer-group member of a log: an eventlog.MemberConfig
+// as a file writes it, with its group by name, its Handler a sim.Script
+// and Idempotency wrapping it. The other fields have the model's names and
+// meaning.
 type Member struct {
 	Node
-	Name  string
-	Group string
-	// Commit is eventlog.CommitAfter processing (default), CommitBefore,
-	// CommitAuto (on the group's interval) or CommitOffByOne (a bug:
-	// commits the last offset read instead of the next one).
-	Commit  eventlog.CommitMode
-	Handler Handler
-	// Batch is the poll size; default eventlog.DefaultBatch.
-	Batch int
-	// Idempotency is as for a Consumer.
+	Name        string
+	Group       string
+	Commit      eventlog.CommitMode
+	Handler     Handler
+	Batch       int
 	Idempotency sim.IdempotencyKey
 	Start       sim.Tick
 }
 
-// Relay is an outbox relay of one service.
+// Relay is an outbox relay of one service, by name: an
+// outbox.RelayConfig (Mode outbox.Poll) or outbox.CDCConfig (outbox.CDC)
+// as a file writes it. Interval is the relay's PollEvery (a CDC relay's
+// Interval), Order its Ordering, Batch a CDC relay's MaxPerStep; Lease,
+// Backoff and Order apply to polling relays only.
 type Relay struct {
 	Node
-	Name    string
-	Service string
-	// Mode is outbox.Poll (default) or outbox.CDC.
-	Mode outbox.RelayKind
-	// Batch is the rows per poll; default 10.
-	Batch int
-	// Interval is the ticks between polls; default 1.
+	Name     string
+	Service  string
+	Mode     outbox.RelayKind
+	Batch    int
 	Interval sim.Tick
-	// Lease is how long a claimed row stays claimed; default 5.
-	Lease sim.Tick
-	// Backoff is the retry-after of a failed row; default 2.
-	Backoff sim.Tick
-	// Order is outbox.InOrder (default, written "global") or
-	// outbox.PerAggregate; Poll only.
-	Order outbox.Ordering
-	Start sim.Tick
+	Lease    sim.Tick
+	Backoff  sim.Tick
+	Order    outbox.Ordering
+	Start    sim.Tick
 }
 
 // Fault is one rule of the fault plan; see faults.Rule.

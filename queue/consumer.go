@@ -807,8 +807,9 @@ func (x *instance) lose(w *work) {
 	c := x.c
 	m := &w.d.Message
 	x.stats.Lost++
-	c.env.Emit(sim.Event{Kind: sim.KindLost, Where: c.q.where, Actor: x.name, Consumer: c.q.consumer, Msg: m.ID, Key: m.Key,
-		Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount, Cause: sim.CauseAckBeforeProcess})
+	ev := sim.Lost(c.q.where, x.name, c.q.consumer, m, sim.CauseAckBeforeProcess)
+	ev.Attempt = w.d.ReceiveCount
+	c.env.Emit(ev)
 }
 
 // dropHeld drops the work the instance holds, in progress or waiting, and

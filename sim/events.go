@@ -21,3 +21,15 @@ func (d *Delivery) Event(k Kind) Event {
 	return Event{Tick: now, Kind: k, Where: d.Where, Actor: d.Instance, Consumer: d.Consumer, Msg: d.Msg.ID, Key: d.Msg.Key,
 		Corr: d.Corr, Attempt: d.Attempt, HasPos: d.HasPos, Partition: d.Partition, Offset: d.Offset}
 }
+
+// Lost returns the lost event of message m: where it was lost, the actor
+// that lost it, the logical consumer that will never process it ("" for a
+// loss before any consumer), and the cause the ledger books it under; the
+// correlation ID is m's header. Tick is left to the caller (Env.Emit sets
+// it), and so are what only some losses have: Attempt, Type, Origin, a log
+// position, the Rule that caused it, Detail, or a correlation ID the model
+// carries apart from the header (a cascade's).
+func Lost(where, actor, consumer string, m *Message, cause Cause) Event {
+	return Event{Kind: KindLost, Where: where, Actor: actor, Consumer: consumer, Msg: m.ID, Key: m.Key,
+		Corr: m.Headers.CorrelationID, Cause: cause}
+}

@@ -27,3 +27,15 @@ func TestDeliveryEvent(t *testing.T) {
 		t.Errorf("delivery without a world: %+v", e)
 	}
 }
+
+// TestLost checks the fields Lost sets and the ones it leaves to the
+// caller.
+func TestLost(t *testing.T) {
+	m := Message{ID: 3, Key: "k", Origin: 1, Headers: Headers{CorrelationID: "c1", Type: "order.placed"}}
+	got := Lost("queue:orders", "worker#2", "orders", &m, CauseAckBeforeProcess)
+	want := Event{Kind: KindLost, Where: "queue:orders", Actor: "worker#2", Consumer: "orders", Msg: 3, Key: "k", Corr: "c1",
+		Cause: CauseAckBeforeProcess}
+	if got != want {
+		t.Errorf("Lost:\n got %+v\nwant %+v", got, want)
+	}
+}

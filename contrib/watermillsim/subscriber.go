@@ -548,8 +548,8 @@ func (c *conn) close(b *Broker) {
 
 // lose traces that the closed connection lost its copy h.
 func (c *conn) lose(b *Broker, h held) {
-	ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindLost, Where: c.where, Actor: c.name, Consumer: c.name, Msg: h.m.ID, Key: h.m.Key,
-		Corr: h.m.Headers.CorrelationID, Cause: sim.CauseDisconnect}
+	ev := sim.Lost(c.where, c.name, c.name, &h.m, sim.CauseDisconnect)
+	ev.Tick = b.env.Now()
 	if b.env.Trace.Detailed() {
 		ev.Detail = "discarded from the connection at close"
 	}

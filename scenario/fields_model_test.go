@@ -26,6 +26,7 @@ func TestSectionsDecodeIntoModelConfigs(t *testing.T) {
 		{producerObj, Producer{}, producer.Config{}, []string{"to", "keys"}},
 		{fanOutRetryObj, FanOutRetry{}, pubsub.ForwardRetry{}, nil},
 		{sagaStepObj, SagaStep{}, saga.Step{}, nil},
+		{faultObj, Fault{}, faults.Rule{}, nil},
 		{matchObj, faults.Match{}, faults.Match{}, nil},
 	} {
 		st, ct := reflect.TypeOf(tc.section), reflect.TypeOf(tc.config)

@@ -23,16 +23,10 @@ func FaultsYAML(plan faults.Plan) string {
 	var b strings.Builder
 	b.WriteString("faults:\n")
 	for _, r := range plan.Rules {
-		f := faultOf(r)
+		f := Fault{Rule: r}
 		writeFields(&b, faultObj, reflect.ValueOf(&f).Elem(), "  - ", "    ")
 	}
 	return b.String()
-}
-
-// faultOf is the fault of a file that Fault.Rule turns into r.
-func faultOf(r faults.Rule) Fault {
-	return Fault{Name: r.Name, Point: r.Point, Match: r.Match, Probability: r.Probability, From: r.From, Until: r.Until,
-		Count: r.Count, Nth: r.Nth, Param: r.Param, Error: r.Error}
 }
 
 // writeFields writes the fields of the struct s that o describes and that

@@ -478,18 +478,12 @@ type Relay struct {
 	Start    sim.Tick
 }
 
-// Fault is one rule of the fault plan; see faults.Rule.
+// Fault is one rule of the fault plan: the injector's faults.Rule as the
+// file writes it, whose Name defaults to "fault-N" (N is the 1-based
+// position in the plan).
 type Fault struct {
 	Node
-	// Name defaults to "fault-N" (N is the 1-based position in the plan).
-	Name        string
-	Point       faults.Point
-	Match       faults.Match
-	Probability float64
-	From, Until sim.Tick
-	Count, Nth  int
-	Param       int64
-	Error       string
+	faults.Rule
 	// matchNode keeps the positions of the match fields.
 	matchNode Node
 	// untilOK says until was written and valid.
@@ -500,18 +494,12 @@ type Fault struct {
 	consumerGlob string
 }
 
-// Rule converts f to a faults.Rule.
-func (f Fault) Rule() faults.Rule {
-	return faults.Rule{Name: f.Name, Point: f.Point, Probability: f.Probability, From: f.From, Until: f.Until,
-		Count: f.Count, Nth: f.Nth, Match: f.Match, Param: f.Param, Error: f.Error}
-}
-
 // FaultPlan returns the fault plan in file order. It passes
 // faults.Plan.Validate, since Load checked every rule.
 func (s *Scenario) FaultPlan() faults.Plan {
 	p := faults.Plan{Rules: make([]faults.Rule, len(s.Faults))}
 	for i, f := range s.Faults {
-		p.Rules[i] = f.Rule()
+		p.Rules[i] = f.Rule
 	}
 	return p
 }

@@ -324,7 +324,7 @@ func (s *Scenario) MinFile(sh *Shrunk, src []byte, out string) ([]byte, error) {
 	hdr.WriteString("Reproduce: brokerlab run " + out + "\n\n")
 	seed := sh.Seed
 	data, err := Rewrite{Header: hdr.String(), Seed: &seed,
-		Sections: map[string]string{"faults": FaultsYAML(plan), "variants": ""}}.Apply(src)
+		Sections: map[string]string{"faults": plan.YAML(), "variants": ""}}.Apply(src)
 	if err != nil {
 		return nil, err
 	}

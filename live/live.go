@@ -35,7 +35,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/brokerlab/brokerlab/internal/goroutine"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -147,7 +146,7 @@ func Start(cfg Config) (*Driver, error) {
 
 func (d *Driver) loop() {
 	defer close(d.exited)
-	d.owner.Store(goroutine.ID())
+	d.owner.Store(GoroutineID())
 	var tick <-chan time.Time
 	if d.cfg.TickEvery > 0 {
 		t := time.NewTicker(d.cfg.TickEvery)
@@ -185,7 +184,7 @@ func (d *Driver) callback(f func()) {
 // goroutine. The depth alone cannot tell: while the owner runs a callback,
 // other goroutines keep calling Do, and they must wait their turn rather
 // than fail. So when a callback is running, the caller's goroutine is
-// compared with the owner's (goroutine.ID). An unreadable id makes it
+// compared with the owner's (GoroutineID). An unreadable id makes it
 // report false: the call then waits as it did before reentrant calls were
 // detected. Every other call costs one atomic load.
 func (d *Driver) reentrant() bool {
@@ -193,7 +192,7 @@ func (d *Driver) reentrant() bool {
 		return false
 	}
 	owner := d.owner.Load()
-	return owner != 0 && goroutine.ID() == owner
+	return owner != 0 && GoroutineID() == owner
 }
 
 // stopping reports whether Stop has been called.

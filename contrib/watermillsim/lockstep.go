@@ -10,7 +10,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/brokerlab/brokerlab/internal/goroutine"
 	"github.com/brokerlab/brokerlab/live"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -181,7 +180,7 @@ func (l *lockstep) fail(err error) {
 
 func (l *lockstep) loop() {
 	defer close(l.exited)
-	l.owner.Store(goroutine.ID())
+	l.owner.Store(live.GoroutineID())
 	start := time.Now()
 	next := l.every // time since start at which the next tick is due
 	timer := time.NewTimer(l.every)
@@ -345,7 +344,7 @@ func (l *lockstep) callback(f func()) {
 
 func (l *lockstep) reentrant() bool {
 	owner := l.owner.Load()
-	return l.inside.Load() > 0 && owner != 0 && goroutine.ID() == owner
+	return l.inside.Load() > 0 && owner != 0 && live.GoroutineID() == owner
 }
 
 // do queues f under key and waits until the driver ran it.

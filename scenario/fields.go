@@ -10,7 +10,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/brokerlab/brokerlab/eventlog"
-	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/projection"
@@ -503,7 +502,7 @@ var objects = []struct {
 	{topicObj, Topic{}}, {fanOutRetryObj, FanOutRetry{}}, {subscriberObj, Subscriber{}}, {emitObj, Emit{}},
 	{logObj, Log{}}, {retentionObj, Retention{}}, {groupObj, Group{}}, {serviceObj, Service{}}, {actorsObj, Actors{}},
 	{producerObj, Producer{}}, {consumerObj, Consumer{}}, {memberObj, Member{}}, {handlerObj, Handler{}}, {retryObj, Retry{}}, {forwardObj, Forward{}},
-	{relayObj, Relay{}}, {sagaObj, Saga{}}, {sagaStepObj, SagaStep{}}, {faultObj, Fault{}}, {matchObj, faults.Match{}}, {actionObj, Action{}}, {stepObj, Step{}},
+	{relayObj, Relay{}}, {sagaObj, Saga{}}, {sagaStepObj, SagaStep{}}, {faultObj, Fault{}}, {matchObj, Fault{}.Match}, {actionObj, Action{}}, {stepObj, Step{}},
 	{expectObj, Expectation{}}, {viewObj, View{}}, {variantObj, Variant{}}, {serviceTargetObj, nil}, {producerTargetObj, nil},
 }
 

@@ -3,18 +3,14 @@ package scenario
 import (
 	"reflect"
 	"testing"
-
-	"github.com/brokerlab/brokerlab/faults"
-	"github.com/brokerlab/brokerlab/producer"
-	"github.com/brokerlab/brokerlab/pubsub"
-	"github.com/brokerlab/brokerlab/queue"
-	"github.com/brokerlab/brokerlab/saga"
 )
 
 // TestSectionsDecodeIntoModelConfigs checks that the sections that are a
 // model's configuration decode every key into that configuration, except
 // the few a file has and the model does not, so the file format cannot
-// grow a mirror of a model field again.
+// grow a mirror of a model field again. Each model config is named by
+// its embedded field (Queue{}.Config is a queue.Config, Fault{}.Rule a
+// faults.Rule, and so on), which must also be an embedded one.
 func TestSectionsDecodeIntoModelConfigs(t *testing.T) {
 	for _, tc := range []struct {
 		o        *object
@@ -22,12 +18,11 @@ func TestSectionsDecodeIntoModelConfigs(t *testing.T) {
 		config   any
 		fileOnly []string // keys that name things by name, or that a hook spreads over several model fields
 	}{
-		{queueObj, Queue{}, queue.Config{}, []string{"dead_letter"}},
-		{producerObj, Producer{}, producer.Config{}, []string{"to", "keys"}},
-		{fanOutRetryObj, FanOutRetry{}, pubsub.ForwardRetry{}, nil},
-		{sagaStepObj, SagaStep{}, saga.Step{}, nil},
-		{faultObj, Fault{}, faults.Rule{}, nil},
-		{matchObj, faults.Match{}, faults.Match{}, nil},
+		{queueObj, Queue{}, Queue{}.Config, []string{"dead_letter"}},
+		{producerObj, Producer{}, Producer{}.Config, []string{"to", "keys"}},
+		{fanOutRetryObj, FanOutRetry{}, FanOutRetry{}.ForwardRetry, nil},
+		{faultObj, Fault{}, Fault{}.Rule, nil},
+		{matchObj, Fault{}.Match, Fault{}.Match, nil},
 	} {
 		st, ct := reflect.TypeOf(tc.section), reflect.TypeOf(tc.config)
 		embedded := -1

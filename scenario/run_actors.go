@@ -222,7 +222,7 @@ func (r *Run) buildSagas() error {
 		g := &r.s.Actors.Sagas[i]
 		steps := make([]saga.Step, len(g.Steps))
 		for j, st := range g.Steps {
-			steps[j] = st.Step
+			steps[j] = saga.Step{Name: st.Name, Compensation: st.Compensation}
 		}
 		o, err := saga.New(r.w, saga.Config{Name: g.Name, Queue: r.queueBy[g.Queue].q, Steps: steps,
 			Timeout: g.Timeout, Compensate: g.Compensate, Faults: r.inj})

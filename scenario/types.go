@@ -13,7 +13,6 @@ import (
 	"github.com/brokerlab/brokerlab/projection"
 	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
-	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -340,11 +339,12 @@ type Saga struct {
 	Compensate bool
 }
 
-// SagaStep is one step of a saga and the compensation that undoes it: the
-// model's saga.Step as the file writes it.
+// SagaStep is one step of a saga and the compensation that undoes it
+// (saga.Step, field for field).
 type SagaStep struct {
 	Node
-	saga.Step
+	Name         string
+	Compensation string
 }
 
 // Producer is a producer: the model's configuration (producer.Config,

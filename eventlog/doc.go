@@ -155,4 +155,13 @@
 //
 // Everything is deterministic: no goroutines, no wall clock, no map
 // iteration reaches the trace.
+//
+// # Names
+//
+// A Topic is what scenario files, the trace (component "log:"+name) and
+// the player call a log: the package keeps Kafka's word for the type, and
+// uses "log" for everything a user reads. A Group is a consumer group, its
+// Members are what a file lists under actors.members, and the logical
+// consumer of their deliveries (sim.Event.Consumer) is the group's name.
+// docs/glossary.md maps the words of files, trace and Go onto each other.
 package eventlog

@@ -532,8 +532,8 @@ func (g *Group) settle(actor string, p int, gp *groupPart, to int64, keep bool) 
 // the ledger books the loss from this event. actor is the member (or the
 // group) whose action lost it; rule the fault rule behind it, if any.
 func (g *Group) lose(actor string, p int, e *entry, cause sim.Cause, rule string) {
-	ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindLost, Where: g.t.where, Actor: actor, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
-		Cause: cause, Corr: e.msg.Headers.CorrelationID, HasPos: true, Partition: p, Offset: e.off, Rule: rule}
+	ev := sim.Lost(g.t.where, actor, g.name, &e.msg, cause)
+	ev.Tick, ev.HasPos, ev.Partition, ev.Offset, ev.Rule = g.env.Now(), true, p, e.off, rule
 	g.env.Trace.EmitRef(&ev)
 }
 

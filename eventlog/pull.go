@@ -172,8 +172,7 @@ func (m *Member) finish(d *sim.Delivery, err error) error {
 		return nil
 	}
 	g := m.g
-	ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindFailed, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: d.Msg.ID, Key: d.Msg.Key,
-		Corr: d.Corr, Attempt: d.Attempt, HasPos: true, Partition: d.Partition, Offset: d.Offset}
+	ev := d.Event(sim.KindFailed)
 	if g.env.Trace.Detailed() {
 		ev.Detail = err.Error()
 	}

@@ -28,9 +28,9 @@ var archTeams = []string{"shipping", "billing", "analytics"}
 // archFaults is the grader's fault plan, which replaces the file's own:
 // a subscriber offline now and then, a group member or a worker crashing.
 var archFaults = []scenario.Fault{
-	{Name: "team-offline", Point: faults.SubscriberOffline, Probability: 0.25},
-	{Name: "member-crash", Point: faults.MemberCrash, Probability: 0.03},
-	{Name: "worker-crash", Point: faults.ConsumerCrashBeforeProcess, Probability: 0.03},
+	{Rule: faults.Rule{Name: "team-offline", Point: faults.SubscriberOffline, Probability: 0.25}},
+	{Rule: faults.Rule{Name: "member-crash", Point: faults.MemberCrash, Probability: 0.03}},
+	{Rule: faults.Rule{Name: "worker-crash", Point: faults.ConsumerCrashBeforeProcess, Probability: 0.03}},
 }
 
 // loadArchitecture loads and checks the student's file: it must load,

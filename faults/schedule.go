@@ -247,7 +247,10 @@ var pointConst = map[Point]string{
 
 // YAML returns the plan as the faults: section of a scenario file
 // (docs/scenario-format.md), rules in plan order with only the fields
-// that are set; an empty plan is "faults: []".
+// that are set; an empty plan is "faults: []". The format is scenario's:
+// scenario.FaultsYAML writes the section through the file's field table,
+// and a test there holds this writer, kept for packages scenario's
+// models import (simtest/core), to the same bytes.
 func (p Plan) YAML() string {
 	if len(p.Rules) == 0 {
 		return "faults: []\n"
@@ -255,12 +258,12 @@ func (p Plan) YAML() string {
 	var b strings.Builder
 	b.WriteString("faults:\n")
 	for _, r := range p.Rules {
-		fmt.Fprintf(&b, "  - name: %s\n", yamlString(r.Name))
+		fmt.Fprintf(&b, "  - name: %s\n", QuoteYAML(r.Name))
 		fmt.Fprintf(&b, "    point: %s\n", r.Point)
 		var m []string
 		for _, x := range [...]struct{ n, v string }{{"key", r.Match.Key}, {"consumer", r.Match.Consumer}, {"group", r.Match.Group}, {"type", r.Match.Type}, {"where", r.Match.Where}} {
 			if x.v != "" {
-				m = append(m, fmt.Sprintf("      %s: %s\n", x.n, yamlString(x.v)))
+				m = append(m, fmt.Sprintf("      %s: %s\n", x.n, QuoteYAML(x.v)))
 			}
 		}
 		if len(m) > 0 {
@@ -288,16 +291,17 @@ func (p Plan) YAML() string {
 			fmt.Fprintf(&b, "    param: %d\n", r.Param)
 		}
 		if r.Error != "" {
-			fmt.Fprintf(&b, "    error: %s\n", yamlString(r.Error))
+			fmt.Fprintf(&b, "    error: %s\n", QuoteYAML(r.Error))
 		}
 	}
 	return b.String()
 }
 
-// yamlString writes s plain when it is a simple name, else double-quoted
-// (YAML's double-quoted escapes agree with Go's for what Quote emits in
-// ASCII mode).
-func yamlString(s string) string {
+// QuoteYAML writes s plain when it is a simple name that YAML reads back
+// as the same string, else double-quoted (YAML's double-quoted escapes
+// agree with Go's for what Quote emits in ASCII mode): the one spelling of
+// a name, pattern or text in a written faults section.
+func QuoteYAML(s string) string {
 	plain := s != ""
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {

@@ -316,10 +316,8 @@ func (r *Run) buildQueues() error {
 		if depth > len(qs) {
 			return runErr(r.s, rq.cfg.Pos, "dead-letter cycle at queue "+strconv.Quote(rq.cfg.Name))
 		}
-		c := queue.Config{Name: rq.cfg.Name, Faults: r.inj, VisibilityTimeout: rq.cfg.VisibilityTimeout,
-			Retention: rq.cfg.Retention, FIFO: rq.cfg.FIFO, DedupWindow: rq.cfg.DedupWindow,
-			ContentBasedDedup: rq.cfg.ContentBasedDedup, Delay: rq.cfg.Delay, ReceiveWaitTime: rq.cfg.ReceiveWaitTime,
-			MaxInFlight: rq.cfg.MaxInFlight, Strict: rq.cfg.Strict}
+		c := rq.cfg.Config
+		c.Faults = r.inj
 		if dl := rq.cfg.DeadLetter; dl != nil {
 			d := r.queueBy[dl.Queue]
 			if d == nil {

@@ -94,10 +94,10 @@ func (r *Run) buildProducers() error {
 		if err != nil {
 			return err
 		}
-		cfg := producer.Config{Name: pc.Name, Target: tgt, Count: pc.Count, Rate: pc.Rate, Start: pc.Start,
-			Keys: pc.Keys, KeyOrder: pc.KeyOrder, Type: pc.Type, Source: pc.Source, OnRefused: pc.OnRefused, SchemaVersion: pc.SchemaVersion, ClockSkew: pc.ClockSkew}
-		if pc.Keys == nil && pc.KeyPattern != "" {
-			cfg.KeyPattern, cfg.KeyCount = pc.KeyPattern, pc.KeyCount
+		cfg := pc.Config
+		cfg.Target = tgt
+		if pc.Keys != nil || pc.KeyPattern == "" {
+			cfg.KeyPattern, cfg.KeyCount = "", 0
 		}
 		p, err := producer.New(r.w, cfg)
 		if err != nil {

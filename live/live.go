@@ -27,12 +27,10 @@
 package live
 
 import (
-	"bytes"
 	"container/heap"
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,7 +146,7 @@ func Start(cfg Config) (*Driver, error) {
 
 func (d *Driver) loop() {
 	defer close(d.exited)
-	d.owner.Store(goroutineID())
+	d.owner.Store(GoroutineID())
 	var tick <-chan time.Time
 	if d.cfg.TickEvery > 0 {
 		t := time.NewTicker(d.cfg.TickEvery)
@@ -186,36 +184,15 @@ func (d *Driver) callback(f func()) {
 // goroutine. The depth alone cannot tell: while the owner runs a callback,
 // other goroutines keep calling Do, and they must wait their turn rather
 // than fail. So when a callback is running, the caller's goroutine is
-// compared with the owner's. Every other call costs one atomic load.
+// compared with the owner's (GoroutineID). An unreadable id makes it
+// report false: the call then waits as it did before reentrant calls were
+// detected. Every other call costs one atomic load.
 func (d *Driver) reentrant() bool {
 	if d.callbacks.Load() == 0 {
 		return false
 	}
 	owner := d.owner.Load()
-	return owner != 0 && goroutineID() == owner
-}
-
-// goroutineID returns the calling goroutine's id, read from the header of
-// its stack trace ("goroutine 7 [running]:"), or 0 if the header cannot be
-// read. Go has no API for the id; the header has had this form since Go 1,
-// and golang.org/x/net/http2 reads it the same way to check which goroutine
-// it is on. An unreadable header makes reentrant report false: the call
-// then waits as it did before reentrant calls were detected.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b, ok := bytes.CutPrefix(b, []byte("goroutine "))
-	if !ok {
-		return 0
-	}
-	var id uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			break
-		}
-		id = id*10 + uint64(c-'0')
-	}
-	return id
+	return owner != 0 && GoroutineID() == owner
 }
 
 // stopping reports whether Stop has been called.

@@ -223,15 +223,3 @@ func TestCallbackMayCallAnotherDriver(t *testing.T) {
 		t.Fatalf("a at %v, b at %v; want 0 and 2", a.Now(), b.Now())
 	}
 }
-
-func TestGoroutineID(t *testing.T) {
-	here := goroutineID()
-	if here == 0 || goroutineID() != here {
-		t.Fatalf("goroutineID %d, then %d", here, goroutineID())
-	}
-	other := make(chan uint64)
-	go func() { other <- goroutineID() }()
-	if id := <-other; id == 0 || id == here {
-		t.Fatalf("another goroutine's id %d, this one's %d", id, here)
-	}
-}

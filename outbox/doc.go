@@ -68,4 +68,13 @@
 // transaction; nothing reads the wall clock, starts goroutines or lets map
 // order reach output. Every state change is a trace event whose Where is
 // "outbox:"+service name; Detail text is built only when a sink shows it.
+//
+// # Names
+//
+// Scenario files call a Service and its Writer together a service
+// (topology.services, publish_to, a fault's match.where "service:NAME");
+// the trace names it "outbox:"+Name, as recorded traces already do, and
+// the scenario runner maps a file's "service:NAME" onto it. A Relay or
+// CDCRelay is a file's relay. docs/glossary.md maps the words of files,
+// trace and Go onto each other.
 package outbox

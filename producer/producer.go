@@ -300,8 +300,8 @@ func (p *Producer) Step(now sim.Tick) {
 // drop gives m up: a loss before any consumer, with its cause.
 func (p *Producer) drop(m *sim.Message, err error) {
 	p.dropped++
-	ev := sim.Event{Tick: p.env.Now(), Kind: sim.KindLost, Where: p.where, Actor: p.cfg.Name, Msg: m.ID, Key: m.Key, Type: m.Headers.Type,
-		Corr: m.Headers.CorrelationID, Cause: sim.CauseBrokerUnavailable}
+	ev := sim.Lost(p.where, p.cfg.Name, "", m, sim.CauseBrokerUnavailable)
+	ev.Tick, ev.Type = p.env.Now(), m.Headers.Type
 	if p.env.Trace.Detailed() {
 		ev.Detail = "given up: " + err.Error()
 	}

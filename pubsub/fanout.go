@@ -294,8 +294,8 @@ func (b *Broker) forwardLost(f *fanout, e *envelope, c *sim.Message, tries int32
 		next = "given up after " + strconv.Itoa(int(tries)) + " attempts"
 	}
 	b.refused(f, e, c, tries, err, next)
-	ev := sim.Event{Kind: sim.KindLost, Where: e.where, Actor: f.name, Msg: c.ID, Origin: c.Origin, Key: c.Key, Type: c.Headers.Type,
-		Corr: e.corr, Cause: sim.CauseForwardFailed}
+	ev := sim.Lost(e.where, f.name, "", c, sim.CauseForwardFailed)
+	ev.Origin, ev.Type, ev.Corr = c.Origin, c.Headers.Type, e.corr
 	if t, ok := f.target.(interface{ Consumer() string }); ok {
 		ev.Consumer = t.Consumer() // the copy was routed to it and never arrived
 	}

@@ -443,8 +443,8 @@ func (s *Subscriber) discard(e *envelope, detail string) {
 	b := s.b
 	b.m.Discarded++
 	s.m.Discarded++
-	ev := sim.Event{Kind: sim.KindLost, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key, Corr: e.corr,
-		Cause: sim.CauseDisconnect}
+	ev := sim.Lost(e.where, s.name, s.consumer, &e.msg, sim.CauseDisconnect)
+	ev.Corr = e.corr
 	if b.detailed() {
 		ev.Detail = detail
 	}
@@ -587,14 +587,13 @@ func (s *Subscriber) run(e *envelope) {
 	case err != nil:
 		b.m.Failed++
 		s.m.Failed++
-		ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindFailed, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key,
-			Corr: e.corr, Attempt: d.Attempt}
+		ev := d.Event(sim.KindFailed)
 		if b.detailed() {
 			ev.Detail = err.Error()
 		}
 		b.env.Trace.EmitRef(&ev)
-		ev = sim.Event{Tick: b.env.Now(), Kind: sim.KindLost, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key,
-			Corr: e.corr, Cause: sim.CauseHandlerFailed}
+		ev = sim.Lost(e.where, s.name, s.consumer, &e.msg, sim.CauseHandlerFailed)
+		ev.Tick, ev.Corr = b.env.Now(), e.corr
 		if b.detailed() {
 			ev.Detail = sim.Classify(err).String() + " failure; ephemeral delivery has no retry"
 		}
@@ -636,8 +635,8 @@ func (s *Subscriber) emit(e *envelope) {
 				cause = sim.CauseOverflow
 			}
 			b.m.EmitsLost++
-			ev := sim.Event{Kind: sim.KindLost, Where: "topic:" + em.Subject, Actor: s.name, Msg: m.ID, Key: m.Key, Type: m.Headers.Type,
-				Corr: e.corr, Cause: cause}
+			ev := sim.Lost("topic:"+em.Subject, s.name, "", &m, cause)
+			ev.Type, ev.Corr = m.Headers.Type, e.corr
 			if b.detailed() {
 				ev.Detail = "emit given up: " + err.Error()
 			}

@@ -705,7 +705,7 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 	}
 	x.stats.Failed++
 	class := sim.Classify(err)
-	x.traceFailed(w, class, err)
+	x.traceFailed(d, class, err)
 	if w.acked {
 		x.lose(w)
 		return false
@@ -713,10 +713,7 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 	if c.q.cfg.FIFO {
 		x.failGroup(w.d.Message.Key)
 	}
-	if c.cfg.Retry.SameForAll {
-		class = sim.ClassTransient // one policy for every class
-	}
-	if class == sim.ClassTransient && (c.cfg.MaxAttempts == 0 || w.d.ReceiveCount < c.cfg.MaxAttempts) {
+	if OnFailure(class, w.d.ReceiveCount, c.cfg.MaxAttempts, c.cfg.Retry.SameForAll) == SettleRedeliver {
 		delay, ok := c.cfg.Retry.Backoff(w.d.ReceiveCount, x.stream)
 		if after, limited := sim.RetryAfter(err); limited && !c.cfg.Retry.SameForAll {
 			delay, ok = after, true
@@ -729,6 +726,9 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 			}
 		}
 		return false
+	}
+	if c.cfg.Retry.SameForAll {
+		class = sim.ClassTransient // one policy for every class
 	}
 	reason := class.String() + " failure"
 	if class == sim.ClassTransient && c.env.Trace.Detailed() {
@@ -745,18 +745,49 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 	return false
 }
 
-// traceFailed traces the handler's failure on w for the logical consumer;
-// the detail text is built only when a sink shows it.
-func (x *instance) traceFailed(w *work, class sim.Class, err error) {
+// Settlement is what a queue consumer does with a message its handler
+// failed: give it back to be received again, or move it to the
+// dead-letter queue.
+type Settlement uint8
+
+// The settlements of a failed message.
+const (
+	// SettleRedeliver gives the message back: a consumer nacks it with its
+	// retry policy's delay or a rate limit's Retry-After, or leaves it for
+	// the visibility timeout to bring back.
+	SettleRedeliver Settlement = iota
+	// SettleDeadLetter moves the message to the dead-letter queue; a queue
+	// without one leaves it to come back after its visibility timeout.
+	SettleDeadLetter
+)
+
+// OnFailure is the dead-letter-or-redeliver policy of a queue consumer,
+// for a handler failure of class (sim.Classify) on receive number
+// receiveCount: permanent and poison failures are dead-lettered at once,
+// transient ones are redelivered until receive number maxAttempts (0: no
+// limit), and sameForAll (RetryPolicy.SameForAll) treats every class as
+// transient. Every consumer of a Queue, in this package or an adapter,
+// settles failures by it. It is pure and costs O(1).
+func OnFailure(class sim.Class, receiveCount, maxAttempts int, sameForAll bool) Settlement {
+	if sameForAll {
+		class = sim.ClassTransient
+	}
+	if class == sim.ClassTransient && (maxAttempts == 0 || receiveCount < maxAttempts) {
+		return SettleRedeliver
+	}
+	return SettleDeadLetter
+}
+
+// traceFailed traces the handler's failure on delivery d for the logical
+// consumer; the detail text is built only when a sink shows it.
+func (x *instance) traceFailed(d *sim.Delivery, class sim.Class, err error) {
 	c := x.c
 	tr := c.env.Trace
 	if !tr.Enabled() {
 		tr.Skip()
 		return
 	}
-	m := &w.d.Message
-	ev := sim.Event{Tick: c.env.Now(), Kind: sim.KindFailed, Where: c.q.where, Actor: x.name, Consumer: c.q.consumer, Msg: m.ID, Key: m.Key,
-		Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount}
+	ev := d.Event(sim.KindFailed)
 	if tr.Detailed() {
 		ev.Detail = err.Error()
 		if class == sim.ClassTransient && !errors.Is(err, sim.ErrTransient) {
@@ -776,8 +807,9 @@ func (x *instance) lose(w *work) {
 	c := x.c
 	m := &w.d.Message
 	x.stats.Lost++
-	c.env.Emit(sim.Event{Kind: sim.KindLost, Where: c.q.where, Actor: x.name, Consumer: c.q.consumer, Msg: m.ID, Key: m.Key,
-		Corr: m.Headers.CorrelationID, Attempt: w.d.ReceiveCount, Cause: sim.CauseAckBeforeProcess})
+	ev := sim.Lost(c.q.where, x.name, c.q.consumer, m, sim.CauseAckBeforeProcess)
+	ev.Attempt = w.d.ReceiveCount
+	c.env.Emit(ev)
 }
 
 // dropHeld drops the work the instance holds, in progress or waiting, and

@@ -139,4 +139,16 @@
 // deduplication hashes each body once per send. A resident message costs
 // about 220 bytes beyond its body, and no Go map order ever reaches the
 // trace.
+//
+// # Names
+//
+// "Consumer" means two things here. A Consumer is a pool of competing
+// instances reading one queue (a file's actors.consumers entry; its
+// instances are the trace's actors). The logical consumer
+// (Config.Consumer, the queue's name by default) is whose deliveries the
+// ledger judges: every instance of every Consumer of a queue delivers to
+// it, which is why all of them compete for one stream of messages. A
+// fault's match.consumer matches instances, and an expectation's consumer
+// means the logical consumer. docs/glossary.md maps the words of files,
+// trace and Go onto each other.
 package queue

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -159,6 +160,13 @@ func fList(name string, of *object, max int, gofield, doc string) field {
 	return field{name: name, kind: kList, of: of, maxItems: max, gofield: gofield, doc: doc}
 }
 
+// The strict queue's caps as the docs write them, from the model's
+// constants.
+var (
+	strictBatch  = strconv.Itoa(queue.MaxStrictBatch)
+	strictFlight = thousands(queue.StrictInFlightLimit)
+)
+
 var idempotencyWords = words(sim.NotIdempotent, sim.KeyByMessageID, sim.KeyByBusinessKey)
 
 var (
@@ -183,8 +191,8 @@ var (
 		fBool("content_based_dedup", "ContentBasedDedup", "the SHA-256 of the body is the deduplication ID (SQS ContentBasedDeduplication); only with `fifo: true` and a `dedup_window` above 0"),
 		fTicks("delay", tickRange, "Delay", "queue-level delivery delay (SQS DelaySeconds): a sent message becomes visible this many ticks after its send; 0 is none"),
 		fTicks("receive_wait_time", tickRange, "ReceiveWaitTime", "long polling (SQS ReceiveMessageWaitTimeSeconds): a receive of a consumer whose `wait_time` is 0 stays open up to this many ticks until a message is visible; 0 is short polling"),
-		fInt("max_in_flight", bounds{0, MaxMessages, "0 means no cap"}, "MaxInFlight", "on a `strict` queue at most 120,000; messages received and neither deleted nor visible again; a receive at the cap is refused and traced `rejected`; 0 is no cap (120,000 on a `strict` queue)"),
-		fBool("strict", "Strict", "SQS's API limits: a consumer's `batch` is at most 10, and the in-flight cap is 120,000 unless `max_in_flight` sets a lower one. The default is permissive: any batch, no in-flight cap"),
+		fInt("max_in_flight", bounds{0, MaxMessages, "0 means no cap"}, "MaxInFlight", "on a `strict` queue at most "+strictFlight+"; messages received and neither deleted nor visible again; a receive at the cap is refused and traced `rejected`; 0 is no cap ("+strictFlight+" on a `strict` queue)"),
+		fBool("strict", "Strict", "SQS's API limits: a consumer's `batch` is at most "+strictBatch+", and the in-flight cap is "+strictFlight+" unless `max_in_flight` sets a lower one. The default is permissive: any batch, no in-flight cap"),
 	}}
 
 	fanOutRetryObj = &object{what: "fan_out_retry", title: "fan_out_retry", fields: []field{
@@ -325,7 +333,7 @@ var (
 		fName("name", "consumer name", "Name", true, ""),
 		fName("queue", "consumer queue", "Queue", true, "the queue it reads"),
 		withDef(fInt("instances", bounds{1, MaxInstances, ""}, "Instances", "competing instances"), 1),
-		withDef(fInt("batch", batchRange, "Batch", "messages per receive; at most 10 when the queue is `strict`"), 1),
+		withDef(fInt("batch", batchRange, "Batch", "messages per receive; at most "+strictBatch+" when the queue is `strict`"), 1),
 		fWith(fTicks("visibility_timeout", bounds{0, MaxTicks, "0 means the queue's"}, "VisibilityTimeout", "when above 0, the visibility timeout of every message this consumer receives, instead of the queue's (SQS ReceiveMessage's VisibilityTimeout)"), func(f *field) { f.defDoc = "0 (the queue's)" }),
 		{name: "wait_time", kind: kTicks, min: 0, max: MaxTicks, note: "0 means the queue's receive_wait_time", or: WaitShort, defDoc: "0 (the queue's `receive_wait_time`)",
 			doc: "how long one receive waits for a message (long polling, SQS WaitTimeSeconds): a receive opened at tick t is answered at the first tick in [t, t+`wait_time`] at which a message is visible, or ends empty; `short` makes every receive one attempt even on a queue with a `receive_wait_time`"},
@@ -397,20 +405,20 @@ var (
 	}}
 
 	matchObj = &object{what: "fault match", fields: []field{
-		{name: "key", kind: kPattern, label: "match key", defDoc: "any", doc: "message key"},
-		{name: "consumer", kind: kPattern, label: "match consumer", defDoc: "any", doc: "a consumer, member, relay, saga or subscriber name (a plain name must be defined); a consumer with instances is matched by its name (below)"},
-		{name: "group", kind: kPattern, label: "match group", defDoc: "any", doc: "a group name (a plain name must be defined)"},
-		{name: "type", kind: kPattern, label: "match type", defDoc: "any", doc: "message type header"},
-		{name: "where", kind: kPattern, label: "match where", defDoc: "any", doc: "a component, `KIND:NAME` with KIND one of `queue`, `topic`, `log`, `group`, `service`, `relay` (a plain value must name a defined one); `group:G` matches at G's log for group G, `relay:R` at R's service for relay R"},
+		{name: "key", kind: kPattern, label: "match key", gofield: "Key", defDoc: "any", doc: "message key"},
+		{name: "consumer", kind: kPattern, label: "match consumer", gofield: "Consumer", defDoc: "any", doc: "a consumer, member, relay, saga or subscriber name (a plain name must be defined); a consumer with instances is matched by its name (below)"},
+		{name: "group", kind: kPattern, label: "match group", gofield: "Group", defDoc: "any", doc: "a group name (a plain name must be defined)"},
+		{name: "type", kind: kPattern, label: "match type", gofield: "Type", defDoc: "any", doc: "message type header"},
+		{name: "where", kind: kPattern, label: "match where", gofield: "Where", defDoc: "any", doc: "a component, `KIND:NAME` with KIND one of `queue`, `topic`, `log`, `group`, `service`, `relay` (a plain value must name a defined one); `group:G` matches at G's log for group G, `relay:R` at R's service for relay R"},
 	}}
 
 	faultObj = &object{what: "fault", title: "fault", anchor: "faults", fields: []field{
 		fWith(fName("name", "fault name", "Name", false, "unique; shown in the trace"), func(f *field) { f.defDoc = "`fault-N` (N = position in the list, from 1)" }),
-		{name: "point", kind: kPoint, required: true, doc: "a fault point, below"},
-		{name: "match", kind: kObject, of: matchObj, inline: true, defDoc: "matches everything", doc: "each field a pattern"},
+		{name: "point", kind: kPoint, required: true, gofield: "Point", doc: "a fault point, below"},
+		{name: "match", kind: kObject, of: matchObj, inline: true, gofield: "Match", defDoc: "matches everything", doc: "each field a pattern"},
 		{name: "probability", kind: kNumber, lo: 0, hi: 1, gofield: "Probability", defDoc: "0 (= always)", doc: "0 means 1, so a rule without it is deterministic"},
 		fTicks("from", tickRange, "From", "start of the active window [from, until)"),
-		fWith(fTicks("until", tickRange, "", "end of the window; when written, after `from`"), func(f *field) { f.defDoc = "0 (no end)" }),
+		fWith(fTicks("until", tickRange, "Until", "end of the window; when written, after `from`"), func(f *field) { f.defDoc = "0 (no end)" }),
 		fWith(fInt("count", bounds{0, MaxMessages, ""}, "Count", "firings at most"), func(f *field) { f.defDoc = "0 (no cap)" }),
 		fWith(fInt("nth", bounds{0, MaxMessages, ""}, "Nth", "fire only on the Nth matching opportunity"), func(f *field) { f.defDoc = "0 (every)" }),
 		{name: "param", kind: kInt64, min: 0, max: MaxTicks, gofield: "Param", doc: "only for points that take one (below)"},
@@ -494,7 +502,7 @@ var objects = []struct {
 	{topicObj, Topic{}}, {fanOutRetryObj, FanOutRetry{}}, {subscriberObj, Subscriber{}}, {emitObj, Emit{}},
 	{logObj, Log{}}, {retentionObj, Retention{}}, {groupObj, Group{}}, {serviceObj, Service{}}, {actorsObj, Actors{}},
 	{producerObj, Producer{}}, {consumerObj, Consumer{}}, {memberObj, Member{}}, {handlerObj, Handler{}}, {retryObj, Retry{}}, {forwardObj, Forward{}},
-	{relayObj, Relay{}}, {sagaObj, Saga{}}, {sagaStepObj, SagaStep{}}, {faultObj, Fault{}}, {matchObj, nil}, {actionObj, Action{}}, {stepObj, Step{}},
+	{relayObj, Relay{}}, {sagaObj, Saga{}}, {sagaStepObj, SagaStep{}}, {faultObj, Fault{}}, {matchObj, Fault{}.Match}, {actionObj, Action{}}, {stepObj, Step{}},
 	{expectObj, Expectation{}}, {viewObj, View{}}, {variantObj, Variant{}}, {serviceTargetObj, nil}, {producerTargetObj, nil},
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/pubsub"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -198,9 +199,9 @@ func (d *dec) checkQueue(q *Queue) {
 			d.errf(q.FieldPos("content_based_dedup"), "content_based_dedup needs a dedup_window above 0 (the window in which a repeated body is dropped)")
 		}
 	}
-	if q.Strict && q.MaxInFlight > MaxStrictFlight {
+	if q.Strict && q.MaxInFlight > queue.StrictInFlightLimit {
 		d.errf(q.FieldPos("max_in_flight"), "max_in_flight of a strict queue must be between 0 and %d (SQS's in-flight quota; 0 means that quota), got %d",
-			MaxStrictFlight, q.MaxInFlight)
+			queue.StrictInFlightLimit, q.MaxInFlight)
 	}
 }
 
@@ -208,7 +209,7 @@ func (d *dec) checkQueue(q *Queue) {
 // Omitted counts are 0 and delay defaults to 1: a written policy states
 // every retry it makes. It returns nil after an error.
 func (d *dec) fanOutRetry(n ast.Node) *FanOutRetry {
-	r := &FanOutRetry{Delay: 1}
+	r := &FanOutRetry{ForwardRetry: pubsub.ForwardRetry{Delay: 1}}
 	allowed := "none, or a mapping with the fields " + strings.Join(fanOutRetryObj.names(), ", ")
 	switch n.(type) {
 	case *ast.StringNode:
@@ -426,12 +427,11 @@ func (d *dec) point(v ast.Node, f *Fault) {
 
 // match decodes a fault's match: patterns, each checked.
 func (d *dec) match(v ast.Node, f *Fault) {
-	m := &f.Match
-	dst := map[string]*string{"key": &m.Key, "consumer": &m.Consumer, "group": &m.Group, "type": &m.Type, "where": &m.Where}
+	m := reflect.ValueOf(&f.Match).Elem()
 	var mn Node
 	d.object(v, matchObj.what, matchObj, &mn, func(fl *field, v ast.Node) {
 		if s, ok := d.line(v, fl.what()); ok && d.checkGlob(posOf(v), fl.what(), s) {
-			*dst[fl.name] = s
+			m.FieldByIndex(fl.index).SetString(s)
 		}
 	})
 	f.matchNode = mn

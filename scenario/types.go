@@ -36,8 +36,6 @@ const (
 	MaxAttempts     = 1000      // outbox relay attempts before a row is dead
 	MaxCascade      = 1000      // topic cascade_limit
 	MaxRetries      = 1000      // fan_out_retry immediate and backoff retries, each
-	MaxStrictBatch  = 10        // batch of a consumer of a strict queue (queue.MaxStrictBatch)
-	MaxStrictFlight = 120_000   // max_in_flight of a strict queue (queue.StrictInFlightLimit)
 
 	// The budget on derived work, enforced as a run goes (sim.Budget): a
 	// run that exceeds one stops at once with a runtime error naming it.
@@ -163,39 +161,18 @@ type Topology struct {
 	Services []Service
 }
 
-// Queue is a work queue (see package queue).
+// Queue is a work queue: the model's configuration (queue.Config, whose
+// fields document themselves) as the file sets it, and the redrive policy
+// by name. The loader sets the fields the format has (see the field
+// table); the runner adds Config.Faults and, for the redrive policy,
+// Config.DeadLetter and Config.MaxReceiveCount when it makes the queue.
 type Queue struct {
 	Node
-	Name string
-	// VisibilityTimeout is how long a received message stays invisible;
-	// default queue.DefaultVisibilityTimeout.
-	VisibilityTimeout sim.Tick
-	// Retention deletes messages older than this; 0 keeps them forever.
-	Retention sim.Tick
-	// DeadLetter is the redrive policy; nil means none.
+	queue.Config
+	// DeadLetter is the redrive policy as written, naming its queue; nil
+	// means none. It stands in front of Config.DeadLetter, the made queue
+	// the runner sets.
 	DeadLetter *DeadLetter
-	// FIFO turns on message groups (by key) and deduplication.
-	FIFO bool
-	// DedupWindow is the FIFO deduplication window; FIFO only.
-	DedupWindow sim.Tick
-	// ContentBasedDedup makes the SHA-256 of a message's body its
-	// deduplication ID (SQS ContentBasedDeduplication); only on a FIFO
-	// queue with a DedupWindow above 0.
-	ContentBasedDedup bool
-	// Delay is the queue-level delivery delay (SQS DelaySeconds): a sent
-	// message becomes visible Delay ticks after its send; 0 means none.
-	Delay sim.Tick
-	// ReceiveWaitTime is the queue's long-polling wait (SQS
-	// ReceiveMessageWaitTimeSeconds), used by consumers whose WaitTime is
-	// 0; 0 means short polling.
-	ReceiveWaitTime sim.Tick
-	// MaxInFlight caps the messages in flight; a receive at the cap is
-	// refused and traced. 0 means no cap, or MaxStrictFlight when Strict.
-	MaxInFlight int
-	// Strict applies SQS's API limits: a consumer's Batch is at most
-	// MaxStrictBatch and MaxInFlight at most (and by default)
-	// MaxStrictFlight. The default (false) is permissive.
-	Strict bool
 }
 
 // DeadLetter moves a message to Queue when its receive count would exceed
@@ -223,22 +200,14 @@ type Topic struct {
 	FanOutRetry *FanOutRetry
 }
 
-// FanOutRetry is the retry policy of a topic's fan-out forwards (see
-// pubsub.ForwardRetry): written `none` (None set: a refused forward is
-// lost at once) or as a mapping of its four fields.
+// FanOutRetry is the retry policy of a topic's fan-out forwards: the
+// model's pubsub.ForwardRetry (whose fields document themselves, and whose
+// Delay defaults to 1 in a file), or None, written `none`.
 type FanOutRetry struct {
 	Node
+	pubsub.ForwardRetry
 	// None gives a refused forward up at once (pubsub.NoForwardRetry).
 	None bool
-	// Immediate is the retries in the same tick as a refusal; default 0.
-	Immediate int
-	// Backoff is the retries after a wait, which doubles each time;
-	// default 0.
-	Backoff int
-	// Delay is the wait before the first backoff retry; default 1.
-	Delay sim.Tick
-	// MaxDelay caps the doubling wait; 0 (default) means no cap.
-	MaxDelay sim.Tick
 }
 
 // Policy returns the pubsub.ForwardRetry of r: NoForwardRetry for None.
@@ -246,48 +215,41 @@ func (r *FanOutRetry) Policy() pubsub.ForwardRetry {
 	if r.None {
 		return pubsub.NoForwardRetry
 	}
-	return pubsub.ForwardRetry{Immediate: r.Immediate, Backoff: r.Backoff, Delay: r.Delay, MaxDelay: r.MaxDelay}
+	return r.ForwardRetry
 }
 
-// Subscriber is a pub/sub subscriber of one topic.
+// Subscriber is a pub/sub subscriber of one topic. The runner maps it onto
+// pubsub.SubscriberConfig, whose fields document the meaning: Overflow is
+// its Policy, Emits its Emits (an Emit's Topic is the pubsub.Emit's
+// Subject); the other fields have the same names. The field table
+// (fields.go) gives the keys and the file's defaults.
 type Subscriber struct {
 	Node
-	Name string
-	// Buffer is the bounded buffer size; default pubsub.DefaultBuffer.
-	Buffer int
-	// Overflow is what a full buffer does; default pubsub.DropNewest.
-	Overflow pubsub.Policy
-	// Offline subscribers start disconnected.
-	Offline bool
-	// Emits are the messages published for every message handled.
-	Emits []Emit
-	// SourceCheck ignores messages whose source header is this subscriber,
-	// which breaks sync loops.
+	Name        string
+	Buffer      int
+	Overflow    pubsub.Policy
+	Offline     bool
+	Emits       []Emit
 	SourceCheck bool
-	// Supervisor publishes the subscriber's emits with the broker's
-	// supervisor switch on (pubsub.Context.Muted): they are published and
-	// counted, and durable fan-out queues get them, but no ephemeral
-	// subscriber of any topic does. It needs Emits.
-	Supervisor bool
+	Supervisor  bool
 }
 
-// Emit is a message a subscriber publishes for each message it handles.
+// Emit is a message a subscriber publishes for each message it handles
+// (pubsub.Emit, with the topic by name).
 type Emit struct {
 	Node
 	Topic string
-	// Count defaults to 1.
 	Count int
-	// Type is the message type header; "" keeps the incoming type.
-	Type string
+	Type  string
 }
 
-// Log is a partitioned event log topic.
+// Log is a partitioned event log topic. The runner maps it onto
+// eventlog.Config: Compaction is its Compact, and Retention its
+// RetentionTicks and RetentionRecords (nil keeps every record).
 type Log struct {
 	Node
-	Name string
-	// Partitions defaults to 1.
+	Name       string
 	Partitions int
-	// Retention is nil to keep every record.
 	Retention  *Retention
 	Compaction bool
 }
@@ -300,50 +262,41 @@ type Retention struct {
 	Records int
 }
 
-// Group is a consumer group of a log.
+// Group is a consumer group of a log, by name. The runner maps it onto
+// eventlog.GroupConfig (Assignment is its Strategy, AutoOffsetReset its
+// Reset), gives AutoCommitInterval to its members
+// (eventlog.MemberConfig.AutoCommitEvery), and with Projection feeds a
+// projection.Projection versioned by Versioning. What a file adds:
+// IdempotencyPerMember gives each idempotent member a dedup table of its
+// own, as a consumer that keeps it in memory has; by default the members
+// share one table per idempotency key, as a service that keeps it in its
+// database does, so the member that takes a partition over skips what
+// another applied.
 type Group struct {
 	Node
-	Name string
-	Log  string
-	// Assignment defaults to eventlog.Range.
-	Assignment eventlog.Strategy
-	// AutoOffsetReset defaults to eventlog.ResetEarliest.
-	AutoOffsetReset eventlog.Reset
-	// SessionTimeout defaults to eventlog.DefaultSessionTimeout.
-	SessionTimeout sim.Tick
-	// AutoCommitInterval is used by members with commit "auto"; default
-	// eventlog.DefaultAutoCommitEvery.
-	AutoCommitInterval sim.Tick
-	// IdempotencyPerMember gives each idempotent member a dedup table of
-	// its own, as a consumer that keeps it in memory has. By default the
-	// members share one table per idempotency key, as a service that keeps
-	// it in its database does, so the member that takes a partition over
-	// skips what another applied.
+	Name                 string
+	Log                  string
+	Assignment           eventlog.Strategy
+	AutoOffsetReset      eventlog.Reset
+	SessionTimeout       sim.Tick
+	AutoCommitInterval   sim.Tick
 	IdempotencyPerMember bool
-	// Projection makes the members feed a projection.Projection, a read
-	// model of one row per key that read actions read.
-	Projection bool
-	// Versioning is how the projection versions its rows; default
-	// projection.VersionOffset.
-	Versioning projection.Versioning
+	Projection           bool
+	Versioning           projection.Versioning
 }
 
-// Service is a simulated service with its own database that turns each
-// command it receives into a business row and an event.
+// Service is a simulated service with its own database (outbox.Service)
+// that turns each command it receives into a business row and an event,
+// written by its Writer (outbox.WriterConfig.Mode) to PublishTo. Cleanup is
+// the service's outbox.Config.CleanupAfter and MaxAttempts its relays'
+// outbox.RelayConfig.MaxAttempts.
 type Service struct {
 	Node
-	Name string
-	// Writer is outbox.Outbox (default), outbox.CommitThenPublish or
-	// outbox.PublishThenCommit.
-	Writer outbox.Mode
-	// PublishTo is where events go (a queue, topic or log).
-	PublishTo Target
-	// MaxAttempts is the relay attempts before a row is a dead letter;
-	// default 5.
+	Name        string
+	Writer      outbox.Mode
+	PublishTo   Target
 	MaxAttempts int
-	// Cleanup deletes processed outbox rows after this many ticks; 0
-	// keeps them.
-	Cleanup sim.Tick
+	Cleanup     sim.Tick
 }
 
 // The kinds of Target.
@@ -386,50 +339,24 @@ type Saga struct {
 	Compensate bool
 }
 
-// SagaStep is one step of a saga and the compensation that undoes it.
+// SagaStep is one step of a saga and the compensation that undoes it
+// (saga.Step, field for field).
 type SagaStep struct {
 	Node
 	Name         string
 	Compensation string
 }
 
-// Producer sends Count messages, Rate per tick from tick Start, to a
-// target.
+// Producer is a producer: the model's configuration (producer.Config,
+// whose fields document themselves) as the file sets it, and its target
+// by name, which the runner resolves into Config.Target. Unlike the
+// model's, a file's key_count defaults to 1, so a loaded KeyCount is 0
+// only when the producer has no key pattern.
 type Producer struct {
 	Node
-	Name string
-	To   Target
-	// Count is the number of messages (at least 1).
-	Count int
-	// Rate is messages per tick; default 1.
-	Rate int
-	// Start is the first tick that produces; default 0.
-	Start sim.Tick
-	// Keys lists the keys when they were written as a list.
-	Keys []string
-	// KeyPattern is the keys pattern ("kunde-%d") when keys were written
-	// as one string; "%d" stands for 1..KeyCount.
-	KeyPattern string
-	// KeyCount is the number of distinct keys of KeyPattern (default 1).
-	KeyCount int
-	// KeyOrder is producer.RoundRobin (default) or producer.Random.
-	KeyOrder producer.KeyOrder
-	// Type is the message type header.
-	Type string
-	// Source is the source header; default the producer's name.
-	Source string
-	// OnRefused is what the producer does with a message the broker
-	// refuses (broker.unavailable, a full blocking subscriber):
-	// producer.OnRefusedRetry (default) sends it again first on the next
-	// tick; producer.OnRefusedDrop gives it up, a loss with cause "broker
-	// unavailable".
-	OnRefused producer.OnRefused
-	// SchemaVersion is the messages' schema version header; 0 is
-	// unversioned (read as 1).
-	SchemaVersion int
-	// ClockSkew is how far the producer's clock is off, in ticks; not 0
-	// puts its clock reading in every message (producer.HeaderClock).
-	ClockSkew sim.Tick
+	producer.Config
+	// To is where its messages go, by kind and name.
+	To Target
 }
 
 // NumKeys returns the number of distinct keys the producer uses; 0 means
@@ -459,82 +386,58 @@ func (p *Producer) Key(k int) string {
 	return before + strconv.Itoa(k+1) + after
 }
 
-// Handler is how a consumer or member handles a message.
+// Handler is how a consumer or member handles a message: the fields of a
+// sim.Script, which document the meaning (Kind is its Behaviour), as the
+// file sets them.
 type Handler struct {
 	Node
-	// Kind is the scripted behaviour; default sim.Succeed. sim.Slow needs
-	// Ticks of at least 1.
-	Kind sim.Behaviour
-	// Keys restricts the behaviour to messages whose key matches this glob
-	// (path.Match syntax); others succeed. "" means every message.
-	Keys string
-	// Failures is how many attempts a transient handler fails first;
-	// default 1.
-	Failures int
-	// Ticks is the processing time; slow handlers need at least 1.
-	Ticks sim.Tick
-	// Error is the error text of failures.
-	Error string
-	// MinVersion and MaxVersion, when above 0, bound the schema versions
-	// the handler can parse (sim.Script).
+	Kind                   sim.Behaviour
+	Keys                   string
+	Failures               int
+	Ticks                  sim.Tick
+	Error                  string
 	MinVersion, MaxVersion int
 }
 
-// Retry is how a failing queue consumer delays the next attempt.
+// Retry is how a failing queue consumer delays the next attempt: a
+// queue.RetryPolicy as a file writes it. Policy is its Kind and Base its
+// Delay; Cap applies to exponential delays only, and Jitter on means
+// "equal jitter" (RetryPolicy.Jitter 0.5).
 type Retry struct {
 	Node
-	// Policy is queue.RetryNone (default: the visibility timeout brings
-	// the message back), queue.RetryFixed or queue.RetryExponential.
-	Policy queue.RetryKind
-	// Base is the fixed delay or the first exponential delay.
-	Base sim.Tick
-	// Cap bounds exponential delays; default 64 * Base, capped at MaxTicks.
-	Cap sim.Tick
-	// Jitter draws exponential delays from the consumer's stream.
-	Jitter bool
-	// SameForAll applies the policy to every failure class (see
-	// queue.RetryPolicy.SameForAll).
+	Policy     queue.RetryKind
+	Base       sim.Tick
+	Cap        sim.Tick
+	Jitter     bool
 	SameForAll bool
 }
 
-// Consumer is a queue consumer, run as Instances competing instances.
+// Consumer is a queue consumer, run as Instances competing instances:
+// a queue.ConsumerConfig as a file writes it, with its queue by name. Ack
+// is its AckMode; ShortPoll, written `wait_time: short`, is WaitTime
+// queue.ShortPoll; Handler and Retry become its Handler and Retry policy,
+// Idempotency wraps the handler (sim.IdempotencyKey), and Forward's target
+// is resolved by name. The other fields have the model's names and
+// meaning.
 type Consumer struct {
 	Node
-	Name  string
-	Queue string
-	// Instances defaults to 1.
-	Instances int
-	// Batch is the receive batch size; default 1, at most MaxStrictBatch
-	// on a strict queue.
-	Batch int
-	// VisibilityTimeout, when positive, replaces the queue's for every
-	// message this consumer receives (SQS ReceiveMessage's
-	// VisibilityTimeout); 0 (default) means the queue's.
+	Name              string
+	Queue             string
+	Instances         int
+	Batch             int
 	VisibilityTimeout sim.Tick
-	// WaitTime is how long one receive waits for a message (long polling,
-	// SQS WaitTimeSeconds); 0 (default) means the queue's
-	// ReceiveWaitTime. It is meaningless when ShortPoll is set.
-	WaitTime sim.Tick
-	// ShortPoll, written `wait_time: short`, makes every receive one
-	// attempt even on a queue with a ReceiveWaitTime (queue.ShortPoll).
-	ShortPoll bool
-	Handler   Handler
-	// Ack is queue.AckAfterProcess (default, at-least-once) or
-	// queue.AckBeforeProcess (at-most-once).
-	Ack   queue.AckMode
-	Retry Retry
-	// Idempotency is sim.NotIdempotent (default), sim.KeyByMessageID or
-	// sim.KeyByBusinessKey.
-	Idempotency sim.IdempotencyKey
-	// Start is the first tick the consumer runs.
-	Start sim.Tick
-	// Forward, if set, publishes an outgoing message for every message
-	// handled (queue.Forward).
-	Forward *Forward
+	WaitTime          sim.Tick
+	ShortPoll         bool
+	Handler           Handler
+	Ack               queue.AckMode
+	Retry             Retry
+	Idempotency       sim.IdempotencyKey
+	Start             sim.Tick
+	Forward           *Forward
 }
 
-// Forward is a queue consumer's outgoing message: where it goes, its
-// type, and whether a skipped duplicate publishes it again.
+// Forward is a queue consumer's outgoing message (queue.Forward, with
+// its target by name).
 type Forward struct {
 	Node
 	To     Target
@@ -542,56 +445,45 @@ type Forward struct {
 	Resend bool
 }
 
-// Member is a consumer-group member of a log.
+// Member is a consumer-group member of a log: an eventlog.MemberConfig
+// as a file writes it, with its group by name, its Handler a sim.Script
+// and Idempotency wrapping it. The other fields have the model's names and
+// meaning.
 type Member struct {
 	Node
-	Name  string
-	Group string
-	// Commit is eventlog.CommitAfter processing (default), CommitBefore,
-	// CommitAuto (on the group's interval) or CommitOffByOne (a bug:
-	// commits the last offset read instead of the next one).
-	Commit  eventlog.CommitMode
-	Handler Handler
-	// Batch is the poll size; default eventlog.DefaultBatch.
-	Batch int
-	// Idempotency is as for a Consumer.
+	Name        string
+	Group       string
+	Commit      eventlog.CommitMode
+	Handler     Handler
+	Batch       int
 	Idempotency sim.IdempotencyKey
 	Start       sim.Tick
 }
 
-// Relay is an outbox relay of one service.
+// Relay is an outbox relay of one service, by name: an
+// outbox.RelayConfig (Mode outbox.Poll) or outbox.CDCConfig (outbox.CDC)
+// as a file writes it. Interval is the relay's PollEvery (a CDC relay's
+// Interval), Order its Ordering, Batch a CDC relay's MaxPerStep; Lease,
+// Backoff and Order apply to polling relays only.
 type Relay struct {
 	Node
-	Name    string
-	Service string
-	// Mode is outbox.Poll (default) or outbox.CDC.
-	Mode outbox.RelayKind
-	// Batch is the rows per poll; default 10.
-	Batch int
-	// Interval is the ticks between polls; default 1.
+	Name     string
+	Service  string
+	Mode     outbox.RelayKind
+	Batch    int
 	Interval sim.Tick
-	// Lease is how long a claimed row stays claimed; default 5.
-	Lease sim.Tick
-	// Backoff is the retry-after of a failed row; default 2.
-	Backoff sim.Tick
-	// Order is outbox.InOrder (default, written "global") or
-	// outbox.PerAggregate; Poll only.
-	Order outbox.Ordering
-	Start sim.Tick
+	Lease    sim.Tick
+	Backoff  sim.Tick
+	Order    outbox.Ordering
+	Start    sim.Tick
 }
 
-// Fault is one rule of the fault plan; see faults.Rule.
+// Fault is one rule of the fault plan: the injector's faults.Rule as the
+// file writes it, whose Name defaults to "fault-N" (N is the 1-based
+// position in the plan).
 type Fault struct {
 	Node
-	// Name defaults to "fault-N" (N is the 1-based position in the plan).
-	Name        string
-	Point       faults.Point
-	Match       faults.Match
-	Probability float64
-	From, Until sim.Tick
-	Count, Nth  int
-	Param       int64
-	Error       string
+	faults.Rule
 	// matchNode keeps the positions of the match fields.
 	matchNode Node
 	// untilOK says until was written and valid.
@@ -602,18 +494,12 @@ type Fault struct {
 	consumerGlob string
 }
 
-// Rule converts f to a faults.Rule.
-func (f Fault) Rule() faults.Rule {
-	return faults.Rule{Name: f.Name, Point: f.Point, Probability: f.Probability, From: f.From, Until: f.Until,
-		Count: f.Count, Nth: f.Nth, Match: f.Match, Param: f.Param, Error: f.Error}
-}
-
 // FaultPlan returns the fault plan in file order. It passes
 // faults.Plan.Validate, since Load checked every rule.
 func (s *Scenario) FaultPlan() faults.Plan {
 	p := faults.Plan{Rules: make([]faults.Rule, len(s.Faults))}
 	for i, f := range s.Faults {
-		p.Rules[i] = f.Rule()
+		p.Rules[i] = f.Rule
 	}
 	return p
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/outbox"
+	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -64,10 +65,10 @@ func TestProducerKeys(t *testing.T) {
 		want []string
 	}{
 		{Producer{}, nil},
-		{Producer{KeyPattern: "kunde-%d", KeyCount: 3}, []string{"kunde-1", "kunde-2", "kunde-3"}},
-		{Producer{KeyPattern: "%d-x", KeyCount: 1}, []string{"1-x"}},
-		{Producer{KeyPattern: "fixed", KeyCount: 1}, []string{"fixed"}},
-		{Producer{Keys: []string{"kunde-A", "kunde-B"}}, []string{"kunde-A", "kunde-B"}},
+		{Producer{Config: producer.Config{KeyPattern: "kunde-%d", KeyCount: 3}}, []string{"kunde-1", "kunde-2", "kunde-3"}},
+		{Producer{Config: producer.Config{KeyPattern: "%d-x", KeyCount: 1}}, []string{"1-x"}},
+		{Producer{Config: producer.Config{KeyPattern: "fixed", KeyCount: 1}}, []string{"fixed"}},
+		{Producer{Config: producer.Config{Keys: []string{"kunde-A", "kunde-B"}}}, []string{"kunde-A", "kunde-B"}},
 	} {
 		if n := tc.p.NumKeys(); n != len(tc.want) {
 			t.Errorf("%+v: NumKeys %d, want %d", tc.p, n, len(tc.want))

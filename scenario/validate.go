@@ -9,6 +9,7 @@ import (
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/outbox"
+	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/saga"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -296,9 +297,9 @@ func (v *val) actorRefs() {
 	for i := range a.Consumers {
 		c := &a.Consumers[i]
 		if v.ref(c.FieldPos("queue"), fmt.Sprintf("consumer %q reads", c.Name), v.ns["queue"], c.Queue) {
-			if q := v.queue(c.Queue); q != nil && q.Strict && c.Batch > MaxStrictBatch {
+			if q := v.queue(c.Queue); q != nil && q.Strict && c.Batch > queue.MaxStrictBatch {
 				v.errf(c.FieldPos("batch"), "batch of consumer %q must be between 1 and %d: queue %q is strict (an SQS receive takes at most %d messages), got %d",
-					c.Name, MaxStrictBatch, q.Name, MaxStrictBatch, c.Batch)
+					c.Name, queue.MaxStrictBatch, q.Name, queue.MaxStrictBatch, c.Batch)
 			}
 		}
 	}

@@ -135,8 +135,8 @@ func (d *Delivery) emit(k Kind, detail string) {
 	if !tr.Detailed() {
 		detail = ""
 	}
-	ev := Event{Tick: d.env.Now(), Kind: k, Where: d.Where, Actor: d.Instance, Consumer: d.Consumer, Msg: d.Msg.ID, Key: d.Msg.Key,
-		Corr: d.Corr, Attempt: d.Attempt, HasPos: d.HasPos, Partition: d.Partition, Offset: d.Offset, Detail: detail}
+	ev := d.Event(k)
+	ev.Detail = detail
 	tr.EmitRef(&ev)
 }
 

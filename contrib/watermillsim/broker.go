@@ -616,8 +616,8 @@ func (b *Broker) failed(d *sim.Delivery, why string) {
 	if !tr.Detailed() {
 		why = ""
 	}
-	ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindFailed, Where: d.Where, Actor: d.Instance, Consumer: d.Consumer, Msg: d.Msg.ID,
-		Key: d.Msg.Key, Corr: d.Corr, Attempt: d.Attempt, Detail: why}
+	ev := d.Event(sim.KindFailed)
+	ev.Detail = why
 	tr.EmitRef(&ev)
 }
 

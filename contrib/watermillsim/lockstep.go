@@ -1,10 +1,8 @@
 package watermillsim
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -182,7 +180,7 @@ func (l *lockstep) fail(err error) {
 
 func (l *lockstep) loop() {
 	defer close(l.exited)
-	l.owner.Store(goroutineID())
+	l.owner.Store(live.GoroutineID())
 	start := time.Now()
 	next := l.every // time since start at which the next tick is due
 	timer := time.NewTimer(l.every)
@@ -345,7 +343,8 @@ func (l *lockstep) callback(f func()) {
 }
 
 func (l *lockstep) reentrant() bool {
-	return l.inside.Load() > 0 && goroutineID() == l.owner.Load()
+	owner := l.owner.Load()
+	return l.inside.Load() > 0 && owner != 0 && live.GoroutineID() == owner
 }
 
 // do queues f under key and waits until the driver ran it.
@@ -446,26 +445,6 @@ func (l *lockstep) Stop() error {
 
 // Stopped is closed when the driver goroutine has ended.
 func (l *lockstep) Stopped() <-chan struct{} { return l.exited }
-
-// goroutineID returns the calling goroutine's id from the header of its
-// stack trace, as package live does to tell a reentrant call; 0 if the
-// header cannot be read.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b, ok := bytes.CutPrefix(b, []byte("goroutine "))
-	if !ok {
-		return 0
-	}
-	var id uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			break
-		}
-		id = id*10 + uint64(c-'0')
-	}
-	return id
-}
 
 // joinSorted joins the lines sorted, or returns none.
 func joinSorted(lines []string, none string) string {

@@ -436,10 +436,11 @@ func (s *Subscriber) runQueue(ctx context.Context, t *topic, worker, key string,
 }
 
 // handOverQueue consults the handler fault points for d and builds its
-// Watermill message; a firing fails the delivery instead, as a queue
-// consumer's failed handler does: a permanent or poison failure moves the
-// message to the dead-letter queue when the topic has one, any other
-// failure nacks it. Owner goroutine only.
+// Watermill message; a firing fails the delivery instead, settled by the
+// queue consumer's policy (queue.OnFailure, with no attempt limit and
+// classes apart): a permanent or poison failure moves the message to the
+// dead-letter queue when the topic has one, any other failure nacks it
+// with Config.NackDelay. Owner goroutine only.
 func (s *Subscriber) handOverQueue(ctx context.Context, key string, t *topic, d *sim.Delivery, r queue.Receipt) (*message.Message, context.CancelFunc) {
 	b := s.b
 	err := b.fail(d)
@@ -447,7 +448,7 @@ func (s *Subscriber) handOverQueue(ctx context.Context, key string, t *topic, d 
 		return b.toWatermill(ctx, key, d)
 	}
 	b.failed(d, err.Error())
-	if c := sim.Classify(err); c == sim.ClassPermanent || c == sim.ClassPoison {
+	if c := sim.Classify(err); queue.OnFailure(c, d.Attempt, 0, false) == queue.SettleDeadLetter {
 		if t.q.DeadLetter(r, c.String()+" failure: "+err.Error()) == nil {
 			return nil, nil
 		}
@@ -547,8 +548,8 @@ func (c *conn) close(b *Broker) {
 
 // lose traces that the closed connection lost its copy h.
 func (c *conn) lose(b *Broker, h held) {
-	ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindLost, Where: c.where, Actor: c.name, Consumer: c.name, Msg: h.m.ID, Key: h.m.Key,
-		Corr: h.m.Headers.CorrelationID, Cause: sim.CauseDisconnect}
+	ev := sim.Lost(c.where, c.name, c.name, &h.m, sim.CauseDisconnect)
+	ev.Tick = b.env.Now()
 	if b.env.Trace.Detailed() {
 		ev.Detail = "discarded from the connection at close"
 	}

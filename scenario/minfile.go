@@ -402,7 +402,7 @@ func (s *Scenario) MinFile(rp Repro, src []byte, out string) ([]byte, error) {
 	hdr.WriteString("Reproduce: brokerlab run " + out + "\n\n")
 	seed := rp.Seed
 	return Rewrite{Header: hdr.String(), Seed: &seed,
-		Sections: map[string]string{"faults": plan.YAML(), "variants": ""}}.Apply(src)
+		Sections: map[string]string{"faults": FaultsYAML(plan), "variants": ""}}.Apply(src)
 }
 
 // hasFault reports whether the file has a fault rule named name.

@@ -892,6 +892,11 @@ func Execute(s *Scenario, opts Options) (*Report, error) {
 	return rep, r.Err()
 }
 
+// Do runs action a now, as the timeline runs it at its tick (a.At and the
+// position are ignored): the one way to act on a run by hand with the
+// file's vocabulary.
+func (r *Run) Do(a Action) error { return r.do(&a) }
+
 // SeekEarliest moves group name (every group when name is "") back to the
 // start of its log, for replays.
 func (r *Run) SeekEarliest(name string) error {

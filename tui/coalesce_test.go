@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/brokerlab/brokerlab/lab"
 	"testing"
 	"time"
 )
@@ -11,11 +12,11 @@ import (
 func TestLoopCoalescesQueuedCommands(t *testing.T) {
 	d := newFakeDriver(1)
 	entered := make(chan struct{}) // the loop is in post
-	posts := make(chan Snapshot)
-	post := func(s Snapshot) { entered <- struct{}{}; posts <- s }
+	posts := make(chan lab.Snapshot)
+	post := func(s lab.Snapshot) { entered <- struct{}{}; posts <- s }
 	l := StartLoop(NewController(d), post, (&fakeTicker{}).start)
 	defer l.Stop()
-	recv := func() Snapshot {
+	recv := func() lab.Snapshot {
 		t.Helper()
 		select {
 		case <-entered:

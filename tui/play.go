@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"github.com/brokerlab/brokerlab/lab"
 	"strconv"
 
 	"github.com/brokerlab/brokerlab/scenario"
@@ -99,13 +100,13 @@ func (d *RecordingDriver) step(t sim.Tick) int {
 }
 
 // Snapshot describes the recording at the current tick.
-func (d *RecordingDriver) Snapshot() Snapshot {
+func (d *RecordingDriver) Snapshot() lab.Snapshot {
 	n := d.shown(d.now)
-	lo := max(0, n-MaxTrace)
-	snap := Snapshot{
-		Header: Header{Title: d.rec.Title, Lesson: d.rec.Lesson, Tick: d.now, Seed: d.rec.Seed, Notice: d.notice},
+	lo := max(0, n-lab.MaxTrace)
+	snap := lab.Snapshot{
+		Header: lab.Header{Title: d.rec.Title, Lesson: d.rec.Lesson, Tick: d.now, Seed: d.rec.Seed, Notice: d.notice},
 		Trace:  append([]sim.Event(nil), d.rec.Trace[lo:n]...),
-		Intro:  Intro{Description: d.rec.Description, Goals: append([]string(nil), d.rec.Goals...)},
+		Intro:  lab.Intro{Description: d.rec.Description, Goals: append([]string(nil), d.rec.Goals...)},
 	}
 	d.notice = ""
 	if d.ledger == nil || d.folded > n {
@@ -114,10 +115,10 @@ func (d *RecordingDriver) Snapshot() Snapshot {
 	for ; d.folded < n; d.folded++ {
 		d.ledger.Emit(&d.rec.Trace[d.folded])
 	}
-	snap.Ledger = SummaryOf(d.ledger.Stats())
+	snap.Ledger = lab.SummaryOf(d.ledger.Stats())
 	if i := d.step(d.now); i > 0 {
 		s := d.rec.Steps[i-1]
-		snap.Narration = Narration{Index: i, Total: len(d.rec.Steps), Text: s.Text, Pause: s.Pause}
+		snap.Narration = lab.Narration{Index: i, Total: len(d.rec.Steps), Text: s.Text, Pause: s.Pause}
 	} else {
 		snap.Narration.Total = len(d.rec.Steps)
 	}
@@ -139,7 +140,7 @@ func (d *RecordingDriver) Snapshot() Snapshot {
 }
 
 // Step advances one tick.
-func (d *RecordingDriver) Step() Snapshot {
+func (d *RecordingDriver) Step() lab.Snapshot {
 	if !d.Done() {
 		d.now++
 	}
@@ -148,7 +149,7 @@ func (d *RecordingDriver) Step() Snapshot {
 
 // Restart goes back to tick 0. A recording is one seed: asking for
 // another one says so in the notice.
-func (d *RecordingDriver) Restart(seed uint64) Snapshot {
+func (d *RecordingDriver) Restart(seed uint64) lab.Snapshot {
 	d.now = 0
 	if seed != d.rec.Seed {
 		d.notice = "this replay is the recorded run of seed " + strconv.FormatUint(d.rec.Seed, 10)
@@ -157,7 +158,7 @@ func (d *RecordingDriver) Restart(seed uint64) Snapshot {
 }
 
 // Do refuses every action: the recorded run cannot change.
-func (d *RecordingDriver) Do(a Action) (Snapshot, error) {
+func (d *RecordingDriver) Do(a lab.Action) (lab.Snapshot, error) {
 	return d.Snapshot(), ErrRecorded
 }
 
@@ -165,7 +166,7 @@ func (d *RecordingDriver) Do(a Action) (Snapshot, error) {
 func (d *RecordingDriver) Done() bool { return d.now >= d.rec.End }
 
 // NextNarration advances to the next narration step, or to the end.
-func (d *RecordingDriver) NextNarration() Snapshot {
+func (d *RecordingDriver) NextNarration() lab.Snapshot {
 	i := d.step(d.now)
 	if i < len(d.rec.Steps) {
 		d.now = min(d.rec.Steps[i].At, d.rec.End)
@@ -176,14 +177,14 @@ func (d *RecordingDriver) NextNarration() Snapshot {
 }
 
 // Seek shows the recording at tick t, clamped to [0, End].
-func (d *RecordingDriver) Seek(t sim.Tick) Snapshot {
+func (d *RecordingDriver) Seek(t sim.Tick) lab.Snapshot {
 	d.now = min(max(t, 0), d.rec.End)
 	return d.Snapshot()
 }
 
 // PrevNarration goes back to the start of the step before the current
 // one, or to tick 0.
-func (d *RecordingDriver) PrevNarration() Snapshot {
+func (d *RecordingDriver) PrevNarration() lab.Snapshot {
 	i := d.step(d.now)
 	switch {
 	case i >= 2:

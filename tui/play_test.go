@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/brokerlab/brokerlab/lab"
 	"strings"
 	"testing"
 
@@ -57,7 +58,7 @@ func TestRecordingDriverVerdict(t *testing.T) {
 	if s.Header.Tick != 0 {
 		t.Fatalf("prev narration from the end goes to %d, want 0 (the step before the last)", s.Header.Tick)
 	}
-	if _, err := d.Do(Action{}); err == nil {
+	if _, err := d.Do(lab.Action{}); err == nil {
 		t.Fatal("a recorded run took a hand action")
 	}
 	if s = d.Restart(8); !strings.Contains(s.Header.Notice, "seed 7") {

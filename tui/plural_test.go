@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/brokerlab/brokerlab/lab"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 // "1 effects".
 func TestEffectsSingular(t *testing.T) {
 	th := NewTheme(true)
-	s := &Snapshot{Effects: []EffectView{{Consumer: "a", Applied: 1}, {Consumer: "b", Applied: 2}}}
+	s := &lab.Snapshot{Effects: []lab.EffectView{{Consumer: "a", Applied: 1}, {Consumer: "b", Applied: 2}}}
 	var b strings.Builder
 	for _, l := range effectsLines(s, &th, 80) {
 		for _, sg := range l {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/brokerlab/brokerlab/lab"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/scenario"
@@ -49,7 +50,7 @@ func TestVerdictChangesAtThePoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.New(s, lab.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

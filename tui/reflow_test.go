@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/brokerlab/brokerlab/lab"
 	"reflect"
 	"regexp"
 	"strings"
@@ -160,7 +161,7 @@ func TestOverlaysReflow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.New(s, lab.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +250,7 @@ func TestOverlayCoversItsColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.New(s, lab.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

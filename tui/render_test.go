@@ -2,6 +2,7 @@ package tui
 
 import (
 	"flag"
+	"github.com/brokerlab/brokerlab/lab"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,7 +122,7 @@ func TestRenderGolden(t *testing.T) {
 		}},
 		{"player-empty", func() tview.Primitive {
 			p := NewPlayer(NewTheme(false), nil)
-			p.SetSnapshot(Snapshot{Header: Header{Title: "empty", Seed: 1, Speed: 4}})
+			p.SetSnapshot(lab.Snapshot{Header: lab.Header{Title: "empty", Seed: 1, Speed: 4}})
 			return p
 		}},
 		{"queue", func() tview.Primitive { return fixturePlayer(false).panel(panelID{kindQueue, 0}) }},

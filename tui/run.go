@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"github.com/brokerlab/brokerlab/lab"
 	"os"
 
 	"github.com/gdamore/tcell/v2"
@@ -167,7 +168,7 @@ func newSession(app *tview.Application, d Driver, th Theme, ticker TickerFunc) *
 }
 
 // post hands a snapshot to the UI goroutine and waits until it is shown.
-func (s *session) post(snap Snapshot) {
+func (s *session) post(snap lab.Snapshot) {
 	s.app.QueueUpdateDraw(func() { s.player.SetSnapshot(snap) })
 }
 

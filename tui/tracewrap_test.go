@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/brokerlab/brokerlab/lab"
 	"strings"
 	"testing"
 )
@@ -9,11 +10,11 @@ import (
 // its first row but not its second: every entry on screen shows both
 // rows or none. The second row starts two columns right of the first,
 // under the text after the symbol.
-func checkTraceWhole(t *testing.T, name, text string, snap *Snapshot, w int) {
+func checkTraceWhole(t *testing.T, name, text string, snap *lab.Snapshot, w int) {
 	t.Helper()
 	lines := strings.Split(text, "\n")
 	for i := range snap.Trace {
-		var m Mark
+		var m lab.Mark
 		if i < len(snap.Marks) {
 			m = snap.Marks[i]
 		}
@@ -70,7 +71,7 @@ func TestTraceWrappedTopEntry(t *testing.T) {
 // out, and the panel still ends with the newest event.
 func TestTraceWrappedTopEntrySingle(t *testing.T) {
 	s := cmpSide(t, "naive", "idempotent-consumer", nil, "naive")
-	c := NewController(s.Driver)
+	c := NewController(s.Session)
 	for i := 0; i < 2; i++ {
 		c.Handle(Command{Kind: CmdStepNarration})
 	}

@@ -88,18 +88,20 @@ type CompareFrame struct {
 	Sides [2]SideFrame
 }
 
-// Pair plays two sessions in lockstep: every step, seek, restart and action applies to both,
-// so the two runs are always at the same tick (a side whose run has ended
-// stays at its last tick while the other goes on). It owns both drivers
-// and, like a Session, is used from one goroutine only. It has a
-// Session's methods, so a player drives it as it drives one session.
+// Pair plays two sessions in lockstep: every step, seek, restart and
+// action applies to both, so the two runs are always at the same tick (a
+// side whose run has ended stays at its last tick while the other goes
+// on). It owns both sessions and, like a Session, is used from one
+// goroutine only. It has a Session's methods, so a player drives it as it
+// drives one session.
 //
-// The Snapshot it returns carries only what a player's controller reads: the header of side A (tick, seed, notice) with the
-// later tick of the two, and a narration index that changes whenever
-// either side's narration changes, with Pause set when the step that came
-// up on either side asks for it. The views read both sides from Frame.
+// The Snapshot it returns carries only what a player's controller reads:
+// the header of side A (tick, seed, notice) with the later tick of the
+// two, and a narration index that changes whenever either side's
+// narration changes, with Pause set when the step that came up on either
+// side asks for it. The views read both sides from Frame.
 //
-// A step costs the two drivers' steps plus, per side, one ledger fold
+// A step costs the two sessions' steps plus, per side, one ledger fold
 // (sim.Ledger.Stats, O(messages x consumers)); above exactStatsLimit
 // messages the fold is redone every statsEvery ticks only.
 type Pair struct {

@@ -27,13 +27,13 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// exactStatsLimit is the number of messages up to which the driver
+// exactStatsLimit is the number of messages up to which the session
 // recomputes the ledger statistics every tick; above it, every
 // statsEvery ticks (Ledger.Stats costs O(messages x consumers)).
 const (
 	exactStatsLimit = 20_000
 	statsEvery      = 32
-	// histCap is the most samples per series the driver keeps (see
+	// histCap is the most samples per series the session keeps (see
 	// Session.series).
 	histCap = 4 * MaxHistory
 )

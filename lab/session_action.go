@@ -73,6 +73,8 @@ func (c *actCounter) Emit(e *sim.Event) {
 // one. It is deterministic, so a session can be retold: the seeds follow the
 // sequence seed, NextSeed(seed), NextSeed(NextSeed(seed)), ...
 func NextSeed(seed uint64) uint64 {
+	// The stream's name is the one the player has always used, so the
+	// sequence of seeds stays the same.
 	s := sim.NewStream(seed, "tui/reseed").Uint64() % 1000000
 	if s == seed {
 		s++

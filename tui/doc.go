@@ -10,7 +10,7 @@
 // A runner implements Driver and describes each tick as an immutable
 // lab.Snapshot: a lab.Session plays a scenario (stepping, time travel with
 // its action log, hand actions, verdicts, the view-models of every panel),
-// a lab.Pair plays two in lockstep, a RecordingDriver replays a recorded
+// a lab.Pair plays two in lockstep, a lab.Playback replays a recorded
 // run. The views only read snapshots. The architecture keeps three rules:
 //
 //   - One goroutine owns the Driver (see Loop and Controller). It receives

@@ -61,3 +61,7 @@ func PlaySession(ctx context.Context, d Driver, opt PlayOptions) error {
 	}
 	return run(ctx, d, opt.Player)
 }
+
+// Play opens the player on the playback of rec and returns when the user
+// quits; see Run.
+func Play(rec lab.Recording, opt Options) error { return Run(lab.NewPlayback(rec), opt) }

@@ -2,7 +2,9 @@
 // scenario, steps it, goes back and forward in time, takes hand actions
 // and describes every tick as an immutable Snapshot, the view-model a
 // front end renders (the terminal player in package tui, a recorded cast,
-// a test). A Pair plays two sessions in lockstep for a comparison.
+// a test). A Pair plays two sessions in lockstep for a comparison, and a
+// Playback plays a Recording (a run recorded elsewhere, such as an
+// exercise on a student's code) back with the same methods.
 //
 // A session is deterministic and uses no goroutine and no wall clock:
 // every change is an explicit call (Step, Seek, Do, Restart), and the same
@@ -689,8 +691,9 @@ func (d *Session) NextNarration() Snapshot {
 // the run): going back rebuilds the run from its seed and re-executes it,
 // hand actions included, each at the tick it ran at, so the state is
 // exactly the one a fresh run stepped to t (with the same hand actions)
-// has. Hand actions after t stay in the log: going forward again (Step,
-// Seek, NextNarration) applies each at its tick, until Do branches off.
+// has. Hand actions after t stay in the log, and the notice names them:
+// going forward again (Step, Seek, NextNarration) applies each at its
+// tick, until Do branches off.
 // Going forward steps.
 //
 // Going back costs re-executing t ticks of the models (a world cannot be
@@ -706,7 +709,8 @@ func (d *Session) Seek(t sim.Tick) Snapshot {
 	if t < 0 {
 		t = 0
 	}
-	if t < d.run.Now() {
+	back := t < d.run.Now()
+	if back {
 		old, start, folds := append([]Series(nil), d.series...), d.histStart, d.folds
 		seed := d.run.Seed()
 		if err := d.build(&seed); err != nil {
@@ -752,7 +756,25 @@ func (d *Session) Seek(t sim.Tick) Snapshot {
 	for d.run.Now() < t && !d.run.Done() {
 		d.step()
 	}
+	if back && d.done < len(d.log) {
+		d.notice = aheadNotice(d.log[d.done:])
+	}
 	return d.Snapshot()
+}
+
+// aheadNotice says which logged actions lie ahead after going back: going
+// forward applies them again, acting now drops them.
+func aheadNotice(ahead []Logged) string {
+	first := ahead[0]
+	msg := fmt.Sprintf("ahead in the log: the %s at t=%d", ActionName(first.Action), first.At)
+	switch n := len(ahead) - 1; n {
+	case 0:
+		return msg
+	case 1:
+		return msg + " and 1 more"
+	default:
+		return fmt.Sprintf("%s and %d more", msg, n)
+	}
 }
 
 // PrevNarration goes back to the start of the narration step before the

@@ -60,7 +60,9 @@ func TestRedriveSurvivesSeekBack(t *testing.T) {
 	if !strings.HasPrefix(s.Header.Notice, "redrove ") {
 		t.Fatalf("redrive at t=14: notice %q", s.Header.Notice)
 	}
-	d.Seek(10)
+	if s := d.Seek(10); s.Header.Notice != "ahead in the log: the redrive DLQ at t=14" {
+		t.Errorf("back at t=10: notice %q, want the redrive ahead", s.Header.Notice)
+	}
 	got := d.Seek(20)
 
 	want := lesson(t, "poison-dlq")
@@ -141,8 +143,7 @@ func TestBranchDropsFuture(t *testing.T) {
 	}
 }
 
-// TestBranchNoticeCounts: the notice counts the dropped actions after the
-// first.
+// TestBranchNoticeCounts: the notices count the actions after the first.
 func TestBranchNoticeCounts(t *testing.T) {
 	l := []Logged{{At: 14, Action: Redrive("")}, {At: 15, Action: BrokerDown()}, {At: 16, Action: Crash("")}}
 	for n, want := range []string{
@@ -152,6 +153,15 @@ func TestBranchNoticeCounts(t *testing.T) {
 	} {
 		if got := branchNotice(3, l[:n+1]); got != want {
 			t.Errorf("%d dropped: %q, want %q", n+1, got, want)
+		}
+	}
+	for n, want := range []string{
+		"ahead in the log: the redrive DLQ at t=14",
+		"ahead in the log: the redrive DLQ at t=14 and 1 more",
+		"ahead in the log: the redrive DLQ at t=14 and 2 more",
+	} {
+		if got := aheadNotice(l[:n+1]); got != want {
+			t.Errorf("%d ahead: %q, want %q", n+1, got, want)
 		}
 	}
 }

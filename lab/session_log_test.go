@@ -211,3 +211,26 @@ func TestHandlersPerRun(t *testing.T) {
 		t.Errorf("the bound handler fails nothing, yet %d dead letters", a.Ledger.DeadLettered)
 	}
 }
+
+// TestTimelineActionByHand: Do takes any action of the file's timeline
+// vocabulary, logs it like a hand action, and a seek back and forward
+// keeps it.
+func TestTimelineActionByHand(t *testing.T) {
+	d := lesson(t, "poison-dlq")
+	stepTo(d, 3)
+	s, err := d.Do(Action{Action: "purge", Queue: "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Header.Notice != "purge" || s.Queues[0].Visible+s.Queues[0].Delayed != 0 {
+		t.Fatalf("after purge: notice %q, queue %+v", s.Header.Notice, s.Queues[0])
+	}
+	want := stepTo(d, 8)
+	d.Seek(1)
+	if got := d.Seek(8); sameRun(got, want) != "" {
+		t.Errorf("back to t=1 and forward to t=8 lost the purge (%s)", sameRun(got, want))
+	}
+	if _, err := d.Do(Action{Action: "purge", Queue: "nowhere"}); err == nil || strings.Contains(err.Error(), "runtime error") {
+		t.Errorf("purge of an unknown queue: %v, want the reason in words", err)
+	}
+}

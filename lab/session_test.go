@@ -47,7 +47,7 @@ func newTestDriver(t *testing.T) *Session {
 	return d
 }
 
-func TestScenarioDriverSnapshot(t *testing.T) {
+func TestSessionSnapshot(t *testing.T) {
 	d := newTestDriver(t)
 	s0 := d.Snapshot()
 	if s0.Header.Title != "Driver test" || s0.Header.Seed != 5 || s0.Header.Tick != 0 || s0.Narration.Index != 1 || s0.Narration.Total != 2 {
@@ -104,7 +104,7 @@ func TestScenarioDriverSnapshot(t *testing.T) {
 	}
 }
 
-func TestScenarioDriverActions(t *testing.T) {
+func TestSessionActions(t *testing.T) {
 	d := newTestDriver(t)
 	n := d.NextNarration()
 	if n.Header.Tick != 10 || n.Narration.Index != 2 || n.Narration.Text != "Later." || !n.Narration.Pause {
@@ -145,7 +145,7 @@ func TestScenarioDriverActions(t *testing.T) {
 	}
 }
 
-func TestScenarioDriverDeterministic(t *testing.T) {
+func TestSessionDeterministic(t *testing.T) {
 	a, b := newTestDriver(t), newTestDriver(t)
 	for i := 0; i < 40; i++ {
 		sa, sb := a.Step(), b.Step()
@@ -155,7 +155,7 @@ func TestScenarioDriverDeterministic(t *testing.T) {
 	}
 }
 
-func TestScenarioDriverCapsChips(t *testing.T) {
+func TestSessionCapsChips(t *testing.T) {
 	s, err := scenario.Load("big.yaml", []byte(`
 title: big
 run: {ticks: 5}

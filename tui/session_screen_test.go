@@ -50,7 +50,7 @@ func newTestDriver(t *testing.T) *lab.Session {
 	return d
 }
 
-func TestScenarioDriverRender(t *testing.T) {
+func TestSessionRender(t *testing.T) {
 	s, err := scenario.LoadFile("../scenario/testdata/valid/poison-dlq.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestScenarioDriverRender(t *testing.T) {
 	}
 }
 
-func TestScenarioDriverPausesAtNarration(t *testing.T) {
+func TestSessionPausesAtNarration(t *testing.T) {
 	c := NewController(newTestDriver(t))
 	c.Handle(Command{Kind: CmdTogglePlay})
 	for i := 0; i < 20 && c.Playing(); i++ {

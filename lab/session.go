@@ -117,8 +117,10 @@ type Options struct {
 	// Handlers returns Go handlers to bind to the scenario's queue
 	// consumers, group members and subscribers by name (see
 	// scenario.Options.Handlers). It is called for every run the session
-	// builds (a restart and every seek back build one), so that each run
-	// gets fresh handlers: a handler keeps its state for one run. nil binds
+	// builds (a restart and every seek back build one, and opening a
+	// scenario that names no panel to open on runs up to 200 ticks ahead
+	// to pick one), so that each run gets fresh handlers: a handler keeps
+	// its state for one run, and must have no effect outside it. nil binds
 	// none.
 	Handlers func() map[string]sim.Handler
 }

@@ -1,10 +1,10 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"strconv"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/gdamore/tcell/v2"
 )

@@ -1,9 +1,10 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"testing"
 	"time"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // TestLoopCoalescesQueuedCommands holds the loop's first post, as a busy UI

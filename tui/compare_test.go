@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"github.com/brokerlab/brokerlab/lab"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/gdamore/tcell/v2"
 )
@@ -489,11 +489,11 @@ func TestCompareTallyFits(t *testing.T) {
 func TestVerdictStripFits(t *testing.T) {
 	var s lab.Snapshot
 	for i := 0; i < 18; i++ {
-		st := scenario.NotYet
+		st := lab.NotYet
 		if i < 2 {
-			st = scenario.Holds
+			st = lab.Holds
 		}
-		s.Verdict.Judgments = append(s.Verdict.Judgments, scenario.Judgement{Text: "x", Standing: st})
+		s.Verdict.Judgments = append(s.Verdict.Judgments, lab.Judgement{Text: "x", Standing: st})
 	}
 	th := NewTheme(true)
 	for _, c := range []struct {

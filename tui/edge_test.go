@@ -2,11 +2,11 @@ package tui
 
 import (
 	"errors"
-	"github.com/brokerlab/brokerlab/lab"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 )

@@ -1,10 +1,11 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"strings"
 
 	"github.com/gdamore/tcell/v2"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // KeySpec is one key: a special key, or KeyRune with a rune.

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // rig is a player wired to a synchronous controller: every command a key

@@ -1,10 +1,10 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 )
 

@@ -2,13 +2,14 @@ package tui
 
 import (
 	"errors"
-	"github.com/brokerlab/brokerlab/lab"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gdamore/tcell/v2"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // fakeTicker hands out one channel per started ticker and records the

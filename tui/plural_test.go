@@ -1,9 +1,10 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"strings"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // TestEffectsSingular checks the effects panel's count: "1 effect", not

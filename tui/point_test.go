@@ -1,9 +1,9 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 )
 
@@ -71,7 +71,7 @@ func TestVerdictChangesAtThePoint(t *testing.T) {
 		}
 		settled := 0
 		for i, j := range snap.Verdict.Judgments {
-			if j.Standing != scenario.NotYet && prev.Judgments[i].Standing == scenario.NotYet {
+			if j.Standing != lab.NotYet && prev.Judgments[i].Standing == lab.NotYet {
 				settled++
 			}
 		}

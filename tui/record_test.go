@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/brokerlab/brokerlab/lab"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/uniseg"

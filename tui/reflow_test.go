@@ -1,12 +1,12 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 )
 

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"flag"
-	"github.com/brokerlab/brokerlab/lab"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

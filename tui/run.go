@@ -3,13 +3,13 @@ package tui
 import (
 	"context"
 	"errors"
-	"github.com/brokerlab/brokerlab/lab"
 	"os"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 	"golang.org/x/term"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/printable"
 )
 

@@ -1,11 +1,11 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )

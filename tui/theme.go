@@ -1,9 +1,9 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"os"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 )

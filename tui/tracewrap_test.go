@@ -1,9 +1,10 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"strings"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // checkTraceWhole fails when a wrapped trace entry of snap is drawn with

@@ -3,10 +3,10 @@ package tui
 import (
 	"reflect"
 
-	"github.com/brokerlab/brokerlab/lab"
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"

@@ -1,10 +1,9 @@
 package tui
 
 import (
-	"github.com/brokerlab/brokerlab/lab"
 	"strconv"
 
-	"github.com/brokerlab/brokerlab/scenario"
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 )
@@ -176,20 +175,20 @@ func contentLines(s *lab.Snapshot, th *Theme, id panelID, w, h int) []line {
 }
 
 // standingLook returns the symbol and style of an expectation's standing.
-func standingLook(st scenario.Standing, th *Theme) (string, tcell.Style) {
+func standingLook(st lab.Standing, th *Theme) (string, tcell.Style) {
 	switch st {
-	case scenario.Holds:
+	case lab.Holds:
 		return SymCheck, th.Good
-	case scenario.Broken:
+	case lab.Broken:
 		return SymLoss, th.Loss
 	}
 	return "…", th.Dim
 }
 
 // verdictStyle returns the style of the verdict line.
-func verdictStyle(v *scenario.Verdict, th *Theme) tcell.Style {
+func verdictStyle(v *lab.Verdict, th *Theme) tcell.Style {
 	switch {
-	case v.Count(scenario.Broken) > 0 || v.Final && !v.Pass():
+	case v.Count(lab.Broken) > 0 || v.Final && !v.Pass():
 		return th.Loss
 	case v.Final || v.Pass():
 		return th.Good
@@ -255,8 +254,8 @@ func verdictStrip(s *lab.Snapshot, th *Theme, w int) line {
 // shortVerdict is the verdict in about 25 columns, for a narrow strip:
 // "PASS 6/6", "FAIL 4/6, 2 broken", "4/7 hold, 3 not yet" ("4/7 hold"
 // without notYet).
-func shortVerdict(v *scenario.Verdict, notYet bool) string {
-	total, holds := len(v.Judgments), v.Count(scenario.Holds)
+func shortVerdict(v *lab.Verdict, notYet bool) string {
+	total, holds := len(v.Judgments), v.Count(lab.Holds)
 	t := n(holds) + "/" + n(total)
 	switch {
 	case v.Final && v.Pass():
@@ -265,11 +264,11 @@ func shortVerdict(v *scenario.Verdict, notYet bool) string {
 		t = "FAIL " + t
 	default:
 		t += " hold"
-		if k := v.Count(scenario.NotYet); k > 0 && notYet {
+		if k := v.Count(lab.NotYet); k > 0 && notYet {
 			t += ", " + n(k) + " not yet"
 		}
 	}
-	if k := v.Count(scenario.Broken); k > 0 {
+	if k := v.Count(lab.Broken); k > 0 {
 		t += ", " + n(k) + " broken"
 	}
 	if v.Errors > 0 {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/tui"
 )
 
@@ -159,7 +160,7 @@ func exitOf(rep *Report) int {
 // play replays the shrunk failure of sol (or seed, when non-zero) in the
 // player, or writes it as a cast.
 func play(e *Exercise, sol Solution, seed uint64, cast string, stdout, stderr io.Writer) int {
-	var rec tui.Recording
+	var rec lab.Recording
 	var err error
 	if seed != 0 {
 		rec, err = e.Recording(sol, seed, nil)
@@ -185,7 +186,7 @@ func play(e *Exercise, sol Solution, seed uint64, cast string, stdout, stderr io
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
-		_, err = tui.Record(f, tui.NewRecordingDriver(rec), tui.RecordConfig{Width: 80, Height: 24})
+		_, err = tui.Record(f, lab.NewPlayback(rec), tui.RecordConfig{Width: 80, Height: 24})
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
-	"github.com/brokerlab/brokerlab/tui"
 )
 
 // Recording runs sol once at seed, firing exactly schedule when it is
@@ -13,12 +13,12 @@ import (
 // returns the run for the player: its trace, each property broken from
 // the tick of its first violation, and a narration step at every fault
 // and every failure. Cost: one run of the exercise.
-func (e *Exercise) Recording(sol Solution, seed uint64, schedule *faults.Schedule) (tui.Recording, error) {
+func (e *Exercise) Recording(sol Solution, seed uint64, schedule *faults.Schedule) (lab.Recording, error) {
 	if err := e.Check(sol); err != nil {
-		return tui.Recording{}, err
+		return lab.Recording{}, err
 	}
 	o := e.execute(sol, seed, schedule, true)
-	rec := tui.Recording{
+	rec := lab.Recording{
 		Title:       e.Title,
 		Lesson:      "exercise " + e.Name,
 		Seed:        seed,
@@ -34,7 +34,7 @@ func (e *Exercise) Recording(sol Solution, seed uint64, schedule *faults.Schedul
 	}
 	for _, p := range e.Props {
 		rec.Goals = append(rec.Goals, p.Title)
-		c := tui.RecordedCheck{Text: p.Title, Unjudged: !o.Judged[p.ID]}
+		c := lab.RecordedCheck{Text: p.Title, Unjudged: !o.Judged[p.ID]}
 		if v, ok := first[p.ID]; ok {
 			c.Broken, c.At, c.Why, c.Unjudged = true, v.Tick, v.Text, false
 		}
@@ -48,7 +48,7 @@ func (e *Exercise) Recording(sol Solution, seed uint64, schedule *faults.Schedul
 	if len(o.Violations) == 0 {
 		intro = fmt.Sprintf("Your code on seed %d, %s: every property holds.", seed, what)
 	}
-	rec.Steps = append(rec.Steps, tui.RecordedStep{At: 0, Text: intro})
+	rec.Steps = append(rec.Steps, lab.RecordedStep{At: 0, Text: intro})
 	type at struct {
 		tick int64
 		text string
@@ -71,7 +71,7 @@ func (e *Exercise) Recording(sol Solution, seed uint64, schedule *faults.Schedul
 			last.Text += " " + s.text
 			continue
 		}
-		rec.Steps = append(rec.Steps, tui.RecordedStep{At: sim.Tick(s.tick), Text: s.text, Pause: true})
+		rec.Steps = append(rec.Steps, lab.RecordedStep{At: sim.Tick(s.tick), Text: s.text, Pause: true})
 	}
 	return rec, nil
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tui-smoke.sh plays a lesson in a real terminal (tmux, 80x24) as a person
 # would: it steps with keys, reads the screen, checks that the tick, the DLQ
-# depth and trace lines appear, quits, and checks the exit code.
+# depth and trace lines appear, that a hand action survives going back in
+# time (poison-dlq), quits, and checks the exit code.
 #
 # Usage: scripts/tui-smoke.sh [LESSON]   (default: poison-dlq)
 set -euo pipefail
@@ -53,6 +54,25 @@ fail=0
 echo "$snap" | grep -qE 't=40' || { echo "tui-smoke: tick 40 not shown" >&2; fail=1; }
 echo "$snap" | grep -qE '(DLQ|dlq)[^0-9]*[1-9]' || { echo "tui-smoke: no DLQ depth shown" >&2; fail=1; }
 echo "$snap" | grep -qE 't=[0-9]+ (sent|received|acked|dead_lettered|redelivered)' || { echo "tui-smoke: no trace line shown" >&2; fail=1; }
+
+if [ "$lesson" = poison-dlq ]; then
+	# Hand actions survive time travel: redrive at t=14, go back to t=10
+	# (the header names the redrive ahead), step forward to t=14 (it runs
+	# again), go back once more and crash instead (the player branches).
+	keys() { tmux send-keys -t "$session" "$@"; }
+	keys g 1 4 Enter
+	wait_for 't=14 '
+	keys d
+	wait_for 'redrove [0-9]+ messages'
+	keys g 1 0 Enter
+	wait_for 'ahead in the log: the redrive DLQ at t=14' || fail=1
+	keys s s s s
+	wait_for 'again from the log: redrove' || fail=1
+	keys g 1 0 Enter
+	wait_for 't=10 '
+	keys c
+	wait_for 'branched at t=10: the redrive DLQ at t=14 is dropped' || fail=1
+fi
 
 tmux send-keys -t "$session" q
 for _ in $(seq 1 100); do

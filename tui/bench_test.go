@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"strconv"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/gdamore/tcell/v2"
 )
@@ -52,6 +54,30 @@ func BenchmarkRenderBaseline(b *testing.B) {
 	}
 }
 
+// backlogSource is the 100,000-message scenario of
+// BenchmarkRenderScenario100k, run for ticks ticks (the one lab's
+// BenchmarkSeekBack goes back in).
+func backlogSource(ticks int) string {
+	return `title: Backlog of 100,000
+seed: 1
+run: {ticks: ` + strconv.Itoa(ticks) + `}
+topology:
+  queues:
+    - {name: orders, visibility_timeout: 50, dead_letter: {queue: orders-dlq, max_receive_count: 2}}
+    - {name: orders-dlq}
+  logs: [{name: events, partitions: 4}]
+  groups: [{name: audit, log: events}]
+actors:
+  producers:
+    - {name: shop, to: {queue: orders}, count: 60000, rate: 10000, keys: "kunde-%d", key_count: 100}
+    - {name: feed, to: {log: events}, count: 40000, rate: 10000, keys: "kunde-%d", key_count: 100}
+  consumers:
+    - {name: worker, queue: orders, batch: 10, handler: {kind: slow, ticks: 3}}
+  members:
+    - {name: a1, group: audit, batch: 5}
+`
+}
+
 // BenchmarkRenderScenario100k builds the snapshot of a real scenario run
 // that holds 100,000 messages (a queue backlog and a log) and draws it: the
 // whole per-frame cost of the player, simulation state included.
@@ -61,14 +87,14 @@ func BenchmarkRenderScenario100k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := NewScenarioDriver(s, nil)
+	d, err := lab.Open(s, lab.SessionOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for i := 0; i < 8; i++ {
 		d.Step()
 	}
-	if st := d.Run().Env().Ledger.Stats(); st.Messages < 100000 {
+	if st := d.Ledger().Stats(); st.Messages < 100000 {
 		b.Fatalf("only %d messages in the system", st.Messages)
 	}
 	for _, sz := range sizes {

@@ -3,6 +3,8 @@ package tui
 import (
 	"testing"
 	"time"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // TestLoopCoalescesQueuedCommands holds the loop's first post, as a busy UI
@@ -11,11 +13,11 @@ import (
 func TestLoopCoalescesQueuedCommands(t *testing.T) {
 	d := newFakeDriver(1)
 	entered := make(chan struct{}) // the loop is in post
-	posts := make(chan Snapshot)
-	post := func(s Snapshot) { entered <- struct{}{}; posts <- s }
+	posts := make(chan lab.Snapshot)
+	post := func(s lab.Snapshot) { entered <- struct{}{}; posts <- s }
 	l := StartLoop(NewController(d), post, (&fakeTicker{}).start)
 	defer l.Stop()
-	recv := func() Snapshot {
+	recv := func() lab.Snapshot {
 		t.Helper()
 		select {
 		case <-entered:

@@ -17,7 +17,7 @@ import (
 
 // cmpSide loads a lesson, or its variant when variant is not "", and
 // returns it as a side.
-func cmpSide(t *testing.T, label, lesson string, seed *uint64, variant string) Side {
+func cmpSide(t *testing.T, label, lesson string, seed *uint64, variant string) lab.Side {
 	t.Helper()
 	s, err := scenario.LoadLesson(lesson)
 	if err != nil {
@@ -28,19 +28,19 @@ func cmpSide(t *testing.T, label, lesson string, seed *uint64, variant string) S
 			t.Fatal(err)
 		}
 	}
-	d, err := NewScenarioDriver(s, seed)
+	d, err := lab.Open(s, lab.SessionOptions{Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.SetLesson(lesson)
-	return Side{Label: label, Driver: d}
+	return lab.Side{Label: label, Session: d}
 }
 
 // cmpPair is the idempotent-consumer lesson's variant with naive
 // consumers against its variant with idempotent ones.
-func cmpPair(t *testing.T) *Pair {
+func cmpPair(t *testing.T) *lab.Pair {
 	t.Helper()
-	p, err := NewPair(cmpSide(t, "naive", "idempotent-consumer", nil, "naive"),
+	p, err := lab.NewPair(cmpSide(t, "naive", "idempotent-consumer", nil, "naive"),
 		cmpSide(t, "idempotent", "idempotent-consumer", nil, "idempotent"))
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func cmpDraw(t *testing.T, v *Compare, w, h int) string {
 
 func TestPairLockstep(t *testing.T) {
 	four, five := uint64(4), uint64(5)
-	p, err := NewPair(cmpSide(t, "seed 4", "poison-dlq", &four, ""), cmpSide(t, "seed 5", "poison-dlq", &five, ""))
+	p, err := lab.NewPair(cmpSide(t, "seed 4", "poison-dlq", &four, ""), cmpSide(t, "seed 5", "poison-dlq", &five, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestPairLockstep(t *testing.T) {
 		}
 	}
 	f = p.Frame(c.Snapshot())
-	if !p.Done() || f.Sides[0].Snap.Header.State != StateFinished || f.Sides[1].Snap.Header.State != StateFinished {
+	if !p.Done() || f.Sides[0].Snap.Header.State != lab.StateFinished || f.Sides[1].Snap.Header.State != lab.StateFinished {
 		t.Fatalf("not finished: %v %v", f.Sides[0].Snap.Header.State, f.Sides[1].Snap.Header.State)
 	}
 	// Restart keeps each side's seed; a new seed keeps them apart.
@@ -113,15 +113,15 @@ func TestPairLockstep(t *testing.T) {
 	}
 	c.Handle(Command{Kind: CmdReseed})
 	f = p.Frame(c.Snapshot())
-	if a, b := f.Sides[0].Snap.Header.Seed, f.Sides[1].Snap.Header.Seed; a != NextSeed(4) || b != NextSeed(5) {
-		t.Fatalf("new seed: %d, %d, want %d, %d", a, b, NextSeed(4), NextSeed(5))
+	if a, b := f.Sides[0].Snap.Header.Seed, f.Sides[1].Snap.Header.Seed; a != lab.NextSeed(4) || b != lab.NextSeed(5) {
+		t.Fatalf("new seed: %d, %d, want %d, %d", a, b, lab.NextSeed(4), lab.NextSeed(5))
 	}
 }
 
 func TestPairUnevenLengths(t *testing.T) {
 	// dual-write runs 18 ticks, idempotent-consumer 30: the shorter side
 	// stays at its end while the other goes on.
-	p, err := NewPair(cmpSide(t, "dual-write", "dual-write", nil, ""), cmpSide(t, "idempotent-consumer", "idempotent-consumer", nil, ""))
+	p, err := lab.NewPair(cmpSide(t, "dual-write", "dual-write", nil, ""), cmpSide(t, "idempotent-consumer", "idempotent-consumer", nil, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestPairUnevenLengths(t *testing.T) {
 	if f.Sides[0].Snap.Header.Tick != 18 || f.Sides[1].Snap.Header.Tick != 25 {
 		t.Fatalf("ticks %d, %d, want 18, 25", f.Sides[0].Snap.Header.Tick, f.Sides[1].Snap.Header.Tick)
 	}
-	if f.Sides[0].Snap.Header.State != StateFinished || f.Sides[1].Snap.Header.State == StateFinished {
+	if f.Sides[0].Snap.Header.State != lab.StateFinished || f.Sides[1].Snap.Header.State == lab.StateFinished {
 		t.Fatalf("states %v, %v", f.Sides[0].Snap.Header.State, f.Sides[1].Snap.Header.State)
 	}
 	if c.Snapshot().Header.Tick != 25 || p.Done() {
@@ -286,7 +286,7 @@ func TestCompareKeys(t *testing.T) {
 }
 
 func TestPairDo(t *testing.T) {
-	p, err := NewPair(cmpSide(t, "dlq", "poison-dlq", nil, ""), cmpSide(t, "no dlq", "dual-write", nil, ""))
+	p, err := lab.NewPair(cmpSide(t, "dlq", "poison-dlq", nil, ""), cmpSide(t, "no dlq", "dual-write", nil, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestPairDo(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		c.Handle(Command{Kind: CmdStep})
 	}
-	c.Handle(Command{Kind: CmdAction, Action: Action{Kind: ActionRedriveDLQ}})
+	c.Handle(Command{Kind: CmdAction, Action: lab.Redrive("")})
 	f := p.Frame(c.Snapshot())
 	if n := f.Sides[1].Snap.Header.Notice; !strings.HasPrefix(n, SymFault) {
 		t.Errorf("side without a DLQ: notice %q, want the reason", n)
@@ -302,7 +302,7 @@ func TestPairDo(t *testing.T) {
 	if n := f.Sides[0].Snap.Header.Notice; strings.HasPrefix(n, SymFault) || n == "" {
 		t.Errorf("side with a DLQ: notice %q, want what the redrive did", n)
 	}
-	if _, err := NewPair(Side{Label: "a"}, Side{Label: "b"}); err == nil {
+	if _, err := lab.NewPair(lab.Side{Label: "a"}, lab.Side{Label: "b"}); err == nil {
 		t.Error("NewPair accepted sides without drivers")
 	}
 }
@@ -436,7 +436,7 @@ func TestCompareTallyFits(t *testing.T) {
 	c := NewController(p)
 	c.Handle(Command{Kind: CmdStep})
 	fr := p.Frame(c.Snapshot())
-	tallies := []Tally{
+	tallies := []lab.Tally{
 		{Known: true, Sent: 6, Applied: 8, Duplicates: 4, DupApplied: 4, Lost: 0, Pending: 6},
 		{Known: true, Sent: 120, Applied: 240, Duplicates: 120, DupApplied: 120, Lost: 7, Pending: 116},
 		{Known: true, Sent: 123456, Applied: 234567, Duplicates: 345678, DupApplied: 456789, Lost: 567890, Pending: 678901},
@@ -450,7 +450,7 @@ func TestCompareTallyFits(t *testing.T) {
 		rows := strings.Split(got, "\n")
 		found := 0
 		for _, side := range fr.Sides {
-			want := side.Tally.Fit(38)
+			want := fitTally(side.Tally, 38)
 			if strings.HasSuffix(want, "…") {
 				if len([]rune(tl.Terse())) <= 38 {
 					t.Errorf("Fit(38) cut %q", want)
@@ -477,7 +477,7 @@ func TestCompareTallyFits(t *testing.T) {
 	}{
 		{80, tl.Text()}, {45, tl.Short()}, {38, "s120 a240 d120/120 l7 p116"}, {10, "s120 a240…"},
 	} {
-		if got := tl.Fit(c.w); got != c.want || width(got) > c.w {
+		if got := fitTally(tl, c.w); got != c.want || width(got) > c.w {
 			t.Errorf("Fit(%d) = %q, want %q", c.w, got, c.want)
 		}
 	}
@@ -487,7 +487,7 @@ func TestCompareTallyFits(t *testing.T) {
 // column screen keeps its verdict numbers whole, dropping the not-yet
 // count (the symbols show it) before it would cut one ("16 not ye").
 func TestVerdictStripFits(t *testing.T) {
-	var s Snapshot
+	var s lab.Snapshot
 	for i := 0; i < 18; i++ {
 		st := lab.NotYet
 		if i < 2 {

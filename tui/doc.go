@@ -6,9 +6,12 @@
 // consumers a lesson compares), a metrics strip with sparklines, a
 // colour-coded trace, the lesson narration and a hints bar.
 //
-// The package never touches a simulation directly. A runner implements
-// Driver and describes each tick as an immutable Snapshot; the views only
-// read snapshots. The architecture keeps three rules:
+// The package is rendering and input only; it never touches a simulation.
+// A runner implements Driver and describes each tick as an immutable
+// lab.Snapshot: a lab.Session plays a scenario (stepping, time travel with
+// its action log, hand actions, verdicts, the view-models of every panel),
+// a lab.Pair plays two in lockstep, a lab.Playback replays a recorded
+// run. The views only read snapshots. The architecture keeps three rules:
 //
 //   - One goroutine owns the Driver (see Loop and Controller). It receives
 //     Commands on a channel, steps the simulation on a wall-clock ticker

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -14,15 +15,15 @@ import (
 // locking. Every returned Snapshot must be immutable.
 type Driver interface {
 	// Snapshot describes the current state without advancing.
-	Snapshot() Snapshot
+	Snapshot() lab.Snapshot
 	// Step advances the simulation by one tick.
-	Step() Snapshot
+	Step() lab.Snapshot
 	// Restart rebuilds the scenario from scratch with the given seed.
-	Restart(seed uint64) Snapshot
+	Restart(seed uint64) lab.Snapshot
 	// Do runs a replay action or a manual fault at the current tick. It
 	// returns an error (shown as a notice) when the action does not apply,
 	// for example a redrive in a scenario without a DLQ.
-	Do(a Action) (Snapshot, error)
+	Do(a lab.Action) (lab.Snapshot, error)
 	// Done reports whether the run has ended (run length reached or drained).
 	Done() bool
 }
@@ -31,7 +32,7 @@ type Driver interface {
 // to the next narration point (or to the end). Drivers without it are
 // stepped tick by tick until Snapshot.Narration.Index changes.
 type NarrationStepper interface {
-	NextNarration() Snapshot
+	NextNarration() lab.Snapshot
 }
 
 // Rewinder is an optional Driver extension for time travel. Seek shows the
@@ -41,42 +42,8 @@ type NarrationStepper interface {
 // step before the current one. Drivers without it cannot go back: the
 // Controller then answers the time-travel commands with a notice.
 type Rewinder interface {
-	Seek(t sim.Tick) Snapshot
-	PrevNarration() Snapshot
-}
-
-// ActionKind names a replay action or a manual fault.
-type ActionKind uint8
-
-// The actions a player can ask for.
-const (
-	ActionSeekEarliest  ActionKind = iota + 1 // seek consumer group(s) to the earliest offset
-	ActionRedriveDLQ                          // move dead letters back to their source queue(s)
-	ActionCrashConsumer                       // crash a consumer (fault injected by hand)
-	ActionBrokerDown                          // take the broker(s) down for a window
-)
-
-// String returns the action's name.
-func (k ActionKind) String() string {
-	switch k {
-	case ActionSeekEarliest:
-		return "seek earliest"
-	case ActionRedriveDLQ:
-		return "redrive DLQ"
-	case ActionCrashConsumer:
-		return "crash consumer"
-	case ActionBrokerDown:
-		return "broker down"
-	}
-	return "none"
-}
-
-// Action is a replay action or manual fault. An empty Target means every
-// applicable component (every group, every DLQ) or, for crashes, one the
-// driver picks deterministically.
-type Action struct {
-	Kind   ActionKind
-	Target string
+	Seek(t sim.Tick) lab.Snapshot
+	PrevNarration() lab.Snapshot
 }
 
 // CommandKind names what a Command asks the Loop to do.
@@ -100,8 +67,8 @@ const (
 // Command is a request from the UI to the goroutine that owns the Driver.
 type Command struct {
 	Kind   CommandKind
-	Action Action   // for CmdAction
-	Tick   sim.Tick // for CmdSeek
+	Action lab.Action // for CmdAction
+	Tick   sim.Tick   // for CmdSeek
 }
 
 // Speeds are the selectable play speeds in ticks per second.
@@ -122,7 +89,7 @@ type Controller struct {
 	d       Driver
 	playing bool
 	speed   int
-	snap    Snapshot
+	snap    lab.Snapshot
 	// autoPaused is when a narration step that asks for a pause paused
 	// playing; a play key within pauseGrace of it was meant as "pause"
 	// and keeps the player paused.
@@ -154,7 +121,7 @@ func NewController(d Driver) *Controller {
 }
 
 // Snapshot returns the latest snapshot.
-func (c *Controller) Snapshot() Snapshot { return c.snap }
+func (c *Controller) Snapshot() lab.Snapshot { return c.snap }
 
 // Playing reports whether the controller advances on ticks.
 func (c *Controller) Playing() bool { return c.playing }
@@ -165,18 +132,18 @@ func (c *Controller) Interval() time.Duration {
 }
 
 // set stores s with the controller's header fields filled in.
-func (c *Controller) set(s Snapshot, notice string) Snapshot {
+func (c *Controller) set(s lab.Snapshot, notice string) lab.Snapshot {
 	if c.d.Done() {
 		c.playing = false
 	}
 	s.Header.Speed = Speeds[c.speed]
 	switch {
 	case c.d.Done():
-		s.Header.State = StateFinished
+		s.Header.State = lab.StateFinished
 	case c.playing:
-		s.Header.State = StatePlaying
+		s.Header.State = lab.StatePlaying
 	default:
-		s.Header.State = StatePaused
+		s.Header.State = lab.StatePaused
 	}
 	if notice != "" {
 		s.Header.Notice = notice
@@ -188,7 +155,7 @@ func (c *Controller) set(s Snapshot, notice string) Snapshot {
 // Tick advances one tick if playing; it reports whether anything changed.
 // At the end of the run, and when a narration step that asks for a pause
 // comes up, it pauses.
-func (c *Controller) Tick() (Snapshot, bool) {
+func (c *Controller) Tick() (lab.Snapshot, bool) {
 	if !c.playing {
 		return c.snap, false
 	}
@@ -208,7 +175,7 @@ func (c *Controller) Tick() (Snapshot, bool) {
 
 // same returns the current snapshot without the previous notice, for
 // commands that change only the play state or the speed.
-func (c *Controller) same() Snapshot {
+func (c *Controller) same() lab.Snapshot {
 	s := c.snap
 	s.Header.Notice = ""
 	return s
@@ -216,7 +183,7 @@ func (c *Controller) same() Snapshot {
 
 // Handle applies one command and returns the resulting snapshot. A notice
 // (the outcome of a restart or an action) lasts until the next command.
-func (c *Controller) Handle(cmd Command) Snapshot {
+func (c *Controller) Handle(cmd Command) lab.Snapshot {
 	switch cmd.Kind {
 	case CmdTogglePlay:
 		if !c.playing && !c.autoPaused.IsZero() && c.now().Sub(c.autoPaused) < c.grace {
@@ -250,7 +217,7 @@ func (c *Controller) Handle(cmd Command) Snapshot {
 		return c.set(c.d.Restart(c.snap.Header.Seed), "restarted with seed "+itoa(int64(c.snap.Header.Seed)))
 	case CmdReseed:
 		c.playing = false
-		seed := NextSeed(c.snap.Header.Seed)
+		seed := lab.NextSeed(c.snap.Header.Seed)
 		return c.set(c.d.Restart(seed), "new seed "+itoa(int64(seed)))
 	case CmdBack, CmdSeek, CmdPrevNarration:
 		c.playing = false
@@ -276,12 +243,12 @@ func (c *Controller) Handle(cmd Command) Snapshot {
 			// would push its reason off an 80-column header.
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "nothing to ") {
-				msg = cmd.Action.Kind.String() + ": " + msg
+				msg = lab.ActionName(cmd.Action) + ": " + msg
 			}
 			return c.set(c.same(), SymFault+" "+msg)
 		}
 		if s.Header.Notice == "" {
-			s.Header.Notice = cmd.Action.Kind.String()
+			s.Header.Notice = lab.ActionName(cmd.Action)
 		}
 		return c.set(s, "")
 	}
@@ -289,7 +256,7 @@ func (c *Controller) Handle(cmd Command) Snapshot {
 }
 
 // nextNarration advances to the next narration point.
-func (c *Controller) nextNarration() Snapshot {
+func (c *Controller) nextNarration() lab.Snapshot {
 	if c.d.Done() {
 		return c.snap
 	}
@@ -303,17 +270,6 @@ func (c *Controller) nextNarration() Snapshot {
 		if s.Narration.Index != start {
 			break
 		}
-	}
-	return s
-}
-
-// NextSeed derives the seed for "restart with a new seed" from the current
-// one. It is deterministic, so a session can be retold: the seeds follow the
-// sequence seed, NextSeed(seed), NextSeed(NextSeed(seed)), ...
-func NextSeed(seed uint64) uint64 {
-	s := sim.NewStream(seed, "tui/reseed").Uint64() % 1000000
-	if s == seed {
-		s++
 	}
 	return s
 }
@@ -378,7 +334,7 @@ type Loop struct {
 
 // StartLoop starts the goroutine. ticker may be nil for a real wall-clock
 // ticker. The controller must not be used by anybody else afterwards.
-func StartLoop(c *Controller, post func(Snapshot), ticker TickerFunc) *Loop {
+func StartLoop(c *Controller, post func(lab.Snapshot), ticker TickerFunc) *Loop {
 	if ticker == nil {
 		ticker = realTicker
 	}
@@ -392,7 +348,7 @@ func StartLoop(c *Controller, post func(Snapshot), ticker TickerFunc) *Loop {
 }
 
 // run is the loop body.
-func (l *Loop) run(c *Controller, post func(Snapshot), ticker TickerFunc) {
+func (l *Loop) run(c *Controller, post func(lab.Snapshot), ticker TickerFunc) {
 	defer close(l.done)
 	var (
 		tickC    <-chan time.Time
@@ -434,7 +390,7 @@ func (l *Loop) run(c *Controller, post func(Snapshot), ticker TickerFunc) {
 // frame per key, and the frames for keys the user has already typed past
 // never keep a later key (q) waiting. It takes at most a buffer's worth,
 // so a steady stream of commands still gets frames.
-func (l *Loop) handle(c *Controller, cmd Command) Snapshot {
+func (l *Loop) handle(c *Controller, cmd Command) lab.Snapshot {
 	s := c.Handle(cmd)
 	for range cap(l.cmds) {
 		select {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 )
@@ -20,19 +21,19 @@ func TestDrawOddSnapshots(t *testing.T) {
 	odd.Header.Notice = SymFault + " " + long
 	odd.Queues[0].Name = long
 	odd.Queues[0].Visible = -3
-	odd.Queues[0].Chips = append(odd.Queues[0].Chips, Chip{ID: 1, Where: Where(9)})
+	odd.Queues[0].Chips = append(odd.Queues[0].Chips, lab.Chip{ID: 1, Where: lab.Where(9)})
 	odd.Topics[0].Subscribers[0].Name = long
-	odd.Logs[0].Partitions = append(odd.Logs[0].Partitions, PartitionView{Index: 3, Start: 50, End: 10})
+	odd.Logs[0].Partitions = append(odd.Logs[0].Partitions, lab.PartitionView{Index: 3, Start: 50, End: 10})
 	odd.Logs[0].Groups[0].Committed = []int64{-5, 1 << 40}
-	odd.Logs[0].Groups = append(odd.Logs[0].Groups, make([]GroupView, 30)...)
+	odd.Logs[0].Groups = append(odd.Logs[0].Groups, make([]lab.GroupView, 30)...)
 	odd.Outboxes[0].Relays[0].Claims = make([]int64, 500)
-	odd.Series = append(odd.Series, Series{Kind: SeriesLag, Group: long}, Series{Kind: SeriesKind(99), Values: []float64{-1, 0, 1e300}})
+	odd.Series = append(odd.Series, lab.Series{Kind: lab.SeriesLag, Group: long}, lab.Series{Kind: lab.SeriesKind(99), Values: []float64{-1, 0, 1e300}})
 	odd.Narration.Text = long + "\n\n" + long
 	odd.Trace = append(odd.Trace, sim.Event{Kind: sim.KindSent, Key: long, Detail: long})
-	empty := Snapshot{}
+	empty := lab.Snapshot{}
 	noLogs := fixture()
 	noLogs.Logs[0].Partitions = nil
-	for _, snap := range []Snapshot{odd, empty, noLogs, bigSnapshot(1000)} {
+	for _, snap := range []lab.Snapshot{odd, empty, noLogs, bigSnapshot(1000)} {
 		for _, sz := range [][2]int{{1, 1}, {10, 3}, {29, 7}, {30, 8}, {45, 13}, {80, 24}, {119, 35}, {120, 36}, {200, 60}} {
 			s := newScreen(t, sz[0], sz[1])
 			p := NewPlayer(NewTheme(false), nil)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/brokerlab/brokerlab/tui"
 	"github.com/gdamore/tcell/v2"
@@ -16,17 +17,17 @@ type counter struct {
 	seed uint64
 }
 
-func (c *counter) Snapshot() tui.Snapshot {
-	return tui.Snapshot{
-		Header:    tui.Header{Title: "counting", Tick: c.tick, Seed: c.seed},
-		Queues:    []tui.QueueView{{Name: "jobs", Visible: int(5 - c.tick)}},
-		Narration: tui.Narration{Index: int(c.tick/2) + 1, Total: 3, Text: "step " + fmt.Sprint(c.tick/2+1)},
+func (c *counter) Snapshot() lab.Snapshot {
+	return lab.Snapshot{
+		Header:    lab.Header{Title: "counting", Tick: c.tick, Seed: c.seed},
+		Queues:    []lab.QueueView{{Name: "jobs", Visible: int(5 - c.tick)}},
+		Narration: lab.Narration{Index: int(c.tick/2) + 1, Total: 3, Text: "step " + fmt.Sprint(c.tick/2+1)},
 	}
 }
-func (c *counter) Step() tui.Snapshot               { c.tick++; return c.Snapshot() }
-func (c *counter) Restart(seed uint64) tui.Snapshot { c.tick, c.seed = 0, seed; return c.Snapshot() }
-func (c *counter) Do(a tui.Action) (tui.Snapshot, error) {
-	return c.Snapshot(), fmt.Errorf("%v does not apply", a.Kind)
+func (c *counter) Step() lab.Snapshot               { c.tick++; return c.Snapshot() }
+func (c *counter) Restart(seed uint64) lab.Snapshot { c.tick, c.seed = 0, seed; return c.Snapshot() }
+func (c *counter) Do(a lab.Action) (lab.Snapshot, error) {
+	return c.Snapshot(), fmt.Errorf("%v does not apply", lab.ActionName(a))
 }
 func (c *counter) Done() bool { return c.tick >= 5 }
 
@@ -34,7 +35,7 @@ func (c *counter) Done() bool { return c.tick >= 5 }
 // on its own goroutine for the player.
 func ExampleController() {
 	c := tui.NewController(&counter{seed: 1})
-	show := func(s tui.Snapshot) {
+	show := func(s lab.Snapshot) {
 		h := s.Header
 		fmt.Println(strings.TrimSpace(fmt.Sprintf("t=%d %s %v t/s narration %d/%d %s",
 			h.Tick, h.State, h.Speed, s.Narration.Index, s.Narration.Total, h.Notice)))
@@ -43,7 +44,7 @@ func ExampleController() {
 	show(c.Handle(tui.Command{Kind: tui.CmdStep}))
 	show(c.Handle(tui.Command{Kind: tui.CmdStepNarration}))
 	show(c.Handle(tui.Command{Kind: tui.CmdFaster}))
-	show(c.Handle(tui.Command{Kind: tui.CmdAction, Action: tui.Action{Kind: tui.ActionRedriveDLQ}}))
+	show(c.Handle(tui.Command{Kind: tui.CmdAction, Action: lab.Redrive("")}))
 	show(c.Handle(tui.Command{Kind: tui.CmdTogglePlay}))
 	for {
 		s, ok := c.Tick()

@@ -3,49 +3,51 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"github.com/brokerlab/brokerlab/lab"
+	"github.com/brokerlab/brokerlab/scenario"
 
 	"github.com/brokerlab/brokerlab/sim"
 )
 
 // fixture returns the fixed snapshot the render tests draw: one model of
 // each kind, series, a trace with every highlighted kind, and narration.
-func fixture() Snapshot {
-	s := Snapshot{
-		Header: Header{Title: "Poison message goes to the DLQ", Lesson: "poison-dlq", Tick: 42, Seed: 7, Speed: 4, State: StatePlaying},
-		Queues: []QueueView{{
+func fixture() lab.Snapshot {
+	s := lab.Snapshot{
+		Header: lab.Header{Title: "Poison message goes to the DLQ", Lesson: "poison-dlq", Tick: 42, Seed: 7, Speed: 4, State: lab.StatePlaying},
+		Queues: []lab.QueueView{{
 			Name: "orders", Visible: 120, InFlight: 3, Delayed: 2, DLQName: "orders-dlq", DLQDepth: 2,
 			OldestAge: 14, Redeliveries: 5,
 		}},
-		Topics: []TopicView{{Name: "prices", Published: 88, Subscribers: []SubscriberView{
+		Topics: []lab.TopicView{{Name: "prices", Published: 88, Subscribers: []lab.SubscriberView{
 			{Name: "dashboard", Online: true, Buffered: 3, Delivered: 85},
 			{Name: "mobile-app", Online: false, Delivered: 60, Missed: 28},
 			{Name: "slow-report", Online: true, Buffered: 16, Delivered: 70, Dropped: 2},
 		}}},
-		Logs: []LogView{{Name: "payments",
-			Partitions: []PartitionView{{0, 0, 30}, {1, 4, 22}, {2, 0, 41}},
-			Groups: []GroupView{
+		Logs: []lab.LogView{{Name: "payments",
+			Partitions: []lab.PartitionView{{Index: 0, Start: 0, End: 30}, {Index: 1, Start: 4, End: 22}, {Index: 2, Start: 0, End: 41}},
+			Groups: []lab.GroupView{
 				{Name: "billing", Generation: 3, Committed: []int64{30, 20, 35}, Lag: []int64{0, 2, 6}, Members: []string{"b1", "b2"}},
 				{Name: "audit", Generation: 1, Committed: []int64{10, 4, 41}, Lag: []int64{20, 18, 0}, Members: []string{"a1"}},
 			}}},
-		Outboxes: []OutboxView{{Service: "shop", Writer: "outbox", Rows: 354, Published: 343, Pending: 12, Sent: 340, Dead: 2, Relays: []RelayView{
+		Outboxes: []lab.OutboxView{{Service: "shop", Writer: "outbox", Rows: 354, Published: 343, Pending: 12, Sent: 340, Dead: 2, Relays: []lab.RelayView{
 			{Name: "relay-1", Claims: []int64{101, 102, 103}},
 			{Name: "relay-2", Crashed: true},
 		}}},
-		Narration: Narration{Index: 3, Total: 7, Text: "Message m9 fails every time it is handled. After the third receive the redrive policy moves it to the dead-letter queue, where it waits for a human. The other messages keep flowing."},
-		Ledger:    LedgerSummary{Messages: 211, Lost: 1, Duplicates: 5, DeadLettered: 2, Missed: 28},
+		Narration: lab.Narration{Index: 3, Total: 7, Text: "Message m9 fails every time it is handled. After the third receive the redrive policy moves it to the dead-letter queue, where it waits for a human. The other messages keep flowing."},
+		Ledger:    lab.LedgerSummary{Messages: 211, Lost: 1, Duplicates: 5, DeadLettered: 2, Missed: 28},
 	}
 	for i := 1; i <= 12; i++ {
 		rc := 0
 		if i%5 == 0 {
 			rc = 2
 		}
-		s.Queues[0].Chips = append(s.Queues[0].Chips, Chip{ID: sim.ID(100 + i), ReceiveCount: rc, Where: WhereVisible})
+		s.Queues[0].Chips = append(s.Queues[0].Chips, lab.Chip{ID: sim.ID(100 + i), ReceiveCount: rc, Where: lab.WhereVisible})
 	}
 	s.Queues[0].Chips = append(s.Queues[0].Chips,
-		Chip{ID: 7, ReceiveCount: 1, Where: WhereInFlight}, Chip{ID: 8, ReceiveCount: 3, Where: WhereInFlight},
-		Chip{ID: 11, ReceiveCount: 1, Where: WhereInFlight},
-		Chip{ID: 20, Where: WhereDelayed}, Chip{ID: 21, Where: WhereDelayed},
-		Chip{ID: 9, ReceiveCount: 3, Where: WhereDLQ}, Chip{ID: 13, ReceiveCount: 3, Where: WhereDLQ})
+		lab.Chip{ID: 7, ReceiveCount: 1, Where: lab.WhereInFlight}, lab.Chip{ID: 8, ReceiveCount: 3, Where: lab.WhereInFlight},
+		lab.Chip{ID: 11, ReceiveCount: 1, Where: lab.WhereInFlight},
+		lab.Chip{ID: 20, Where: lab.WhereDelayed}, lab.Chip{ID: 21, Where: lab.WhereDelayed},
+		lab.Chip{ID: 9, ReceiveCount: 3, Where: lab.WhereDLQ}, lab.Chip{ID: 13, ReceiveCount: 3, Where: lab.WhereDLQ})
 	var pub, lag1, lag2, dlq, dup, lost []float64
 	for t := 0; t < 42; t++ {
 		pub = append(pub, float64((t*7)%5+1))
@@ -55,9 +57,9 @@ func fixture() Snapshot {
 		dup = append(dup, float64(t/8))
 		lost = append(lost, float64(t/40))
 	}
-	s.Series = []Series{{Kind: SeriesPublishRate, Values: pub}, {Kind: SeriesLag, Group: "billing", Values: lag1},
-		{Kind: SeriesLag, Group: "audit", Values: lag2}, {Kind: SeriesDLQDepth, Values: dlq},
-		{Kind: SeriesDuplicates, Values: dup}, {Kind: SeriesLost, Values: lost}}
+	s.Series = []lab.Series{{Kind: lab.SeriesPublishRate, Values: pub}, {Kind: lab.SeriesLag, Group: "billing", Values: lag1},
+		{Kind: lab.SeriesLag, Group: "audit", Values: lag2}, {Kind: lab.SeriesDLQDepth, Values: dlq},
+		{Kind: lab.SeriesDuplicates, Values: dup}, {Kind: lab.SeriesLost, Values: lost}}
 	kinds := []sim.Event{
 		{Kind: sim.KindSent, Where: "queue:orders", Msg: 120, Key: "kunde-A", Corr: "c7"},
 		{Kind: sim.KindReceived, Where: "queue:orders", Msg: 9, Key: "kunde-B", Actor: "worker-1", Attempt: 3},
@@ -88,32 +90,32 @@ func fixture() Snapshot {
 
 // bigSnapshot returns a snapshot of a system holding n messages, built the
 // way a runner would (exact counts, capped chips, trace and history).
-func bigSnapshot(n int) Snapshot {
+func bigSnapshot(n int) lab.Snapshot {
 	s := fixture()
 	q := &s.Queues[0]
 	q.Visible, q.InFlight, q.Delayed, q.DLQDepth = n*6/10, n/10, n/20, n/20
 	q.Chips = nil
 	for a, count := range []int{q.Visible, q.InFlight, q.Delayed, q.DLQDepth} {
-		for i := 0; i < count && i < MaxChips; i++ {
-			q.Chips = append(q.Chips, Chip{ID: sim.ID(a*n + i + 1), ReceiveCount: i % 4, Where: Where(a)})
+		for i := 0; i < count && i < lab.MaxChips; i++ {
+			q.Chips = append(q.Chips, lab.Chip{ID: sim.ID(a*n + i + 1), ReceiveCount: i % 4, Where: lab.Where(a)})
 		}
 	}
 	per := int64(n / 10 / 3)
-	s.Logs[0].Partitions = []PartitionView{{0, 100, per}, {1, 0, per + 7}, {2, 50, per - 3}}
+	s.Logs[0].Partitions = []lab.PartitionView{{Index: 0, Start: 100, End: per}, {Index: 1, Start: 0, End: per + 7}, {Index: 2, Start: 50, End: per - 3}}
 	s.Logs[0].Groups[0].Committed = []int64{per - 10, per, per / 2}
 	s.Logs[0].Groups[1].Committed = []int64{per / 3, 200, per - 3}
 	for i := 0; i < 40; i++ {
-		s.Topics[0].Subscribers = append(s.Topics[0].Subscribers, SubscriberView{
+		s.Topics[0].Subscribers = append(s.Topics[0].Subscribers, lab.SubscriberView{
 			Name: fmt.Sprintf("sub-%02d", i), Online: i%3 != 0, Delivered: n / 100, Missed: i})
 	}
 	s.Outboxes[0].Pending = n / 10
 	s.Trace = s.Trace[:0:0]
-	for i := 0; i < MaxTrace; i++ {
+	for i := 0; i < lab.MaxTrace; i++ {
 		s.Trace = append(s.Trace, sim.Event{Seq: uint64(i + 1), Tick: sim.Tick(1000 + i/5), Kind: sim.KindReceived,
 			Where: "queue:orders", Msg: sim.ID(i + 1), Key: fmt.Sprintf("kunde-%d", i%7), Actor: "worker-1", Attempt: i%3 + 1})
 	}
 	for i := range s.Series {
-		vs := make([]float64, MaxHistory)
+		vs := make([]float64, lab.MaxHistory)
 		for j := range vs {
 			vs[j] = float64((j * (i + 3)) % 17)
 		}
@@ -128,35 +130,35 @@ type fakeDriver struct {
 	tick    sim.Tick
 	seed    uint64
 	end     sim.Tick
-	actions []Action
+	actions []lab.Action
 	steps   int
 }
 
 func newFakeDriver(seed uint64) *fakeDriver { return &fakeDriver{seed: seed, end: 20} }
 
-func (d *fakeDriver) snap() Snapshot {
+func (d *fakeDriver) snap() lab.Snapshot {
 	s := fixture()
 	s.Header.Tick, s.Header.Seed = d.tick, d.seed
-	s.Header.Speed, s.Header.State = 0, StatePaused
+	s.Header.Speed, s.Header.State = 0, lab.StatePaused
 	s.Narration.Index = int(d.tick/5) + 1
 	s.Narration.Total = int(d.end/5) + 1
 	return s
 }
 
-func (d *fakeDriver) Snapshot() Snapshot { return d.snap() }
-func (d *fakeDriver) Step() Snapshot {
+func (d *fakeDriver) Snapshot() lab.Snapshot { return d.snap() }
+func (d *fakeDriver) Step() lab.Snapshot {
 	if d.tick < d.end {
 		d.tick++
 		d.steps++
 	}
 	return d.snap()
 }
-func (d *fakeDriver) Restart(seed uint64) Snapshot {
+func (d *fakeDriver) Restart(seed uint64) lab.Snapshot {
 	d.tick, d.seed = 0, seed
 	return d.snap()
 }
-func (d *fakeDriver) Do(a Action) (Snapshot, error) {
-	if a.Kind == ActionRedriveDLQ && d.tick == 0 {
+func (d *fakeDriver) Do(a lab.Action) (lab.Snapshot, error) {
+	if a.Action == scenario.ActionRedrive && d.tick == 0 {
 		return d.snap(), errors.New("nothing to redrive")
 	}
 	d.actions = append(d.actions, a)

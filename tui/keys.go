@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/gdamore/tcell/v2"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // KeySpec is one key: a special key, or KeyRune with a rune.
@@ -79,16 +81,16 @@ func Bindings() []Binding {
 			Help: "Restart the scenario with a new seed.", Command: Command{Kind: CmdReseed}},
 		{Keys: []KeySpec{r('e')}, Label: "e", Name: "replay",
 			Help: "Replay: seek a consumer group to the earliest offset (a picker asks which when there are several).",
-			View: func(p *Player) { p.act(ActionSeekEarliest) }},
+			View: func(p *Player) { p.act(handReplay) }},
 		{Keys: []KeySpec{r('d')}, Label: "d", Name: "redrive",
 			Help: "Redrive a dead-letter queue back to its source (a picker asks which when there are several).",
-			View: func(p *Player) { p.act(ActionRedriveDLQ) }},
+			View: func(p *Player) { p.act(handRedrive) }},
 		{Keys: []KeySpec{r('c')}, Label: "c", Name: "crash",
 			Help: "Fault by hand: crash a consumer (a picker asks which when there are several).",
-			View: func(p *Player) { p.act(ActionCrashConsumer) }},
+			View: func(p *Player) { p.act(handCrash) }},
 		{Keys: []KeySpec{r('b')}, Label: "b", Name: "broker down",
 			Help:    "Fault by hand: take the broker down for a while.",
-			Command: Command{Kind: CmdAction, Action: Action{Kind: ActionBrokerDown}}},
+			Command: Command{Kind: CmdAction, Action: lab.BrokerDown()}},
 		{Keys: []KeySpec{k(tcell.KeyTab)}, Label: "tab", Name: "focus", Hint: 2,
 			Help: "Focus the next panel (in small terminals: show the next model tab).", View: (*Player).focusNext},
 		{Keys: []KeySpec{k(tcell.KeyBacktab)}, Label: "S-tab", Name: "back",

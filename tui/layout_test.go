@@ -17,7 +17,7 @@ func TestTabStripShowsCurrentTab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.Open(s, lab.SessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,27 +70,6 @@ func TestCompactTraceKeepsLines(t *testing.T) {
 	}
 }
 
-// TestBusiestBoundSparesLessons: the look-ahead's event bound only cuts
-// large scenarios short; every lesson's first busiestTicks ticks have fewer
-// events, so its opening tab is the one the full look-ahead finds.
-func TestBusiestBoundSparesLessons(t *testing.T) {
-	for _, l := range scenario.Lessons() {
-		s, err := scenario.LoadLesson(l.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := lab.New(s, lab.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < busiestTicks && r.Step(); i++ {
-		}
-		if n := r.Env().Trace.Len(); n >= busiestEvents {
-			t.Errorf("%s: %d events in %d ticks, the look-ahead stops at %d", l.Name, n, busiestTicks, busiestEvents)
-		}
-	}
-}
-
 // TestSummaryKeysAt80x24: every lesson's end summary at 80x24 shows its
 // keys and its verdict line, however long the summary is.
 func TestSummaryKeysAt80x24(t *testing.T) {
@@ -99,7 +78,7 @@ func TestSummaryKeysAt80x24(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.Open(s, lab.SessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gdamore/tcell/v2"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // fakeTicker hands out one channel per started ticker and records the
@@ -36,17 +38,17 @@ func (f *fakeTicker) channel() chan time.Time {
 func TestLoop(t *testing.T) {
 	d := newFakeDriver(3)
 	ft := &fakeTicker{}
-	posts := make(chan Snapshot, 16)
-	l := StartLoop(NewController(d), func(s Snapshot) { posts <- s }, ft.start)
+	posts := make(chan lab.Snapshot, 16)
+	l := StartLoop(NewController(d), func(s lab.Snapshot) { posts <- s }, ft.start)
 
 	if err := l.Send(Command{Kind: CmdStep}); err != nil {
 		t.Fatal(err)
 	}
-	if s := <-posts; s.Header.Tick != 1 || s.Header.State != StatePaused {
+	if s := <-posts; s.Header.Tick != 1 || s.Header.State != lab.StatePaused {
 		t.Fatalf("step: %+v", s.Header)
 	}
 	_ = l.Send(Command{Kind: CmdTogglePlay})
-	if s := <-posts; s.Header.State != StatePlaying {
+	if s := <-posts; s.Header.State != lab.StatePlaying {
 		t.Fatalf("play: %+v", s.Header)
 	}
 	// The loop starts a ticker at 4 t/s once it sees it is playing; the
@@ -58,7 +60,7 @@ func TestLoop(t *testing.T) {
 		<-posts
 	}
 	ft.channel() <- time.Time{}
-	if s := <-posts; s.Header.Tick != 2 || s.Header.State != StatePlaying {
+	if s := <-posts; s.Header.Tick != 2 || s.Header.State != lab.StatePlaying {
 		t.Fatalf("tick: %+v", s.Header)
 	}
 	_ = l.Send(Command{Kind: CmdFaster})

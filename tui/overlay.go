@@ -3,6 +3,7 @@ package tui
 import (
 	"strconv"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 )
@@ -18,36 +19,39 @@ const (
 	overlaySummary
 )
 
+// handAction is a hand action a key asks for: the lab action for a
+// target, the targets the snapshot offers for it, and whether the picker
+// offers "all" (the empty target).
+type handAction struct {
+	action  func(target string) lab.Action
+	targets func(t *lab.Targets) []string
+	all     bool
+}
+
+// The hand actions that pick a target.
+var (
+	handReplay  = handAction{lab.SeekEarliest, func(t *lab.Targets) []string { return t.Groups }, true}
+	handRedrive = handAction{lab.Redrive, func(t *lab.Targets) []string { return t.DLQs }, true}
+	handCrash   = handAction{lab.Crash, func(t *lab.Targets) []string { return t.Consumers }, false}
+)
+
 // picker is the list shown when a hand action fits more than one target.
 type picker struct {
-	action ActionKind
-	items  []string // the targets; the last item, "all", sends an empty target
-	sel    int
+	hand  handAction
+	items []string // the targets; the last item, "all", sends an empty target
+	sel   int
 }
 
-// pickerItems returns the targets action a can act on, from the snapshot.
-func pickerItems(s *Snapshot, a ActionKind) []string {
-	switch a {
-	case ActionSeekEarliest:
-		return s.Targets.Groups
-	case ActionRedriveDLQ:
-		return s.Targets.DLQs
-	case ActionCrashConsumer:
-		return s.Targets.Consumers
-	}
-	return nil
-}
-
-// act runs hand action a: at once when at most one target fits, else
+// act runs hand action h: at once when at most one target fits, else
 // through the picker.
-func (p *Player) act(a ActionKind) {
-	items := pickerItems(&p.snap, a)
+func (p *Player) act(h handAction) {
+	items := h.targets(&p.snap.Targets)
 	if len(items) <= 1 {
-		p.sendCmd(Command{Kind: CmdAction, Action: Action{Kind: a}})
+		p.sendCmd(Command{Kind: CmdAction, Action: h.action("")})
 		return
 	}
-	pk := &picker{action: a, items: append([]string(nil), items...)}
-	if a != ActionCrashConsumer {
+	pk := &picker{hand: h, items: append([]string(nil), items...)}
+	if h.all {
 		pk.items = append(pk.items, "all")
 	}
 	p.picker = pk
@@ -65,11 +69,11 @@ func (p *Player) pickerKey(ev *tcell.EventKey) {
 	pk := p.picker
 	choose := func(i int) {
 		target := pk.items[i]
-		if target == "all" && i == len(pk.items)-1 && pk.action != ActionCrashConsumer {
+		if target == "all" && i == len(pk.items)-1 && pk.hand.all {
 			target = ""
 		}
 		p.picker = nil
-		p.sendCmd(Command{Kind: CmdAction, Action: Action{Kind: pk.action, Target: target}})
+		p.sendCmd(Command{Kind: CmdAction, Action: pk.hand.action(target)})
 	}
 	switch {
 	case ev.Key() == tcell.KeyEscape || ev.Key() == tcell.KeyRune && ev.Rune() == 'q':
@@ -110,7 +114,7 @@ func (p *Player) drawPicker(screen tcell.Screen, r rect) {
 		lines = append(lines, line{{strconv.Itoa(i+1) + " ", th.Key}, {label, st}})
 	}
 	lines = append(lines, line{{"1-9 or enter choose, esc cancel", th.Dim}})
-	p.drawBox(screen, r, pk.action.String()+": which one?", lines, 0)
+	p.drawBox(screen, r, lab.ActionName(pk.hand.action(""))+": which one?", lines, 0)
 }
 
 // drawBox draws a framed box of lines centred in r, as wide as needed (at
@@ -356,7 +360,7 @@ func (p *Player) gotoKey(ev *tcell.EventKey) {
 
 // showOverlay shows the intro again, or the summary once the run is over.
 func (p *Player) showOverlay() {
-	if p.snap.Header.State == StateFinished {
+	if p.snap.Header.State == lab.StateFinished {
 		p.overlay = overlaySummary
 		return
 	}

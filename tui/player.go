@@ -3,6 +3,7 @@ package tui
 import (
 	"strconv"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -27,7 +28,7 @@ const (
 type Player struct {
 	*tview.Box
 	theme    Theme
-	snap     Snapshot
+	snap     lab.Snapshot
 	send     func(Command)
 	bindings []Binding
 	onQuit   func()
@@ -80,7 +81,7 @@ func NewPlayer(th Theme, send func(Command)) *Player {
 
 // SetSnapshot replaces the snapshot the views read. Call it on the UI
 // goroutine only (Run does so inside QueueUpdateDraw).
-func (p *Player) SetSnapshot(s Snapshot) {
+func (p *Player) SetSnapshot(s lab.Snapshot) {
 	first := len(modelPanels(&p.snap)) == 0
 	step := s.Narration.Index != p.snap.Narration.Index
 	p.snap = s
@@ -104,12 +105,12 @@ func (p *Player) SetSnapshot(s Snapshot) {
 		}
 	}
 	switch {
-	case s.Header.State == StateFinished && !p.finished:
+	case s.Header.State == lab.StateFinished && !p.finished:
 		p.finished = true
 		if s.Verdict.Final || len(s.Verdict.Judgments) > 0 || s.Intro.Remember != "" {
 			p.overlay = overlaySummary
 		}
-	case s.Header.State != StateFinished:
+	case s.Header.State != lab.StateFinished:
 		p.finished = false
 		if p.overlay == overlaySummary {
 			p.overlay = overlayNone
@@ -126,7 +127,7 @@ func (p *Player) SetSnapshot(s Snapshot) {
 // showStep brings what narration step n talks about on screen when the
 // step comes up: its tab to the front (and focused), and its trace filter.
 // A step without them leaves the view as the student set it.
-func (p *Player) showStep(n *Narration) {
+func (p *Player) showStep(n *lab.Narration) {
 	if n.Tab != "" {
 		for _, id := range modelPanels(&p.snap) {
 			if id.name(&p.snap) == n.Tab {
@@ -142,7 +143,7 @@ func (p *Player) showStep(n *Narration) {
 }
 
 // Snapshot returns the snapshot on display.
-func (p *Player) Snapshot() Snapshot { return p.snap }
+func (p *Player) Snapshot() lab.Snapshot { return p.snap }
 
 // SetQuitFunc sets what the quit key does after the player is done; Run
 // passes a function that stops the driver goroutine and then the
@@ -470,7 +471,7 @@ func (p *Player) OverlayVisible() bool { return p.overlay != overlayNone }
 // openingTab returns the model tab the player opens on: the one the
 // scenario's view names (Snapshot.Header.Tab), else the model the most
 // trace events concern, else the first.
-func openingTab(s *Snapshot, ids []panelID) panelID {
+func openingTab(s *lab.Snapshot, ids []panelID) panelID {
 	if s.Header.Tab != "" {
 		for _, id := range ids {
 			if id.name(s) == s.Header.Tab {
@@ -820,7 +821,7 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 			skip--
 			continue
 		}
-		var m Mark
+		var m lab.Mark
 		if i < len(p.snap.Marks) {
 			m = p.snap.Marks[i]
 		}
@@ -900,9 +901,9 @@ func (hv *headerView) Draw(screen tcell.Screen) {
 	hd := &p.snap.Header
 	sym, stst := "‖", th.Duplicate
 	switch hd.State {
-	case StatePlaying:
+	case lab.StatePlaying:
 		sym, stst = "▶", th.Good
-	case StateFinished:
+	case lab.StateFinished:
 		sym, stst = "■", th.Info
 	}
 	right := line{

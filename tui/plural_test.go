@@ -3,13 +3,15 @@ package tui
 import (
 	"strings"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // TestEffectsSingular checks the effects panel's count: "1 effect", not
 // "1 effects".
 func TestEffectsSingular(t *testing.T) {
 	th := NewTheme(true)
-	s := &Snapshot{Effects: []EffectView{{Consumer: "a", Applied: 1}, {Consumer: "b", Applied: 2}}}
+	s := &lab.Snapshot{Effects: []lab.EffectView{{Consumer: "a", Applied: 1}, {Consumer: "b", Applied: 2}}}
 	var b strings.Builder
 	for _, l := range effectsLines(s, &th, 80) {
 		for _, sg := range l {

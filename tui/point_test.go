@@ -50,7 +50,7 @@ func TestVerdictChangesAtThePoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.Open(s, lab.SessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 )
@@ -157,7 +158,7 @@ func Record(w io.Writer, d Driver, cfg RecordConfig) (RecordResult, error) {
 	rd := &renderer{w: cfg.Width, h: cfg.Height}
 	var at time.Duration
 	cut := false
-	emit := func(s Snapshot) error {
+	emit := func(s lab.Snapshot) error {
 		if !cut {
 			// The controller's notices ("paused for the narration; space
 			// plays on") speak to someone at the keyboard, not to a viewer.
@@ -178,7 +179,7 @@ func Record(w io.Writer, d Driver, cfg RecordConfig) (RecordResult, error) {
 		words := len(strings.Fields(text))
 		return cfg.Narration + time.Duration(float64(words)/cfg.Reading*float64(time.Second))
 	}
-	hold := func(s Snapshot, prevNarr int) time.Duration {
+	hold := func(s lab.Snapshot, prevNarr int) time.Duration {
 		if s.Narration.Index != prevNarr && s.Narration.Text != "" {
 			return reading(s.Narration.Text)
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/tui"
 )
@@ -16,7 +17,7 @@ func ExampleRecord() {
 	if err != nil {
 		panic(err)
 	}
-	d, err := tui.NewScenarioDriver(s, nil)
+	d, err := lab.Open(s, lab.SessionOptions{})
 	if err != nil {
 		panic(err)
 	}

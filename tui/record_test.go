@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/uniseg"
@@ -182,7 +183,7 @@ func recordLesson(t *testing.T, name string, cfg RecordConfig) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewScenarioDriver(s, nil)
+	d, err := lab.Open(s, lab.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,13 +197,13 @@ func recordLesson(t *testing.T, name string, cfg RecordConfig) []byte {
 
 // finalScreen draws the player's screen at the end of a lesson, as Record
 // does for its last frame.
-func finalScreen(t *testing.T, name string, w, h int, bare bool) (string, Snapshot, [][]string) {
+func finalScreen(t *testing.T, name string, w, h int, bare bool) (string, lab.Snapshot, [][]string) {
 	t.Helper()
 	s, err := scenario.LoadLesson(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewScenarioDriver(s, nil)
+	d, err := lab.Open(s, lab.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestRecordCast(t *testing.T) {
 			if got != want {
 				t.Errorf("replayed cast ends on a screen other than the player's last frame:\n--- cast\n%s--- player\n%s", got, want)
 			}
-			if snap.Header.State != StateFinished || !strings.Contains(got, "finished") {
+			if snap.Header.State != lab.StateFinished || !strings.Contains(got, "finished") {
 				t.Errorf("last frame not finished:\n%s", got)
 			}
 			last := strings.Fields(snap.Narration.Text)
@@ -470,14 +471,14 @@ type recFakeDriver struct{ tick int }
 
 func newRecFakeDriver() *recFakeDriver { return &recFakeDriver{} }
 
-func (d *recFakeDriver) snap() Snapshot {
-	return Snapshot{Header: Header{Title: "fake", Tick: 0}}
+func (d *recFakeDriver) snap() lab.Snapshot {
+	return lab.Snapshot{Header: lab.Header{Title: "fake", Tick: 0}}
 }
-func (d *recFakeDriver) Snapshot() Snapshot          { return d.snap() }
-func (d *recFakeDriver) Step() Snapshot              { d.tick++; return d.snap() }
-func (d *recFakeDriver) Restart(uint64) Snapshot     { d.tick = 0; return d.snap() }
-func (d *recFakeDriver) Do(Action) (Snapshot, error) { return d.snap(), nil }
-func (d *recFakeDriver) Done() bool                  { return d.tick >= 5 }
+func (d *recFakeDriver) Snapshot() lab.Snapshot              { return d.snap() }
+func (d *recFakeDriver) Step() lab.Snapshot                  { d.tick++; return d.snap() }
+func (d *recFakeDriver) Restart(uint64) lab.Snapshot         { d.tick = 0; return d.snap() }
+func (d *recFakeDriver) Do(lab.Action) (lab.Snapshot, error) { return d.snap(), nil }
+func (d *recFakeDriver) Done() bool                          { return d.tick >= 5 }
 
 // TestRecordShowsNoKeys: a cast's viewer cannot press keys, so no frame of
 // a recording, from the intro to the end summary, shows key hints; the

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 )
 
@@ -160,7 +161,7 @@ func TestOverlaysReflow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.Open(s, lab.SessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +250,7 @@ func TestOverlayCoversItsColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.Open(s, lab.SessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

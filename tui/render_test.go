@@ -9,6 +9,8 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -121,7 +123,7 @@ func TestRenderGolden(t *testing.T) {
 		}},
 		{"player-empty", func() tview.Primitive {
 			p := NewPlayer(NewTheme(false), nil)
-			p.SetSnapshot(Snapshot{Header: Header{Title: "empty", Seed: 1, Speed: 4}})
+			p.SetSnapshot(lab.Snapshot{Header: lab.Header{Title: "empty", Seed: 1, Speed: 4}})
 			return p
 		}},
 		{"queue", func() tview.Primitive { return fixturePlayer(false).panel(panelID{kindQueue, 0}) }},

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"os"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/rivo/tview"
 	"golang.org/x/term"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/printable"
 )
 
@@ -167,7 +169,7 @@ func newSession(app *tview.Application, d Driver, th Theme, ticker TickerFunc) *
 }
 
 // post hands a snapshot to the UI goroutine and waits until it is shown.
-func (s *session) post(snap Snapshot) {
+func (s *session) post(snap lab.Snapshot) {
 	s.app.QueueUpdateDraw(func() { s.player.SetSnapshot(snap) })
 }
 
@@ -191,7 +193,11 @@ func quitApp(app *tview.Application, loops ...*Loop) {
 // opt.Screen) and returns when the user quits. Quitting stops the goroutine
 // that owns d, and waits for it, before the application stops. Without a
 // terminal it returns ErrNotTerminal at once.
-func Run(d Driver, opt Options) error {
+func Run(d Driver, opt Options) error { return run(context.Background(), d, opt) }
+
+// run is Run that also quits when ctx is done, and then returns ctx's
+// error.
+func run(ctx context.Context, d Driver, opt Options) error {
 	app, th, err := newApp(opt)
 	if err != nil {
 		return err
@@ -207,11 +213,23 @@ func Run(d Driver, opt Options) error {
 		return ev
 	})
 	app.SetRoot(s.player, true)
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			app.QueueUpdate(quit)
+		case <-stopped:
+		}
+	}()
 	err = app.Run()
+	close(stopped)
 	// Normally the loop has ended already. If the application stopped on
 	// its own (a terminal error), the loop may be blocked on a snapshot the
 	// UI will never take: halt it without waiting.
 	s.loop.Halt()
+	if err == nil {
+		err = ctx.Err()
+	}
 	return err
 }
 

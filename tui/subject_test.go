@@ -5,12 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
 // variantDriver returns a driver playing variant v of a built-in lesson.
-func variantDriver(t testing.TB, name, v string) *ScenarioDriver {
+func variantDriver(t testing.TB, name, v string) *lab.Session {
 	t.Helper()
 	s, err := scenario.LoadLesson(name)
 	if err != nil {
@@ -19,7 +20,7 @@ func variantDriver(t testing.TB, name, v string) *ScenarioDriver {
 	if s, err = s.Variant(v); err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewScenarioDriver(s, nil)
+	d, err := lab.Open(s, lab.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestEffectsTable(t *testing.T) {
 	if tab == nil || !reflect.DeepEqual(tab.Consumers, []string{"naive", "safe"}) || len(tab.Keys) != 20 {
 		t.Fatalf("effects table %+v", tab)
 	}
-	var naive, safe EffectCell
+	var naive, safe lab.EffectCell
 	for _, k := range tab.Keys {
 		naive.Effects += k.Cells[0].Effects
 		naive.Repeated += k.Cells[0].Repeated
@@ -178,45 +179,5 @@ func TestEffectsTable(t *testing.T) {
 	// effects table.
 	if d := lessonDriver(t, "poison-dlq"); d.Snapshot().EffectTable != nil {
 		t.Error("poison-dlq (one consumer) has an effects table")
-	}
-}
-
-// TestSubjectFoldSeek: a group seek is one replay however many partitions
-// it moves (one event each, same tick); a member's seek after a failure is
-// not a replay.
-func TestSubjectFoldSeek(t *testing.T) {
-	f := newSubjectFold(nil, []string{"g"}, map[string]string{"g": "log:l"})
-	emit := func(e sim.Event) { f.Emit(&e) }
-	for i, k := range []string{"a", "b", "a"} {
-		emit(sim.Event{Tick: 1, Kind: sim.KindProduced, Where: "log:l", Msg: sim.ID(i + 1), Key: k})
-		emit(sim.Event{Tick: 1, Kind: sim.KindProcessed, Where: "log:l", Consumer: "g", Actor: "g1", Msg: sim.ID(i + 1), Key: k, HasPos: true})
-	}
-	emit(sim.Event{Tick: 2, Kind: sim.KindSeeked, Where: "log:l", Consumer: "g", Actor: "g1", HasPos: true})
-	if v := f.projs[0].view(); v.Seeked {
-		t.Fatalf("a member's seek counted as a replay: %+v", v)
-	}
-	emit(sim.Event{Tick: 3, Kind: sim.KindSeeked, Where: "log:l", Consumer: "g", Actor: "g", HasPos: true, Partition: 0})
-	emit(sim.Event{Tick: 3, Kind: sim.KindSeeked, Where: "log:l", Consumer: "g", Actor: "g", HasPos: true, Partition: 1})
-	emit(sim.Event{Tick: 3, Kind: sim.KindProcessed, Where: "log:l", Consumer: "g", Actor: "g1", Msg: 1, Key: "a", HasPos: true})
-	v := f.projs[0].view()
-	want := []ProjectionKey{{Key: "a", Records: 2, Before: 2, Applied: 1, IDs: []sim.ID{1}}, {Key: "b", Records: 1, Before: 1}}
-	if !v.Seeked || v.SeekAt != 3 || v.Before != 3 || !reflect.DeepEqual(v.Keys, want) {
-		t.Errorf("after the seek: %+v", v)
-	}
-}
-
-func TestBitset(t *testing.T) {
-	var b bitset
-	for _, id := range []sim.ID{1, 63, 64, 1_000_000} {
-		if b.has(id) {
-			t.Fatalf("%v in the empty set", id)
-		}
-		b.set(id)
-		if !b.has(id) {
-			t.Fatalf("%v not in the set after set", id)
-		}
-	}
-	if b.has(2) || b.has(65) || b.has(999_999) || b.has(5_000_000) {
-		t.Error("an ID never set is in the set")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/gdamore/tcell/v2"
 )
@@ -83,7 +84,7 @@ func boxText(screen, title string) string {
 // that scrolls closes the box.
 func TestSummaryScrollsToEveryLine(t *testing.T) {
 	for name, s := range lessonRuns(t) {
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.Open(s, lab.SessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +136,7 @@ func TestNextFromIntroShowsStepOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.Open(s, lab.SessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +183,7 @@ func TestNarrationBringsItsPanel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewScenarioDriver(s, nil)
+		d, err := lab.Open(s, lab.SessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package tui
 import (
 	"os"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 )
@@ -10,15 +11,15 @@ import (
 // Symbols paired with colours, so that meaning survives NO_COLOR and
 // colour-blind readers.
 const (
-	SymLoss      = "✖" // lost, dropped, expired
-	SymFault     = "⚠" // fault fired, crash, rejection
-	SymDuplicate = "↻" // duplicate delivery or redelivery
-	SymDLQ       = "☠" // dead-lettered
-	SymMissed    = "○" // missed by design (offline subscriber)
-	SymNarration = "¶" // narration step
-	SymAction    = "▸" // timeline or manual action
-	SymCheck     = "✓" // expectation checked
-	SymRedrive   = "⤴" // redriven from a DLQ
+	SymLoss      = "✖"          // lost, dropped, expired
+	SymFault     = lab.SymFault // fault fired, crash, rejection
+	SymDuplicate = "↻"          // duplicate delivery or redelivery
+	SymDLQ       = "☠"          // dead-lettered
+	SymMissed    = "○"          // missed by design (offline subscriber)
+	SymNarration = "¶"          // narration step
+	SymAction    = "▸"          // timeline or manual action
+	SymCheck     = "✓"          // expectation checked
+	SymRedrive   = "⤴"          // redriven from a DLQ
 )
 
 // Theme holds the styles of every view. The zero Theme is not useful; use
@@ -84,13 +85,13 @@ func NoColorEnv() bool { return os.Getenv("NO_COLOR") != "" }
 // duplicate symbol; an expiry of a record everybody had read is not a
 // loss. Events that do not stand out get a blank symbol and the normal
 // style.
-func (th *Theme) eventLook(e *sim.Event, m Mark) (string, tcell.Style) {
+func (th *Theme) eventLook(e *sim.Event, m lab.Mark) (string, tcell.Style) {
 	switch m.Kind {
-	case MarkRepeat, MarkEffect:
+	case lab.MarkRepeat, lab.MarkEffect:
 		return SymDuplicate, th.Duplicate
-	case MarkAbsorbed:
+	case lab.MarkAbsorbed:
 		return SymDuplicate, th.Good
-	case MarkRead:
+	case lab.MarkRead:
 		return " ", th.Dim
 	}
 	switch e.Kind {

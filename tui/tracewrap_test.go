@@ -3,17 +3,19 @@ package tui
 import (
 	"strings"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/lab"
 )
 
 // checkTraceWhole fails when a wrapped trace entry of snap is drawn with
 // its first row but not its second: every entry on screen shows both
 // rows or none. The second row starts two columns right of the first,
 // under the text after the symbol.
-func checkTraceWhole(t *testing.T, name, text string, snap *Snapshot, w int) {
+func checkTraceWhole(t *testing.T, name, text string, snap *lab.Snapshot, w int) {
 	t.Helper()
 	lines := strings.Split(text, "\n")
 	for i := range snap.Trace {
-		var m Mark
+		var m lab.Mark
 		if i < len(snap.Marks) {
 			m = snap.Marks[i]
 		}
@@ -70,7 +72,7 @@ func TestTraceWrappedTopEntry(t *testing.T) {
 // out, and the panel still ends with the newest event.
 func TestTraceWrappedTopEntrySingle(t *testing.T) {
 	s := cmpSide(t, "naive", "idempotent-consumer", nil, "naive")
-	c := NewController(s.Driver)
+	c := NewController(s.Session)
 	for i := 0; i < 2; i++ {
 		c.Handle(Command{Kind: CmdStepNarration})
 	}

@@ -1,22 +1,25 @@
 package tui
 
 import (
+	"reflect"
+
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 	"github.com/gdamore/tcell/v2"
 )
 
 // lessonDriver returns a driver playing a built-in lesson.
-func lessonDriver(t testing.TB, name string) *ScenarioDriver {
+func lessonDriver(t testing.TB, name string) *lab.Session {
 	t.Helper()
 	s, err := scenario.LoadLesson(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewScenarioDriver(s, nil)
+	d, err := lab.Open(s, lab.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +71,7 @@ func TestBackReplaysHandActions(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		c.Handle(Command{Kind: CmdStep})
 	}
-	c.Handle(Command{Kind: CmdAction, Action: Action{Kind: ActionRedriveDLQ}})
+	c.Handle(Command{Kind: CmdAction, Action: lab.Redrive("")})
 	if n := c.Snapshot().Header.Notice; !strings.HasPrefix(n, "redrove 4 messages from orders-dlq") {
 		t.Fatalf("notice %q", n)
 	}
@@ -81,18 +84,18 @@ func TestBackReplaysHandActions(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		fresh.Handle(Command{Kind: CmdStep})
 	}
-	fresh.Handle(Command{Kind: CmdAction, Action: Action{Kind: ActionRedriveDLQ}})
+	fresh.Handle(Command{Kind: CmdAction, Action: lab.Redrive("")})
 	fresh.Handle(Command{Kind: CmdStep})
 	want := fresh.Snapshot()
 	if back.Header.Tick != 21 || back.Ledger != want.Ledger || len(back.Trace) != len(want.Trace) {
 		t.Errorf("back: t=%d %+v %d events; fresh: t=%d %+v %d events", back.Header.Tick, back.Ledger, len(back.Trace),
 			want.Header.Tick, want.Ledger, len(want.Trace))
 	}
-	// Going back before the action forgets it.
+	// Going back before the action and forward again keeps it.
 	c.Handle(Command{Kind: CmdSeek, Tick: 5})
 	c.Handle(Command{Kind: CmdSeek, Tick: 21})
-	if c.Snapshot().Queues[0].DLQDepth == 0 {
-		t.Error("the redrive survived a jump back to before it")
+	if got := c.Snapshot(); got.Ledger != want.Ledger || got.Ledger.Redriven == 0 {
+		t.Errorf("back to t=5 and forward to t=21: %+v, want %+v", got.Ledger, want.Ledger)
 	}
 }
 
@@ -105,7 +108,7 @@ func TestPrevNarration(t *testing.T) {
 	at := c.Snapshot().Narration.Index
 	c.Handle(Command{Kind: CmdPrevNarration})
 	s := c.Snapshot()
-	if s.Narration.Index != at-1 || s.Header.Tick != d.s.Narration[at-2].At {
+	if s.Narration.Index != at-1 || s.Header.Tick != d.Scenario().Narration[at-2].At {
 		t.Errorf("from step %d back to step %d at t=%d", at, s.Narration.Index, s.Header.Tick)
 	}
 	c.Handle(Command{Kind: CmdBack})
@@ -162,7 +165,7 @@ func TestLineageMarks(t *testing.T) {
 	found := false
 	for i := range s.Trace {
 		e := &s.Trace[i]
-		if e.Kind == sim.KindReceived && s.Marks[i].Kind == MarkRepeat && e.Attempt == 1 {
+		if e.Kind == sim.KindReceived && s.Marks[i].Kind == lab.MarkRepeat && e.Attempt == 1 {
 			found = true // a first receive of a new copy, marked by lineage
 		}
 	}
@@ -206,7 +209,7 @@ func TestPickerAndNotices(t *testing.T) {
 	var sent []Command
 	p := NewPlayer(NewTheme(true), func(c Command) { sent = append(sent, c) })
 	s := fixture()
-	s.Targets = Targets{DLQs: []string{"a-dlq", "b-dlq"}, Consumers: []string{"worker"}}
+	s.Targets = lab.Targets{DLQs: []string{"a-dlq", "b-dlq"}, Consumers: []string{"worker"}}
 	p.SetSnapshot(s)
 	key := func(r rune) { p.HandleKey(tcell.NewEventKey(tcell.KeyRune, r, tcell.ModNone)) }
 	key('d')
@@ -214,24 +217,24 @@ func TestPickerAndNotices(t *testing.T) {
 		t.Fatal("d with two DLQs did not open the picker")
 	}
 	key('2')
-	if len(sent) != 1 || sent[0].Action != (Action{Kind: ActionRedriveDLQ, Target: "b-dlq"}) {
+	if len(sent) != 1 || !reflect.DeepEqual(sent[0].Action, lab.Redrive("b-dlq")) {
 		t.Fatalf("picker sent %+v", sent)
 	}
 	key('c')
-	if len(sent) != 2 || sent[1].Action != (Action{Kind: ActionCrashConsumer}) {
+	if len(sent) != 2 || !reflect.DeepEqual(sent[1].Action, lab.Crash("")) {
 		t.Fatalf("c with one consumer sent %+v", sent)
 	}
 	// Errors come in words, and a redrive says what it did.
 	c := NewController(lessonDriver(t, "poison-dlq"))
-	c.Handle(Command{Kind: CmdAction, Action: Action{Kind: ActionSeekEarliest}})
+	c.Handle(Command{Kind: CmdAction, Action: lab.SeekEarliest("")})
 	if n := c.Snapshot().Header.Notice; strings.Contains(n, "runtime error") || !strings.Contains(n, "nothing to replay") {
 		t.Errorf("e in poison-dlq: %q", n)
 	}
-	c.Handle(Command{Kind: CmdAction, Action: Action{Kind: ActionRedriveDLQ}})
+	c.Handle(Command{Kind: CmdAction, Action: lab.Redrive("")})
 	if n := c.Snapshot().Header.Notice; n != "redrive DLQ" && !strings.Contains(n, "nothing to redrive") {
 		t.Errorf("d with an empty DLQ: %q", n)
 	}
-	c.Handle(Command{Kind: CmdAction, Action: Action{Kind: ActionCrashConsumer}})
+	c.Handle(Command{Kind: CmdAction, Action: lab.Crash("")})
 	if n := c.Snapshot().Header.Notice; n != "crashed worker" {
 		t.Errorf("c: %q", n)
 	}

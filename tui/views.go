@@ -39,7 +39,7 @@ func (id panelID) isModel() bool { return id.kind <= kindEffects }
 
 // modelPanels lists the model panels present in s, in display order, then
 // the subject panels (projections, the effects table).
-func modelPanels(s *Snapshot) []panelID {
+func modelPanels(s *lab.Snapshot) []panelID {
 	var ids []panelID
 	for i := range s.Queues {
 		ids = append(ids, panelID{kindQueue, i})
@@ -65,7 +65,7 @@ func modelPanels(s *Snapshot) []panelID {
 // name returns the model's own name (queue, topic, log or outbox service),
 // the title of a subject panel ("projection revenue", "effects"), "" for
 // other panels.
-func (id panelID) name(s *Snapshot) string {
+func (id panelID) name(s *lab.Snapshot) string {
 	switch id.kind {
 	case kindProjection, kindEffects:
 		return id.title(s)
@@ -82,7 +82,7 @@ func (id panelID) name(s *Snapshot) string {
 }
 
 // where returns the trace component of a model panel, e.g. "queue:orders".
-func (id panelID) where(s *Snapshot) string {
+func (id panelID) where(s *lab.Snapshot) string {
 	switch id.kind {
 	case kindQueue:
 		return "queue:" + id.name(s)
@@ -97,7 +97,7 @@ func (id panelID) where(s *Snapshot) string {
 }
 
 // title returns the frame title of a panel.
-func (id panelID) title(s *Snapshot) string {
+func (id panelID) title(s *lab.Snapshot) string {
 	switch id.kind {
 	case kindQueue:
 		if id.index < len(s.Queues) {
@@ -138,7 +138,7 @@ func (id panelID) title(s *Snapshot) string {
 
 // contentLines returns the content of a non-trace panel for an inner area
 // of w x h cells. The result is bounded by the snapshot caps.
-func contentLines(s *Snapshot, th *Theme, id panelID, w, h int) []line {
+func contentLines(s *lab.Snapshot, th *Theme, id panelID, w, h int) []line {
 	switch id.kind {
 	case kindQueue:
 		if id.index < len(s.Queues) {
@@ -198,7 +198,7 @@ func verdictStyle(v *lab.Verdict, th *Theme) tcell.Style {
 
 // verdictLines shows the verdict line, then one line per expectation:
 // its standing, the expectation and what was measured, wrapped.
-func verdictLines(s *Snapshot, th *Theme, w int) []line {
+func verdictLines(s *lab.Snapshot, th *Theme, w int) []line {
 	v := &s.Verdict
 	var out []line
 	for _, l := range wrap(v.Line(), w) {
@@ -223,7 +223,7 @@ func verdictLines(s *Snapshot, th *Theme, w int) []line {
 
 // verdictStrip is the verdict in one row: a symbol per expectation, then
 // the verdict line.
-func verdictStrip(s *Snapshot, th *Theme, w int) line {
+func verdictStrip(s *lab.Snapshot, th *Theme, w int) line {
 	v := &s.Verdict
 	l := line{{"verdict ", th.Dim}}
 	for _, j := range v.Judgments {
@@ -279,7 +279,7 @@ func shortVerdict(v *lab.Verdict, notYet bool) string {
 
 // effectsLines shows the per-consumer effect counts: "billing 20 effects,
 // 3 repeated (worst 2×)", "safe 20 effects, 3 absorbed".
-func effectsLines(s *Snapshot, th *Theme, w int) []line {
+func effectsLines(s *lab.Snapshot, th *Theme, w int) []line {
 	var items []line
 	for _, e := range s.Effects {
 		if e.Applied == 0 && e.Absorbed == 0 && e.Repeats == 0 {
@@ -311,7 +311,7 @@ func plural(v int, noun string) string {
 
 // queueLines lays out a queue: counts, then one block of chips per area.
 // Chips flow over the rows the area gets; what does not fit is "+N".
-func queueLines(q *QueueView, th *Theme, w, h int) []line {
+func queueLines(q *lab.QueueView, th *Theme, w, h int) []line {
 	items := []line{
 		{{"visible ", th.Dim}, {n(q.Visible), th.Normal}},
 		{{"in flight ", th.Dim}, {n(q.InFlight), th.Normal}},
@@ -329,14 +329,14 @@ func queueLines(q *QueueView, th *Theme, w, h int) []line {
 		items = append(items, line{{SymDLQ + " " + q.DLQName + " " + n(q.DLQDepth), st}})
 	}
 	out := flow(items, w, th)
-	areas := []Where{WhereVisible, WhereInFlight, WhereDelayed}
+	areas := []lab.Where{lab.WhereVisible, lab.WhereInFlight, lab.WhereDelayed}
 	if q.DLQName != "" {
-		areas = append(areas, WhereDLQ)
+		areas = append(areas, lab.WhereDLQ)
 	}
 	// Group chips by area, keeping snapshot order.
-	var byArea [4][]Chip
+	var byArea [4][]lab.Chip
 	for _, c := range q.Chips {
-		if int(c.Where) < len(byArea) && len(byArea[c.Where]) < MaxChips {
+		if int(c.Where) < len(byArea) && len(byArea[c.Where]) < lab.MaxChips {
 			byArea[c.Where] = append(byArea[c.Where], c)
 		}
 	}
@@ -368,10 +368,10 @@ func queueLines(q *QueueView, th *Theme, w, h int) []line {
 	}
 	for i, a := range areas {
 		label, st := a.String(), th.Dim
-		if a == WhereDLQ {
+		if a == lab.WhereDLQ {
 			label, st = SymDLQ+" DLQ", th.DLQ
 		}
-		out = append(out, chipBlock(byArea[a], q.count(a), label, st, labelW, cw, rows[i], th)...)
+		out = append(out, chipBlock(byArea[a], q.Count(a), label, st, labelW, cw, rows[i], th)...)
 	}
 	return out
 }
@@ -403,7 +403,7 @@ func flow(items []line, w int, th *Theme) []line {
 
 // chipText returns the text of a chip: the ID, the receive count after "×"
 // once received, and a ↻ in front of a redelivery.
-func chipText(c Chip) string {
+func chipText(c lab.Chip) string {
 	b := make([]byte, 0, 16)
 	if c.ReceiveCount > 1 || c.Seen {
 		b = append(b, SymDuplicate...)
@@ -417,7 +417,7 @@ func chipText(c Chip) string {
 }
 
 // chipRows returns the rows needed to show every chip in width w.
-func chipRows(chips []Chip, w int) int {
+func chipRows(chips []lab.Chip, w int) int {
 	rows, x := 1, 0
 	for _, c := range chips {
 		cw := width(chipText(c))
@@ -435,7 +435,7 @@ func chipRows(chips []Chip, w int) int {
 
 // chipBlock lays out one area in at most rows rows. total is the exact
 // number of messages in the area; the rest is shown as "+N".
-func chipBlock(chips []Chip, total int, label string, lst tcell.Style, labelW, w, rows int, th *Theme) []line {
+func chipBlock(chips []lab.Chip, total int, label string, lst tcell.Style, labelW, w, rows int, th *Theme) []line {
 	head := truncate(label, labelW-1)
 	pad := labelW - width(head)
 	out := []line{{{head, lst}, {spaces(pad), th.Normal}}}
@@ -463,11 +463,11 @@ func chipBlock(chips []Chip, total int, label string, lst tcell.Style, labelW, w
 		}
 		st := th.Normal
 		switch {
-		case c.Where == WhereDLQ:
+		case c.Where == lab.WhereDLQ:
 			st = th.DLQ
 		case c.ReceiveCount > 1 || c.Seen:
 			st = th.Duplicate
-		case c.Where == WhereInFlight:
+		case c.Where == lab.WhereInFlight:
 			st = th.Info
 		}
 		out[row] = append(out[row], seg{text, st})
@@ -508,7 +508,7 @@ func padLeft(s string, w int) string {
 
 // topicLines shows a topic's subscribers as a table whose columns fit
 // their contents; narrow panels get short state words.
-func topicLines(t *TopicView, th *Theme, w int) []line {
+func topicLines(t *lab.TopicView, th *Theme, w int) []line {
 	out := flow([]line{{{"published ", th.Dim}, {n(t.Published), th.Normal}},
 		{{"subscribers ", th.Dim}, {n(len(t.Subscribers)), th.Normal}}}, w, th)
 	heads := []string{"buf", "deliv", "miss", "drop"}
@@ -584,7 +584,7 @@ func groupLetter(i int) byte {
 // logLines draws each partition as a row of offsets with one cursor per
 // group at its committed offset, then a legend line per group. Offsets are
 // scaled to the bar width, so the cost is the bar width, not the log size.
-func logLines(l *LogView, th *Theme, w int) []line {
+func logLines(l *lab.LogView, th *Theme, w int) []line {
 	var hi int64 = 1
 	rangeW := 0
 	for _, p := range l.Partitions {
@@ -747,22 +747,22 @@ func sparkline(vs []float64, w int) string {
 }
 
 // seriesLook returns the symbol and style of a series.
-func seriesLook(s *Series, th *Theme) (string, tcell.Style) {
+func seriesLook(s *lab.Series, th *Theme) (string, tcell.Style) {
 	switch s.Kind {
-	case SeriesDLQDepth:
+	case lab.SeriesDLQDepth:
 		return SymDLQ, th.DLQ
-	case SeriesDuplicates:
+	case lab.SeriesDuplicates:
 		return SymDuplicate, th.Duplicate
-	case SeriesLost:
+	case lab.SeriesLost:
 		return SymLoss, th.Loss
-	case SeriesLag:
+	case lab.SeriesLag:
 		return "≡", th.Info
 	}
 	return "↑", th.Good
 }
 
 // ledgerLine summarises the ledger with symbols.
-func ledgerLine(l *LedgerSummary, th *Theme) line {
+func ledgerLine(l *lab.LedgerSummary, th *Theme) line {
 	pick := func(v int, st tcell.Style) tcell.Style {
 		if v > 0 {
 			return st
@@ -788,7 +788,7 @@ func formatValue(v float64) string {
 
 // metricsLines shows the ledger summary and one sparkline per series; when
 // the series do not fit in h rows and w is wide, they go in two columns.
-func metricsLines(s *Snapshot, th *Theme, w, h int) []line {
+func metricsLines(s *lab.Snapshot, th *Theme, w, h int) []line {
 	out := []line{ledgerLine(&s.Ledger, th)}
 	out = append(out, effectsLines(s, th, w)...)
 	cols := 1
@@ -825,7 +825,7 @@ func metricsLines(s *Snapshot, th *Theme, w, h int) []line {
 }
 
 // narrationLines wraps the narration text.
-func narrationLines(s *Snapshot, th *Theme, w int) []line {
+func narrationLines(s *lab.Snapshot, th *Theme, w int) []line {
 	text := s.Narration.Text
 	if text == "" {
 		return []line{{{"(no narration)", th.Dim}}}
@@ -865,7 +865,7 @@ func contains(s, sub string) bool {
 // appendTraceText appends the trace line of e with its mark, the important
 // part first: tick, kind, message and mark, then who (actor or consumer),
 // where, the key and the rest of the event's text form.
-func appendTraceText(b []byte, e *sim.Event, m Mark) []byte {
+func appendTraceText(b []byte, e *sim.Event, m lab.Mark) []byte {
 	b = append(b, "t="...)
 	b = strconv.AppendInt(b, int64(e.Tick), 10)
 	b = append(b, ' ')
@@ -945,4 +945,12 @@ func indexByte(s string, c byte) int {
 		}
 	}
 	return -1
+}
+
+// speedText formats a speed in ticks per second.
+func speedText(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " t/s"
 }

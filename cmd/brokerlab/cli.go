@@ -40,7 +40,7 @@ type cli struct {
 	play     func(d tui.Driver) error
 	playMenu func(lessons []tui.Lesson, open func(tui.Lesson) (tui.Driver, error)) error
 	// comparePlay runs the compare view (play --compare); replaced in tests.
-	comparePlay func(p *tui.Pair) error
+	comparePlay func(p *lab.Pair) error
 }
 
 func newCLI(stdout, stderr io.Writer) *cli {
@@ -52,7 +52,7 @@ func newCLI(stdout, stderr io.Writer) *cli {
 		playMenu: func(ls []tui.Lesson, open func(tui.Lesson) (tui.Driver, error)) error {
 			return tui.RunMenu(ls, open, tui.Options{})
 		},
-		comparePlay: func(p *tui.Pair) error { return tui.RunCompare(p, tui.Options{}) },
+		comparePlay: func(p *lab.Pair) error { return tui.RunCompare(p, tui.Options{}) },
 	}
 }
 
@@ -192,7 +192,7 @@ func (c *cli) menu() int {
 		if err != nil {
 			return nil, err
 		}
-		d, err := tui.NewScenarioDriver(s, nil)
+		d, err := lab.Open(s, lab.SessionOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +334,7 @@ func (c *cli) cmdPlay(args []string) int {
 	if !c.terminal() {
 		return c.playResult(c.noTerminal())
 	}
-	d, err := tui.NewScenarioDriver(s, seed.ptr())
+	d, err := lab.Open(s, lab.SessionOptions{Seed: seed.ptr()})
 	if err != nil {
 		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 		return exitBadInput

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
-	"github.com/brokerlab/brokerlab/tui"
 )
 
 // compareFlags are play's flags for variants and compare mode.
@@ -174,13 +174,13 @@ func (c *cli) playCompare(pos []string, seed seedFlag, cf compareFlags) int {
 			sides[i].label = names[i]
 		}
 	}
-	var ts [2]tui.Side
+	var ts [2]lab.Side
 	for i := range sides {
 		s, ok := c.variantOf(bases[i], sides[i].variant)
 		if !ok {
 			return exitBadInput
 		}
-		d, err := tui.NewScenarioDriver(s, sides[i].seed)
+		d, err := lab.Open(s, lab.SessionOptions{Seed: sides[i].seed})
 		if err != nil {
 			fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 			return exitBadInput
@@ -188,9 +188,9 @@ func (c *cli) playCompare(pos []string, seed seedFlag, cf compareFlags) int {
 		if isLesson(sides[i].arg) {
 			d.SetLesson(sides[i].arg)
 		}
-		ts[i] = tui.Side{Label: sides[i].label, Driver: d}
+		ts[i] = lab.Side{Label: sides[i].label, Session: d}
 	}
-	p, err := tui.NewPair(ts[0], ts[1])
+	p, err := lab.NewPair(ts[0], ts[1])
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -12,14 +12,14 @@ import (
 
 // runCompare runs the CLI with a terminal and returns the exit code,
 // stderr and the frame of the pair play --compare would have shown.
-func runCompare(t *testing.T, args ...string) (int, string, *tui.CompareFrame) {
+func runCompare(t *testing.T, args ...string) (int, string, *lab.CompareFrame) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	c := newCLI(&out, &errb)
 	c.terminal = func() bool { return true }
 	c.play = func(tui.Driver) error { t.Error("play --compare opened the single player"); return nil }
-	var got *tui.CompareFrame
-	c.comparePlay = func(p *tui.Pair) error {
+	var got *lab.CompareFrame
+	c.comparePlay = func(p *lab.Pair) error {
 		f := p.Frame(p.Snapshot())
 		got = &f
 		return nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/tui"
 )
@@ -76,7 +77,7 @@ func (c *cli) cmdRecord(args []string) int {
 	if s, ok = c.variantOf(s, *variant); !ok {
 		return exitBadInput
 	}
-	d, err := tui.NewScenarioDriver(s, seed.ptr())
+	d, err := lab.Open(s, lab.SessionOptions{Seed: seed.ptr()})
 	if err != nil {
 		fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 		return exitBadInput

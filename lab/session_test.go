@@ -1,7 +1,6 @@
-package tui
+package lab
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/scenario"
@@ -35,23 +34,21 @@ narration:
   - {at: 10, text: "Later.", pause: true}
 `
 
-func newTestDriver(t *testing.T) *ScenarioDriver {
+func newTestDriver(t *testing.T) *Session {
 	t.Helper()
 	s, err := scenario.Load("driver.yaml", []byte(driverScenario))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewScenarioDriver(s, nil)
+	d, err := Open(s, SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
 }
 
-func TestScenarioDriverSnapshot(t *testing.T) {
+func TestSessionSnapshot(t *testing.T) {
 	d := newTestDriver(t)
-	var _ Driver = d
-	var _ NarrationStepper = d
 	s0 := d.Snapshot()
 	if s0.Header.Title != "Driver test" || s0.Header.Seed != 5 || s0.Header.Tick != 0 || s0.Narration.Index != 1 || s0.Narration.Total != 2 {
 		t.Fatalf("initial snapshot header %+v narration %+v", s0.Header, s0.Narration)
@@ -107,25 +104,25 @@ func TestScenarioDriverSnapshot(t *testing.T) {
 	}
 }
 
-func TestScenarioDriverActions(t *testing.T) {
+func TestSessionActions(t *testing.T) {
 	d := newTestDriver(t)
 	n := d.NextNarration()
 	if n.Header.Tick != 10 || n.Narration.Index != 2 || n.Narration.Text != "Later." || !n.Narration.Pause {
 		t.Fatalf("next narration: tick %d narration %+v", n.Header.Tick, n.Narration)
 	}
-	if _, err := d.Do(Action{Kind: ActionRedriveDLQ}); err != nil {
+	if _, err := d.Do(Redrive("")); err != nil {
 		t.Errorf("redrive: %v", err)
 	}
-	if _, err := d.Do(Action{Kind: ActionSeekEarliest}); err != nil {
+	if _, err := d.Do(SeekEarliest("")); err != nil {
 		t.Errorf("seek: %v", err)
 	}
-	if _, err := d.Do(Action{Kind: ActionCrashConsumer}); err != nil {
+	if _, err := d.Do(Crash("")); err != nil {
 		t.Errorf("crash: %v", err)
 	}
-	if _, err := d.Do(Action{Kind: ActionCrashConsumer, Target: "nobody"}); err == nil {
+	if _, err := d.Do(Crash("nobody")); err == nil {
 		t.Error("crash of an unknown consumer succeeded")
 	}
-	if _, err := d.Do(Action{Kind: ActionBrokerDown}); err != nil {
+	if _, err := d.Do(BrokerDown()); err != nil {
 		t.Errorf("broker down: %v", err)
 	}
 	s := d.Step()
@@ -148,7 +145,7 @@ func TestScenarioDriverActions(t *testing.T) {
 	}
 }
 
-func TestScenarioDriverDeterministic(t *testing.T) {
+func TestSessionDeterministic(t *testing.T) {
 	a, b := newTestDriver(t), newTestDriver(t)
 	for i := 0; i < 40; i++ {
 		sa, sb := a.Step(), b.Step()
@@ -158,50 +155,7 @@ func TestScenarioDriverDeterministic(t *testing.T) {
 	}
 }
 
-func TestScenarioDriverRender(t *testing.T) {
-	s, err := scenario.LoadFile("../scenario/testdata/valid/poison-dlq.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := NewScenarioDriver(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 12; i++ {
-		d.Step()
-	}
-	p := NewPlayer(NewTheme(false), nil)
-	p.SetSnapshot(d.Snapshot())
-	scr := newScreen(t, 160, 48)
-	draw(scr, p)
-	text := screenText(scr)
-	if testing.Verbose() {
-		t.Log(text)
-	}
-	for _, want := range []string{"t=12", "queue orders", "Poison message"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("screen lacks %q:\n%s", want, text)
-		}
-	}
-}
-
-func TestScenarioDriverPausesAtNarration(t *testing.T) {
-	c := NewController(newTestDriver(t))
-	c.Handle(Command{Kind: CmdTogglePlay})
-	for i := 0; i < 20 && c.Playing(); i++ {
-		c.Tick()
-	}
-	if s := c.Snapshot(); c.Playing() || s.Header.Tick != 10 || s.Narration.Index != 2 {
-		t.Errorf("playing %v at tick %d, step %d", c.Playing(), s.Header.Tick, s.Narration.Index)
-	}
-	c.Handle(Command{Kind: CmdTogglePlay})
-	c.Tick()
-	if !c.Playing() || c.Snapshot().Header.Tick != 11 {
-		t.Error("the player did not resume after the pause")
-	}
-}
-
-func TestScenarioDriverCapsChips(t *testing.T) {
+func TestSessionCapsChips(t *testing.T) {
 	s, err := scenario.Load("big.yaml", []byte(`
 title: big
 run: {ticks: 5}
@@ -213,7 +167,7 @@ actors:
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewScenarioDriver(s, nil)
+	d, err := Open(s, SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,5 +181,26 @@ actors:
 	}
 	if v := snap.Series[0].Values; len(v) != 6 || v[1] != 2000 || v[3] != 1000 {
 		t.Errorf("publish rate %v", v)
+	}
+}
+
+// TestBusiestBoundSparesLessons: the look-ahead's event bound only cuts
+// large scenarios short; every lesson's first busiestTicks ticks have fewer
+// events, so its opening tab is the one the full look-ahead finds.
+func TestBusiestBoundSparesLessons(t *testing.T) {
+	for _, l := range scenario.Lessons() {
+		s, err := scenario.LoadLesson(l.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := New(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < busiestTicks && r.Step(); i++ {
+		}
+		if n := r.Env().Trace.Len(); n >= busiestEvents {
+			t.Errorf("%s: %d events in %d ticks, the look-ahead stops at %d", l.Name, n, busiestTicks, busiestEvents)
+		}
 	}
 }

@@ -1,9 +1,6 @@
-package tui
+package lab
 
 import (
-	"strconv"
-
-	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -18,6 +15,10 @@ const (
 	// MaxHistory is the number of samples kept per metric series.
 	MaxHistory = 512
 )
+
+// SymFault marks a notice that says something failed or was refused; the
+// player shows faults with the same symbol.
+const SymFault = "⚠"
 
 // State is the play state shown in the header.
 type State uint8
@@ -59,7 +60,7 @@ type Snapshot struct {
 	// adds to each event, e.g. that a delivery repeats an origin.
 	Marks []Mark
 	// Verdict is every expectation judged on the state so far.
-	Verdict lab.Verdict
+	Verdict Verdict
 	// Effects are the per-consumer effect counts, for "charged 2×".
 	Effects []EffectView
 	// Intro is the lesson's introduction and what it teaches.
@@ -209,8 +210,8 @@ type QueueView struct {
 	Chips        []Chip
 }
 
-// count returns the exact number of messages in area w.
-func (q *QueueView) count(w Where) int {
+// Count returns the exact number of messages in area w.
+func (q *QueueView) Count(w Where) int {
 	switch w {
 	case WhereInFlight:
 		return q.InFlight
@@ -379,12 +380,4 @@ func SummaryOf(s sim.Stats) LedgerSummary {
 		Redriven:     s.Redriven,
 		Missed:       s.Missed,
 	}
-}
-
-// speedText formats a speed in ticks per second.
-func speedText(v float64) string {
-	if v <= 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(v, 'f', -1, 64) + " t/s"
 }

@@ -1,4 +1,4 @@
-package tui
+package lab
 
 import (
 	"reflect"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -57,13 +56,13 @@ func BenchmarkSeekBack(b *testing.B) {
 	}{{"lesson", &long}, {"backlog100k", backlog}} {
 		for _, t := range []sim.Tick{50, 500, 5000} {
 			b.Run(c.name+"/t="+strconv.Itoa(int(t)), func(b *testing.B) {
-				d, err := NewScenarioDriver(c.s, nil)
+				d, err := Open(c.s, SessionOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
 				d.Seek(t)
-				if d.Run().Now() != t {
-					b.Fatalf("at t=%d, want %d", d.Run().Now(), t)
+				if d.Now() != t {
+					b.Fatalf("at t=%d, want %d", d.Now(), t)
 				}
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
@@ -75,7 +74,7 @@ func BenchmarkSeekBack(b *testing.B) {
 			})
 			b.Run(c.name+"/forward/t="+strconv.Itoa(int(t)), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					r, err := lab.New(c.s, lab.Options{})
+					r, err := New(c.s, Options{})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -113,15 +112,15 @@ func TestSeekBackExact(t *testing.T) {
 		{"poison-dlq", lesson, 40, 20, []sim.Tick{39, 25, 20, 19, 3}},
 	} {
 		fresh := func(to sim.Tick) Snapshot {
-			d, err := NewScenarioDriver(c.s, nil)
+			d, err := Open(c.s, SessionOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var s Snapshot
-			for d.Run().Now() < to {
+			for d.Now() < to {
 				s = d.Step()
-				if c.hand != 0 && d.Run().Now() == c.hand {
-					s, _ = d.Do(Action{Kind: ActionRedriveDLQ})
+				if c.hand != 0 && d.Now() == c.hand {
+					s, _ = d.Do(Redrive(""))
 				}
 			}
 			if to == 0 {
@@ -131,14 +130,14 @@ func TestSeekBackExact(t *testing.T) {
 			return s
 		}
 		for _, to := range c.targets {
-			d, err := NewScenarioDriver(c.s, nil)
+			d, err := Open(c.s, SessionOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for d.Run().Now() < c.end {
+			for d.Now() < c.end {
 				d.Step()
-				if c.hand != 0 && d.Run().Now() == c.hand {
-					d.Do(Action{Kind: ActionRedriveDLQ})
+				if c.hand != 0 && d.Now() == c.hand {
+					d.Do(Redrive(""))
 				}
 			}
 			got := d.Seek(to)
@@ -167,14 +166,19 @@ func BenchmarkOpen100k(b *testing.B) {
 	}
 	b.Run("driver", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, err := NewScenarioDriver(s, nil); err != nil {
+			if _, err := Open(s, SessionOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("busiest", func(b *testing.B) {
+		d, err := Open(s, SessionOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			busiest(s, 1)
+			d.busiest()
 		}
 	})
 }

@@ -1,16 +1,16 @@
-package tui_test
+package lab_test
 
 import (
 	"fmt"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
-	"github.com/brokerlab/brokerlab/tui"
 )
 
 // ExampleNewPair plays two variants of a lesson in lockstep and prints
 // each side's ledger numbers at the end.
 func ExampleNewPair() {
-	side := func(variant string) tui.Side {
+	side := func(variant string) lab.Side {
 		s, err := scenario.LoadLesson("idempotent-consumer")
 		if err != nil {
 			panic(err)
@@ -18,21 +18,21 @@ func ExampleNewPair() {
 		if s, err = s.Variant(variant); err != nil {
 			panic(err)
 		}
-		d, err := tui.NewScenarioDriver(s, nil)
+		d, err := lab.Open(s, lab.SessionOptions{})
 		if err != nil {
 			panic(err)
 		}
-		return tui.Side{Label: variant, Driver: d}
+		return lab.Side{Label: variant, Session: d}
 	}
-	p, err := tui.NewPair(side("naive"), side("idempotent"))
+	p, err := lab.NewPair(side("naive"), side("idempotent"))
 	if err != nil {
 		panic(err)
 	}
-	c := tui.NewController(p)
+	var last lab.Snapshot
 	for !p.Done() {
-		c.Handle(tui.Command{Kind: tui.CmdStep})
+		last = p.Step()
 	}
-	for _, sf := range p.Frame(c.Snapshot()).Sides {
+	for _, sf := range p.Frame(last).Sides {
 		fmt.Printf("%-10s t=%d %s\n", sf.Label, sf.Snap.Header.Tick, sf.Tally.Text())
 	}
 	// Output:

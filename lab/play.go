@@ -1,10 +1,9 @@
-package tui
+package lab
 
 import (
 	"errors"
 	"strconv"
 
-	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -51,13 +50,14 @@ type RecordedStep struct {
 
 // ErrRecorded is wrapped by the error Do returns: a recorded run takes no
 // hand actions.
-var ErrRecorded = errors.New("tui: a recorded run takes no hand actions")
+var ErrRecorded = errors.New("lab: a recorded run takes no hand actions")
 
-// RecordingDriver is a Driver, NarrationStepper and Rewinder over a
-// Recording. A snapshot costs O(MaxTrace + checks + log(events)); the
-// driver keeps the recording and copies what a snapshot shows, so every
-// snapshot is immutable.
-type RecordingDriver struct {
+// Playback plays a Recording back with a Session's methods (Step, Seek,
+// NextNarration, PrevNarration, Restart, Do), so a player shows it as it
+// shows a running scenario. A snapshot costs O(MaxTrace + checks +
+// log(events)); the playback keeps the recording and copies what a
+// snapshot shows, so every snapshot is immutable.
+type Playback struct {
 	rec    Recording
 	now    sim.Tick
 	notice string
@@ -67,15 +67,15 @@ type RecordingDriver struct {
 	folded int
 }
 
-// NewRecordingDriver returns a driver at tick 0 of rec. The ledger line
+// NewPlayback returns the playback of rec at tick 0. The ledger line
 // is folded from the recorded trace as the replay goes, O(events) in all
 // going forward and again after each seek back.
-func NewRecordingDriver(rec Recording) *RecordingDriver {
-	return &RecordingDriver{rec: rec}
+func NewPlayback(rec Recording) *Playback {
+	return &Playback{rec: rec}
 }
 
 // shown returns how many events of the trace happened by tick t.
-func (d *RecordingDriver) shown(t sim.Tick) int {
+func (d *Playback) shown(t sim.Tick) int {
 	lo, hi := 0, len(d.rec.Trace)
 	for lo < hi {
 		m := (lo + hi) / 2
@@ -90,7 +90,7 @@ func (d *RecordingDriver) shown(t sim.Tick) int {
 
 // step returns the index (from 1) of the narration step shown at t, 0
 // before the first.
-func (d *RecordingDriver) step(t sim.Tick) int {
+func (d *Playback) step(t sim.Tick) int {
 	i := 0
 	for i < len(d.rec.Steps) && d.rec.Steps[i].At <= t {
 		i++
@@ -99,7 +99,7 @@ func (d *RecordingDriver) step(t sim.Tick) int {
 }
 
 // Snapshot describes the recording at the current tick.
-func (d *RecordingDriver) Snapshot() Snapshot {
+func (d *Playback) Snapshot() Snapshot {
 	n := d.shown(d.now)
 	lo := max(0, n-MaxTrace)
 	snap := Snapshot{
@@ -124,14 +124,14 @@ func (d *RecordingDriver) Snapshot() Snapshot {
 	final := d.Done()
 	snap.Verdict.Final = final
 	for _, c := range d.rec.Checks {
-		j := lab.Judgement{Text: c.Text}
+		j := Judgement{Text: c.Text}
 		switch {
 		case c.Broken && c.At <= d.now:
-			j.Standing, j.Measured = lab.Broken, c.Why
+			j.Standing, j.Measured = Broken, c.Why
 		case final && c.Unjudged:
 			j.Measured = "not judged: the run never got that far"
 		case final:
-			j.Standing, j.Measured = lab.Holds, "held on every tick"
+			j.Standing, j.Measured = Holds, "held on every tick"
 		}
 		snap.Verdict.Judgments = append(snap.Verdict.Judgments, j)
 	}
@@ -139,7 +139,7 @@ func (d *RecordingDriver) Snapshot() Snapshot {
 }
 
 // Step advances one tick.
-func (d *RecordingDriver) Step() Snapshot {
+func (d *Playback) Step() Snapshot {
 	if !d.Done() {
 		d.now++
 	}
@@ -148,7 +148,7 @@ func (d *RecordingDriver) Step() Snapshot {
 
 // Restart goes back to tick 0. A recording is one seed: asking for
 // another one says so in the notice.
-func (d *RecordingDriver) Restart(seed uint64) Snapshot {
+func (d *Playback) Restart(seed uint64) Snapshot {
 	d.now = 0
 	if seed != d.rec.Seed {
 		d.notice = "this replay is the recorded run of seed " + strconv.FormatUint(d.rec.Seed, 10)
@@ -157,15 +157,15 @@ func (d *RecordingDriver) Restart(seed uint64) Snapshot {
 }
 
 // Do refuses every action: the recorded run cannot change.
-func (d *RecordingDriver) Do(a Action) (Snapshot, error) {
+func (d *Playback) Do(a Action) (Snapshot, error) {
 	return d.Snapshot(), ErrRecorded
 }
 
 // Done reports whether the replay reached the run's end.
-func (d *RecordingDriver) Done() bool { return d.now >= d.rec.End }
+func (d *Playback) Done() bool { return d.now >= d.rec.End }
 
 // NextNarration advances to the next narration step, or to the end.
-func (d *RecordingDriver) NextNarration() Snapshot {
+func (d *Playback) NextNarration() Snapshot {
 	i := d.step(d.now)
 	if i < len(d.rec.Steps) {
 		d.now = min(d.rec.Steps[i].At, d.rec.End)
@@ -176,14 +176,14 @@ func (d *RecordingDriver) NextNarration() Snapshot {
 }
 
 // Seek shows the recording at tick t, clamped to [0, End].
-func (d *RecordingDriver) Seek(t sim.Tick) Snapshot {
+func (d *Playback) Seek(t sim.Tick) Snapshot {
 	d.now = min(max(t, 0), d.rec.End)
 	return d.Snapshot()
 }
 
 // PrevNarration goes back to the start of the step before the current
 // one, or to tick 0.
-func (d *RecordingDriver) PrevNarration() Snapshot {
+func (d *Playback) PrevNarration() Snapshot {
 	i := d.step(d.now)
 	switch {
 	case i >= 2:
@@ -193,6 +193,3 @@ func (d *RecordingDriver) PrevNarration() Snapshot {
 	}
 	return d.Snapshot()
 }
-
-// Play opens the player on rec and returns when the user quits; see Run.
-func Play(rec Recording, opt Options) error { return Run(NewRecordingDriver(rec), opt) }

@@ -1,4 +1,20 @@
-package tui
+// Package lab runs a scenario for a player: a Session owns one running
+// scenario, steps it, goes back and forward in time, takes hand actions
+// and describes every tick as an immutable Snapshot, the view-model a
+// front end renders (the terminal player in package tui, a recorded cast,
+// a test). A Pair plays two sessions in lockstep for a comparison, and a
+// Playback plays a Recording (a run recorded elsewhere, such as an
+// exercise on a student's code) back with the same methods.
+//
+// A session is deterministic and uses no goroutine and no wall clock:
+// every change is an explicit call (Step, Seek, Do, Restart), and the same
+// scenario, seed, handlers and calls give the same snapshots. Going back
+// rebuilds the run from its seed and re-executes it with the session's
+// action log, so hand actions survive a trip into the past and back until
+// the user acts differently there; then the session branches, drops the
+// old future and says so in the snapshot's notice. A session is used from
+// one goroutine.
+package lab
 
 import (
 	"errors"
@@ -6,41 +22,38 @@ import (
 	"math"
 	"strings"
 
-	"github.com/brokerlab/brokerlab/lab"
+	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/outbox"
 	"github.com/brokerlab/brokerlab/queue"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// BrokerDownWindow is how many ticks the "broker down" action keeps every
-// broker unavailable.
-const BrokerDownWindow = lab.BrokerDownWindow
-
-// exactStatsLimit is the number of messages up to which the driver
+// exactStatsLimit is the number of messages up to which the session
 // recomputes the ledger statistics every tick; above it, every
 // statsEvery ticks (Ledger.Stats costs O(messages x consumers)).
 const (
 	exactStatsLimit = 20_000
 	statsEvery      = 32
-	// histCap is the most samples per series the driver keeps (see
-	// ScenarioDriver.series).
+	// histCap is the most samples per series the session keeps (see
+	// Session.series).
 	histCap = 4 * MaxHistory
 )
 
-// ScenarioDriver is a Driver (and NarrationStepper) that plays a loaded
-// scenario: it builds the run, steps it, samples the metric series every
-// tick and turns the models' state into immutable Snapshots. A snapshot
-// costs O(queues x MaxChips + topics x subscribers + partitions x groups +
-// MaxTrace + series x MaxHistory), whatever the backlog. It is used from one
-// goroutine, like every Driver.
-type ScenarioDriver struct {
-	s      *scenario.Scenario
-	lesson string
-	run    *lab.Run
-	rec    *markRecorder
-	subj   *subjectFold
-	table  *EffectsView // per-key effects of the compared consumers
+// Session plays a loaded scenario: it builds the run, steps it, samples
+// the metric series every tick, keeps the log of hand actions and turns
+// the models' state into immutable Snapshots. A snapshot costs O(queues x
+// MaxChips + topics x subscribers + partitions x groups + MaxTrace + series
+// x MaxHistory), whatever the backlog. It is used from one goroutine.
+type Session struct {
+	s        *scenario.Scenario
+	lesson   string
+	handlers func() map[string]sim.Handler
+	run      *run
+	rec      *markRecorder
+	subj     *subjectFold
+	acts     *actCounter
+	table    *EffectsView // per-key effects of the compared consumers
 	// series holds up to histCap samples per series, one per tick from
 	// tick histStart on; snapshots show the newest MaxHistory, and Seek
 	// takes the older ones back instead of sampling again.
@@ -50,7 +63,10 @@ type ScenarioDriver struct {
 	// replaying is set while Seek re-executes the run: steps then take no
 	// sample and fold the ledger only from tick foldFrom on.
 	replaying bool
-	foldFrom  sim.Tick
+	// seeking is set while Seek goes back: the logged actions it applies
+	// again leave no notice.
+	seeking  bool
+	foldFrom sim.Tick
 	// folds are the newest maxFolds ledger folds, oldest first, so that
 	// going back a little takes the fold a run stepped there has instead
 	// of folding again (a fold costs O(messages x consumers)).
@@ -58,14 +74,17 @@ type ScenarioDriver struct {
 	stats   sim.Stats
 	effects []EffectView
 	statsAt sim.Tick
-	verdict lab.Verdict
+	verdict Verdict
 	judged  bool // verdict is current
 	chips   []queue.Resident
 	notice  string
 	tab     string // the model to open on
-	// hand is every hand action of the current run with the tick it ran
-	// at, in order, so that Seek can re-execute the run exactly.
-	hand []handAction
+	// log is every hand action of the current run with the tick it ran
+	// at, in order; the first done of them have been applied to the run
+	// (those at or before its tick). Seek re-executes the run with them,
+	// and stepping forward applies the rest as their ticks come up again.
+	log  []Logged
+	done int
 }
 
 // fold is one fold of the ledger and the tick it was taken at.
@@ -76,24 +95,55 @@ type fold struct {
 	table   *EffectsView
 }
 
-// maxFolds is how many folds the driver keeps (see ScenarioDriver.folds).
+// maxFolds is how many folds the session keeps (see Session.folds).
 const maxFolds = 4
 
-// handAction is a hand action and the tick it ran at.
-type handAction struct {
-	at sim.Tick
-	a  Action
+// Logged is a hand action and the tick it ran at.
+type Logged struct {
+	At     sim.Tick
+	Action Action
 }
 
-// NewScenarioDriver builds the run of s with the file's seed, or *seed when
-// seed is non-nil. Errors come from building the run (positioned, see
-// lab.New).
-func NewScenarioDriver(s *scenario.Scenario, seed *uint64) (*ScenarioDriver, error) {
+// SessionOptions configure a Session. The zero value plays the file's seed with
+// the file's scripted handlers.
+type SessionOptions struct {
+	// Seed overrides the file's seed when non-nil.
+	Seed *uint64
+	// Variant, when set, plays the scenario as its variant of that name
+	// makes it (see scenario.Scenario.Variant).
+	Variant string
+	// Lesson is the lesson's name shown in the header ("" for a file).
+	Lesson string
+	// Handlers returns Go handlers to bind to the scenario's queue
+	// consumers, group members and subscribers by name (see
+	// scenario.Options.Handlers). It is called for every run the session
+	// builds (a restart and every seek back build one, and opening a
+	// scenario that names no panel to open on runs up to 200 ticks ahead
+	// to pick one), so that each run gets fresh handlers: a handler keeps
+	// its state for one run, and must have no effect outside it. nil binds
+	// none.
+	Handlers func() map[string]sim.Handler
+}
+
+// ErrNoScenario is returned by Open for a nil scenario.
+var ErrNoScenario = errors.New("lab: no scenario")
+
+// Open builds the session of s as opt says. Errors come from choosing the
+// variant and building the run (positioned, see scenario.Scenario.NewRun;
+// a handler bound to a name the scenario lacks is a *scenario.BindError).
+func Open(s *scenario.Scenario, opt SessionOptions) (*Session, error) {
 	if s == nil {
-		return nil, errors.New("tui: nil scenario")
+		return nil, ErrNoScenario
 	}
-	d := &ScenarioDriver{s: s}
-	if err := d.build(seed); err != nil {
+	if opt.Variant != "" {
+		v, err := s.Variant(opt.Variant)
+		if err != nil {
+			return nil, err
+		}
+		s = v
+	}
+	d := &Session{s: s, lesson: opt.Lesson, handlers: opt.Handlers}
+	if err := d.build(opt.Seed); err != nil {
 		return nil, err
 	}
 	d.tab = s.View.Tab
@@ -101,9 +151,31 @@ func NewScenarioDriver(s *scenario.Scenario, seed *uint64) (*ScenarioDriver, err
 		d.tab = d.subjectTab()
 	}
 	if d.tab == "" {
-		d.tab = busiest(s, d.run.Seed())
+		d.tab = d.busiest()
 	}
 	return d, nil
+}
+
+// OpenFile loads the scenario file at path and builds its session.
+func OpenFile(path string, opt SessionOptions) (*Session, error) {
+	s, err := scenario.LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Open(s, opt)
+}
+
+// OpenLesson loads the built-in lesson called name and builds its session,
+// with the lesson's name in the header.
+func OpenLesson(name string, opt SessionOptions) (*Session, error) {
+	s, err := scenario.LoadLesson(name)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Lesson == "" {
+		opt.Lesson = name
+	}
+	return Open(s, opt)
 }
 
 // busiest looks ahead at most busiestTicks ticks, and stops after the tick
@@ -120,7 +192,7 @@ const (
 // costs up to busiestTicks ticks or busiestEvents events once (plus the
 // last tick's events): a lesson's 200 ticks, or one tick of a large
 // scenario.
-func busiest(s *scenario.Scenario, seed uint64) string {
+func (d *Session) busiest() string {
 	counts := map[string]int{}
 	var order []string
 	seen := 0
@@ -134,7 +206,8 @@ func busiest(s *scenario.Scenario, seed uint64) string {
 		}
 		counts[e.Where]++
 	})
-	r, err := lab.New(s, lab.Options{Seed: &seed, Sinks: []sim.Sink{sink}})
+	seed := d.run.Seed()
+	r, err := d.newRun(&seed, sink)
 	if err != nil {
 		return ""
 	}
@@ -154,22 +227,46 @@ func busiest(s *scenario.Scenario, seed uint64) string {
 }
 
 // SetLesson names the lesson shown in the header ("" for a file).
-func (d *ScenarioDriver) SetLesson(name string) { d.lesson = name }
+func (d *Session) SetLesson(name string) { d.lesson = name }
 
-// Run returns the current run, for inspection between ticks.
-func (d *ScenarioDriver) Run() *lab.Run { return d.run }
+// Scenario returns the scenario the session plays.
+func (d *Session) Scenario() *scenario.Scenario { return d.s }
 
-// build starts a fresh run.
-func (d *ScenarioDriver) build(seed *uint64) error {
+// Now returns the current tick.
+func (d *Session) Now() sim.Tick { return d.run.Now() }
+
+// Seed returns the seed of the current run.
+func (d *Session) Seed() uint64 { return d.run.Seed() }
+
+// Log returns the hand actions of the current run with their ticks, in
+// order, those a seek back has left in the future included.
+func (d *Session) Log() []Logged { return append([]Logged(nil), d.log...) }
+
+// Ledger returns the ledger of the current run, for inspection between
+// calls; the session goes on folding into it.
+func (d *Session) Ledger() *sim.Ledger { return d.run.Env().Ledger }
+
+// newRun builds a run of the session's scenario with fresh handlers.
+func (d *Session) newRun(seed *uint64, sinks ...sim.Sink) (*run, error) {
+	var hs map[string]sim.Handler
+	if d.handlers != nil {
+		hs = d.handlers()
+	}
+	return newRun(d.s, seed, hs, sinks)
+}
+
+// build starts a fresh run; the action log stays (Restart clears it).
+func (d *Session) build(seed *uint64) error {
 	rec := newMarkRecorder(MaxTrace, nil)
 	subj := d.newSubject()
-	r, err := lab.New(d.s, lab.Options{Seed: seed, Sinks: []sim.Sink{rec, subj}})
+	acts := &actCounter{}
+	r, err := d.newRun(seed, rec, subj, acts)
 	if err != nil {
 		return err
 	}
 	rec.ledger = r.Env().Ledger
-	d.run, d.rec, d.subj = r, rec, subj
-	d.hand = d.hand[:0]
+	d.run, d.rec, d.subj, d.acts = r, rec, subj, acts
+	d.done = 0
 	d.judged = false
 	d.series, d.histStart = nil, 0
 	d.folds = nil
@@ -188,7 +285,7 @@ func (d *ScenarioDriver) build(seed *uint64) error {
 }
 
 // refreshStats recomputes the ledger statistics when they are stale.
-func (d *ScenarioDriver) refreshStats(force bool) {
+func (d *Session) refreshStats(force bool) {
 	now := d.run.Now()
 	if d.statsAt == now {
 		return
@@ -245,7 +342,7 @@ func effectsOf(l *sim.Ledger) []EffectView {
 
 // judge returns the verdict on the current state, recomputed only when
 // the statistics were (the checkers cost what Ledger.Stats costs).
-func (d *ScenarioDriver) judge() lab.Verdict {
+func (d *Session) judge() Verdict {
 	if !d.judged || d.verdict.Final != d.run.Done() {
 		d.verdict = d.run.Verdict()
 		d.judged = true
@@ -254,7 +351,7 @@ func (d *ScenarioDriver) judge() lab.Verdict {
 }
 
 // sample appends one sample to every series.
-func (d *ScenarioDriver) sample() {
+func (d *Session) sample() {
 	r := d.run
 	d.refreshStats(false)
 	pub := r.Published()
@@ -300,13 +397,13 @@ func (d *ScenarioDriver) sample() {
 }
 
 // Snapshot describes the current state without advancing.
-func (d *ScenarioDriver) Snapshot() Snapshot {
+func (d *Session) Snapshot() Snapshot {
 	r := d.run
 	now := r.Now()
 	snap := Snapshot{Header: Header{Title: d.s.Title, Lesson: d.lesson, Tick: now, Seed: r.Seed(), Notice: d.notice, Tab: d.tab}}
 	d.notice = ""
 	queues := r.Queues()
-	byName := map[string]lab.QueueInfo{}
+	byName := map[string]queueInfo{}
 	for _, q := range queues {
 		byName[q.Name] = q
 	}
@@ -399,7 +496,7 @@ func (d *ScenarioDriver) Snapshot() Snapshot {
 
 // newSubject returns the fold of the lesson's subject for a new run: every
 // service's writes and every consumer group's projection.
-func (d *ScenarioDriver) newSubject() *subjectFold {
+func (d *Session) newSubject() *subjectFold {
 	var services, groups []string
 	for _, s := range d.s.Topology.Services {
 		services = append(services, s.Name)
@@ -416,7 +513,7 @@ func (d *ScenarioDriver) newSubject() *subjectFold {
 // projection panel is there from the start, so the student sees what the
 // projection held before the replay. Other groups get one once seeked by
 // hand.
-func (d *ScenarioDriver) replayed() map[string]bool {
+func (d *Session) replayed() map[string]bool {
 	out := map[string]bool{}
 	for _, a := range d.s.Timeline {
 		if a.Action == "seek" && a.Group != "" {
@@ -429,7 +526,7 @@ func (d *ScenarioDriver) replayed() map[string]bool {
 // subjectTab returns the subject panel the player opens on when the
 // scenario names no tab: the projection of the first group the timeline
 // replays, else the effects table of the compared consumers, else "".
-func (d *ScenarioDriver) subjectTab() string {
+func (d *Session) subjectTab() string {
 	for _, a := range d.s.Timeline {
 		if a.Action == "seek" && a.Group != "" {
 			return "projection " + a.Group
@@ -467,7 +564,7 @@ func compared(s *scenario.Scenario) (refs, names []string) {
 
 // intro returns the lesson's introduction: its description, what its
 // expectations claim, and its last narration step.
-func (d *ScenarioDriver) intro() Intro {
+func (d *Session) intro() Intro {
 	in := Intro{Description: d.s.Description}
 	for _, e := range d.s.Expect {
 		in.Goals = append(in.Goals, e.String())
@@ -479,7 +576,7 @@ func (d *ScenarioDriver) intro() Intro {
 }
 
 // targets lists what the hand actions can act on.
-func (d *ScenarioDriver) targets() Targets {
+func (d *Session) targets() Targets {
 	var t Targets
 	for _, q := range d.run.Queues() {
 		if q.IsDLQ {
@@ -512,7 +609,7 @@ func claims(rows []outbox.Row, relay string, now sim.Tick) []int64 {
 }
 
 // queueView builds the panel of queue q with its dead-letter queue.
-func (d *ScenarioDriver) queueView(q lab.QueueInfo, byName map[string]lab.QueueInfo) QueueView {
+func (d *Session) queueView(q queueInfo, byName map[string]queueInfo) QueueView {
 	m := q.Queue.Metrics()
 	v := QueueView{Name: q.Name, Visible: m.Visible, InFlight: m.InFlight, Delayed: m.Delayed, OldestAge: m.OldestAge,
 		Redeliveries: m.Redeliveries}
@@ -546,29 +643,45 @@ func (d *ScenarioDriver) queueView(q lab.QueueInfo, byName map[string]lab.QueueI
 }
 
 // Step advances the simulation by one tick.
-func (d *ScenarioDriver) Step() Snapshot {
+func (d *Session) Step() Snapshot {
 	d.step()
 	return d.Snapshot()
 }
 
 // step runs one tick and samples the series (while replaying: only
 // follows the publish count, and folds the ledger from foldFrom on).
-func (d *ScenarioDriver) step() {
+func (d *Session) step() {
 	if !d.run.Step() {
 		return
 	}
 	if !d.replaying {
 		d.sample()
-		return
+	} else {
+		d.lastPub = d.run.Published()
+		if d.run.Now() >= d.foldFrom {
+			d.refreshStats(false)
+		}
 	}
-	d.lastPub = d.run.Published()
-	if d.run.Now() >= d.foldFrom {
-		d.refreshStats(false)
+	d.applyDue()
+}
+
+// applyDue applies the logged hand actions whose tick has come up again,
+// after a seek back: each at the tick it first ran at, after that tick's
+// sample, as it ran then. Outside a seek the notice says so.
+func (d *Session) applyDue() {
+	for d.done < len(d.log) && d.log[d.done].At <= d.run.Now() {
+		h := d.log[d.done]
+		d.done++
+		what, err := d.do(h.Action)
+		d.judged = false
+		if !d.seeking && err == nil {
+			d.notice = "again from the log: " + what
+		}
 	}
 }
 
 // NextNarration advances to the next narration step, or to the end.
-func (d *ScenarioDriver) NextNarration() Snapshot {
+func (d *Session) NextNarration() Snapshot {
 	at, ok := d.run.NextNarration()
 	for !d.run.Done() && (!ok || d.run.Now() < at) {
 		d.step()
@@ -580,7 +693,10 @@ func (d *ScenarioDriver) NextNarration() Snapshot {
 // the run): going back rebuilds the run from its seed and re-executes it,
 // hand actions included, each at the tick it ran at, so the state is
 // exactly the one a fresh run stepped to t (with the same hand actions)
-// has. Hand actions after t are forgotten. Going forward steps.
+// has. Hand actions after t stay in the log, and the notice names them:
+// going forward again (Step, Seek, NextNarration) applies each at its
+// tick, until Do branches off.
+// Going forward steps.
 //
 // Going back costs re-executing t ticks of the models (a world cannot be
 // copied, so there is no checkpoint to start from). When the series
@@ -591,18 +707,21 @@ func (d *ScenarioDriver) NextNarration() Snapshot {
 // alone, about 40 ms at t=500 and 70 ms at t=5000 in a 100,000-message
 // scenario, under 1 ms in a lesson (BenchmarkSeekBack). Further back it
 // folds once or a few times, O(messages x consumers) each.
-func (d *ScenarioDriver) Seek(t sim.Tick) Snapshot {
+func (d *Session) Seek(t sim.Tick) Snapshot {
 	if t < 0 {
 		t = 0
 	}
-	if t < d.run.Now() {
-		hand := append([]handAction(nil), d.hand...)
+	back := t < d.run.Now()
+	if back {
 		old, start, folds := append([]Series(nil), d.series...), d.histStart, d.folds
 		seed := d.run.Seed()
 		if err := d.build(&seed); err != nil {
 			d.notice = "going back failed: " + err.Error()
 			return d.Snapshot()
 		}
+		d.seeking = true
+		defer func() { d.seeking = false }()
+		d.applyDue()
 		kept := len(old) == len(d.series) && len(old) > 0 && t >= start && int(t-start) < len(old[0].Values)
 		d.replaying, d.foldFrom = kept, t-t%statsEvery
 		// The newest fold at or before t that the earlier execution took
@@ -616,15 +735,6 @@ func (d *ScenarioDriver) Seek(t sim.Tick) Snapshot {
 		}
 		if kept && last >= 0 {
 			d.foldFrom = math.MaxInt64
-		}
-		for _, h := range hand {
-			if h.at > t {
-				break
-			}
-			for d.run.Now() < h.at && !d.run.Done() {
-				d.step()
-			}
-			_, _ = d.do(h.a)
 		}
 		for d.run.Now() < t && !d.run.Done() {
 			d.step()
@@ -648,12 +758,30 @@ func (d *ScenarioDriver) Seek(t sim.Tick) Snapshot {
 	for d.run.Now() < t && !d.run.Done() {
 		d.step()
 	}
+	if back && d.done < len(d.log) {
+		d.notice = aheadNotice(d.log[d.done:])
+	}
 	return d.Snapshot()
+}
+
+// aheadNotice says which logged actions lie ahead after going back: going
+// forward applies them again, acting now drops them.
+func aheadNotice(ahead []Logged) string {
+	first := ahead[0]
+	msg := fmt.Sprintf("ahead in the log: the %s at t=%d", ActionName(first.Action), first.At)
+	switch n := len(ahead) - 1; n {
+	case 0:
+		return msg
+	case 1:
+		return msg + " and 1 more"
+	default:
+		return fmt.Sprintf("%s and %d more", msg, n)
+	}
 }
 
 // PrevNarration goes back to the start of the narration step before the
 // current one (to tick 0 from the first step).
-func (d *ScenarioDriver) PrevNarration() Snapshot {
+func (d *Session) PrevNarration() Snapshot {
 	i, _, _ := d.run.Narration()
 	var at sim.Tick
 	if i >= 2 {
@@ -662,66 +790,96 @@ func (d *ScenarioDriver) PrevNarration() Snapshot {
 	return d.Seek(at)
 }
 
-// Restart rebuilds the scenario from scratch with the given seed. When the
-// rebuild fails the current run stays and the header says why.
-func (d *ScenarioDriver) Restart(seed uint64) Snapshot {
+// Restart rebuilds the scenario from scratch with the given seed, with an
+// empty action log. When the rebuild fails the current run stays and the
+// header says why.
+func (d *Session) Restart(seed uint64) Snapshot {
 	if err := d.build(&seed); err != nil {
 		d.notice = "restart failed: " + err.Error()
+	} else {
+		d.log = nil
 	}
 	return d.Snapshot()
 }
 
-// Do runs a replay action or a manual fault at the current tick: seek
-// groups to earliest, redrive dead-letter queues, crash a consumer, or take
-// every broker down for BrokerDownWindow ticks (a broker.unavailable rule
-// added to the run's injector). The notice says what it did, e.g.
-// "redrove 4 messages from orders-dlq"; an error is in words, without the
-// package prefix.
-func (d *ScenarioDriver) Do(a Action) (Snapshot, error) {
+// Do runs action a at the current tick and logs it: a timeline action of
+// the file format (scenario.Action, its At and position ignored) or one of
+// the hand actions SeekEarliest, Redrive, Crash and BrokerDown. The notice
+// says what it did, e.g. "redrove 4 messages from orders-dlq"; an error is
+// in words, without the package prefix, and leaves the log as it was.
+//
+// Done after a seek back, while the log still holds actions after the
+// current tick, it branches: those actions are dropped (the future they
+// made is no longer the one ahead) and the notice says so first, e.g.
+// "branched at t=10: the redrive DLQ at t=14 is dropped".
+func (d *Session) Do(a Action) (Snapshot, error) {
 	at := d.run.Now()
 	what, err := d.do(a)
 	if err != nil {
 		return d.Snapshot(), err
 	}
-	d.hand = append(d.hand, handAction{at: at, a: a})
+	if dropped := d.log[d.done:]; len(dropped) > 0 {
+		what = branchNotice(at, dropped) + "; " + what
+	}
+	d.log = append(d.log[:d.done], Logged{At: at, Action: a})
+	d.done = len(d.log)
 	d.notice = what
 	d.judged = false
 	return d.Snapshot(), nil
 }
 
+// branchNotice says which logged actions a branch at tick at drops.
+func branchNotice(at sim.Tick, dropped []Logged) string {
+	first := dropped[0]
+	msg := fmt.Sprintf("branched at t=%d: the %s at t=%d", at, ActionName(first.Action), first.At)
+	switch n := len(dropped) - 1; n {
+	case 0:
+		return msg + " is dropped"
+	case 1:
+		return msg + " and 1 later action are dropped"
+	default:
+		return fmt.Sprintf("%s and %d later actions are dropped", msg, n)
+	}
+}
+
 // do runs a and says what it did.
-func (d *ScenarioDriver) do(a Action) (string, error) {
+func (d *Session) do(a Action) (string, error) {
 	r := d.run
-	switch a.Kind {
-	case ActionSeekEarliest:
+	switch {
+	case a.Action == scenario.ActionSeek && a.To == eventlog.SeekToEarliest && a.Group == "":
 		t := d.targets()
 		if len(t.Groups) == 0 {
 			return "", errors.New("nothing to replay: this lesson has no log to replay")
 		}
-		if err := r.Do(lab.SeekEarliest(a.Target)); err != nil {
+		for _, g := range t.Groups {
+			one := a
+			one.Group = g
+			if err := do(r, one); err != nil {
+				return "", words(err)
+			}
+		}
+		return "replay: " + list(t.Groups) + " back to the earliest offset", nil
+	case a.Action == scenario.ActionSeek && a.To == eventlog.SeekToEarliest:
+		if err := do(r, a); err != nil {
 			return "", words(err)
 		}
-		if a.Target == "" {
-			return "replay: " + list(t.Groups) + " back to the earliest offset", nil
-		}
-		return "replay: " + a.Target + " back to the earliest offset", nil
-	case ActionRedriveDLQ:
+		return "replay: " + a.Group + " back to the earliest offset", nil
+	case a.Action == scenario.ActionRedrive:
 		t := d.targets()
 		if len(t.DLQs) == 0 {
 			return "", errors.New("nothing to redrive: this lesson has no dead-letter queue")
 		}
 		var from []string
 		for _, q := range r.Queues() {
-			if q.IsDLQ && q.Queue.Len() > 0 && (a.Target == "" || a.Target == q.Name) {
+			if q.IsDLQ && q.Queue.Len() > 0 && (a.Queue == "" || a.Queue == q.Name) {
 				from = append(from, q.Name)
 			}
 		}
-		before := redriven(r)
-		err := r.Do(lab.Redrive(a.Target))
-		n := redriven(r) - before
-		if err != nil {
+		before := d.acts.redriven
+		if err := do(r, a); err != nil {
 			return "", words(err)
 		}
+		n := d.acts.redriven - before
 		if n == 0 {
 			return "nothing to redrive: the dead-letter queue is empty", nil
 		}
@@ -730,50 +888,34 @@ func (d *ScenarioDriver) do(a Action) (string, error) {
 			msgs = "message"
 		}
 		return fmt.Sprintf("redrove %d %s from %s", n, msgs, list(from)), nil
-	case ActionCrashConsumer:
+	case a.Action == scenario.ActionCrash:
 		t := d.targets()
 		if len(t.Consumers) == 0 {
 			return "", errors.New("nothing to crash: this lesson has no consumer")
 		}
-		name := a.Target
+		name := a.Consumer + a.Member
 		if name == "" {
 			name = t.Consumers[0]
+			a.Consumer = name
 		}
-		if err := r.Do(lab.Crash(name)); err != nil {
+		if err := do(r, a); err != nil {
 			return "", words(err)
 		}
 		return "crashed " + name, nil
-	case ActionBrokerDown:
-		if err := r.Do(lab.BrokerDown()); err != nil {
+	case a.Action == ActionBrokerDown:
+		if err := do(r, a); err != nil {
 			return "", words(err)
 		}
 		return fmt.Sprintf("brokers down until t=%d", r.Now()+BrokerDownWindow), nil
 	}
-	return "", fmt.Errorf("unknown action %d", a.Kind)
-}
-
-// words strips the "lab: runtime error: " prefix of a run-time error,
-// so the notice says what was wrong in words.
-func words(err error) error {
-	msg := err.Error()
-	for _, p := range []string{lab.ErrRuntime.Error() + ": ", "scenario: "} {
-		msg = strings.TrimPrefix(msg, p)
+	if err := do(r, a); err != nil {
+		return "", words(err)
 	}
-	return errors.New(msg)
-}
-
-// redriven counts the messages redriven out of r's dead-letter queues so
-// far.
-func redriven(r *lab.Run) int {
-	n := 0
-	for _, q := range r.Queues() {
-		n += q.Queue.Metrics().Redriven
-	}
-	return n
+	return a.Action, nil
 }
 
 // list joins names with commas.
 func list(names []string) string { return strings.Join(names, ", ") }
 
 // Done reports whether the run has ended.
-func (d *ScenarioDriver) Done() bool { return d.run.Done() }
+func (d *Session) Done() bool { return d.run.Done() }

@@ -1,4 +1,4 @@
-package tui
+package lab
 
 import (
 	"strconv"
@@ -74,7 +74,7 @@ type lineageCount struct {
 	deliveries, effects uint32
 }
 
-// markRecorder is the trace sink of the ScenarioDriver: it keeps the newest
+// markRecorder is the trace sink of the Session: it keeps the newest
 // max events, each with its Mark. It runs after the ledger (a Trace hands
 // every event to its ledger first), so the ledger already holds the event
 // when the mark is computed. Copies without lineage are counted by the

@@ -1,12 +1,9 @@
-package tui
+package lab
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/gdamore/tcell/v2"
-
-	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -30,27 +27,27 @@ func testRecording() Recording {
 // The verdict of a recording stays open until a property breaks, shows
 // it broken from its tick on, and holds the rest at the end; time goes
 // back and forth as in a scenario.
-func TestRecordingDriverVerdict(t *testing.T) {
-	d := NewRecordingDriver(testRecording())
+func TestPlaybackVerdict(t *testing.T) {
+	d := NewPlayback(testRecording())
 	s := d.Snapshot()
-	if got := s.Verdict.Judgments[0].Standing; got != lab.NotYet {
+	if got := s.Verdict.Judgments[0].Standing; got != NotYet {
 		t.Fatalf("tick 0: %v, want not yet", got)
 	}
 	if len(s.Trace) != 0 || s.Narration.Index != 1 {
 		t.Fatalf("tick 0: %d events, step %d", len(s.Trace), s.Narration.Index)
 	}
 	s = d.NextNarration()
-	if s.Header.Tick != 3 || s.Verdict.Judgments[0].Standing != lab.Broken || !s.Narration.Pause {
+	if s.Header.Tick != 3 || s.Verdict.Judgments[0].Standing != Broken || !s.Narration.Pause {
 		t.Fatalf("next narration: tick %d, %v, pause %v", s.Header.Tick, s.Verdict.Judgments[0].Standing, s.Narration.Pause)
 	}
 	if len(s.Trace) != 3 {
 		t.Fatalf("tick 3 shows %d events, want 3", len(s.Trace))
 	}
 	s = d.Seek(99)
-	if !d.Done() || !s.Verdict.Final || s.Verdict.Judgments[1].Standing != lab.Holds {
+	if !d.Done() || !s.Verdict.Final || s.Verdict.Judgments[1].Standing != Holds {
 		t.Fatalf("end: done %v final %v %v", d.Done(), s.Verdict.Final, s.Verdict.Judgments[1].Standing)
 	}
-	if j := s.Verdict.Judgments[2]; j.Standing != lab.NotYet || !strings.Contains(j.Measured, "not judged") {
+	if j := s.Verdict.Judgments[2]; j.Standing != NotYet || !strings.Contains(j.Measured, "not judged") {
 		t.Fatalf("a check the run never judged reads %v %q at the end", j.Standing, j.Measured)
 	}
 	s = d.PrevNarration()
@@ -62,29 +59,5 @@ func TestRecordingDriverVerdict(t *testing.T) {
 	}
 	if s = d.Restart(8); !strings.Contains(s.Header.Notice, "seed 7") {
 		t.Fatalf("restart on another seed: notice %q", s.Header.Notice)
-	}
-}
-
-// At 80x24 the player shows the broken property and the fault.
-func TestRecordingDriverDraws(t *testing.T) {
-	d := NewRecordingDriver(testRecording())
-	c := NewController(d)
-	d.NextNarration()
-	scr := tcell.NewSimulationScreen("UTF-8")
-	if err := scr.Init(); err != nil {
-		t.Fatal(err)
-	}
-	scr.SetSize(80, 24)
-	p := NewPlayer(NewTheme(true), nil)
-	p.SetSnapshot(c.Snapshot())
-	p.SetSnapshot(d.Snapshot())
-	p.SetRect(0, 0, 80, 24)
-	p.Draw(scr)
-	text := screenText(scr)
-	t.Log("\n" + text)
-	for _, want := range []string{"Repair the outbox", "crash-mid-order", "FAIL"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("screen lacks %q:\n%s", want, text)
-		}
 	}
 }

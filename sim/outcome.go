@@ -158,6 +158,24 @@ func (l *Ledger) Outcomes(name string) []Outcome {
 	return out
 }
 
+// eachOutcomeOf calls f for every outcome of Outcomes(name), in its order,
+// without keeping them (see eachOutcome), and returns how many there were.
+// The checkers judge through it, so a check allocates no outcome slice.
+func (l *Ledger) eachOutcomeOf(name string, f func(o *Outcome)) int {
+	n := 0
+	count := func(o *Outcome) { n++; f(o) }
+	if name == "" {
+		l.eachOutcome(count)
+		return n
+	}
+	for _, b := range l.consumers {
+		if b.name == name {
+			l.eachBookOutcome(b, count)
+		}
+	}
+	return n
+}
+
 // bookOutcomes folds consumer b's deliveries by origin, as a slice.
 func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 	out := make([]Outcome, 0, min(b.entries.len(), 1<<12))

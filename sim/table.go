@@ -7,8 +7,12 @@ import (
 	"strings"
 )
 
-// tableChunk is the number of elements per chunk of a table.
-const tableChunk = 1024
+// tableChunk is the number of elements per chunk of a table or a list.
+// It is small so that a short run (a test or a sweep's seed of a hundred
+// messages) allocates a few KiB, not chunks sized for millions: a record
+// chunk is 4 KiB, a delivery chunk 3 KiB. Long runs pay one pointer (8
+// bytes) in the chunk slice per chunk, 1/16 byte per element.
+const tableChunk = 128
 
 // table is a dense array indexed by ID that grows in fixed-size chunks, so
 // growing it never copies the elements already stored (a doubling slice
@@ -120,6 +124,14 @@ func (t *table[T]) get(i uint64) *T {
 	return &c[i%tableChunk]
 }
 
+// chunk returns chunk number c, or nil when it was never allocated.
+func (t *table[T]) chunk(c uint64) *[tableChunk]T {
+	if c < uint64(len(t.chunks)) {
+		return t.chunks[c]
+	}
+	return t.far[c]
+}
+
 // all yields the index and element of every allocated slot below len, in
 // index order, from 1 (index 0 is unused). It costs O(allocated chunks x
 // tableChunk), never O(the highest index).
@@ -161,10 +173,14 @@ func (t *table[T]) all() iter.Seq2[uint64, *T] {
 // len returns one past the highest index touched.
 func (t *table[T]) len() uint64 { return t.n }
 
-// strChunk is the size of one chunk of a strtab; strBig is the length from
-// which a string is kept as it is instead of being copied into a chunk.
+// strChunk is the largest size of one chunk of a strtab, strFirst the
+// size of its first: chunk sizes double from strFirst up to strChunk, so a
+// short run's strings take a few hundred bytes and a long run's still cost
+// one pointer per 64 KiB. strBig is the length from which a string is kept
+// as it is instead of being copied into a chunk.
 const (
 	strChunk = 64 << 10
+	strFirst = 256
 	strBig   = 1 << 12
 )
 
@@ -180,7 +196,9 @@ const strRefBig strRef = 1 << 63
 // that refer to them are pointer-free. A chunk is written once and never
 // moved: substrings of it stay valid, and reading a string back does not
 // allocate. Storing a string costs a copy of its bytes; only one pointer
-// per 64 KiB chunk (and per big string) is left for the collector to scan.
+// per chunk (at most 64 KiB, and per big string) is left for the collector
+// to scan. A chunk is never copied: a full one is kept as it is and the
+// next, twice as large up to strChunk, is begun.
 type strtab struct {
 	done []string        // full chunks
 	cur  strings.Builder // the chunk being filled; it never grows past strChunk
@@ -200,8 +218,9 @@ func (t *strtab) put(s string) strRef {
 		if t.cur.Len() > 0 {
 			t.done = append(t.done, t.cur.String())
 		}
+		size := min(strChunk, max(strFirst, 2*t.cur.Cap(), len(s)))
 		t.cur = strings.Builder{}
-		t.cur.Grow(strChunk)
+		t.cur.Grow(size)
 	}
 	off := t.cur.Len()
 	t.cur.WriteString(s)

@@ -32,6 +32,13 @@ func TestStrtabRoundTrip(t *testing.T) {
 	if len(st.done) < 2 {
 		t.Fatalf("only %d full chunks; the test should cross chunk boundaries", len(st.done))
 	}
+	// Chunks start small and double, and none outgrows what a strRef's
+	// 16-bit offset reaches.
+	for i, c := range st.done {
+		if len(c) > strChunk || i == 0 && len(c) > strFirst {
+			t.Fatalf("chunk %d holds %d bytes", i, len(c))
+		}
+	}
 	for i, s := range want {
 		if got := st.get(refs[i]); got != s {
 			t.Fatalf("string %d: got %q, want %q", i, got, s)
@@ -187,4 +194,39 @@ func TestLedgerWithAHugeMessageIDStaysSmall(t *testing.T) {
 		t.Fatalf("the ledger took %d MiB for one message", grew>>20)
 	}
 	runtime.KeepAlive(l)
+}
+
+// TestASmallRunAllocatesLittle folds the events of a hundred queue
+// lifecycles into fresh ledgers and judges them, as a sweep does for every
+// seed, and bounds the bytes that allocates: tables, lists and the string
+// table start small instead of at chunks sized for millions of messages,
+// and the checkers keep no outcome slice.
+func TestASmallRunAllocatesLittle(t *testing.T) {
+	const n, runs = 100, 20
+	evs := make([]Event, 0, 5*n)
+	for i := 1; i <= n; i++ {
+		id, key, tick := ID(i), "order-"+strconv.Itoa(i%10), Tick(i/10+1)
+		evs = append(evs,
+			Event{Tick: tick, Kind: KindSent, Where: "queue:orders", Consumer: "orders", Msg: id, Key: key},
+			Event{Tick: tick, Kind: KindReceived, Where: "queue:orders", Consumer: "orders", Msg: id, Key: key},
+			Event{Tick: tick, Kind: KindProcessed, Where: "queue:orders", Consumer: "orders", Msg: id, Key: key},
+			Event{Tick: tick, Kind: KindAcked, Where: "queue:orders", Consumer: "orders", Msg: id, Key: key})
+	}
+	checks := []Checker{NoLoss(), AtLeastOnce("orders"), ExactlyOnce("orders"), MaxDuplicates("orders", 0)}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range runs {
+		l := NewLedger()
+		for i := range evs {
+			l.Emit(&evs[i])
+		}
+		if err := Check(l, checks...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 16<<10 {
+		t.Fatalf("a 100-message run allocated %d bytes in the ledger and checkers, want at most 16 KiB", per)
+	}
 }

@@ -3,7 +3,6 @@ package sim
 import (
 	"iter"
 	"math"
-	"sort"
 )
 
 // Cause explains why a message was lost. Every loss the ledger records has
@@ -244,11 +243,12 @@ type consumerBook struct {
 //
 // Records are indexed by ID, so every event costs O(1) amortised; the ledger
 // costs 32 bytes per copy (plus its key and type when they differ from the
-// previous copy's) and, per consumer, 24 bytes per copy in chunks of 1,024
+// previous copy's) and, per consumer, 24 bytes per copy in chunks of 128
 // IDs, plus 8 bytes per first application: 32 bytes for a copy the
-// consumer applied. The stored records
-// hold no pointers, so a ledger of millions of messages adds almost nothing
-// to garbage collection. A nil *Ledger ignores every event.
+// consumer applied. The stored records hold no pointers, so a ledger of
+// millions of messages adds almost nothing to garbage collection. Once
+// Stats has been asked for, the ledger keeps the summary up to date as it
+// folds (see Stats). A nil *Ledger ignores every event.
 type Ledger struct {
 	recs      table[record] // indexed by ID; index 0 unused
 	consumers []*consumerBook
@@ -275,6 +275,9 @@ type Ledger struct {
 	cache     []Outcome                // Outcomes("") as of cacheAt events
 	cacheAt   uint64
 	cached    bool
+	lineage   []ID        // the copies with an origin or copies made from them (recLinked), once each
+	unsorted  bool        // lineage is not in ID order
+	stats     *statsIndex // the summary kept up to date, once Stats was asked for
 }
 
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
@@ -322,6 +325,12 @@ func (l *Ledger) Emit(e *Event) {
 		return
 	}
 	l.last = e.Tick
+	if l.stats != nil {
+		l.stats.touch(e.Msg)
+		if e.Origin != 0 {
+			l.stats.touch(e.Origin)
+		}
+	}
 	switch e.Kind {
 	case KindSent, KindProduced, KindPublished, KindStored:
 		l.enter(e)
@@ -489,11 +498,18 @@ func (l *Ledger) setOrigin(id, origin ID) {
 		return // origins are older than their copies; anything else would make a cycle
 	}
 	*l.origins.at(uint64(id)) = origin
-	if r := l.rec(id); r != nil {
+	l.link(origin)
+	l.link(id)
+}
+
+// link marks copy id as part of a lineage.
+func (l *Ledger) link(id ID) {
+	if r := l.rec(id); r != nil && r.flags&recLinked == 0 {
 		r.flags |= recLinked
-	}
-	if r := l.rec(origin); r != nil {
-		r.flags |= recLinked
+		if n := len(l.lineage); n > 0 && l.lineage[n-1] > id {
+			l.unsorted = true
+		}
+		l.lineage = append(l.lineage, id)
 	}
 }
 
@@ -534,7 +550,11 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 			d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
 		}
 	}
-	l.losses.push(loss{id: e.Msg, tick: e.Tick, consumer: l.ref(e.Consumer), cause: l.cause(cause)})
+	v := loss{id: e.Msg, tick: e.Tick, consumer: l.ref(e.Consumer), cause: l.cause(cause)}
+	l.losses.push(v)
+	if l.stats != nil && v.consumer == NoConsumer {
+		l.stats.lostBefore(v)
+	}
 }
 
 // loseUnapplied records that every consumer expecting copy id that has not
@@ -575,6 +595,9 @@ func (l *Ledger) subscribe(e *Event) {
 		if r.flags&recRegistered != 0 && r.where == w && r.State == StatePending {
 			if d := l.entry(ID(i), c); d != nil {
 				d.bits |= delExpected
+				if l.stats != nil {
+					l.stats.touch(ID(i))
+				}
 			}
 		}
 	}
@@ -909,94 +932,6 @@ func (l *Ledger) DuplicateEffects(name string) int {
 		}
 	}
 	return n
-}
-
-// CauseCount is the number of losses with one cause.
-type CauseCount struct {
-	Cause Cause
-	Count int
-}
-
-// Stats summarises the ledger.
-type Stats struct {
-	Messages         int // registered copies
-	Origins          int // registered origins (lineage roots)
-	Pending          int // copies still held by a broker or an outbox
-	Done             int // acknowledged and deleted
-	DeadLettered     int // copies parked in a dead-letter queue
-	Expired          int
-	Purged           int
-	Redriven         int
-	Phantoms         int
-	Delivered        int // deliveries over all consumers
-	Duplicates       int // repeated deliveries of an origin over all consumers
-	Applied          int // effects applied over all consumers
-	DuplicateEffects int // repeated effects of an origin over all consumers
-	Absorbed         int // deliveries a handler recognised as duplicates
-	Missed           int // (origin, consumer) pairs missed by design
-	Lost             int // losses that stand, per (origin, consumer) and before any consumer
-	LostBy           []CauseCount
-}
-
-// Stats computes the summary in O(messages x consumers).
-func (l *Ledger) Stats() Stats {
-	var s Stats
-	if l == nil {
-		return s
-	}
-	l.eachRecord(func(r *Record) {
-		s.Messages++
-		if r.Origin == 0 {
-			s.Origins++
-		}
-		switch r.State {
-		case StatePending:
-			s.Pending++
-		case StateDone:
-			s.Done++
-		case StateDeadLettered:
-			s.DeadLettered++
-		case StateExpired:
-			s.Expired++
-		case StatePurged:
-			s.Purged++
-		case StateRedriven:
-			s.Redriven++
-		}
-		if r.Phantom {
-			s.Phantoms++
-		}
-	})
-	by := map[Cause]int{}
-	l.eachOutcome(func(o *Outcome) {
-		s.Delivered += o.Deliveries
-		s.Applied += o.Effects
-		s.Absorbed += o.Skipped
-		if o.Deliveries > 1 {
-			s.Duplicates += o.Deliveries - 1
-		}
-		if o.Effects > 1 {
-			s.DuplicateEffects += o.Effects - 1
-		}
-		switch o.Verdict {
-		case VerdictMissed:
-			s.Missed++
-		case VerdictLost:
-			s.Lost++
-			by[o.Cause]++
-		}
-	})
-	for x := range l.allLosses() {
-		if l.standsBeforeConsumers(x) {
-			s.Lost++
-			by[x.Cause]++
-		}
-	}
-	for c, n := range by {
-		s.LostBy = append(s.LostBy, CauseCount{c, n})
-	}
-	sort.Slice(s.LostBy, func(i, j int) bool { return s.LostBy[i].Cause < s.LostBy[j].Cause })
-	return s
 }
 
 // eachRecord calls f for every registered record in ID order. The Record

@@ -129,21 +129,111 @@ type ConsumerRef int32
 // NoConsumer is the ConsumerRef of "no consumer".
 const NoConsumer ConsumerRef = -1
 
-// record is how the ledger stores a Record: without pointers (the key and
-// type live in the ledger's strtab, the component is an index into
-// Ledger.wheres), so its chunks are never scanned by the garbage
-// collector, in 32 bytes. Lineage links live in Ledger.origins and
-// Ledger.redrives, tables whose chunks exist only where some copy in their
-// range has a link.
+// record is how the ledger stores a Record: without pointers (the key
+// lives in the ledger's strtab, the type is an index into Ledger.types,
+// the component one into Ledger.wheres), so its chunks are never scanned
+// by the garbage collector, in 24 bytes (a chunk of 128 is 3 KiB, a size
+// the allocator has a class for). Lineage links live in
+// Ledger.origins and Ledger.redrives, tables whose chunks exist only where
+// some copy in their range has a link.
 type record struct {
-	key     strRef
-	typ     strRef
+	keyLo   uint32 // the key's strRef in 48 bits (see setKey), so that the record is 4-byte aligned
+	keyHi   uint16
+	typ     uint16 // index into Ledger.types; typeWide: kept in Ledger.wideTypes
 	created tick32
 	changed tick32
 	sends   uint32
 	where   uint16
 	State   State
 	flags   uint8
+}
+
+// A record's key reference is a strRef in 48 bits: keyHi holds a small
+// string's chunk number, or keyBigBit and the top of a big string's index;
+// keyLo the rest. A reference that does not fit (past 32,767 chunks of
+// strings, 2 GiB of distinct keys) is kept whole in Ledger.wideKeys, and
+// the record holds keyWideHi.
+const (
+	keyBigBit = 1 << 15
+	keyWideHi = 1<<16 - 1
+)
+
+// key returns the reference of r's key, and false when it is kept in
+// Ledger.wideKeys.
+func (r *record) key() (strRef, bool) {
+	switch {
+	case r.keyHi == keyWideHi:
+		return 0, false
+	case r.keyHi&keyBigBit != 0:
+		return strRefBig | strRef(r.keyHi&^keyBigBit)<<32 | strRef(r.keyLo), true
+	}
+	return strRef(r.keyHi)<<32 | strRef(r.keyLo), true
+}
+
+// setKey sets r's key reference and reports whether it fits in the record.
+func (r *record) setKey(k strRef) bool {
+	hi := k >> 32
+	if k&strRefBig != 0 {
+		hi = k&^strRefBig>>32 | keyBigBit
+		if k&^strRefBig>>32 >= keyBigBit-1 {
+			hi = keyWideHi
+		}
+	} else if hi >= keyBigBit {
+		hi = keyWideHi
+	}
+	r.keyLo, r.keyHi = uint32(k), uint16(hi)
+	return hi != keyWideHi
+}
+
+// keyString returns the key of copy id stored as r.
+func (l *Ledger) keyString(id ID, r *record) string {
+	if k, ok := r.key(); ok {
+		return l.strs.get(k)
+	}
+	return l.wideKeys[id]
+}
+
+// typeWide is the type index of a record whose type did not get an index
+// of its own (past maxTypes distinct types); Ledger.wideTypes holds it.
+const typeWide = 1<<16 - 1
+
+// maxTypes is the number of distinct message types records index.
+const maxTypes = typeWide - 1
+
+// typeIndex returns the index of the message type s for copy id.
+func (l *Ledger) typeIndex(id ID, s string) uint16 {
+	if s == l.lastType {
+		return l.lastTIdx
+	}
+	i, ok := l.typeIdx[s]
+	if !ok {
+		if len(l.types) > maxTypes {
+			if l.wideTypes == nil {
+				l.wideTypes = map[ID]string{}
+			}
+			l.wideTypes[id] = s
+			return typeWide
+		}
+		if l.typeIdx == nil {
+			l.typeIdx = map[string]uint16{}
+		}
+		i = uint16(len(l.types))
+		l.types = append(l.types, s)
+		l.typeIdx[s] = i
+	}
+	l.lastType, l.lastTIdx = s, i
+	return i
+}
+
+// typeOf returns the message type of copy id stored as r.
+func (l *Ledger) typeOf(id ID, r *record) string {
+	switch {
+	case r.typ == typeWide:
+		return l.wideTypes[id]
+	case int(r.typ) < len(l.types):
+		return l.types[r.typ]
+	}
+	return ""
 }
 
 // tick32 is a tick stored in 32 bits. A tick outside its range (no run
@@ -241,14 +331,15 @@ type consumerBook struct {
 // The fold reads only the structured fields of events, never Detail; the
 // vocabulary it understands is documented on Ledger.Emit.
 //
-// Records are indexed by ID, so every event costs O(1) amortised; the ledger
-// costs 32 bytes per copy (plus its key and type when they differ from the
-// previous copy's) and, per consumer, 24 bytes per copy in chunks of 128
-// IDs, plus 8 bytes per first application: 32 bytes for a copy the
-// consumer applied. The stored records hold no pointers, so a ledger of
-// millions of messages adds almost nothing to garbage collection. Once
-// Stats has been asked for, the ledger keeps the summary up to date as it
-// folds (see Stats). A nil *Ledger ignores every event.
+// Records are indexed by ID, so every event costs O(1) amortised. The
+// ledger costs 24 bytes per copy, plus its key's bytes the first time it
+// sees that key (every time once 4,096 distinct keys were seen); per
+// consumer, 24 bytes per copy in chunks of 128 IDs, plus 8 bytes per first
+// application: 56 bytes in all for a copy one consumer applied. The stored
+// records hold no pointers, so a ledger of millions of messages adds
+// almost nothing to garbage collection. Once Stats has been asked for, the
+// ledger keeps the summary up to date as it folds (see Stats). A nil
+// *Ledger ignores every event.
 type Ledger struct {
 	recs      table[record] // indexed by ID; index 0 unused
 	consumers []*consumerBook
@@ -257,7 +348,12 @@ type Ledger struct {
 	strs      strtab           // keys and types of the records
 	wide      map[wideKey]Tick // ticks that do not fit a tick32
 	lastKey   strCache
-	lastType  strCache
+	types     []string          // message types, index 0 is ""
+	typeIdx   map[string]uint16 // type -> index into types
+	wideTypes map[ID]string     // types past maxTypes, by copy
+	wideKeys  map[ID]string     // keys whose strRef does not fit a record, by copy
+	lastType  string
+	lastTIdx  uint16
 	causes    []Cause          // the causes deliveries refer to
 	causeIdx  map[Cause]uint32 // cause -> 1 + index into causes
 	origins   table[ID]        // the copy each copy was made from, by ID
@@ -283,7 +379,7 @@ type Ledger struct {
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
 // fold a run's events as they happen.
 func NewLedger() *Ledger {
-	return &Ledger{byName: map[string]ConsumerRef{}, whereIdx: map[string]uint16{"": 0}, wheres: []string{""}, lastRef: NoConsumer}
+	return &Ledger{byName: map[string]ConsumerRef{}, whereIdx: map[string]uint16{"": 0}, wheres: []string{""}, types: []string{""}, lastRef: NoConsumer}
 }
 
 // Emit folds one trace event into the ledger. It is the ledger's only
@@ -486,7 +582,13 @@ func (l *Ledger) enter(e *Event) {
 // register fills in the fresh record r of e's message.
 func (l *Ledger) register(id ID, r *record, e *Event) {
 	*r = record{created: l.put32(id, NoConsumer, fieldCreated, e.Tick), changed: l.put32(id, NoConsumer, fieldChanged, e.Tick),
-		flags: recRegistered | r.flags&recLinked, key: l.lastKey.put(&l.strs, e.Key), typ: l.lastType.put(&l.strs, e.Type), where: l.where(e.Where)}
+		flags: recRegistered | r.flags&recLinked, typ: l.typeIndex(id, e.Type), where: l.where(e.Where)}
+	if !r.setKey(l.lastKey.put(&l.strs, e.Key)) {
+		if l.wideKeys == nil {
+			l.wideKeys = map[ID]string{}
+		}
+		l.wideKeys[id] = e.Key
+	}
 	if e.Origin != 0 && e.Origin != id {
 		l.setOrigin(id, e.Origin)
 	}
@@ -703,8 +805,8 @@ func (l *Ledger) export(id ID, r *record) Record {
 	}
 	if r.flags&recRegistered != 0 {
 		out.ID = id
-		out.Key = l.strs.get(r.key)
-		out.Type = l.strs.get(r.typ)
+		out.Key = l.keyString(id, r)
+		out.Type = l.typeOf(id, r)
 		if int(r.where) < len(l.wheres) {
 			out.Where = l.wheres[r.where]
 		}
@@ -958,7 +1060,7 @@ func (l *Ledger) record(id ID) Record {
 // keyOf returns the key of copy id, "" when unknown.
 func (l *Ledger) keyOf(id ID) string {
 	if x := l.recs.get(uint64(id)); x != nil && x.flags&recRegistered != 0 {
-		return l.strs.get(x.key)
+		return l.keyString(id, x)
 	}
 	return ""
 }

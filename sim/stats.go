@@ -290,15 +290,10 @@ func (l *Ledger) foldPart(c uint64, before []loss) statsPart {
 
 // lineageStats adds to t and by the outcomes of the linked copies, folded
 // by origin for every consumer as eachBookOutcome folds them: O(linked
-// copies x consumers), sorting the linked IDs when new ones came out of
-// order.
+// copies x consumers).
 func (l *Ledger) lineageStats(t *statsPart, by map[Cause]int) {
 	if len(l.lineage) == 0 {
 		return
-	}
-	if l.unsorted {
-		slices.Sort(l.lineage)
-		l.unsorted = false
 	}
 	count := func(c Cause) { by[c]++ }
 	aggs := map[ID]*agg{}
@@ -306,7 +301,7 @@ func (l *Ledger) lineageStats(t *statsPart, by map[Cause]int) {
 	for _, b := range l.consumers {
 		clear(aggs)
 		roots = roots[:0]
-		for _, id := range l.lineage {
+		for _, id := range l.linkedIDs() {
 			e := b.entries.get(uint64(id))
 			if e == nil || e.bits&delExpected == 0 {
 				continue
@@ -326,4 +321,14 @@ func (l *Ledger) lineageStats(t *statsPart, by map[Cause]int) {
 			t.outcome(&o, count)
 		}
 	}
+}
+
+// linkedIDs returns the copies that belong to a lineage, in ID order,
+// sorting them first when some were linked out of order.
+func (l *Ledger) linkedIDs() []ID {
+	if l.unsorted {
+		slices.Sort(l.lineage)
+		l.unsorted = false
+	}
+	return l.lineage
 }

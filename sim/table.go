@@ -200,9 +200,10 @@ const strRefBig strRef = 1 << 63
 // to scan. A chunk is never copied: a full one is kept as it is and the
 // next, twice as large up to strChunk, is begun.
 type strtab struct {
-	done []string        // full chunks
-	cur  strings.Builder // the chunk being filled; it never grows past strChunk
-	big  []string        // strings of at least strBig bytes
+	done []string          // full chunks
+	cur  strings.Builder   // the chunk being filled; it never grows past strChunk
+	big  []string          // strings of at least strBig bytes
+	seen map[string]strRef // the first maxInterned distinct strings stored through intern
 }
 
 // put stores s and returns its reference.
@@ -268,9 +269,32 @@ func (c *strCache) store(t *strtab, s string) strRef {
 		return 0
 	}
 	if c.r == 0 || s != c.s {
-		c.s, c.r = s, t.put(s)
+		c.s, c.r = s, t.intern(s)
 	}
 	return c.r
+}
+
+// maxInterned is how many distinct strings a strtab remembers, so that a
+// string stored again (a workload's keys recur) is not copied again. Past
+// it, new strings are copied every time they are stored: the index stays
+// bounded when every message has a key of its own.
+const maxInterned = 4096
+
+// intern is put for a string that may have been stored before: it
+// returns the reference of the earlier copy when the strtab remembers
+// one. It costs a map lookup.
+func (t *strtab) intern(s string) strRef {
+	if r, ok := t.seen[s]; ok {
+		return r
+	}
+	r := t.put(s)
+	if len(t.seen) < maxInterned && r&strRefBig == 0 {
+		if t.seen == nil {
+			t.seen = map[string]strRef{}
+		}
+		t.seen[t.get(r)] = r // the strtab's own copy, so the caller's string is not kept
+	}
+	return r
 }
 
 // list is an append-only sequence stored in fixed-size chunks, so appending

@@ -9,8 +9,8 @@ import (
 )
 
 func TestLedgerStorageIsCompactAndPointerFree(t *testing.T) {
-	if n := unsafe.Sizeof(record{}); n > 32 {
-		t.Errorf("record is %d bytes, want <= 32", n)
+	if n := unsafe.Sizeof(record{}); n > 24 {
+		t.Errorf("record is %d bytes, want <= 24", n)
 	}
 	if n := unsafe.Sizeof(delivery{}); n > 24 {
 		t.Errorf("delivery is %d bytes, want <= 24", n)
@@ -228,5 +228,60 @@ func TestASmallRunAllocatesLittle(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 16<<10 {
 		t.Fatalf("a 100-message run allocated %d bytes in the ledger and checkers, want at most 16 KiB", per)
+	}
+}
+
+// TestLedgerTypesPastTheIndex: a trace with more distinct message types
+// than records index keeps every copy's type, and a recurring key is
+// stored once.
+func TestLedgerTypesPastTheIndex(t *testing.T) {
+	l := NewLedger()
+	const n = maxTypes + 100
+	for i := 1; i <= n; i++ {
+		l.Emit(&Event{Tick: 1, Kind: KindSent, Where: "queue:q", Msg: ID(i), Key: "k" + strconv.Itoa(i%3), Type: "t" + strconv.Itoa(i)})
+	}
+	for _, i := range []int{1, 2, maxTypes - 1, maxTypes, maxTypes + 1, n} {
+		r, ok := l.Record(ID(i))
+		if !ok || r.Type != "t"+strconv.Itoa(i) || r.Key != "k"+strconv.Itoa(i%3) {
+			t.Fatalf("m%d: %+v", i, r)
+		}
+	}
+	if len(l.types) != maxTypes+1 || len(l.wideTypes) != n-maxTypes {
+		t.Fatalf("%d types indexed, %d kept apart", len(l.types), len(l.wideTypes))
+	}
+	if len(l.strs.done) != 0 || l.strs.cur.Len() != len("k0k1k2") {
+		t.Fatalf("three recurring keys took %d full chunks and %d bytes", len(l.strs.done), l.strs.cur.Len())
+	}
+}
+
+// TestRecordKeyReferences: a key reference round-trips through a record's
+// 48 bits, small and big, and one that does not fit is refused, so the
+// ledger keeps that key apart.
+func TestRecordKeyReferences(t *testing.T) {
+	for _, k := range []strRef{0, 1<<16 | 7, (keyBigBit-1)<<32 | 0xffff_ffff, strRefBig, strRefBig | 5, strRefBig | (keyBigBit-2)<<32 | 0xffff_ffff} {
+		var r record
+		if !r.setKey(k) {
+			t.Fatalf("%#x does not fit", uint64(k))
+		}
+		if got, ok := r.key(); !ok || got != k {
+			t.Fatalf("%#x came back as %#x", uint64(k), uint64(got))
+		}
+	}
+	for _, k := range []strRef{keyBigBit << 32, strRefBig | (keyBigBit-1)<<32} {
+		var r record
+		if r.setKey(k) {
+			t.Fatalf("%#x fits", uint64(k))
+		}
+		if _, ok := r.key(); ok {
+			t.Fatalf("%#x: a refused key reads back", uint64(k))
+		}
+	}
+	l := NewLedger()
+	r := l.rec(9)
+	l.register(9, r, &Event{Msg: 9, Key: "far"})
+	r.setKey(keyBigBit << 32) // as if the strings had outgrown the record's reach
+	l.wideKeys = map[ID]string{9: "far"}
+	if got, _ := l.Record(9); got.Key != "far" {
+		t.Fatalf("key %q", got.Key)
 	}
 }

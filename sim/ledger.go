@@ -319,7 +319,7 @@ type consumerBook struct {
 	ref     ConsumerRef
 	name    string
 	entries table[delivery] // indexed by ID
-	order   list[ID]        // first applications, in order
+	order   idSeq           // first applications, in order
 }
 
 // Ledger is the ground truth about every message of a run, and it is a
@@ -334,8 +334,9 @@ type consumerBook struct {
 // Records are indexed by ID, so every event costs O(1) amortised. The
 // ledger costs 24 bytes per copy, plus its key's bytes the first time it
 // sees that key (every time once 4,096 distinct keys were seen); per
-// consumer, 24 bytes per copy in chunks of 128 IDs, plus 8 bytes per first
-// application: 56 bytes in all for a copy one consumer applied. The stored
+// consumer, 24 bytes per copy in chunks of 128 IDs, plus a byte or two per
+// first application (the difference from the previous one): about 50
+// bytes in all for a copy one consumer applied. The stored
 // records hold no pointers, so a ledger of millions of messages adds
 // almost nothing to garbage collection. Once Stats has been asked for, the
 // ledger keeps the summary up to date as it folds (see Stats). A nil

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"iter"
 	"reflect"
 	"slices"
@@ -200,10 +201,11 @@ const strRefBig strRef = 1 << 63
 // to scan. A chunk is never copied: a full one is kept as it is and the
 // next, twice as large up to strChunk, is begun.
 type strtab struct {
-	done []string          // full chunks
-	cur  strings.Builder   // the chunk being filled; it never grows past strChunk
-	big  []string          // strings of at least strBig bytes
-	seen map[string]strRef // the first maxInterned distinct strings stored through intern
+	done   []string          // full chunks
+	cur    strings.Builder   // the chunk being filled; it never grows past strChunk
+	big    []string          // strings of at least strBig bytes
+	seen   map[string]strRef // the first maxInterned distinct strings stored through intern
+	stored int               // bytes stored through intern, counted up to internFrom
 }
 
 // put stores s and returns its reference.
@@ -277,13 +279,22 @@ func (c *strCache) store(t *strtab, s string) strRef {
 // maxInterned is how many distinct strings a strtab remembers, so that a
 // string stored again (a workload's keys recur) is not copied again. Past
 // it, new strings are copied every time they are stored: the index stays
-// bounded when every message has a key of its own.
-const maxInterned = 4096
+// bounded when every message has a key of its own. internFrom is how many
+// bytes a strtab stores before it begins to remember: a short run's keys
+// cost less copied than indexed.
+const (
+	maxInterned = 4096
+	internFrom  = 4096
+)
 
-// intern is put for a string that may have been stored before: it
-// returns the reference of the earlier copy when the strtab remembers
-// one. It costs a map lookup.
+// intern is put for a string that may have been stored before: once
+// internFrom bytes were stored, it returns the reference of the earlier
+// copy when the strtab remembers one. It costs a map lookup.
 func (t *strtab) intern(s string) strRef {
+	if t.stored < internFrom {
+		t.stored += len(s)
+		return t.put(s)
+	}
 	if r, ok := t.seen[s]; ok {
 		return r
 	}
@@ -337,6 +348,75 @@ func (s *list[T]) slice() []T {
 	out := make([]T, 0, s.n)
 	for _, c := range s.chunks {
 		out = append(out, c[:min(tableChunk, s.n-len(out))]...)
+	}
+	return out
+}
+
+// idSeq is an append-only sequence of IDs, stored as the difference from
+// the previous ID (zigzag varint) in chunks of bytes that are never
+// copied: IDs that arrive roughly in order, as first applications do,
+// take one or two bytes each instead of eight. Chunks start at seqFirst
+// bytes and double up to seqChunk. Reading it back is sequential.
+type idSeq struct {
+	chunks [][]byte
+	last   ID // the ID pushed last
+	n      int
+}
+
+const (
+	seqFirst = 64
+	seqChunk = 4096
+)
+
+// push appends id.
+func (s *idSeq) push(id ID) {
+	d := int64(id - s.last) // the difference modulo 2^64, read as signed
+	z := uint64(d<<1) ^ uint64(d>>63)
+	s.last = id
+	s.n++
+	k := len(s.chunks) - 1
+	if k < 0 || cap(s.chunks[k])-len(s.chunks[k]) < binary.MaxVarintLen64 {
+		size := seqFirst
+		if k >= 0 {
+			size = min(seqChunk, 2*cap(s.chunks[k]))
+		}
+		s.chunks = append(s.chunks, make([]byte, 0, size))
+		k++
+	}
+	s.chunks[k] = binary.AppendUvarint(s.chunks[k], z)
+}
+
+// len returns the number of IDs.
+func (s *idSeq) len() int { return s.n }
+
+// all yields the IDs in order.
+func (s *idSeq) all() iter.Seq[ID] {
+	return func(yield func(ID) bool) {
+		var id ID
+		for _, c := range s.chunks {
+			for len(c) > 0 {
+				z, n := binary.Uvarint(c)
+				if n <= 0 {
+					return // push writes only whole varints; never reached
+				}
+				c = c[n:]
+				id += ID(int64(z>>1) ^ -int64(z&1))
+				if !yield(id) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// slice returns the IDs in order as a new slice, nil when there are none.
+func (s *idSeq) slice() []ID {
+	if s.n == 0 {
+		return nil
+	}
+	out := make([]ID, 0, s.n)
+	for id := range s.all() {
+		out = append(out, id)
 	}
 	return out
 }

@@ -43,7 +43,7 @@ type Stats struct {
 // origin or copies made from it), whose outcomes span chunks. A call
 // therefore costs O(chunks touched since the last call x 128 x consumers +
 // linked copies x consumers + causes), not a pass over every outcome; the
-// partial summaries cost about 1.5 bytes per copy.
+// partial summaries cost about 2 bytes per copy.
 func (l *Ledger) Stats() Stats {
 	var s Stats
 	if l == nil {
@@ -145,20 +145,33 @@ func (p *statsPart) countCause(c Cause) {
 // losses before any consumer by chunk (the ledger's loss list is in the
 // order recorded, not by ID).
 type statsIndex struct {
-	parts   table[statsPart] // by chunk number
-	total   statsPart        // the sum of parts; lostBy unused
-	totalBy map[Cause]int    // the sum of the parts' lostBy
-	dirty   []uint64         // chunks touched since the last Stats, each once
-	last    uint64           // the chunk touched last, 1 + its number; 0 = none
+	parts   map[uint64]*statsPart // by chunk number
+	total   statsPart             // the sum of parts; lostBy unused
+	totalBy map[Cause]int         // the sum of the parts' lostBy
+	dirty   []uint64              // chunks touched since the last Stats, each once
+	last    uint64                // the chunk touched last, 1 + its number; 0 = none
 	before  map[uint64][]loss
+}
+
+// part returns chunk c's part, creating it on first use. The parts are
+// kept in a map, not a table, so that a short run that asks for Stats
+// once (a scenario's report) pays for the parts it has, not for a chunk
+// of 128 of them.
+func (x *statsIndex) part(c uint64) *statsPart {
+	p := x.parts[c]
+	if p == nil {
+		p = &statsPart{}
+		x.parts[c] = p
+	}
+	return p
 }
 
 // newStatsIndex returns an index with every chunk that holds a record, a
 // delivery or a loss marked touched, so the first Stats folds them all.
 func (l *Ledger) newStatsIndex() *statsIndex {
-	x := &statsIndex{totalBy: map[Cause]int{}}
+	x := &statsIndex{parts: map[uint64]*statsPart{}, totalBy: map[Cause]int{}}
 	mark := func(c uint64) {
-		if p := x.parts.at(c); !p.dirty {
+		if p := x.part(c); !p.dirty {
 			p.dirty = true
 			x.dirty = append(x.dirty, c)
 		}
@@ -201,7 +214,7 @@ func (x *statsIndex) touch(id ID) {
 		return
 	}
 	x.last = c + 1
-	if p := x.parts.at(c); !p.dirty {
+	if p := x.part(c); !p.dirty {
 		p.dirty = true
 		x.dirty = append(x.dirty, c)
 	}
@@ -219,7 +232,7 @@ func (x *statsIndex) lostBefore(v loss) {
 
 // refresh refolds chunk c's part and replaces it in the total.
 func (x *statsIndex) refresh(l *Ledger, c uint64) {
-	p := x.parts.at(c)
+	p := x.part(c)
 	x.total.add(p, -1)
 	for _, cc := range p.lostBy {
 		if x.totalBy[cc.Cause] -= cc.Count; x.totalBy[cc.Cause] == 0 {

@@ -102,3 +102,26 @@ func BenchmarkResidentLog(b *testing.B) {
 		})
 	}
 }
+
+// settledMessages is the size of the run BenchmarkLedgerSettled measures.
+const settledMessages = 200_000
+
+// BenchmarkLedgerSettled reports the heap bytes the ledger keeps per
+// settled message after a whole run (the generated scenario of
+// BenchmarkWholeRun1M with settledMessages messages): the run's models are
+// dropped and the ledger alone is kept, as a long run keeps it for its
+// checks. The target is at most 64 B/msg.
+func BenchmarkLedgerSettled(b *testing.B) {
+	var per float64
+	for b.Loop() {
+		per = heapPerMessage(settledMessages, func() any {
+			r := newWholeRun(b, settledMessages)
+			r.run(b)
+			if got := r.settled(); got < settledMessages {
+				b.Fatalf("%d of %d messages settled", got, settledMessages)
+			}
+			return r.w.Ledger()
+		})
+	}
+	b.ReportMetric(per, "B/msg")
+}

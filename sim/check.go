@@ -132,11 +132,11 @@ func NoLoss() Checker {
 				out = append(out, Violation{Check: "no-loss", Msg: root, Key: l.keyOf(x.ID), Tick: x.Tick, Detail: why})
 			}
 		}
-		for _, o := range l.Outcomes("") {
-			if bad, why := lossWhy(l, &o); bad {
+		l.eachOutcome(func(o *Outcome) {
+			if bad, why := lossWhy(l, o); bad {
 				out = append(out, o.violation("no-loss", why))
 			}
-		}
+		})
 		// Copies a broker holds that no consumer is routed.
 		l.eachRecord(func(r *Record) {
 			if r.State != StatePending {
@@ -200,18 +200,17 @@ func perOrigin(check, name string, f func(l *Ledger, o *Outcome) (bool, string))
 			return []Violation{v}
 		}
 		var out []Violation
-		outcomes := l.Outcomes(name)
-		if len(outcomes) == 0 {
+		n := l.eachOutcomeOf(name, func(o *Outcome) {
+			if bad, why := f(l, o); bad {
+				out = append(out, o.violation(check, why))
+			}
+		})
+		if n == 0 {
 			who := "consumer " + strconv.Quote(name)
 			if name == "" {
 				who = "any consumer"
 			}
 			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no message was routed to " + who + ", so there is nothing to judge"}}
-		}
-		for i := range outcomes {
-			if bad, why := f(l, &outcomes[i]); bad {
-				out = append(out, outcomes[i].violation(check, why))
-			}
 		}
 		return out
 	}}
@@ -498,10 +497,12 @@ func MaxDuplicates(name string, n int) Checker {
 		if v, ok := knownConsumer(l, check, name); !ok {
 			return []Violation{v}
 		}
-		if len(l.Outcomes(name)) == 0 {
+		d := 0
+		routed := l.eachOutcomeOf(name, func(o *Outcome) { d += max(0, o.Deliveries-1) })
+		if routed == 0 {
 			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no message was routed to it, so there is nothing to judge"}}
 		}
-		if d := l.Duplicates(name); d > n {
+		if d > n {
 			return []Violation{{Check: "max-duplicates", Consumer: name, Tick: l.last,
 				Detail: strconv.Itoa(d) + " duplicate deliveries, at most " + strconv.Itoa(n) + " allowed"}}
 		}

@@ -3,7 +3,6 @@ package sim
 import (
 	"iter"
 	"math"
-	"sort"
 )
 
 // Cause explains why a message was lost. Every loss the ledger records has
@@ -130,21 +129,111 @@ type ConsumerRef int32
 // NoConsumer is the ConsumerRef of "no consumer".
 const NoConsumer ConsumerRef = -1
 
-// record is how the ledger stores a Record: without pointers (the key and
-// type live in the ledger's strtab, the component is an index into
-// Ledger.wheres), so its chunks are never scanned by the garbage
-// collector, in 32 bytes. Lineage links live in Ledger.origins and
-// Ledger.redrives, tables whose chunks exist only where some copy in their
-// range has a link.
+// record is how the ledger stores a Record: without pointers (the key
+// lives in the ledger's strtab, the type is an index into Ledger.types,
+// the component one into Ledger.wheres), so its chunks are never scanned
+// by the garbage collector, in 24 bytes (a chunk of 128 is 3 KiB, a size
+// the allocator has a class for). Lineage links live in
+// Ledger.origins and Ledger.redrives, tables whose chunks exist only where
+// some copy in their range has a link.
 type record struct {
-	key     strRef
-	typ     strRef
+	keyLo   uint32 // the key's strRef in 48 bits (see setKey), so that the record is 4-byte aligned
+	keyHi   uint16
+	typ     uint16 // index into Ledger.types; typeWide: kept in Ledger.wideTypes
 	created tick32
 	changed tick32
 	sends   uint32
 	where   uint16
 	State   State
 	flags   uint8
+}
+
+// A record's key reference is a strRef in 48 bits: keyHi holds a small
+// string's chunk number, or keyBigBit and the top of a big string's index;
+// keyLo the rest. A reference that does not fit (past 32,767 chunks of
+// strings, 2 GiB of distinct keys) is kept whole in Ledger.wideKeys, and
+// the record holds keyWideHi.
+const (
+	keyBigBit = 1 << 15
+	keyWideHi = 1<<16 - 1
+)
+
+// key returns the reference of r's key, and false when it is kept in
+// Ledger.wideKeys.
+func (r *record) key() (strRef, bool) {
+	switch {
+	case r.keyHi == keyWideHi:
+		return 0, false
+	case r.keyHi&keyBigBit != 0:
+		return strRefBig | strRef(r.keyHi&^keyBigBit)<<32 | strRef(r.keyLo), true
+	}
+	return strRef(r.keyHi)<<32 | strRef(r.keyLo), true
+}
+
+// setKey sets r's key reference and reports whether it fits in the record.
+func (r *record) setKey(k strRef) bool {
+	hi := k >> 32
+	if k&strRefBig != 0 {
+		hi = k&^strRefBig>>32 | keyBigBit
+		if k&^strRefBig>>32 >= keyBigBit-1 {
+			hi = keyWideHi
+		}
+	} else if hi >= keyBigBit {
+		hi = keyWideHi
+	}
+	r.keyLo, r.keyHi = uint32(k), uint16(hi)
+	return hi != keyWideHi
+}
+
+// keyString returns the key of copy id stored as r.
+func (l *Ledger) keyString(id ID, r *record) string {
+	if k, ok := r.key(); ok {
+		return l.strs.get(k)
+	}
+	return l.wideKeys[id]
+}
+
+// typeWide is the type index of a record whose type did not get an index
+// of its own (past maxTypes distinct types); Ledger.wideTypes holds it.
+const typeWide = 1<<16 - 1
+
+// maxTypes is the number of distinct message types records index.
+const maxTypes = typeWide - 1
+
+// typeIndex returns the index of the message type s for copy id.
+func (l *Ledger) typeIndex(id ID, s string) uint16 {
+	if s == l.lastType {
+		return l.lastTIdx
+	}
+	i, ok := l.typeIdx[s]
+	if !ok {
+		if len(l.types) > maxTypes {
+			if l.wideTypes == nil {
+				l.wideTypes = map[ID]string{}
+			}
+			l.wideTypes[id] = s
+			return typeWide
+		}
+		if l.typeIdx == nil {
+			l.typeIdx = map[string]uint16{}
+		}
+		i = uint16(len(l.types))
+		l.types = append(l.types, s)
+		l.typeIdx[s] = i
+	}
+	l.lastType, l.lastTIdx = s, i
+	return i
+}
+
+// typeOf returns the message type of copy id stored as r.
+func (l *Ledger) typeOf(id ID, r *record) string {
+	switch {
+	case r.typ == typeWide:
+		return l.wideTypes[id]
+	case int(r.typ) < len(l.types):
+		return l.types[r.typ]
+	}
+	return ""
 }
 
 // tick32 is a tick stored in 32 bits. A tick outside its range (no run
@@ -168,6 +257,10 @@ const (
 	fieldChanged
 	fieldLastSeen
 	fieldFirstApplied
+	fieldDelivered // a delivery count past 16 bits
+	fieldApplied
+	fieldSkipped
+	fieldCause // the loss cause of a delivery
 )
 
 // put32 returns t as a tick32, keeping it in l.wide when it does not fit.
@@ -175,10 +268,7 @@ func (l *Ledger) put32(id ID, c ConsumerRef, field uint8, t Tick) tick32 {
 	if t > Tick(tickWide) && t <= math.MaxInt32 {
 		return tick32(t)
 	}
-	if l.wide == nil {
-		l.wide = map[wideKey]Tick{}
-	}
-	l.wide[wideKey{id, c, field}] = t
+	l.putWide(id, c, field, t)
 	return tickWide
 }
 
@@ -203,24 +293,68 @@ const (
 	recLinked // the copy has an origin or copies made from it
 )
 
-// delivery is how the ledger stores an Entry: without pointers (the loss
-// cause is an index into Ledger.causes), in 24 bytes.
+// delivery is how the ledger stores an Entry: without pointers, in 16
+// bytes (a chunk of 128 is 2 KiB). Its counts take 16 bits each: a count
+// past countWide-1 is kept in full in Ledger.wide, and the count field
+// holds countWide. The loss cause of a delivery flagged delLost is kept in
+// Ledger.wide too (field fieldCause, 1 + index into Ledger.causes):
+// losses are rare next to deliveries.
 type delivery struct {
 	firstApplied tick32
 	lastSeen     tick32
-	Delivered    uint32
-	Applied      uint32
-	Skipped      uint32
-	bits         uint32 // flags in the low 8 bits; above them 1 + index into Ledger.causes, 0 = not lost
+	delivered    uint16
+	applied      uint16
+	skipped      uint16
+	bits         uint16 // flags
 }
 
 // The flags of a delivery.
 const (
-	delExpected uint32 = 1 << iota
+	delExpected uint16 = 1 << iota
 	delAcked
 	delMissed
 	delHandled
+	delLost // lost for this consumer; the cause is in Ledger.wide
 )
+
+// countWide marks a delivery count kept in full in Ledger.wide.
+const countWide = 1<<16 - 1
+
+// inc adds one to the count v of field for copy id and consumer c.
+func (l *Ledger) inc(id ID, c ConsumerRef, field uint8, v *uint16) {
+	switch {
+	case *v < countWide-1:
+		*v++
+	case *v == countWide-1:
+		*v = countWide
+		l.putWide(id, c, field, countWide)
+	default:
+		l.wide[wideKey{id, c, field}]++
+	}
+}
+
+// count returns the count stored as v in field for copy id and consumer c.
+func (l *Ledger) count(id ID, c ConsumerRef, field uint8, v uint16) uint32 {
+	if v != countWide {
+		return uint32(v)
+	}
+	return uint32(l.wide[wideKey{id, c, field}])
+}
+
+// putWide keeps value t for field of copy id and consumer c in l.wide.
+func (l *Ledger) putWide(id ID, c ConsumerRef, field uint8, t Tick) {
+	if l.wide == nil {
+		l.wide = map[wideKey]Tick{}
+	}
+	l.wide[wideKey{id, c, field}] = t
+}
+
+// setLost flags d, the delivery of copy id to consumer c, lost with the
+// cause whose index plus one is cause.
+func (l *Ledger) setLost(id ID, c ConsumerRef, d *delivery, cause uint32) {
+	d.bits |= delLost
+	l.putWide(id, c, fieldCause, Tick(cause))
+}
 
 // maxCauses is how many distinct causes deliveries can refer to; a later
 // new cause is recorded as the last one.
@@ -230,7 +364,7 @@ type consumerBook struct {
 	ref     ConsumerRef
 	name    string
 	entries table[delivery] // indexed by ID
-	order   list[ID]        // first applications, in order
+	order   idSeq           // first applications, in order
 }
 
 // Ledger is the ground truth about every message of a run, and it is a
@@ -242,22 +376,30 @@ type consumerBook struct {
 // The fold reads only the structured fields of events, never Detail; the
 // vocabulary it understands is documented on Ledger.Emit.
 //
-// Records are indexed by ID, so every event costs O(1) amortised; the ledger
-// costs 32 bytes per copy (plus its key and type when they differ from the
-// previous copy's) and, per consumer, 24 bytes per copy in chunks of 1,024
-// IDs, plus 8 bytes per first application: 32 bytes for a copy the
-// consumer applied. The stored records
-// hold no pointers, so a ledger of millions of messages adds almost nothing
-// to garbage collection. A nil *Ledger ignores every event.
+// Records are indexed by ID, so every event costs O(1) amortised. The
+// ledger costs 24 bytes per copy, plus its key's bytes the first time it
+// sees that key (every time once 4,096 distinct keys were seen); per
+// consumer, 16 bytes per copy in chunks of 128 IDs, plus a byte or two per
+// first application (the difference from the previous one): about 42
+// bytes in all for a copy one consumer applied. The stored
+// records hold no pointers, so a ledger of millions of messages adds
+// almost nothing to garbage collection. Once Stats has been asked for, the
+// ledger keeps the summary up to date as it folds (see Stats). A nil
+// *Ledger ignores every event.
 type Ledger struct {
 	recs      table[record] // indexed by ID; index 0 unused
 	consumers []*consumerBook
 	byName    map[string]ConsumerRef
 	losses    list[loss]
 	strs      strtab           // keys and types of the records
-	wide      map[wideKey]Tick // ticks that do not fit a tick32
+	wide      map[wideKey]Tick // values that do not fit their field: ticks past a tick32, counts past 16 bits; loss causes of deliveries
 	lastKey   strCache
-	lastType  strCache
+	types     []string          // message types, index 0 is ""
+	typeIdx   map[string]uint16 // type -> index into types
+	wideTypes map[ID]string     // types past maxTypes, by copy
+	wideKeys  map[ID]string     // keys whose strRef does not fit a record, by copy
+	lastType  string
+	lastTIdx  uint16
 	causes    []Cause          // the causes deliveries refer to
 	causeIdx  map[Cause]uint32 // cause -> 1 + index into causes
 	origins   table[ID]        // the copy each copy was made from, by ID
@@ -275,12 +417,15 @@ type Ledger struct {
 	cache     []Outcome                // Outcomes("") as of cacheAt events
 	cacheAt   uint64
 	cached    bool
+	lineage   []ID        // the copies with an origin or copies made from them (recLinked), once each
+	unsorted  bool        // lineage is not in ID order
+	stats     *statsIndex // the summary kept up to date, once Stats was asked for
 }
 
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
 // fold a run's events as they happen.
 func NewLedger() *Ledger {
-	return &Ledger{byName: map[string]ConsumerRef{}, whereIdx: map[string]uint16{"": 0}, wheres: []string{""}, lastRef: NoConsumer}
+	return &Ledger{byName: map[string]ConsumerRef{}, whereIdx: map[string]uint16{"": 0}, wheres: []string{""}, types: []string{""}, lastRef: NoConsumer}
 }
 
 // Emit folds one trace event into the ledger. It is the ledger's only
@@ -322,6 +467,12 @@ func (l *Ledger) Emit(e *Event) {
 		return
 	}
 	l.last = e.Tick
+	if l.stats != nil {
+		l.stats.touch(e.Msg)
+		if e.Origin != 0 {
+			l.stats.touch(e.Origin)
+		}
+	}
 	switch e.Kind {
 	case KindSent, KindProduced, KindPublished, KindStored:
 		l.enter(e)
@@ -329,17 +480,18 @@ func (l *Ledger) Emit(e *Event) {
 		l.delivered(e)
 	case KindProcessed:
 		if d := l.entryOf(e); d != nil {
+			c := l.ref(e.Consumer)
 			d.bits |= delExpected | delHandled
-			d.Applied++
-			if d.Applied == 1 {
-				d.firstApplied = l.put32(e.Msg, l.ref(e.Consumer), fieldFirstApplied, e.Tick)
-				l.consumers[l.ref(e.Consumer)].order.push(e.Msg)
+			l.inc(e.Msg, c, fieldApplied, &d.applied)
+			if d.applied == 1 {
+				d.firstApplied = l.put32(e.Msg, c, fieldFirstApplied, e.Tick)
+				l.consumers[c].order.push(e.Msg)
 			}
 		}
 	case KindSkipped:
 		if d := l.entryOf(e); d != nil {
 			d.bits |= delExpected | delHandled
-			d.Skipped++
+			l.inc(e.Msg, l.ref(e.Consumer), fieldSkipped, &d.skipped)
 		}
 	case KindFailed:
 		if d := l.entryOf(e); d != nil {
@@ -477,7 +629,13 @@ func (l *Ledger) enter(e *Event) {
 // register fills in the fresh record r of e's message.
 func (l *Ledger) register(id ID, r *record, e *Event) {
 	*r = record{created: l.put32(id, NoConsumer, fieldCreated, e.Tick), changed: l.put32(id, NoConsumer, fieldChanged, e.Tick),
-		flags: recRegistered | r.flags&recLinked, key: l.lastKey.put(&l.strs, e.Key), typ: l.lastType.put(&l.strs, e.Type), where: l.where(e.Where)}
+		flags: recRegistered | r.flags&recLinked, typ: l.typeIndex(id, e.Type), where: l.where(e.Where)}
+	if !r.setKey(l.lastKey.put(&l.strs, e.Key)) {
+		if l.wideKeys == nil {
+			l.wideKeys = map[ID]string{}
+		}
+		l.wideKeys[id] = e.Key
+	}
 	if e.Origin != 0 && e.Origin != id {
 		l.setOrigin(id, e.Origin)
 	}
@@ -489,11 +647,18 @@ func (l *Ledger) setOrigin(id, origin ID) {
 		return // origins are older than their copies; anything else would make a cycle
 	}
 	*l.origins.at(uint64(id)) = origin
-	if r := l.rec(id); r != nil {
+	l.link(origin)
+	l.link(id)
+}
+
+// link marks copy id as part of a lineage.
+func (l *Ledger) link(id ID) {
+	if r := l.rec(id); r != nil && r.flags&recLinked == 0 {
 		r.flags |= recLinked
-	}
-	if r := l.rec(origin); r != nil {
-		r.flags |= recLinked
+		if n := len(l.lineage); n > 0 && l.lineage[n-1] > id {
+			l.unsorted = true
+		}
+		l.lineage = append(l.lineage, id)
 	}
 }
 
@@ -508,7 +673,7 @@ func (l *Ledger) delivered(e *Event) {
 		l.register(e.Msg, r, e)
 	}
 	d.bits |= delExpected
-	d.Delivered++
+	l.inc(e.Msg, c, fieldDelivered, &d.delivered)
 	d.lastSeen = l.put32(e.Msg, c, fieldLastSeen, e.Tick)
 }
 
@@ -530,11 +695,17 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 			l.setState(e.Msg, r, StateLost, e.Tick)
 		}
 		if d := l.entryOf(e); d != nil {
-			d.bits = d.bits&0xff | delExpected | l.cause(cause)<<8
-			d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
+			c := l.ref(e.Consumer)
+			d.bits |= delExpected
+			l.setLost(e.Msg, c, d, l.cause(cause))
+			d.lastSeen = l.put32(e.Msg, c, fieldLastSeen, e.Tick)
 		}
 	}
-	l.losses.push(loss{id: e.Msg, tick: e.Tick, consumer: l.ref(e.Consumer), cause: l.cause(cause)})
+	v := loss{id: e.Msg, tick: e.Tick, consumer: l.ref(e.Consumer), cause: l.cause(cause)}
+	l.losses.push(v)
+	if l.stats != nil && v.consumer == NoConsumer {
+		l.stats.lostBefore(v)
+	}
 }
 
 // loseUnapplied records that every consumer expecting copy id that has not
@@ -542,10 +713,10 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 func (l *Ledger) loseUnapplied(id ID, cause Cause, t Tick) {
 	for _, b := range l.consumers {
 		d := b.entries.get(uint64(id))
-		if d == nil || d.bits&delExpected == 0 || d.Applied > 0 || d.Skipped > 0 || d.bits&delMissed != 0 || d.bits>>8 != 0 {
+		if d == nil || d.bits&delExpected == 0 || d.applied > 0 || d.skipped > 0 || d.bits&(delMissed|delLost) != 0 {
 			continue
 		}
-		d.bits = d.bits&0xff | l.cause(cause)<<8
+		l.setLost(id, b.ref, d, l.cause(cause))
 		d.lastSeen = l.put32(id, b.ref, fieldLastSeen, t)
 		l.losses.push(loss{id: id, tick: t, consumer: b.ref, cause: l.cause(cause)})
 	}
@@ -575,6 +746,9 @@ func (l *Ledger) subscribe(e *Event) {
 		if r.flags&recRegistered != 0 && r.where == w && r.State == StatePending {
 			if d := l.entry(ID(i), c); d != nil {
 				d.bits |= delExpected
+				if l.stats != nil {
+					l.stats.touch(ID(i))
+				}
 			}
 		}
 	}
@@ -680,8 +854,8 @@ func (l *Ledger) export(id ID, r *record) Record {
 	}
 	if r.flags&recRegistered != 0 {
 		out.ID = id
-		out.Key = l.strs.get(r.key)
-		out.Type = l.strs.get(r.typ)
+		out.Key = l.keyString(id, r)
+		out.Type = l.typeOf(id, r)
 		if int(r.where) < len(l.wheres) {
 			out.Where = l.wheres[r.where]
 		}
@@ -691,11 +865,14 @@ func (l *Ledger) export(id ID, r *record) Record {
 
 // exportDelivery returns the Entry stored as e, for id and consumer c.
 func (l *Ledger) exportDelivery(id ID, c ConsumerRef, e *delivery) Entry {
-	d := Entry{Expected: e.bits&delExpected != 0, Delivered: e.Delivered, Applied: e.Applied, Skipped: e.Skipped,
+	d := Entry{Expected: e.bits&delExpected != 0, Delivered: l.count(id, c, fieldDelivered, e.delivered),
+		Applied: l.count(id, c, fieldApplied, e.applied), Skipped: l.count(id, c, fieldSkipped, e.skipped),
 		Acked: e.bits&delAcked != 0, Handled: e.bits&delHandled != 0, Missed: e.bits&delMissed != 0, FirstApplied: l.get32(id, c, fieldFirstApplied, e.firstApplied),
 		LastSeen: l.get32(id, c, fieldLastSeen, e.lastSeen)}
-	if i := e.bits >> 8; i != 0 {
-		d.Lost = l.causes[i-1]
+	if e.bits&delLost != 0 {
+		if i := l.wide[wideKey{id, c, fieldCause}]; i > 0 && int(i) <= len(l.causes) {
+			d.Lost = l.causes[i-1]
+		}
 	}
 	return d
 }
@@ -911,94 +1088,6 @@ func (l *Ledger) DuplicateEffects(name string) int {
 	return n
 }
 
-// CauseCount is the number of losses with one cause.
-type CauseCount struct {
-	Cause Cause
-	Count int
-}
-
-// Stats summarises the ledger.
-type Stats struct {
-	Messages         int // registered copies
-	Origins          int // registered origins (lineage roots)
-	Pending          int // copies still held by a broker or an outbox
-	Done             int // acknowledged and deleted
-	DeadLettered     int // copies parked in a dead-letter queue
-	Expired          int
-	Purged           int
-	Redriven         int
-	Phantoms         int
-	Delivered        int // deliveries over all consumers
-	Duplicates       int // repeated deliveries of an origin over all consumers
-	Applied          int // effects applied over all consumers
-	DuplicateEffects int // repeated effects of an origin over all consumers
-	Absorbed         int // deliveries a handler recognised as duplicates
-	Missed           int // (origin, consumer) pairs missed by design
-	Lost             int // losses that stand, per (origin, consumer) and before any consumer
-	LostBy           []CauseCount
-}
-
-// Stats computes the summary in O(messages x consumers).
-func (l *Ledger) Stats() Stats {
-	var s Stats
-	if l == nil {
-		return s
-	}
-	l.eachRecord(func(r *Record) {
-		s.Messages++
-		if r.Origin == 0 {
-			s.Origins++
-		}
-		switch r.State {
-		case StatePending:
-			s.Pending++
-		case StateDone:
-			s.Done++
-		case StateDeadLettered:
-			s.DeadLettered++
-		case StateExpired:
-			s.Expired++
-		case StatePurged:
-			s.Purged++
-		case StateRedriven:
-			s.Redriven++
-		}
-		if r.Phantom {
-			s.Phantoms++
-		}
-	})
-	by := map[Cause]int{}
-	l.eachOutcome(func(o *Outcome) {
-		s.Delivered += o.Deliveries
-		s.Applied += o.Effects
-		s.Absorbed += o.Skipped
-		if o.Deliveries > 1 {
-			s.Duplicates += o.Deliveries - 1
-		}
-		if o.Effects > 1 {
-			s.DuplicateEffects += o.Effects - 1
-		}
-		switch o.Verdict {
-		case VerdictMissed:
-			s.Missed++
-		case VerdictLost:
-			s.Lost++
-			by[o.Cause]++
-		}
-	})
-	for x := range l.allLosses() {
-		if l.standsBeforeConsumers(x) {
-			s.Lost++
-			by[x.Cause]++
-		}
-	}
-	for c, n := range by {
-		s.LostBy = append(s.LostBy, CauseCount{c, n})
-	}
-	sort.Slice(s.LostBy, func(i, j int) bool { return s.LostBy[i].Cause < s.LostBy[j].Cause })
-	return s
-}
-
 // eachRecord calls f for every registered record in ID order. The Record
 // f gets is a copy that is reused for the next call.
 func (l *Ledger) eachRecord(f func(r *Record)) {
@@ -1023,7 +1112,7 @@ func (l *Ledger) record(id ID) Record {
 // keyOf returns the key of copy id, "" when unknown.
 func (l *Ledger) keyOf(id ID) string {
 	if x := l.recs.get(uint64(id)); x != nil && x.flags&recRegistered != 0 {
-		return l.strs.get(x.key)
+		return l.keyString(id, x)
 	}
 	return ""
 }

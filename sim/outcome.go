@@ -158,6 +158,24 @@ func (l *Ledger) Outcomes(name string) []Outcome {
 	return out
 }
 
+// eachOutcomeOf calls f for every outcome of Outcomes(name), in its order,
+// without keeping them (see eachOutcome), and returns how many there were.
+// The checkers judge through it, so a check allocates no outcome slice.
+func (l *Ledger) eachOutcomeOf(name string, f func(o *Outcome)) int {
+	n := 0
+	count := func(o *Outcome) { n++; f(o) }
+	if name == "" {
+		l.eachOutcome(count)
+		return n
+	}
+	for _, b := range l.consumers {
+		if b.name == name {
+			l.eachBookOutcome(b, count)
+		}
+	}
+	return n
+}
+
 // bookOutcomes folds consumer b's deliveries by origin, as a slice.
 func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 	out := make([]Outcome, 0, min(b.entries.len(), 1<<12))
@@ -168,19 +186,17 @@ func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 // eachBookOutcome calls f for every outcome of consumer b, in origin
 // order, without keeping them: an unlinked copy (the common case) is its
 // own origin and is folded and handed over as the table is walked; the
-// lineages (copies with an origin or copies made from them) are folded
-// first, and each is handed over where its origin falls in the order. It
-// costs O(copies) time and O(lineages of b) memory, never O(copies). The
-// Outcome f gets is reused for the next call.
+// lineages (copies with an origin or copies made from them, listed in
+// Ledger.lineage) are folded first, and each is handed over where its
+// origin falls in the order. It costs O(copies) time and O(lineages of b)
+// memory, never O(copies). The Outcome f gets is reused for the next
+// call.
 func (l *Ledger) eachBookOutcome(b *consumerBook, f func(o *Outcome)) {
 	var lineage map[ID]*agg
 	var roots []ID
-	for i, e := range b.entries.all() {
-		if e.bits&delExpected == 0 {
-			continue
-		}
-		id := ID(i)
-		if !l.linked(id) {
+	for _, id := range l.linkedIDs() {
+		e := b.entries.get(uint64(id))
+		if e == nil || e.bits&delExpected == 0 {
 			continue
 		}
 		root := l.Root(id)

@@ -1,14 +1,19 @@
 package sim
 
 import (
+	"encoding/binary"
 	"iter"
 	"reflect"
 	"slices"
 	"strings"
 )
 
-// tableChunk is the number of elements per chunk of a table.
-const tableChunk = 1024
+// tableChunk is the number of elements per chunk of a table or a list.
+// It is small so that a short run (a test or a sweep's seed of a hundred
+// messages) allocates a few KiB, not chunks sized for millions: a record
+// chunk is 4 KiB, a delivery chunk 3 KiB. Long runs pay one pointer (8
+// bytes) in the chunk slice per chunk, 1/16 byte per element.
+const tableChunk = 128
 
 // table is a dense array indexed by ID that grows in fixed-size chunks, so
 // growing it never copies the elements already stored (a doubling slice
@@ -120,6 +125,14 @@ func (t *table[T]) get(i uint64) *T {
 	return &c[i%tableChunk]
 }
 
+// chunk returns chunk number c, or nil when it was never allocated.
+func (t *table[T]) chunk(c uint64) *[tableChunk]T {
+	if c < uint64(len(t.chunks)) {
+		return t.chunks[c]
+	}
+	return t.far[c]
+}
+
 // all yields the index and element of every allocated slot below len, in
 // index order, from 1 (index 0 is unused). It costs O(allocated chunks x
 // tableChunk), never O(the highest index).
@@ -161,10 +174,14 @@ func (t *table[T]) all() iter.Seq2[uint64, *T] {
 // len returns one past the highest index touched.
 func (t *table[T]) len() uint64 { return t.n }
 
-// strChunk is the size of one chunk of a strtab; strBig is the length from
-// which a string is kept as it is instead of being copied into a chunk.
+// strChunk is the largest size of one chunk of a strtab, strFirst the
+// size of its first: chunk sizes double from strFirst up to strChunk, so a
+// short run's strings take a few hundred bytes and a long run's still cost
+// one pointer per 64 KiB. strBig is the length from which a string is kept
+// as it is instead of being copied into a chunk.
 const (
 	strChunk = 64 << 10
+	strFirst = 256
 	strBig   = 1 << 12
 )
 
@@ -180,11 +197,15 @@ const strRefBig strRef = 1 << 63
 // that refer to them are pointer-free. A chunk is written once and never
 // moved: substrings of it stay valid, and reading a string back does not
 // allocate. Storing a string costs a copy of its bytes; only one pointer
-// per 64 KiB chunk (and per big string) is left for the collector to scan.
+// per chunk (at most 64 KiB, and per big string) is left for the collector
+// to scan. A chunk is never copied: a full one is kept as it is and the
+// next, twice as large up to strChunk, is begun.
 type strtab struct {
-	done []string        // full chunks
-	cur  strings.Builder // the chunk being filled; it never grows past strChunk
-	big  []string        // strings of at least strBig bytes
+	done   []string          // full chunks
+	cur    strings.Builder   // the chunk being filled; it never grows past strChunk
+	big    []string          // strings of at least strBig bytes
+	seen   map[string]strRef // the first maxInterned distinct strings stored through intern
+	stored int               // bytes stored through intern, counted up to internFrom
 }
 
 // put stores s and returns its reference.
@@ -200,8 +221,9 @@ func (t *strtab) put(s string) strRef {
 		if t.cur.Len() > 0 {
 			t.done = append(t.done, t.cur.String())
 		}
+		size := min(strChunk, max(strFirst, 2*t.cur.Cap(), len(s)))
 		t.cur = strings.Builder{}
-		t.cur.Grow(strChunk)
+		t.cur.Grow(size)
 	}
 	off := t.cur.Len()
 	t.cur.WriteString(s)
@@ -249,9 +271,41 @@ func (c *strCache) store(t *strtab, s string) strRef {
 		return 0
 	}
 	if c.r == 0 || s != c.s {
-		c.s, c.r = s, t.put(s)
+		c.s, c.r = s, t.intern(s)
 	}
 	return c.r
+}
+
+// maxInterned is how many distinct strings a strtab remembers, so that a
+// string stored again (a workload's keys recur) is not copied again. Past
+// it, new strings are copied every time they are stored: the index stays
+// bounded when every message has a key of its own. internFrom is how many
+// bytes a strtab stores before it begins to remember: a short run's keys
+// cost less copied than indexed.
+const (
+	maxInterned = 4096
+	internFrom  = 4096
+)
+
+// intern is put for a string that may have been stored before: once
+// internFrom bytes were stored, it returns the reference of the earlier
+// copy when the strtab remembers one. It costs a map lookup.
+func (t *strtab) intern(s string) strRef {
+	if t.stored < internFrom {
+		t.stored += len(s)
+		return t.put(s)
+	}
+	if r, ok := t.seen[s]; ok {
+		return r
+	}
+	r := t.put(s)
+	if len(t.seen) < maxInterned && r&strRefBig == 0 {
+		if t.seen == nil {
+			t.seen = map[string]strRef{}
+		}
+		t.seen[t.get(r)] = r // the strtab's own copy, so the caller's string is not kept
+	}
+	return r
 }
 
 // list is an append-only sequence stored in fixed-size chunks, so appending
@@ -294,6 +348,75 @@ func (s *list[T]) slice() []T {
 	out := make([]T, 0, s.n)
 	for _, c := range s.chunks {
 		out = append(out, c[:min(tableChunk, s.n-len(out))]...)
+	}
+	return out
+}
+
+// idSeq is an append-only sequence of IDs, stored as the difference from
+// the previous ID (zigzag varint) in chunks of bytes that are never
+// copied: IDs that arrive roughly in order, as first applications do,
+// take one or two bytes each instead of eight. Chunks start at seqFirst
+// bytes and double up to seqChunk. Reading it back is sequential.
+type idSeq struct {
+	chunks [][]byte
+	last   ID // the ID pushed last
+	n      int
+}
+
+const (
+	seqFirst = 64
+	seqChunk = 4096
+)
+
+// push appends id.
+func (s *idSeq) push(id ID) {
+	d := int64(id - s.last) // the difference modulo 2^64, read as signed
+	z := uint64(d<<1) ^ uint64(d>>63)
+	s.last = id
+	s.n++
+	k := len(s.chunks) - 1
+	if k < 0 || cap(s.chunks[k])-len(s.chunks[k]) < binary.MaxVarintLen64 {
+		size := seqFirst
+		if k >= 0 {
+			size = min(seqChunk, 2*cap(s.chunks[k]))
+		}
+		s.chunks = append(s.chunks, make([]byte, 0, size))
+		k++
+	}
+	s.chunks[k] = binary.AppendUvarint(s.chunks[k], z)
+}
+
+// len returns the number of IDs.
+func (s *idSeq) len() int { return s.n }
+
+// all yields the IDs in order.
+func (s *idSeq) all() iter.Seq[ID] {
+	return func(yield func(ID) bool) {
+		var id ID
+		for _, c := range s.chunks {
+			for len(c) > 0 {
+				z, n := binary.Uvarint(c)
+				if n <= 0 {
+					return // push writes only whole varints; never reached
+				}
+				c = c[n:]
+				id += ID(int64(z>>1) ^ -int64(z&1))
+				if !yield(id) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// slice returns the IDs in order as a new slice, nil when there are none.
+func (s *idSeq) slice() []ID {
+	if s.n == 0 {
+		return nil
+	}
+	out := make([]ID, 0, s.n)
+	for id := range s.all() {
+		out = append(out, id)
 	}
 	return out
 }

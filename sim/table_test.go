@@ -9,11 +9,11 @@ import (
 )
 
 func TestLedgerStorageIsCompactAndPointerFree(t *testing.T) {
-	if n := unsafe.Sizeof(record{}); n > 32 {
-		t.Errorf("record is %d bytes, want <= 32", n)
+	if n := unsafe.Sizeof(record{}); n > 24 {
+		t.Errorf("record is %d bytes, want <= 24", n)
 	}
-	if n := unsafe.Sizeof(delivery{}); n > 24 {
-		t.Errorf("delivery is %d bytes, want <= 24", n)
+	if n := unsafe.Sizeof(delivery{}); n > 16 {
+		t.Errorf("delivery is %d bytes, want <= 16", n)
 	}
 }
 
@@ -31,6 +31,13 @@ func TestStrtabRoundTrip(t *testing.T) {
 	}
 	if len(st.done) < 2 {
 		t.Fatalf("only %d full chunks; the test should cross chunk boundaries", len(st.done))
+	}
+	// Chunks start small and double, and none outgrows what a strRef's
+	// 16-bit offset reaches.
+	for i, c := range st.done {
+		if len(c) > strChunk || i == 0 && len(c) > strFirst {
+			t.Fatalf("chunk %d holds %d bytes", i, len(c))
+		}
 	}
 	for i, s := range want {
 		if got := st.get(refs[i]); got != s {
@@ -187,4 +194,171 @@ func TestLedgerWithAHugeMessageIDStaysSmall(t *testing.T) {
 		t.Fatalf("the ledger took %d MiB for one message", grew>>20)
 	}
 	runtime.KeepAlive(l)
+}
+
+// TestASmallRunAllocatesLittle folds the events of a hundred queue
+// lifecycles into fresh ledgers and judges them, as a sweep does for every
+// seed, and bounds the bytes that allocates: tables, lists and the string
+// table start small instead of at chunks sized for millions of messages,
+// and the checkers keep no outcome slice.
+func TestASmallRunAllocatesLittle(t *testing.T) {
+	const n, runs = 100, 20
+	evs := make([]Event, 0, 5*n)
+	for i := 1; i <= n; i++ {
+		id, key, tick := ID(i), "order-"+strconv.Itoa(i%10), Tick(i/10+1)
+		evs = append(evs,
+			Event{Tick: tick, Kind: KindSent, Where: "queue:orders", Consumer: "orders", Msg: id, Key: key},
+			Event{Tick: tick, Kind: KindReceived, Where: "queue:orders", Consumer: "orders", Msg: id, Key: key},
+			Event{Tick: tick, Kind: KindProcessed, Where: "queue:orders", Consumer: "orders", Msg: id, Key: key},
+			Event{Tick: tick, Kind: KindAcked, Where: "queue:orders", Consumer: "orders", Msg: id, Key: key})
+	}
+	checks := []Checker{NoLoss(), AtLeastOnce("orders"), ExactlyOnce("orders"), MaxDuplicates("orders", 0)}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range runs {
+		l := NewLedger()
+		for i := range evs {
+			l.Emit(&evs[i])
+		}
+		if err := Check(l, checks...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 16<<10 {
+		t.Fatalf("a 100-message run allocated %d bytes in the ledger and checkers, want at most 16 KiB", per)
+	}
+}
+
+// TestLedgerTypesPastTheIndex: a trace with more distinct message types
+// than records index keeps every copy's type, and a recurring key is
+// stored once.
+func TestLedgerTypesPastTheIndex(t *testing.T) {
+	l := NewLedger()
+	const n = maxTypes + 100
+	for i := 1; i <= n; i++ {
+		l.Emit(&Event{Tick: 1, Kind: KindSent, Where: "queue:q", Msg: ID(i), Key: "k" + strconv.Itoa(i%3), Type: "t" + strconv.Itoa(i)})
+	}
+	for _, i := range []int{1, 2, maxTypes - 1, maxTypes, maxTypes + 1, n} {
+		r, ok := l.Record(ID(i))
+		if !ok || r.Type != "t"+strconv.Itoa(i) || r.Key != "k"+strconv.Itoa(i%3) {
+			t.Fatalf("m%d: %+v", i, r)
+		}
+	}
+	if len(l.types) != maxTypes+1 || len(l.wideTypes) != n-maxTypes {
+		t.Fatalf("%d types indexed, %d kept apart", len(l.types), len(l.wideTypes))
+	}
+	stored := l.strs.cur.Len()
+	for _, c := range l.strs.done {
+		stored += len(c)
+	}
+	if stored > internFrom+len("k0k1k2") {
+		t.Fatalf("three recurring keys took %d bytes of strings", stored)
+	}
+}
+
+// TestRecordKeyReferences: a key reference round-trips through a record's
+// 48 bits, small and big, and one that does not fit is refused, so the
+// ledger keeps that key apart.
+func TestRecordKeyReferences(t *testing.T) {
+	for _, k := range []strRef{0, 1<<16 | 7, (keyBigBit-1)<<32 | 0xffff_ffff, strRefBig, strRefBig | 5, strRefBig | (keyBigBit-2)<<32 | 0xffff_ffff} {
+		var r record
+		if !r.setKey(k) {
+			t.Fatalf("%#x does not fit", uint64(k))
+		}
+		if got, ok := r.key(); !ok || got != k {
+			t.Fatalf("%#x came back as %#x", uint64(k), uint64(got))
+		}
+	}
+	for _, k := range []strRef{keyBigBit << 32, strRefBig | (keyBigBit-1)<<32} {
+		var r record
+		if r.setKey(k) {
+			t.Fatalf("%#x fits", uint64(k))
+		}
+		if _, ok := r.key(); ok {
+			t.Fatalf("%#x: a refused key reads back", uint64(k))
+		}
+	}
+	l := NewLedger()
+	r := l.rec(9)
+	l.register(9, r, &Event{Msg: 9, Key: "far"})
+	r.setKey(keyBigBit << 32) // as if the strings had outgrown the record's reach
+	l.wideKeys = map[ID]string{9: "far"}
+	if got, _ := l.Record(9); got.Key != "far" {
+		t.Fatalf("key %q", got.Key)
+	}
+}
+
+// TestIDSeqRoundTrip: IDs in any order, the largest included, read back
+// as pushed, across chunk boundaries; in-order IDs take a byte each.
+func TestIDSeqRoundTrip(t *testing.T) {
+	want := []ID{1, 2, 3, 1<<64 - 1, 5, 0, 1 << 63, 1<<63 - 1, 7}
+	for i := range 5000 {
+		want = append(want, ID(i*3%1000+1))
+	}
+	var s idSeq
+	for _, id := range want {
+		s.push(id)
+	}
+	if len(s.chunks) < 3 || s.len() != len(want) {
+		t.Fatalf("%d chunks, %d IDs", len(s.chunks), s.len())
+	}
+	got := s.slice()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("ID %d: got %d, want %d", i, got[i], want[i])
+		}
+	}
+	var inOrder idSeq
+	for i := 1; i <= 10_000; i++ {
+		inOrder.push(ID(i))
+	}
+	bytes := 0
+	for _, c := range inOrder.chunks {
+		bytes += cap(c)
+	}
+	if bytes > 2*10_000 {
+		t.Fatalf("10,000 IDs in order take %d bytes", bytes)
+	}
+	n := 0
+	for range inOrder.all() {
+		if n++; n == 10 {
+			break
+		}
+	}
+}
+
+// TestDeliveryCountsPast16Bits: a copy delivered, applied and skipped
+// more often than 16 bits count keeps its counts exact, and a delivery's
+// loss cause reads back, replaced by a later loss.
+func TestDeliveryCountsPast16Bits(t *testing.T) {
+	l := NewLedger()
+	const n = 1<<16 + 3
+	l.Emit(&Event{Tick: 1, Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 1})
+	for range n {
+		l.Emit(&Event{Tick: 2, Kind: KindRedelivered, Where: "queue:q", Consumer: "w", Msg: 1})
+		l.Emit(&Event{Tick: 2, Kind: KindProcessed, Where: "queue:q", Consumer: "w", Msg: 1})
+		l.Emit(&Event{Tick: 2, Kind: KindSkipped, Where: "queue:q", Consumer: "w", Msg: 1})
+	}
+	c := l.Consumer("w")
+	if e := l.Entry(1, c); e.Delivered != n || e.Applied != n || e.Skipped != n || e.FirstApplied != 2 {
+		t.Fatalf("%+v", e)
+	}
+	if got := l.DuplicateEffects("w"); got != n-1 {
+		t.Fatalf("%d duplicate effects, want %d", got, n-1)
+	}
+	l.Emit(&Event{Tick: 3, Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 2})
+	l.Emit(&Event{Tick: 4, Kind: KindLost, Where: "queue:q", Consumer: "w", Msg: 2, Cause: CauseOverflow})
+	if e := l.Entry(2, c); e.Lost != CauseOverflow {
+		t.Fatalf("%+v", e)
+	}
+	l.Emit(&Event{Tick: 5, Kind: KindLost, Where: "queue:q", Consumer: "w", Msg: 2, Cause: CauseDisconnect})
+	l.Emit(&Event{Tick: 6, Kind: KindExpired, Where: "queue:q", Msg: 2}) // already lost: no new loss
+	if e := l.Entry(2, c); e.Lost != CauseDisconnect || e.LastSeen != 5 {
+		t.Fatalf("%+v", e)
+	}
+	if got := len(l.Losses()); got != 2 {
+		t.Fatalf("%d losses stand, want 2", got)
+	}
 }

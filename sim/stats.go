@@ -1,0 +1,347 @@
+package sim
+
+import (
+	"slices"
+	"strings"
+)
+
+// CauseCount is the number of losses with one cause.
+type CauseCount struct {
+	Cause Cause
+	Count int
+}
+
+// Stats summarises the ledger.
+type Stats struct {
+	Messages         int // registered copies
+	Origins          int // registered origins (lineage roots)
+	Pending          int // copies still held by a broker or an outbox
+	Done             int // acknowledged and deleted
+	DeadLettered     int // copies parked in a dead-letter queue
+	Expired          int
+	Purged           int
+	Redriven         int
+	Phantoms         int
+	Delivered        int // deliveries over all consumers
+	Duplicates       int // repeated deliveries of an origin over all consumers
+	Applied          int // effects applied over all consumers
+	DuplicateEffects int // repeated effects of an origin over all consumers
+	Absorbed         int // deliveries a handler recognised as duplicates
+	Missed           int // (origin, consumer) pairs missed by design
+	Lost             int // losses that stand, per (origin, consumer) and before any consumer
+	LostBy           []CauseCount
+}
+
+// Stats returns the summary: the counts of the registered records, and of
+// the outcomes (Outcomes("")) and the standing losses before any consumer.
+//
+// The first call folds every copy, O(messages x consumers). From then on
+// the ledger keeps the summary up to date as it folds events: it keeps
+// one partial summary per chunk of 128 IDs, notes the chunks an event
+// touches (an event touches its message and its origin), and a later call
+// refolds only those chunks, plus the copies that belong to a lineage (an
+// origin or copies made from it), whose outcomes span chunks. A call
+// therefore costs O(chunks touched since the last call x 128 x consumers +
+// linked copies x consumers + causes), not a pass over every outcome; the
+// partial summaries cost about 2 bytes per copy.
+func (l *Ledger) Stats() Stats {
+	var s Stats
+	if l == nil {
+		return s
+	}
+	x := l.stats
+	if x == nil {
+		x = l.newStatsIndex()
+		l.stats = x
+	}
+	for _, c := range x.dirty {
+		x.refresh(l, c)
+	}
+	x.dirty, x.last = x.dirty[:0], 0
+	t := x.total
+	t.lostBy = nil
+	by := make(map[Cause]int, len(x.totalBy))
+	for c, n := range x.totalBy {
+		by[c] = n
+	}
+	l.lineageStats(&t, by)
+	s = Stats{Messages: t.messages, Origins: t.origins, Phantoms: t.phantoms,
+		Pending: t.states[StatePending], Done: t.states[StateDone], DeadLettered: t.states[StateDeadLettered],
+		Expired: t.states[StateExpired], Purged: t.states[StatePurged], Redriven: t.states[StateRedriven],
+		Delivered: t.delivered, Duplicates: t.duplicates, Applied: t.applied, DuplicateEffects: t.dupEffects,
+		Absorbed: t.absorbed, Missed: t.missed, Lost: t.lost}
+	for c, n := range by {
+		s.LostBy = append(s.LostBy, CauseCount{c, n})
+	}
+	slices.SortFunc(s.LostBy, func(a, b CauseCount) int { return strings.Compare(string(a.Cause), string(b.Cause)) })
+	return s
+}
+
+// statsPart is what one chunk of IDs contributes to Stats: its registered
+// records, the outcomes of its unlinked copies (each its own origin, so
+// its outcome is folded from its own record and deliveries alone), and the
+// standing losses of its copies before any consumer.
+type statsPart struct {
+	dirty                        bool // touched since it was last folded
+	messages, origins, phantoms  int
+	states                       [len(stateNames)]int // registered records by state
+	delivered, applied, absorbed int
+	duplicates, dupEffects       int
+	missed, lost                 int
+	lostBy                       []CauseCount
+}
+
+// add adds q's counts to p, times sign (1 or -1); lostBy is left to the
+// caller.
+func (p *statsPart) add(q *statsPart, sign int) {
+	p.messages += sign * q.messages
+	p.origins += sign * q.origins
+	p.phantoms += sign * q.phantoms
+	for i := range p.states {
+		p.states[i] += sign * q.states[i]
+	}
+	p.delivered += sign * q.delivered
+	p.applied += sign * q.applied
+	p.absorbed += sign * q.absorbed
+	p.duplicates += sign * q.duplicates
+	p.dupEffects += sign * q.dupEffects
+	p.missed += sign * q.missed
+	p.lost += sign * q.lost
+}
+
+// outcome counts one outcome into p, its loss cause into by.
+func (p *statsPart) outcome(o *Outcome, by func(Cause)) {
+	p.delivered += o.Deliveries
+	p.applied += o.Effects
+	p.absorbed += o.Skipped
+	if o.Deliveries > 1 {
+		p.duplicates += o.Deliveries - 1
+	}
+	if o.Effects > 1 {
+		p.dupEffects += o.Effects - 1
+	}
+	switch o.Verdict {
+	case VerdictMissed:
+		p.missed++
+	case VerdictLost:
+		p.lost++
+		by(o.Cause)
+	}
+}
+
+// countCause adds one loss with cause c to a chunk's few counts.
+func (p *statsPart) countCause(c Cause) {
+	for i := range p.lostBy {
+		if p.lostBy[i].Cause == c {
+			p.lostBy[i].Count++
+			return
+		}
+	}
+	p.lostBy = append(p.lostBy, CauseCount{c, 1})
+}
+
+// statsIndex keeps Stats up to date once it has been asked for: a partial
+// summary per chunk of IDs, their sum, the chunks touched since, and the
+// losses before any consumer by chunk (the ledger's loss list is in the
+// order recorded, not by ID).
+type statsIndex struct {
+	parts   map[uint64]*statsPart // by chunk number
+	total   statsPart             // the sum of parts; lostBy unused
+	totalBy map[Cause]int         // the sum of the parts' lostBy
+	dirty   []uint64              // chunks touched since the last Stats, each once
+	last    uint64                // the chunk touched last, 1 + its number; 0 = none
+	before  map[uint64][]loss
+}
+
+// part returns chunk c's part, creating it on first use. The parts are
+// kept in a map, not a table, so that a short run that asks for Stats
+// once (a scenario's report) pays for the parts it has, not for a chunk
+// of 128 of them.
+func (x *statsIndex) part(c uint64) *statsPart {
+	p := x.parts[c]
+	if p == nil {
+		p = &statsPart{}
+		x.parts[c] = p
+	}
+	return p
+}
+
+// newStatsIndex returns an index with every chunk that holds a record, a
+// delivery or a loss marked touched, so the first Stats folds them all.
+func (l *Ledger) newStatsIndex() *statsIndex {
+	x := &statsIndex{parts: map[uint64]*statsPart{}, totalBy: map[Cause]int{}}
+	mark := func(c uint64) {
+		if p := x.part(c); !p.dirty {
+			p.dirty = true
+			x.dirty = append(x.dirty, c)
+		}
+	}
+	chunksOf(&l.recs, mark)
+	for _, b := range l.consumers {
+		chunksOf(&b.entries, mark)
+	}
+	for v := range l.losses.all() {
+		if v.consumer == NoConsumer {
+			c := uint64(v.id) / tableChunk
+			if x.before == nil {
+				x.before = map[uint64][]loss{}
+			}
+			x.before[c] = append(x.before[c], v)
+			mark(c)
+		}
+	}
+	return x
+}
+
+// chunksOf calls f with the number of every allocated chunk of t.
+func chunksOf[T any](t *table[T], f func(c uint64)) {
+	for c, p := range t.chunks {
+		if p != nil {
+			f(uint64(c))
+		}
+	}
+	for c := range t.far {
+		f(c)
+	}
+}
+
+// touch notes that an event changed copy id, so its chunk's part is
+// refolded at the next Stats. It costs a comparison when the chunk is
+// the one touched last.
+func (x *statsIndex) touch(id ID) {
+	c := uint64(id) / tableChunk
+	if c+1 == x.last {
+		return
+	}
+	x.last = c + 1
+	if p := x.part(c); !p.dirty {
+		p.dirty = true
+		x.dirty = append(x.dirty, c)
+	}
+}
+
+// lostBefore notes a loss before any consumer.
+func (x *statsIndex) lostBefore(v loss) {
+	c := uint64(v.id) / tableChunk
+	if x.before == nil {
+		x.before = map[uint64][]loss{}
+	}
+	x.before[c] = append(x.before[c], v)
+	x.touch(v.id)
+}
+
+// refresh refolds chunk c's part and replaces it in the total.
+func (x *statsIndex) refresh(l *Ledger, c uint64) {
+	p := x.part(c)
+	x.total.add(p, -1)
+	for _, cc := range p.lostBy {
+		if x.totalBy[cc.Cause] -= cc.Count; x.totalBy[cc.Cause] == 0 {
+			delete(x.totalBy, cc.Cause)
+		}
+	}
+	*p = l.foldPart(c, x.before[c])
+	x.total.add(p, 1)
+	for _, cc := range p.lostBy {
+		x.totalBy[cc.Cause] += cc.Count
+	}
+}
+
+// foldPart folds chunk c: its registered records, the outcomes of its
+// unlinked copies for every consumer, and before, its losses before any
+// consumer.
+func (l *Ledger) foldPart(c uint64, before []loss) statsPart {
+	var p statsPart
+	if rs := l.recs.chunk(c); rs != nil {
+		for k := range rs {
+			r := &rs[k]
+			id := ID(c*tableChunk + uint64(k))
+			if id == 0 || r.flags&recRegistered == 0 {
+				continue
+			}
+			p.messages++
+			if r.flags&recLinked == 0 || l.originOf(id) == 0 {
+				p.origins++
+			}
+			if int(r.State) < len(p.states) {
+				p.states[r.State]++
+			}
+			if r.flags&recPhantom != 0 {
+				p.phantoms++
+			}
+		}
+	}
+	for _, b := range l.consumers {
+		es := b.entries.chunk(c)
+		if es == nil {
+			continue
+		}
+		for k := range es {
+			e := &es[k]
+			id := ID(c*tableChunk + uint64(k))
+			if id == 0 || e.bits&delExpected == 0 || l.linked(id) {
+				continue
+			}
+			d := l.exportDelivery(id, b.ref, e)
+			a := agg{o: Outcome{Origin: id, Consumer: b.name}}
+			a.add(l, id, &d)
+			o := a.finish()
+			p.outcome(&o, p.countCause)
+		}
+	}
+	for _, v := range before {
+		if r := l.recs.get(uint64(v.id)); r != nil && r.State == StateLost {
+			p.lost++
+			cause := Cause("")
+			if v.cause != 0 {
+				cause = l.causes[v.cause-1]
+			}
+			p.countCause(cause)
+		}
+	}
+	return p
+}
+
+// lineageStats adds to t and by the outcomes of the linked copies, folded
+// by origin for every consumer as eachBookOutcome folds them: O(linked
+// copies x consumers).
+func (l *Ledger) lineageStats(t *statsPart, by map[Cause]int) {
+	if len(l.lineage) == 0 {
+		return
+	}
+	count := func(c Cause) { by[c]++ }
+	aggs := map[ID]*agg{}
+	var roots []ID
+	for _, b := range l.consumers {
+		clear(aggs)
+		roots = roots[:0]
+		for _, id := range l.linkedIDs() {
+			e := b.entries.get(uint64(id))
+			if e == nil || e.bits&delExpected == 0 {
+				continue
+			}
+			root := l.Root(id)
+			a, ok := aggs[root]
+			if !ok {
+				a = &agg{o: Outcome{Origin: root, Consumer: b.name}}
+				aggs[root] = a
+				roots = append(roots, root)
+			}
+			d := l.exportDelivery(id, b.ref, e)
+			a.add(l, id, &d)
+		}
+		for _, root := range roots {
+			o := aggs[root].finish()
+			t.outcome(&o, count)
+		}
+	}
+}
+
+// linkedIDs returns the copies that belong to a lineage, in ID order,
+// sorting them first when some were linked out of order.
+func (l *Ledger) linkedIDs() []ID {
+	if l.unsorted {
+		slices.Sort(l.lineage)
+		l.unsorted = false
+	}
+	return l.lineage
+}

@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// randomEvent returns an event of a kind the ledger folds, about one of n
+// copies, with random consumers, origins, causes and keys: hostile traces
+// included (unknown copies, origins that are not older, repeats).
+func randomEvent(r *rand.Rand, n int, tick Tick) Event {
+	kinds := []Kind{KindSent, KindProduced, KindPublished, KindStored, KindRedriven, KindDeduplicated,
+		KindReceived, KindRedelivered, KindPolled, KindDelivered, KindProcessed, KindSkipped, KindFailed,
+		KindDuplicated, KindAcked, KindDeadLettered, KindExpired, KindPurged, KindMissed, KindDropped,
+		KindLost, KindPhantom, KindSubscribed, KindAction}
+	consumers := []string{"", "billing", "audit", "mail"}
+	causes := []Cause{"", CauseRetention, CauseDualWrite, CauseOverflow, CauseDisconnect}
+	wheres := []string{"queue:orders", "log:orders", "topic:prices", "outbox:shop"}
+	e := Event{Tick: tick, Kind: kinds[r.IntN(len(kinds))], Msg: ID(1 + r.IntN(n)),
+		Consumer: consumers[r.IntN(len(consumers))], Where: wheres[r.IntN(len(wheres))],
+		Key: "k" + string(rune('a'+r.IntN(5)))}
+	if r.IntN(4) == 0 {
+		e.Origin = ID(r.IntN(n + 1))
+	}
+	if e.Kind == KindLost || e.Kind == KindExpired {
+		e.Cause = causes[r.IntN(len(causes))]
+	}
+	if e.Kind == KindSubscribed && r.IntN(2) == 0 {
+		e.Detail = "earliest"
+	}
+	return e
+}
+
+// TestStatsKeptEqualsTheScan folds random traces and compares the summary
+// the ledger keeps with a scan over every record, outcome and loss, at
+// random points of every trace, so every chunk is refolded after every
+// kind of change (a new lineage, a loss before any consumer, a
+// subscription reading the log from its start).
+func TestStatsKeptEqualsTheScan(t *testing.T) {
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		l := NewLedger()
+		n := 50 + r.IntN(400) // across several chunks of IDs
+		events := 200 + r.IntN(3000)
+		asked := false
+		for i := range events {
+			e := randomEvent(r, n, Tick(i/7))
+			l.Emit(&e)
+			if r.IntN(40) == 0 || i == events-1 {
+				got, want := l.Stats(), l.statsByScan()
+				asked = true
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("seed %d, after event %d (%+v):\nkept %+v\nscan %+v", seed, i, e, got, want)
+				}
+			}
+		}
+		if !asked {
+			t.Fatalf("seed %d: never compared", seed)
+		}
+	}
+}
+
+// TestStatsKeptAfterAnEarliestSubscription: a group that reads a log
+// from its start expects every record still in it, in every chunk, though
+// its subscription event names none of them.
+func TestStatsKeptAfterAnEarliestSubscription(t *testing.T) {
+	l := NewLedger()
+	for i := 1; i <= 3*tableChunk; i++ {
+		l.Emit(&Event{Tick: 1, Kind: KindProduced, Where: "log:orders", Msg: ID(i), Key: "k"})
+	}
+	if got := l.Stats(); got.Pending != 3*tableChunk || got.Lost != 0 {
+		t.Fatalf("before: %+v", got)
+	}
+	l.Emit(&Event{Tick: 2, Kind: KindSubscribed, Where: "log:orders", Consumer: "billing", Detail: "earliest"})
+	l.Emit(&Event{Tick: 3, Kind: KindExpired, Where: "log:orders", Msg: 1})
+	got, want := l.Stats(), l.statsByScan()
+	if !reflect.DeepEqual(got, want) || got.Lost != 1 {
+		t.Fatalf("kept %+v\nscan %+v", got, want)
+	}
+	l.Emit(&Event{Tick: 4, Kind: KindPurged, Where: "log:orders", Msg: 2*tableChunk + 5})
+	if got, want := l.Stats(), l.statsByScan(); !reflect.DeepEqual(got, want) || got.Lost != 2 {
+		t.Fatalf("kept %+v\nscan %+v", got, want)
+	}
+}

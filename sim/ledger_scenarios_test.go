@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -67,7 +68,7 @@ func TestStatsKeptOnEveryScenario(t *testing.T) {
 					compare()
 				}
 			})
-			r, err := s.NewRun(scenario.Options{Sinks: []sim.Sink{sink}})
+			r, err := lab.New(s, lab.Options{Sinks: []sim.Sink{sink}})
 			if err != nil {
 				t.Fatal(err)
 			}

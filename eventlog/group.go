@@ -725,8 +725,8 @@ func (g *Group) standing(q int, gp *groupPart) (int64, *Member) {
 // at or past the offset it stands at.
 func (g *Group) skip(q int, gp *groupPart, part *partition, off int64) {
 	from, m := g.standing(q, gp)
-	for i := part.search(max(from, part.start)); i < len(part.recs) && part.recs[i].off < off; i++ {
-		e := &part.recs[i]
+	for i := part.search(max(from, part.start)); i < part.recs.len() && part.recs.at(i).off < off; i++ {
+		e := part.recs.at(i)
 		if m != nil && e.off < gp.pos && m.find(q, e.off) < 0 || g.applied(q, e.off) {
 			continue // handled already
 		}
@@ -799,8 +799,8 @@ func (g *Group) prune(p int, from, to int64) {
 	if len(g.again) == 0 || to > part.end || to <= from {
 		return
 	}
-	for i := part.search(max(from, part.start)); i < len(part.recs) && part.recs[i].off < to; i++ {
-		k := Position{Partition: p, Offset: part.recs[i].off}
+	for i := part.search(max(from, part.start)); i < part.recs.len() && part.recs.at(i).off < to; i++ {
+		k := Position{Partition: p, Offset: part.recs.at(i).off}
 		if x, ok := g.again[k]; ok && x.n == 0 {
 			delete(g.again, k)
 		}
@@ -839,8 +839,8 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 	}
 	tr := g.env.Trace
 	i := part.search(gp.pos)
-	for ; i < len(part.recs) && max > 0; i++ {
-		e := &part.recs[i]
+	for ; i < part.recs.len() && max > 0; i++ {
+		e := part.recs.at(i)
 		n := g.attempt(gp, p, e.off)
 		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg})
 		m.out = append(m.out, outRec{p: p, off: e.off, id: e.msg.ID, attempt: n})
@@ -854,7 +854,7 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 		gp.pos = e.off + 1
 		max--
 	}
-	if i == len(part.recs) {
+	if i == part.recs.len() {
 		// Nothing is left past the position: the offsets up to the end
 		// hold no record (compaction removed them), and a position there
 		// reads as the end (Kafka's "equivalent positions").
@@ -869,8 +869,8 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 // the member whose fetch resolved it.
 func (g *Group) owed(actor string, p int, gp *groupPart, part *partition, to int64, cause sim.Cause) {
 	if gp.owe >= 0 {
-		for i := part.search(max(gp.owe, part.start)); i < len(part.recs) && part.recs[i].off < to; i++ {
-			if e := &part.recs[i]; !g.applied(p, e.off) {
+		for i := part.search(max(gp.owe, part.start)); i < part.recs.len() && part.recs.at(i).off < to; i++ {
+			if e := part.recs.at(i); !g.applied(p, e.off) {
 				g.lose(actor, p, e, cause, "")
 			}
 		}

@@ -1,0 +1,106 @@
+package eventlog
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// TestRecordsMatchASlice drives a partition's records through appends,
+// drops from the head and truncations (as retention and compaction do),
+// across many chunk boundaries, and checks every live entry against a plain
+// slice after every step.
+func TestRecordsMatchASlice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var p partition
+	var want []int64 // live offsets
+	next := int64(0)
+	check := func(step int) {
+		t.Helper()
+		if p.size() != len(want) {
+			t.Fatalf("step %d: %d live records, want %d", step, p.size(), len(want))
+		}
+		if p.head >= recChunk {
+			t.Fatalf("step %d: head %d not below a chunk", step, p.head)
+		}
+		for i, off := range want {
+			if got := p.recs.at(p.head + i).off; got != off {
+				t.Fatalf("step %d: live record %d has offset %d, want %d", step, i, got, off)
+			}
+		}
+		if len(want) > 0 && p.search(want[len(want)/2]) != p.head+len(want)/2 {
+			t.Fatalf("step %d: search misses offset %d", step, want[len(want)/2])
+		}
+	}
+	for step := range 4000 {
+		switch r := rng.IntN(10); {
+		case r < 6: // a burst of appends
+			for range rng.IntN(200) {
+				p.recs.push(entry{off: next, msg: sim.Message{ID: sim.ID(next + 1)}})
+				want = append(want, next)
+				next++
+				p.end = next
+			}
+		case r < 9: // retention: drop some from the head
+			for k := rng.IntN(300); k > 0 && p.size() > 0; k-- {
+				p.dropHead()
+				want = want[1:]
+			}
+		default: // compaction: keep every other live record
+			w := p.head
+			var kept []int64
+			for i := p.head; i < p.recs.len(); i++ {
+				if e := *p.recs.at(i); e.off%2 == 0 {
+					*p.recs.at(w) = e
+					w++
+					kept = append(kept, e.off)
+				}
+			}
+			p.recs.truncate(w)
+			if p.head == p.recs.len() {
+				p.recs.truncate(0)
+				p.head = 0
+			}
+			want = kept
+		}
+		check(step)
+	}
+}
+
+// TestRecordsNeverCopied checks that once the first chunk is full an entry
+// stays where it was written while the partition grows to many chunks: the
+// storage adds chunks and never copies records into a bigger array.
+func TestRecordsNeverCopied(t *testing.T) {
+	var r records
+	for i := range recChunk {
+		r.push(entry{off: int64(i)})
+	}
+	first, last := r.at(0), r.at(recChunk-1)
+	for i := recChunk; i < 40*recChunk; i++ {
+		r.push(entry{off: int64(i)})
+	}
+	if r.at(0) != first || r.at(recChunk-1) != last {
+		t.Fatal("the first chunk's entries moved while the partition grew")
+	}
+	if got := len(r.chunks); got != 40 {
+		t.Fatalf("%d chunks for %d records, want 40", got, r.len())
+	}
+	for i := range r.len() {
+		if r.at(i).off != int64(i) {
+			t.Fatalf("entry %d holds offset %d", i, r.at(i).off)
+		}
+	}
+}
+
+// TestRecordsStartSmall checks that a partition with a few records holds a
+// few entries, not a whole chunk.
+func TestRecordsStartSmall(t *testing.T) {
+	var r records
+	for i := range 10 {
+		r.push(entry{off: int64(i)})
+	}
+	if c := cap(r.chunks[0]); c > 16 {
+		t.Fatalf("10 records hold a first chunk of %d entries", c)
+	}
+}

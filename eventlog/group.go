@@ -533,7 +533,7 @@ func (g *Group) settle(actor string, p int, gp *groupPart, to int64, keep bool) 
 // group) whose action lost it; rule the fault rule behind it, if any.
 func (g *Group) lose(actor string, p int, e *entry, cause sim.Cause, rule string) {
 	ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindLost, Where: g.t.where, Actor: actor, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
-		Cause: cause, Corr: e.msg.Headers.CorrelationID, HasPos: true, Partition: p, Offset: e.off, Rule: rule}
+		Cause: cause, Corr: e.msg.Headers().CorrelationID, HasPos: true, Partition: p, Offset: e.off, Rule: rule}
 	g.env.Trace.EmitRef(&ev)
 }
 
@@ -842,11 +842,11 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 	for ; i < part.recs.len() && max > 0; i++ {
 		e := part.recs.at(i)
 		n := g.attempt(gp, p, e.off)
-		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg})
+		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg.Message()})
 		m.out = append(m.out, outRec{p: p, off: e.off, id: e.msg.ID, attempt: n})
 		if tr.Enabled() {
 			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
-				Corr: e.msg.Headers.CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: e.off}
+				Corr: e.msg.Headers().CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: e.off}
 			tr.EmitRef(&ev)
 		} else {
 			tr.Skip() // numbers the event as Emit would, without building it

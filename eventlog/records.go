@@ -1,7 +1,7 @@
 package eventlog
 
 // recChunk is the number of entries in a full chunk of a partition (256
-// entries of 176 bytes: 44 KiB).
+// entries of 88 bytes: 22 KiB).
 const recChunk = 256
 
 // recFirst is the capacity a partition's first chunk starts with, so a

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -37,7 +38,7 @@ func TestRecordsMatchASlice(t *testing.T) {
 		switch r := rng.IntN(10); {
 		case r < 6: // a burst of appends
 			for range rng.IntN(200) {
-				p.recs.push(entry{off: next, msg: sim.Message{ID: sim.ID(next + 1)}})
+				p.recs.push(entry{off: next, msg: stored.Message{ID: sim.ID(next + 1)}})
 				want = append(want, next)
 				next++
 				p.end = next

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -114,10 +115,12 @@ type Record struct {
 // (a keyed record with a nil body).
 func (r Record) Tombstone() bool { return r.Message.Key != "" && r.Message.Body == nil }
 
+// entry is one record of a partition: 88 bytes, the message kept as
+// package stored keeps it (headers shared with equal neighbours).
 type entry struct {
 	off  int64
 	tick sim.Tick
-	msg  sim.Message
+	msg  stored.Message
 }
 
 // partition is one append-only sequence. Entries [head, recs.len()) of recs
@@ -206,6 +209,7 @@ type Topic struct {
 	env     *sim.Env
 	where   string
 	parts   []*partition
+	hdrs    stored.Cache // shares equal headers of consecutive records
 	rr      int
 	groups  []*Group
 	history *History
@@ -315,7 +319,7 @@ func (t *Topic) ProduceTo(p int, m sim.Message) (Position, error) {
 	now := t.env.Now()
 	part := t.parts[p]
 	off := part.end
-	part.recs.push(entry{off: off, tick: now, msg: m})
+	part.recs.push(entry{off: off, tick: now, msg: t.hdrs.Store(&m)})
 	part.end++
 	part.bytes += int64(len(m.Key) + len(m.Body))
 	t.produced++
@@ -380,7 +384,7 @@ func (t *Topic) Fetch(p int, off int64, max int, dst []Record) ([]Record, error)
 	}
 	for i := part.search(off); i < part.recs.len() && max > 0; i++ {
 		e := part.recs.at(i)
-		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg})
+		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg.Message()})
 		max--
 	}
 	return dst, nil

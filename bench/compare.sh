@@ -19,8 +19,9 @@
 #	BIG=1 bench/compare.sh REV      # also the 10^7 tier (GiBs, much longer)
 #
 # It prints how long each round took and an estimate of the time left: on a
-# busy 2-core machine the builds take about 3 minutes and a round of both
-# sides about 5 to 7 without BIG, so COUNT=3 takes about 20 minutes.
+# busy 2-core machine the builds took about 3 minutes and a round of both
+# sides 4 to 6 without BIG (COUNT=3: 16 minutes in all); on a quiet one,
+# under a minute each.
 set -euo pipefail
 cd "$(dirname "$0")"
 here=$(pwd)

@@ -532,8 +532,8 @@ func (g *Group) settle(actor string, p int, gp *groupPart, to int64, keep bool) 
 // the ledger books the loss from this event. actor is the member (or the
 // group) whose action lost it; rule the fault rule behind it, if any.
 func (g *Group) lose(actor string, p int, e *entry, cause sim.Cause, rule string) {
-	ev := sim.Lost(g.t.where, actor, g.name, &e.msg, cause)
-	ev.Tick, ev.HasPos, ev.Partition, ev.Offset, ev.Rule = g.env.Now(), true, p, e.off, rule
+	ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindLost, Where: g.t.where, Actor: actor, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
+		Cause: cause, Corr: e.msg.Headers().CorrelationID, HasPos: true, Partition: p, Offset: e.off, Rule: rule}
 	g.env.Trace.EmitRef(&ev)
 }
 
@@ -725,8 +725,8 @@ func (g *Group) standing(q int, gp *groupPart) (int64, *Member) {
 // at or past the offset it stands at.
 func (g *Group) skip(q int, gp *groupPart, part *partition, off int64) {
 	from, m := g.standing(q, gp)
-	for i := part.search(max(from, part.start)); i < len(part.recs) && part.recs[i].off < off; i++ {
-		e := &part.recs[i]
+	for i := part.search(max(from, part.start)); i < part.recs.len() && part.recs.at(i).off < off; i++ {
+		e := part.recs.at(i)
 		if m != nil && e.off < gp.pos && m.find(q, e.off) < 0 || g.applied(q, e.off) {
 			continue // handled already
 		}
@@ -799,8 +799,8 @@ func (g *Group) prune(p int, from, to int64) {
 	if len(g.again) == 0 || to > part.end || to <= from {
 		return
 	}
-	for i := part.search(max(from, part.start)); i < len(part.recs) && part.recs[i].off < to; i++ {
-		k := Position{Partition: p, Offset: part.recs[i].off}
+	for i := part.search(max(from, part.start)); i < part.recs.len() && part.recs.at(i).off < to; i++ {
+		k := Position{Partition: p, Offset: part.recs.at(i).off}
 		if x, ok := g.again[k]; ok && x.n == 0 {
 			delete(g.again, k)
 		}
@@ -839,14 +839,14 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 	}
 	tr := g.env.Trace
 	i := part.search(gp.pos)
-	for ; i < len(part.recs) && max > 0; i++ {
-		e := &part.recs[i]
+	for ; i < part.recs.len() && max > 0; i++ {
+		e := part.recs.at(i)
 		n := g.attempt(gp, p, e.off)
-		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg})
+		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg.Message()})
 		m.out = append(m.out, outRec{p: p, off: e.off, id: e.msg.ID, attempt: n})
 		if tr.Enabled() {
 			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
-				Corr: e.msg.Headers.CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: e.off}
+				Corr: e.msg.Headers().CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: e.off}
 			tr.EmitRef(&ev)
 		} else {
 			tr.Skip() // numbers the event as Emit would, without building it
@@ -854,7 +854,7 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 		gp.pos = e.off + 1
 		max--
 	}
-	if i == len(part.recs) {
+	if i == part.recs.len() {
 		// Nothing is left past the position: the offsets up to the end
 		// hold no record (compaction removed them), and a position there
 		// reads as the end (Kafka's "equivalent positions").
@@ -869,8 +869,8 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 // the member whose fetch resolved it.
 func (g *Group) owed(actor string, p int, gp *groupPart, part *partition, to int64, cause sim.Cause) {
 	if gp.owe >= 0 {
-		for i := part.search(max(gp.owe, part.start)); i < len(part.recs) && part.recs[i].off < to; i++ {
-			if e := &part.recs[i]; !g.applied(p, e.off) {
+		for i := part.search(max(gp.owe, part.start)); i < part.recs.len() && part.recs.at(i).off < to; i++ {
+			if e := part.recs.at(i); !g.applied(p, e.off) {
 				g.lose(actor, p, e, cause, "")
 			}
 		}

@@ -321,8 +321,8 @@ func (m *Member) release(p int, rule string) {
 	}
 	m.out = m.out[:j]
 	if gp.pos >= 0 && gp.pos < c {
-		for i := part.search(max(gp.pos, part.start)); i < len(part.recs) && part.recs[i].off < c; i++ {
-			if e := &part.recs[i]; !g.applied(p, e.off) {
+		for i := part.search(max(gp.pos, part.start)); i < part.recs.len() && part.recs.at(i).off < c; i++ {
+			if e := part.recs.at(i); !g.applied(p, e.off) {
 				g.lose(m.cfg.Name, p, e, gp.passedBy(), rule)
 			}
 		}

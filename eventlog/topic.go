@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -114,21 +115,24 @@ type Record struct {
 // (a keyed record with a nil body).
 func (r Record) Tombstone() bool { return r.Message.Key != "" && r.Message.Body == nil }
 
+// entry is one record of a partition: 88 bytes, the message kept as
+// package stored keeps it (headers shared with equal neighbours).
 type entry struct {
 	off  int64
 	tick sim.Tick
-	msg  sim.Message
+	msg  stored.Message
 }
 
-// partition is one append-only sequence. recs[head:] are the live records
-// in offset order; start is the offset of the first of them (end when
-// there is none), which retention and compaction move; floor is the
-// lowest valid fetch position, which only deletions (retention) move; end
-// is the next offset. A position in [floor, end] is valid: one where
-// compaction removed the record is equivalent to the next record that
-// remains, or to end.
+// partition is one append-only sequence. Entries [head, recs.len()) of recs
+// are the live records in offset order; head stays below recChunk, as
+// dropHead lets go of every chunk it has passed; start is the offset of the
+// first of them (end when there is none), which retention and compaction
+// move; floor is the lowest valid fetch position, which only deletions
+// (retention) move; end is the next offset. A position in [floor, end] is
+// valid: one where compaction removed the record is equivalent to the next
+// record that remains, or to end.
 type partition struct {
-	recs  []entry
+	recs  records
 	head  int
 	start int64
 	floor int64
@@ -143,43 +147,45 @@ func (p *partition) valid(off int64) bool { return off >= p.floor && off <= p.en
 // next returns the offset of the first live record at or after off, or
 // the end when there is none: the position equivalent to off. O(log n).
 func (p *partition) next(off int64) int64 {
-	if i := p.search(off); i < len(p.recs) {
-		return p.recs[i].off
+	if i := p.search(off); i < p.recs.len() {
+		return p.recs.at(i).off
 	}
 	return p.end
 }
 
-func (p *partition) live() []entry { return p.recs[p.head:] }
+// size returns the number of live records.
+func (p *partition) size() int { return p.recs.len() - p.head }
 
 // search returns the index in recs of the first live record with an offset
-// at or after off, or len(recs). O(1) when no compaction left gaps, else
+// at or after off, or recs.len(). O(1) when no compaction left gaps, else
 // O(log n).
 func (p *partition) search(off int64) int {
-	l := p.live()
-	if len(l) == 0 {
-		return len(p.recs)
+	n := p.size()
+	if n == 0 {
+		return p.recs.len()
 	}
-	if i := off - l[0].off; i >= 0 && i < int64(len(l)) && l[i].off == off {
+	if i := off - p.recs.at(p.head).off; i >= 0 && i < int64(n) && p.recs.at(p.head+int(i)).off == off {
 		return p.head + int(i)
 	}
-	return p.head + sort.Search(len(l), func(i int) bool { return l[i].off >= off })
+	return p.head + sort.Search(n, func(i int) bool { return p.recs.at(p.head+i).off >= off })
 }
 
-// dropHead forgets the first live record and occasionally reclaims the slice.
+// dropHead forgets the first live record and lets go of a chunk once every
+// record in it is gone.
 func (p *partition) dropHead() {
-	e := &p.recs[p.head]
+	e := p.recs.at(p.head)
 	p.bytes -= int64(len(e.msg.Key) + len(e.msg.Body))
 	*e = entry{}
 	p.head++
-	if p.head == len(p.recs) {
-		p.recs, p.head = p.recs[:0], 0
-	} else if p.head >= 256 && p.head*2 >= len(p.recs) {
-		n := copy(p.recs, p.recs[p.head:])
-		clear(p.recs[n:])
-		p.recs, p.head = p.recs[:n], 0
+	if p.head == p.recs.len() {
+		p.recs.truncate(0)
+		p.head = 0
+	} else if p.head >= recChunk {
+		p.recs.dropFront()
+		p.head -= recChunk
 	}
-	if p.head < len(p.recs) {
-		p.start = p.recs[p.head].off
+	if p.head < p.recs.len() {
+		p.start = p.recs.at(p.head).off
 	} else {
 		p.start = p.end
 	}
@@ -189,8 +195,8 @@ func (p *partition) dropHead() {
 // (deleted by retention or compaction, or not written yet). O(1) without
 // compaction gaps, else O(log n).
 func (p *partition) at(off int64) *entry {
-	if i := p.search(off); i < len(p.recs) && p.recs[i].off == off {
-		return &p.recs[i]
+	if i := p.search(off); i < p.recs.len() && p.recs.at(i).off == off {
+		return p.recs.at(i)
 	}
 	return nil
 }
@@ -203,6 +209,7 @@ type Topic struct {
 	env     *sim.Env
 	where   string
 	parts   []*partition
+	hdrs    stored.Cache // shares equal headers of consecutive records
 	rr      int
 	groups  []*Group
 	history *History
@@ -312,7 +319,7 @@ func (t *Topic) ProduceTo(p int, m sim.Message) (Position, error) {
 	now := t.env.Now()
 	part := t.parts[p]
 	off := part.end
-	part.recs = append(part.recs, entry{off: off, tick: now, msg: m})
+	part.recs.push(entry{off: off, tick: now, msg: t.hdrs.Store(&m)})
 	part.end++
 	part.bytes += int64(len(m.Key) + len(m.Body))
 	t.produced++
@@ -375,9 +382,9 @@ func (t *Topic) Fetch(p int, off int64, max int, dst []Record) ([]Record, error)
 	if !part.valid(off) {
 		return dst, fmt.Errorf("%w: offset %d, partition %d holds [%d, %d)", ErrOffsetOutOfRange, off, p, part.start, part.end)
 	}
-	for i := part.search(off); i < len(part.recs) && max > 0; i++ {
-		e := &part.recs[i]
-		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg})
+	for i := part.search(off); i < part.recs.len() && max > 0; i++ {
+		e := part.recs.at(i)
+		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg.Message()})
 		max--
 	}
 	return dst, nil
@@ -391,12 +398,12 @@ func (t *Topic) OffsetForTick(p int, at sim.Tick) (int64, error) {
 		return 0, fmt.Errorf("%w: %d", ErrNoPartition, p)
 	}
 	part := t.parts[p]
-	l := part.live()
-	i := sort.Search(len(l), func(i int) bool { return l[i].tick >= at })
-	if i == len(l) {
+	n := part.size()
+	i := sort.Search(n, func(i int) bool { return part.recs.at(part.head+i).tick >= at })
+	if i == n {
 		return part.end, nil
 	}
-	return l[i].off, nil
+	return part.recs.at(part.head + i).off, nil
 }
 
 // AddPartitions adds n empty partitions. Keys are remapped from now on, so a
@@ -468,7 +475,7 @@ func (t *Topic) overtake(g *Group, f faults.Firing) {
 	for p, part := range t.parts {
 		pos := g.readFrom(p)
 		target := min(part.end, max(pos, part.start)+n)
-		for part.start < target && part.head < len(part.recs) {
+		for part.start < target && part.head < part.recs.len() {
 			t.expire(p, part, why, f.Rule)
 		}
 	}
@@ -481,9 +488,9 @@ func (t *Topic) retain(now sim.Tick) {
 		return
 	}
 	for p, part := range t.parts {
-		for part.head < len(part.recs) {
-			e := &part.recs[part.head]
-			n := len(part.recs) - part.head
+		for part.head < part.recs.len() {
+			e := part.recs.at(part.head)
+			n := part.size()
 			switch {
 			case c.RetentionTicks > 0 && now-e.tick >= c.RetentionTicks:
 				t.expire(p, part, "retention: age", "")
@@ -505,7 +512,7 @@ func (t *Topic) retain(now sim.Tick) {
 // "expired" with sim.CauseRetention: from that event the ledger books the
 // loss for every group that expected the record and had not applied it.
 func (t *Topic) expire(p int, part *partition, why, rule string) {
-	e := &part.recs[part.head] // valid until dropHead below
+	e := part.recs.at(part.head) // valid until dropHead below
 	t.expired++
 	if tr := t.env.Trace; tr.Enabled() {
 		ev := sim.Event{Tick: t.env.Now(), Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, Cause: sim.CauseRetention,
@@ -549,19 +556,18 @@ func (t *Topic) Compact() {
 	t.lastCompact = now
 	detailed := t.env.Trace.Detailed()
 	for p, part := range t.parts {
-		live := part.live()
-		latest := make(map[string]int64, len(live))
-		for i := range live {
-			if live[i].msg.Key != "" {
-				latest[live[i].msg.Key] = live[i].off
+		latest := make(map[string]int64, part.size())
+		for i := part.head; i < part.recs.len(); i++ {
+			if e := part.recs.at(i); e.msg.Key != "" {
+				latest[e.msg.Key] = e.off
 			}
 		}
 		w := part.head
-		for i := part.head; i < len(part.recs); i++ {
-			e := part.recs[i]
+		for i := part.head; i < part.recs.len(); i++ {
+			e := *part.recs.at(i)
 			keep := e.msg.Key == "" || latest[e.msg.Key] == e.off && (e.msg.Body != nil || now-e.tick < t.cfg.TombstoneRetention)
 			if keep {
-				part.recs[w] = e
+				*part.recs.at(w) = e
 				w++
 				continue
 			}
@@ -574,13 +580,13 @@ func (t *Topic) Compact() {
 			t.env.Emit(ev)
 			t.forget(p, e.off)
 		}
-		clear(part.recs[w:])
-		part.recs = part.recs[:w]
-		if part.head == len(part.recs) {
-			part.recs, part.head = part.recs[:0], 0
+		part.recs.truncate(w)
+		if part.head == part.recs.len() {
+			part.recs.truncate(0)
+			part.head = 0
 			part.start = part.end
 		} else {
-			part.start = part.recs[part.head].off
+			part.start = part.recs.at(part.head).off
 		}
 	}
 }
@@ -608,7 +614,7 @@ type Metrics struct {
 func (t *Topic) Metrics() Metrics {
 	m := Metrics{Produced: t.produced, Expired: t.expired, Compacted: t.compacted, Rejected: t.rejections}
 	for i, p := range t.parts {
-		m.Partitions = append(m.Partitions, PartitionMetrics{Partition: i, LogStart: p.start, End: p.end, Records: len(p.recs) - p.head, Bytes: p.bytes})
+		m.Partitions = append(m.Partitions, PartitionMetrics{Partition: i, LogStart: p.start, End: p.end, Records: p.size(), Bytes: p.bytes})
 	}
 	for _, g := range t.groups {
 		m.Groups = append(m.Groups, g.Metrics())

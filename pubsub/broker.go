@@ -771,11 +771,17 @@ func (b *Broker) unref(e *envelope) {
 	}
 }
 
-// emitCopy traces an event about s's copy of e, built in place.
+// emitCopy traces an event about s's copy of e, built in place, and only
+// when someone listens: otherwise it is counted, as Emit would number it.
 func (b *Broker) emitCopy(k sim.Kind, s *Subscriber, e *envelope, attempt int32) {
+	tr := b.env.Trace
+	if !tr.Enabled() {
+		tr.Skip()
+		return
+	}
 	ev := sim.Event{Tick: b.env.Now(), Kind: k, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key,
 		Corr: e.corr, Attempt: int(attempt)}
-	b.env.Trace.EmitRef(&ev)
+	tr.EmitRef(&ev)
 }
 
 // Step releases the copies held by broker.delay or by back-pressure whose

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -380,8 +381,9 @@ type Queue struct {
 	faults   *faults.Injector
 
 	s      slab
-	all    ring[ref] // every resident copy, in the order it entered
-	ready  ring[ref] // standard queues: visible copies in delivery order
+	hdrs   stored.Cache // shares equal headers of consecutive sends
+	all    ring[ref]    // every resident copy, in the order it entered
+	ready  ring[ref]    // standard queues: visible copies in delivery order
 	delay  theap
 	flight theap
 
@@ -651,7 +653,7 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 		}
 	}
 	if q.cfg.FIFO && q.cfg.DedupWindow > 0 {
-		id := q.dedupID(&m)
+		id := q.dedupID(&m.Headers, m.Body, m.ID)
 		if hit, seen := q.dedup[id]; seen && hit.exp > now {
 			q.m.Deduplicated++
 			q.deduplicated(&m, hit.msg, id)
@@ -676,15 +678,15 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 
 // dedupID returns m's deduplication ID: its DedupHeader, else the hex
 // SHA-256 of its body when the queue dedups by content, else its ID.
-func (q *Queue) dedupID(m *sim.Message) string {
-	if id, ok := m.Headers.Get(DedupHeader); ok {
+func (q *Queue) dedupID(h *sim.Headers, body []byte, msg sim.ID) string {
+	if id, ok := h.Get(DedupHeader); ok {
 		return id
 	}
 	if q.cfg.ContentBasedDedup {
-		sum := sha256.Sum256(m.Body)
+		sum := sha256.Sum256(body)
 		return hex.EncodeToString(sum[:])
 	}
-	return m.ID.String()
+	return msg.String()
 }
 
 // deduplicated traces that the dedup window dropped a send of m, a repeat
@@ -710,12 +712,13 @@ func (q *Queue) deduplicated(m *sim.Message, first sim.ID, id string) {
 func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	now := q.env.Now()
 	q.m.Sent++
-	slot := q.add(m, now, now)
+	st := q.hdrs.Store(m)
+	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
-	if ev := q.event(sim.KindSent, e, e.msg.Headers.Source); ev != nil {
+	if ev := q.event(sim.KindSent, e, e.msg.Headers().Source); ev != nil {
 		ev.Consumer = q.consumer
 		ev.Origin = e.msg.Origin
-		ev.Type = e.msg.Headers.Type
+		ev.Type = e.msg.Headers().Type
 		q.env.Trace.EmitRef(ev)
 	}
 	if delay > 0 {
@@ -736,7 +739,7 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 
 // add takes a slot for a new resident copy of m, entered at tick now with
 // enqueue time sentAt (now, or earlier for a standard dead letter).
-func (q *Queue) add(m *sim.Message, sentAt, now sim.Tick) uint32 {
+func (q *Queue) add(m *stored.Message, sentAt, now sim.Tick) uint32 {
 	slot := q.s.alloc()
 	e := q.s.at(slot)
 	e.msg = *m
@@ -1070,7 +1073,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 		}
 		e := q.s.at(slot)
 		if reorder && q.ready.len() > 0 {
-			if _, fired := q.faults.Check(faults.BrokerReorder, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
+			if _, fired := q.faults.Check(faults.BrokerReorder, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}); fired {
 				if next, ok := q.nextReady(); ok {
 					q.putBack(slot, true)
 					slot = next
@@ -1131,7 +1134,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 	// temporary and copied.
 	*dst = append(*dst, Delivery{})
 	d := &(*dst)[len(*dst)-1]
-	d.Message = e.msg
+	d.Message = e.msg.Message()
 	d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
 	d.ReceiveCount = int(e.receives)
 	// A FIFO copy is duplicated at most once, on its first receive: past
@@ -1141,7 +1144,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 	// stands for the occasional extra copy of at-least-once delivery, and
 	// duplicating duplicates would grow without end.
 	if dup && !e.dup && (g == nil || e.receives == 1) {
-		if f, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers.Type, Msg: e.msg.ID}); fired {
+		if f, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}); fired {
 			q.duplicate(slot, consumer, f.Rule, now)
 		}
 	}
@@ -1156,11 +1159,11 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 	e := q.s.at(slot)
 	if q.cfg.FIFO && q.cfg.DedupWindow > 0 {
-		id := q.dedupID(&e.msg)
+		id := q.dedupID(e.msg.Headers(), e.msg.Body, e.msg.ID)
 		if hit, seen := q.dedup[id]; seen && hit.exp > now {
 			q.m.Deduplicated++
 			if ev := q.event(sim.KindDeduplicated, e, consumer); ev != nil {
-				ev.Type = e.msg.Headers.Type
+				ev.Type = e.msg.Headers().Type
 				if q.env.Trace.Detailed() {
 					ev.Detail = "broker duplicate suppressed, dedup id " + id
 				}
@@ -1261,7 +1264,7 @@ func (q *Queue) downFor(op string, r Receipt) error {
 	var key, typ, actor string
 	if r.q == q && r.gen != 0 && r.slot < q.s.n {
 		if e := q.s.at(r.slot); e.state != stFree && e.gen == r.gen {
-			key, typ, actor = e.msg.Key, e.msg.Headers.Type, q.actorName(e)
+			key, typ, actor = e.msg.Key, e.msg.Headers().Type, q.actorName(e)
 		}
 	}
 	return q.down(op, r.id, key, typ, actor)
@@ -1292,7 +1295,7 @@ func (q *Queue) Ack(r Receipt) error {
 	}
 	if q.faults.Has(faults.BrokerAckLost) {
 		x := &q.fctx
-		x.Where, x.Consumer, x.Key, x.Type, x.Msg = q.where, q.actorName(e), e.msg.Key, e.msg.Headers.Type, e.msg.ID
+		x.Where, x.Consumer, x.Key, x.Type, x.Msg = q.where, q.actorName(e), e.msg.Key, e.msg.Headers().Type, e.msg.ID
 		if q.faults.CheckRef(faults.BrokerAckLost, x) != nil {
 			q.m.AcksLost++
 			return nil
@@ -1523,7 +1526,7 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 			target = q.sources[e.src-1]
 		}
 		orig := e.msg
-		nm := q.env.NewMessage(orig.Key, orig.Body, orig.Headers.With("redriven-from", orig.ID.String()))
+		nm := q.env.NewMessage(orig.Key, orig.Body, orig.Headers().With("redriven-from", orig.ID.String()))
 		nm.Origin = orig.ID
 		nm.Created = orig.Created
 		q.m.Redriven++
@@ -1542,7 +1545,8 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 func (q *Queue) redriven(m *sim.Message, dlq *Queue) {
 	q.m.Sent++
 	now := q.env.Now()
-	slot := q.add(m, now, now)
+	st := q.hdrs.Store(m)
+	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
 	if ev := q.event(sim.KindRedriven, e, ""); ev != nil {
 		ev.Consumer = q.consumer
@@ -1639,7 +1643,7 @@ func (q *Queue) event(k sim.Kind, e *entry, actor string) *sim.Event {
 	ev.Type = ""
 	ev.Cause = ""
 	ev.Rule = ""
-	ev.Corr = e.msg.Headers.CorrelationID
+	ev.Corr = e.msg.Headers().CorrelationID
 	ev.Attempt = int(e.receives)
 	ev.Detail = ""
 	return ev

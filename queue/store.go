@@ -1,6 +1,11 @@
 package queue
 
-import "github.com/brokerlab/brokerlab/sim"
+import (
+	"math/bits"
+
+	"github.com/brokerlab/brokerlab/internal/stored"
+	"github.com/brokerlab/brokerlab/sim"
+)
 
 // state is where one entry of a queue stands.
 type state uint8
@@ -15,35 +20,52 @@ const (
 
 // entry is one resident copy of a message. A broker duplicate or a second
 // send of the same message ID is a separate entry. Entries live in a slab of
-// fixed-size chunks, so their addresses are stable and the slab never copies
+// chunks that never move, so their addresses are stable and the slab never copies
 // them when it grows.
 type entry struct {
-	msg      sim.Message
-	sentAt   sim.Tick // the copy's enqueue time, which retention counts from: when it entered, or for a standard queue's dead letter when it entered its source
-	entered  sim.Tick // when this copy entered this queue (its age counts from here)
-	gen      uint32   // receipt generation: bumped when the slot is taken and on every receive
-	life     uint32   // bumped when the slot is taken; refs in rings carry it
-	receives int32    // receive count of this copy
-	hidx     int32    // index in the delay or in-flight heap, -1 when in neither
-	actor    int32    // index into Queue.actors of the last receiver, -1 for none
+	msg      stored.Message // shares headers with equal neighbours (see package stored)
+	sentAt   sim.Tick       // the copy's enqueue time, which retention counts from: when it entered, or for a standard queue's dead letter when it entered its source
+	entered  sim.Tick       // when this copy entered this queue (its age counts from here)
+	gen      uint32         // receipt generation: bumped when the slot is taken and on every receive
+	life     uint32         // bumped when the slot is taken; refs in rings carry it
+	receives int32          // receive count of this copy
+	hidx     int32          // index in the delay or in-flight heap, -1 when in neither
+	actor    int32          // index into Queue.actors of the last receiver, -1 for none
 	state    state
 	src      uint16 // in a DLQ: 1 + index into Queue.sources of the queue it came from; 0 for none
 	dup      bool   // the copy is a broker duplicate, which broker.duplicate never copies again
 	nacked   bool   // in the delay heap after a nack: still in flight for MaxInFlight
 }
 
+// The slab's chunks: the first holds slots [0, 8), then chunk k (1 to 5)
+// holds [2^(k+2), 2^(k+3)), so a queue of a few messages allocates a few
+// entries; from slot 256 on every chunk holds chunkSize slots. A chunk is
+// allocated when the first of its slots is and never moves.
 const (
-	chunkBits = 8
-	chunkSize = 1 << chunkBits
-	chunkMask = chunkSize - 1
+	chunkBits  = 8
+	chunkSize  = 1 << chunkBits
+	chunkMask  = chunkSize - 1
+	firstBits  = 3                         // the first chunk holds 1<<firstBits slots
+	smallCount = chunkBits - firstBits + 1 // chunks below slot chunkSize
 )
+
+// chunkLen returns the number of slots of chunk k.
+func chunkLen(k int) int {
+	switch {
+	case k == 0:
+		return 1 << firstBits
+	case k < smallCount:
+		return 1 << (k + firstBits - 1)
+	}
+	return chunkSize
+}
 
 // slab holds entries by slot number. Freed slots are reused last-in
 // first-out, which is deterministic.
 type slab struct {
-	chunks []*[chunkSize]entry
-	n      uint32   // slots handed out so far
-	free   []uint32 // freed slots
+	chunks [][]entry // see chunkLen
+	n      uint32    // slots handed out so far
+	free   []uint32  // freed slots
 	// tags holds, by slot, the entry's life while its state is not
 	// stFree, and 0 while it is (lives start at 1), so a ring's ref can be
 	// checked against 4 bytes per slot instead of the entry itself: the
@@ -64,7 +86,17 @@ func (s *slab) setState(i uint32, e *entry, st state) {
 	s.tags[i] = e.life
 }
 
-func (s *slab) at(i uint32) *entry { return &s.chunks[i>>chunkBits][i&chunkMask] }
+// at returns the entry in slot i, which alloc has handed out. O(1).
+func (s *slab) at(i uint32) *entry {
+	if i >= chunkSize {
+		return &s.chunks[int(i>>chunkBits)+smallCount-1][i&chunkMask]
+	}
+	if i < 1<<firstBits {
+		return &s.chunks[0][i]
+	}
+	n := bits.Len32(i) - 1 // i is in [2^n, 2^(n+1)): chunk n-firstBits+1
+	return &s.chunks[n-firstBits+1][i-1<<n]
+}
 
 func (s *slab) alloc() uint32 {
 	var i uint32
@@ -72,8 +104,8 @@ func (s *slab) alloc() uint32 {
 		i = s.free[k-1]
 		s.free = s.free[:k-1]
 	} else {
-		if int(s.n) == len(s.chunks)*chunkSize {
-			s.chunks = append(s.chunks, new([chunkSize]entry))
+		if s.n == s.capacity() {
+			s.chunks = append(s.chunks, make([]entry, chunkLen(len(s.chunks))))
 		}
 		i = s.n
 		s.n++
@@ -95,11 +127,23 @@ func (s *slab) alloc() uint32 {
 
 func (s *slab) release(i uint32) {
 	e := s.at(i)
-	e.msg = sim.Message{} // drop references to key, body and headers
+	e.msg = stored.Message{} // drop references to key, body and headers
 	e.state = stFree
 	s.tags[i] = 0
 	e.hidx = -1
 	s.free = append(s.free, i)
+}
+
+// capacity returns the number of slots of the chunks allocated so far.
+func (s *slab) capacity() uint32 {
+	k := len(s.chunks)
+	if k <= smallCount {
+		if k == 0 {
+			return 0
+		}
+		return 1 << (k + firstBits - 1)
+	}
+	return uint32(k-smallCount+1) * chunkSize
 }
 
 // ref names one life of a slot: a ring may keep a ref after the entry left

@@ -241,8 +241,11 @@ var (
 	before  = flag.String("before", "", "a file of benchmark output to compare standard input with: print after/before per benchmark instead of the table")
 )
 
-// compare prints, for every benchmark and unit measured on both sides, the
-// median after/before ratio of the rounds paired in order.
+// compare prints the results table of both sides, row by row: the before
+// and after figure with their ranges, the after/before ratio of the
+// figures, and the verdict of each side; then, for every benchmark and
+// unit measured on both sides, the median after/before ratio of the rounds
+// paired in order. A row one side lacks the data for reads n/a there.
 func compare(after samples, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -253,6 +256,43 @@ func compare(after samples, path string) error {
 	if err != nil {
 		return err
 	}
+	printCompared(os.Stdout, bef, after)
+	return nil
+}
+
+// printCompared writes the compared table and the per-benchmark ratios.
+func printCompared(w io.Writer, bef, after samples) {
+	saved := *partial
+	*partial = false // both sides get every row, so they pair up
+	bt, at := &table{s: bef}, &table{s: after}
+	rows(bt)
+	rows(at)
+	*partial = saved
+	byMeasure := map[string]row{}
+	for _, r := range bt.rows {
+		byMeasure[r.measure] = r
+	}
+	fmt.Fprintln(w, "| measure | before (CPU time, median) | before range | after (CPU time, median) | after range | after / before | target | verdict before → after |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	seen := map[string]bool{}
+	emit := func(b, a row) {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s → %s |\n", a.measure, b.value, b.spread, a.value, a.spread, change(b.value, a.value), a.target, short(b.verdict), short(a.verdict))
+	}
+	for _, a := range at.rows {
+		seen[a.measure] = true
+		b, ok := byMeasure[a.measure]
+		if !ok {
+			b = row{value: "n/a", verdict: "not measured"}
+		}
+		emit(b, a)
+	}
+	for _, b := range bt.rows {
+		if !seen[b.measure] {
+			emit(b, row{measure: b.measure, value: "n/a", target: b.target, verdict: "not measured"})
+		}
+	}
+	fmt.Fprintf(w, "\nRounds: %d before, %d after. Ratios within a side are medians of per-round CPU-time ratios; \"after / before\" divides the two sides' figures (for a rate or a ratio of ratios, above 1 means the after figure is higher).\n\n", bt.runs, at.runs)
+
 	var names []string
 	for n := range after {
 		if bef[n] != nil {
@@ -260,18 +300,21 @@ func compare(after samples, path string) error {
 		}
 	}
 	sort.Strings(names)
-	fmt.Println("| benchmark | unit | after / before |")
-	fmt.Println("|---|---|---|")
+	fmt.Fprintln(w, "| benchmark | unit | after / before |")
+	fmt.Fprintln(w, "|---|---|---|")
 	for _, n := range names {
 		var units []string
 		for u := range after[n] {
-			if len(bef[n][u]) > 0 && (u == "ns/op" || u == "ns/msg" || u == "B/op" || strings.HasSuffix(u, "B/msg")) {
+			if len(bef[n][u]) > 0 && (strings.HasSuffix(u, "ns/op") || strings.HasSuffix(u, "ns/msg") || u == "B/op" || strings.HasSuffix(u, "B/msg") || u == "peak-MiB") {
 				units = append(units, u)
 			}
 		}
 		sort.Strings(units)
 		for _, u := range units {
 			a, b := after[n][u], bef[n][u]
+			if median(b) == 0 {
+				continue // nothing to divide by (no allocation before, say)
+			}
 			r := median(a) / median(b)
 			if len(a) == len(b) {
 				pairs := make([]float64, len(a))
@@ -280,10 +323,41 @@ func compare(after samples, path string) error {
 				}
 				r = median(pairs)
 			}
-			fmt.Printf("| %s | %s | %.2fx |\n", n, u, r)
+			fmt.Fprintf(w, "| %s | %s | %.2fx |\n", n, u, r)
 		}
 	}
-	return nil
+}
+
+// short abbreviates a verdict for the compared table.
+func short(v string) string {
+	switch v {
+	case "(for reference)":
+		return "ref"
+	case "not measured":
+		return "n/a"
+	}
+	return v
+}
+
+// change returns after/before of two figures as the table prints them
+// ("3230 seeds per CPU-second (...)", "1.40x", "250 B", "716 ms"): their
+// leading numbers divided, or "" when either has none.
+func change(before, after string) string {
+	b, ok1 := leadingNumber(before)
+	a, ok2 := leadingNumber(after)
+	if !ok1 || !ok2 || b == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+func leadingNumber(s string) (float64, bool) {
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || s[i] == '-') {
+		i++
+	}
+	v, err := strconv.ParseFloat(s[:i], 64)
+	return v, err == nil
 }
 
 func main() {
@@ -332,6 +406,15 @@ func rows(t *table) {
 	t.ratio("Log sweep: simtest seed / Go API seed", "bench.SweepLog/simtest", "ns/op", "bench.SweepLog/api", "ns/op", 1.2, 0)
 	t.ratio("Queue sweep: scenario seed (what explore runs) / Go API seed", "bench.SweepQueue/scenario", "ns/op", "bench.SweepQueue/api", "ns/op", 1.2, 0)
 	t.bytes("Queue sweep: allocation per simtest seed", "bench.SweepQueue/simtest", "B/op", 0)
+	// brokerlab explore on the queue sweep's scenario, in a process of its
+	// own: process CPU time per seed, process start and scenario load
+	// included (run.sh times it; explore runs at GOGC=400 unless told).
+	t.perSecond("brokerlab explore --jobs 1, queue sweep scenario: seeds per CPU-second of the process", "brokerlab.Explore/jobs=1", "seeds", 0)
+	t.ratio("brokerlab explore --jobs 1 seed / Go API seed", "brokerlab.Explore/jobs=1", "ns/op", "bench.SweepQueue/api", "ns/op", 1.2, 0)
+	t.ratio("brokerlab explore --jobs 2 / --jobs 1, per seed (wall below 0.56x: at least 1.8x faster; needs idle cores)", "brokerlab.Explore/jobs=2", "ns/op", "brokerlab.Explore/jobs=1", "ns/op", 0, 0)
+	if len(t.s["brokerlab.Explore/jobs=1"]["explore-seeds/cpu-s"]) > 0 {
+		t.figure("brokerlab explore --jobs 1: seeds per CPU-second as explore reports it", "brokerlab.Explore/jobs=1", "explore-seeds/cpu-s", "", 1, 0)
+	}
 	// Peers: the same seed's work (setup, 100 messages in, out and acked, teardown).
 	t.ratio("Peer seed / brokerlab queue seed: watermill gochannel", "bench.PeerSeed/gochannel", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 5)
 	t.ratio("Peer seed / brokerlab queue seed: NATS core, embedded", "bench.PeerSeed/nats-core", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 30)
@@ -346,6 +429,7 @@ func rows(t *table) {
 	t.ratio("watermill gochannel publish+ack / queue lifecycle headless, per message", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycleHeadless", "ns/op", 0, 0)
 	t.ratio("Log produce+poll+commit, ledger on / slice baseline", "bench.LogProducePollCommit", "ns/op", "bench.SliceLogBaseline", "ns/op", 3, 0)
 	t.ratio("Pub/sub fan-out to 16, ledger on / loop baseline", "bench.PubSubFanout16", "ns/op", "bench.FanoutLoopBaseline", "ns/op", 10, 0)
+	t.ratio("Pub/sub fan-out to 16, the model alone (no ledger) / loop baseline", "bench.PubSubFanout16Model", "ns/op", "bench.FanoutLoopBaseline", "ns/op", 0, 0)
 	t.ratio("Outbox: one memdb txn per op / outbox (speed-up)", "outbox.OutboxOneTxnPerOpBaseline", "ns/op", "outbox.OutboxOrderAndRelay", "ns/op", 0, 3)
 	for _, m := range []struct{ label, bench string }{{"queue", "ScaleQueue"}, {"log", "ScaleLog"}, {"pub/sub", "ScalePubSub"}} {
 		base := "bench." + m.bench + "/resident=1000"
@@ -366,6 +450,9 @@ func rows(t *table) {
 	t.bytes("Memory: overhead per resident log record, with the ledger", "bench.ResidentLog/ledger", "overhead-B/msg", 0)
 	t.ratio("Whole run, 1,000,000 messages, faults + ledger, headless: cost per message / queue lifecycle", "bench.WholeRun1M", "ns/msg", "bench.QueueLifecycle", "ns/op", 2, 0)
 	t.ratio("Whole run: cost per message / queue lifecycle, headless", "bench.WholeRun1M", "ns/msg", "bench.QueueLifecycleHeadless", "ns/op", 0, 0)
+	// contrib/watermillsim/README.md: "The 60 runs take about 0.1 s".
+	t.figure("watermillsim: the 60 router runs of TestRouterTraceIsReproducible, process CPU time", "watermillsim.RouterTraceIsReproducible", "cpu-ns/op", " ms", 1e6/60, 0)
+	t.figure("bench/run.sh: wall time of one round of this table", "suite.Round", "ns/op", " s", 1e9, 0)
 	if len(t.s["bench.WholeRun10M"]) > 0 { // BIG=1 only
 		t.ratio("Whole run at 10,000,000 messages: cost per message / at 1,000,000", "bench.WholeRun10M", "ns/msg", "bench.WholeRun1M", "ns/msg", 1.5, 0)
 		t.figure("Whole run at 10,000,000 messages: peak RSS of the process", "bench.WholeRun10M", "peak-MiB", " MiB", 1, 700)

@@ -69,3 +69,38 @@ func TestMedian(t *testing.T) {
 		t.Fatalf("median = %v", m)
 	}
 }
+
+// TestComparedTablePairsRows checks the before/after table: a row measured
+// on both sides shows both figures and their ratio, and a benchmark only
+// the after side has (here explore) reads n/a before.
+func TestComparedTablePairsRows(t *testing.T) {
+	const before = `pkg: github.com/brokerlab/brokerlab/bench
+BenchmarkSweepQueue/api-2 	 100	 900000 ns/op	 400000 cpu-ns/op	 200000 B/op
+`
+	const after = `pkg: github.com/brokerlab/brokerlab/bench
+BenchmarkSweepQueue/api-2 	 100	 900000 ns/op	 200000 cpu-ns/op	 50000 B/op
+pkg: github.com/brokerlab/brokerlab/cmd/brokerlab
+BenchmarkExplore/jobs=1 	2000	 1000000 ns/op	 250000 cpu-ns/op
+`
+	b, err := parse(strings.NewReader(before))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := parse(strings.NewReader(after))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	printCompared(&out, b, a)
+	got := out.String()
+	for _, want := range []string{
+		"| Queue sweep (100 messages, 3 fault rules, checks on), Go API | 2500 seeds per CPU-second (400 µs each) | 2500–2500 | 5000 seeds per CPU-second (200 µs each) | 5000–5000 | 2.00x |",
+		"| Queue sweep: allocation per seed | 200000 B | 200000–200000 B | 50000 B | 50000–50000 B | 0.25x |",
+		"| brokerlab explore --jobs 1 seed / Go API seed | n/a |  | 1.25x |",
+		"| bench.SweepQueue/api | cpu-ns/op | 0.50x |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("compared table lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package eventlog
+
+import "math/bits"
+
+// recChunk is the number of entries in a full chunk of a partition (256
+// entries of 88 bytes: 22 KiB).
+const recChunk = 256
+
+// The small chunks: a partition's entries [0, recChunk) start in chunks of
+// 4, 4, 8, 16, 32, 64 and 128 entries, so a small topic allocates about
+// what it holds, never more than twice that, and never a full chunk.
+const (
+	recFirst = 4 // entries of the first chunk
+	recSmall = 7 // small chunks covering [0, recChunk)
+)
+
+// records is a partition's entries, indexed from 0, in chunks that are
+// never copied: appending adds a chunk when the last is full, so a
+// partition of n records costs its entries, at most twice n while it is
+// small and n plus one chunk after, plus one pointer per chunk, never the
+// old and new arrays of a doubling slice. Entries [0, recChunk) live in
+// the small chunks until dropFront first lets go of them; every chunk after
+// holds recChunk entries, entry i of them in chunk i/recChunk (shifted by
+// the small chunks while they are there). dropFront shifts every index
+// down by recChunk.
+type records struct {
+	chunks [][]entry
+	n      int     // entries held
+	full   bool    // the small chunks are gone: every chunk holds recChunk entries
+	spare  []entry // a dropped full chunk, cleared, kept for the next push that needs one
+}
+
+// len returns the number of entries held.
+func (r *records) len() int { return r.n }
+
+// at returns entry i, 0 <= i < len. The pointer stays valid until the
+// entry's chunk is dropped or the records are truncated below i. O(1).
+func (r *records) at(i int) *entry {
+	switch {
+	case r.full:
+		return &r.chunks[i/recChunk][i%recChunk]
+	case i >= recChunk:
+		return &r.chunks[i/recChunk+recSmall-1][i%recChunk]
+	case i < recFirst:
+		return &r.chunks[0][i]
+	}
+	n := bits.Len(uint(i)) - 1 // i is in [2^n, 2^(n+1)): small chunk n-1
+	return &r.chunks[n-1][i-1<<n]
+}
+
+// capacity returns the entries the first k chunks hold.
+func (r *records) capacity(k int) int {
+	switch {
+	case r.full:
+		return k * recChunk
+	case k == 0:
+		return 0
+	case k <= recSmall:
+		return recFirst << (k - 1)
+	}
+	return (k - recSmall + 1) * recChunk
+}
+
+// push appends e. O(1); it allocates only when the last chunk is full.
+func (r *records) push(e entry) {
+	if k := len(r.chunks); r.n == r.capacity(k) {
+		var c []entry
+		switch {
+		case !r.full && k == 0:
+			c = make([]entry, recFirst)
+		case !r.full && k < recSmall:
+			c = make([]entry, recFirst<<(k-1))
+		case r.spare != nil:
+			c, r.spare = r.spare, nil
+		default:
+			c = make([]entry, recChunk)
+		}
+		r.chunks = append(r.chunks, c)
+	}
+	*r.at(r.n) = e
+	r.n++
+}
+
+// dropFront forgets entries [0, recChunk), which must all be cleared
+// already and must not be the last ones held: the small chunks, or the
+// first full chunk. Every index moves down by recChunk.
+func (r *records) dropFront() {
+	k := 1
+	if !r.full {
+		k = recSmall
+	}
+	c := r.chunks[0]
+	clear(r.chunks[:k])
+	r.chunks = r.chunks[k:]
+	r.full = true
+	r.n -= recChunk
+	if len(c) == recChunk && r.spare == nil {
+		r.spare = c
+	}
+}
+
+// truncate clears entries [n, len) and keeps the first n. Chunks past the
+// one holding entry n-1 are let go; the first chunk is kept for reuse.
+func (r *records) truncate(n int) {
+	for i := n; i < r.n; i++ {
+		*r.at(i) = entry{}
+	}
+	keep := 1
+	for r.capacity(keep) < n {
+		keep++
+	}
+	for k := keep; k < len(r.chunks); k++ {
+		if r.spare == nil && len(r.chunks[k]) == recChunk {
+			r.spare = r.chunks[k]
+		}
+		r.chunks[k] = nil
+	}
+	if keep < len(r.chunks) {
+		r.chunks = r.chunks[:keep]
+	}
+	r.n = n
+}

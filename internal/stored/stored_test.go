@@ -1,0 +1,55 @@
+package stored
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// TestStoreKeepsTheMessage checks that a stored message gives back the
+// message it was made from, headers included (a nil Extra stays nil, an
+// empty one empty), and that consecutive equal headers share one copy
+// while different ones do not.
+func TestStoreKeepsTheMessage(t *testing.T) {
+	var c Cache
+	msgs := []sim.Message{
+		{ID: 1, Key: "k", Body: []byte("b"), Created: 3},
+		{ID: 2, Key: "k", Body: nil, Headers: sim.Headers{Type: "t", Source: "s", SchemaVersion: 2}, Origin: 1},
+		{ID: 3, Headers: sim.Headers{Type: "t", Source: "s", SchemaVersion: 2}},
+		{ID: 4, Headers: sim.Headers{Type: "t", Source: "s", SchemaVersion: 2, Extra: []sim.Header{}}},
+		{ID: 5, Headers: sim.Headers{Type: "t", CorrelationID: "c", CausationID: 9, Extra: []sim.Header{{Name: "a", Value: "b"}}}},
+		{ID: 6, Headers: sim.Headers{Type: "t", CorrelationID: "c", CausationID: 9, Extra: []sim.Header{{Name: "a", Value: "c"}}}},
+		{ID: 7, Headers: sim.Headers{Type: "t", CorrelationID: "d", CausationID: 9, Extra: []sim.Header{{Name: "a", Value: "c"}}}},
+	}
+	var st []Message
+	for i := range msgs {
+		st = append(st, c.Store(&msgs[i]))
+	}
+	for i := range msgs {
+		if got := st[i].Message(); !reflect.DeepEqual(got, msgs[i]) {
+			t.Errorf("message %d came back as %+v, want %+v", i, got, msgs[i])
+		}
+	}
+	if st[0].h != nil || !reflect.DeepEqual(*st[0].Headers(), sim.Headers{}) {
+		t.Error("zero headers took a pointer or came back non-zero")
+	}
+	if st[1].h != st[2].h {
+		t.Error("equal consecutive headers are not shared")
+	}
+	if st[2].h == st[3].h || st[4].h == st[5].h || st[5].h == st[6].h {
+		t.Error("different headers are shared")
+	}
+}
+
+// TestStoreAllocatesOnlyForNewHeaders checks the cost Store promises: no
+// allocation for zero headers or a repeat of the previous ones.
+func TestStoreAllocatesOnlyForNewHeaders(t *testing.T) {
+	var c Cache
+	m := sim.Message{ID: 1, Headers: sim.Headers{Type: "t", Source: "s"}}
+	c.Store(&m)
+	zero := sim.Message{ID: 2}
+	if n := testing.AllocsPerRun(100, func() { c.Store(&m); c.Store(&zero); c.Store(&m) }); n != 0 {
+		t.Fatalf("%v allocations per repeat", n)
+	}
+}

@@ -6,7 +6,7 @@
 //
 // # Model
 //
-// A Topic holds N partitions. A record with a key goes to partition
+// A Log holds N partitions. A record with a key goes to partition
 // crc32.ChecksumIEEE(key) % N (PartitionFor); records without a key are
 // spread round robin, which is deterministic. Each partition assigns
 // offsets 0, 1, 2, ... in append order; order is guaranteed only within a
@@ -93,7 +93,7 @@
 // points through the wrapped handler.
 //
 // Trace events name the component "log:"+topic and carry the partition and
-// offset (Event.HasPos). A Topic can also record a History of sends and
+// offset (Event.HasPos). A Log can also record a History of sends and
 // polls, which CheckHistory inspects as the Jepsen Kafka checker does for
 // lost writes (an acknowledged write no consumer read below the highest
 // offset read in its partition), duplicates (one value at two offsets;
@@ -158,10 +158,9 @@
 //
 // # Names
 //
-// A Topic is what scenario files, the trace (component "log:"+name) and
-// the player call a log: the package keeps Kafka's word for the type, and
-// uses "log" for everything a user reads. A Group is a consumer group, its
-// Members are what a file lists under actors.members, and the logical
+// A Log is what scenario files, the trace (component "log:"+name) and the
+// player call a log (Kafka calls it a topic). A Group is a consumer group,
+// its Members are what a file lists under actors.members, and the logical
 // consumer of their deliveries (sim.Event.Consumer) is the group's name.
 // docs/glossary.md maps the words of files, trace and Go onto each other.
 package eventlog

@@ -136,7 +136,7 @@ type groupPart struct {
 // A group is the logical consumer of the ledger: its name is the Consumer
 // of every event about it, and it is created "subscribed" to its topic.
 type Group struct {
-	t     *Topic
+	t     *Log
 	env   *sim.Env
 	name  string
 	cfg   GroupConfig
@@ -159,7 +159,7 @@ type Group struct {
 // the log for "earliest", every record produced from now on in both
 // cases; a "latest" group loses the records produced before its first
 // fetch (sim.CauseOffsetReset). O(partitions).
-func NewGroup(w *sim.World, t *Topic, cfg GroupConfig) (*Group, error) {
+func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 	if w == nil || t == nil {
 		return nil, fmt.Errorf("%w: a group needs a world and a topic", ErrInvalidConfig)
 	}
@@ -197,8 +197,8 @@ func NewGroup(w *sim.World, t *Topic, cfg GroupConfig) (*Group, error) {
 // Name returns the group's name.
 func (g *Group) Name() string { return g.name }
 
-// Topic returns the topic the group reads.
-func (g *Group) Topic() *Topic { return g.t }
+// Log returns the topic the group reads.
+func (g *Group) Log() *Log { return g.t }
 
 // Generation returns the current generation; it starts at 0 and every
 // rebalance adds one.

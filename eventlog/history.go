@@ -61,7 +61,7 @@ type op struct {
 
 // History is a recorded sequence of sends and polls, in the spirit of the
 // histories the Jepsen Kafka checker consumes. Values are message IDs. A
-// Topic with Config.History records one; tests may also write one by hand.
+// Log with Config.History records one; tests may also write one by hand.
 // It costs about 40 bytes per operation plus 32 per read.
 type History struct {
 	ops   []op

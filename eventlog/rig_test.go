@@ -21,7 +21,7 @@ type rig struct {
 	w     *sim.World
 	env   *sim.Env
 	in    *faults.Injector
-	topic *eventlog.Topic
+	topic *eventlog.Log
 	rec   *sim.Recorder
 	jsonl *bytes.Buffer
 }

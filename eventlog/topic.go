@@ -34,8 +34,8 @@ var ErrUnavailable = sim.Sentinel("eventlog: broker unavailable", sim.ErrUnavail
 
 // The models implement the sim interfaces.
 var (
-	_ sim.Publisher = (*Topic)(nil)
-	_ sim.Component = (*Topic)(nil)
+	_ sim.Publisher = (*Log)(nil)
+	_ sim.Component = (*Log)(nil)
 	_ sim.Component = (*Member)(nil)
 )
 
@@ -43,7 +43,7 @@ var (
 // Config.CompactEvery is 0.
 const DefaultCompactEvery sim.Tick = 10
 
-// Config configures a Topic.
+// Config configures a Log.
 type Config struct {
 	// Name is required, e.g. "orders"; the trace and the World name the
 	// topic "log:"+Name.
@@ -201,10 +201,10 @@ func (p *partition) at(off int64) *entry {
 	return nil
 }
 
-// Topic is a partitioned append-only log. It implements sim.Publisher and
+// Log is a partitioned append-only log. It implements sim.Publisher and
 // sim.Component: it runs in sim.PhaseBroker (retention, compaction, session
 // timeouts and the log's fault points). Not safe for concurrent use.
-type Topic struct {
+type Log struct {
 	cfg     Config
 	env     *sim.Env
 	where   string
@@ -222,7 +222,7 @@ type Topic struct {
 // New returns an empty topic on the world w and registers it there as the
 // component "log:"+cfg.Name, so it shares the world's clock, trace and
 // ledger and is stepped in the broker phase.
-func New(w *sim.World, cfg Config) (*Topic, error) {
+func New(w *sim.World, cfg Config) (*Log, error) {
 	if w == nil {
 		return nil, fmt.Errorf("%w: a topic needs a world", ErrInvalidConfig)
 	}
@@ -235,7 +235,7 @@ func New(w *sim.World, cfg Config) (*Topic, error) {
 	if cfg.CompactEvery == 0 {
 		cfg.CompactEvery = DefaultCompactEvery
 	}
-	t := &Topic{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name}
+	t := &Log{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name}
 	for i := 0; i < cfg.Partitions; i++ {
 		t.parts = append(t.parts, &partition{})
 	}
@@ -250,16 +250,16 @@ func New(w *sim.World, cfg Config) (*Topic, error) {
 
 // Phase returns sim.PhaseBroker: a topic runs before producers and members
 // in every tick.
-func (t *Topic) Phase() sim.Phase { return sim.PhaseBroker }
+func (t *Log) Phase() sim.Phase { return sim.PhaseBroker }
 
 // Name returns the topic's name.
-func (t *Topic) Name() string { return t.cfg.Name }
+func (t *Log) Name() string { return t.cfg.Name }
 
 // Partitions returns the current partition count.
-func (t *Topic) Partitions() int { return len(t.parts) }
+func (t *Log) Partitions() int { return len(t.parts) }
 
 // History returns the recorded history, or nil when Config.History is off.
-func (t *Topic) History() *History { return t.history }
+func (t *Log) History() *History { return t.history }
 
 // PartitionFor returns the partition of key among n partitions:
 // crc32.ChecksumIEEE(key) % n. It returns -1 when n <= 0.
@@ -286,7 +286,7 @@ func checksumIEEE(key string) uint32 {
 // is empty) and returns where it landed. It traces a "produced" event,
 // from which the ledger learns that every group following the topic
 // expects the record. O(1) amortised.
-func (t *Topic) Produce(m sim.Message) (Position, error) {
+func (t *Log) Produce(m sim.Message) (Position, error) {
 	var p int
 	if m.Key == "" {
 		p = t.rr % len(t.parts)
@@ -301,7 +301,7 @@ func (t *Topic) Produce(m sim.Message) (Position, error) {
 // broker.unavailable fires, it refuses m with an error wrapping
 // ErrUnavailable (and so sim.ErrUnavailable) and traces a "rejected" event;
 // whether the message is retried or given up is the producer's business.
-func (t *Topic) ProduceTo(p int, m sim.Message) (Position, error) {
+func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) {
 	if p < 0 || p >= len(t.parts) {
 		return Position{}, fmt.Errorf("%w: %d (topic %s has %d)", ErrNoPartition, p, t.cfg.Name, len(t.parts))
 	}
@@ -341,7 +341,7 @@ func (t *Topic) ProduceTo(p int, m sim.Message) (Position, error) {
 }
 
 // Publish implements sim.Publisher: it produces m keyed by m.Key.
-func (t *Topic) Publish(m sim.Message) error {
+func (t *Log) Publish(m sim.Message) error {
 	_, err := t.Produce(m)
 	return err
 }
@@ -352,7 +352,7 @@ func (t *Topic) Publish(m sim.Message) error {
 // below it that only compaction emptied is still valid and reads from
 // Start, as every position in a compaction hole reads from the next record
 // that remains.
-func (t *Topic) Start(p int) int64 {
+func (t *Log) Start(p int) int64 {
 	if p < 0 || p >= len(t.parts) {
 		return -1
 	}
@@ -361,7 +361,7 @@ func (t *Topic) Start(p int) int64 {
 
 // End returns the log end offset of partition p (the offset the next record
 // will get), or -1 for an unknown partition.
-func (t *Topic) End(p int) int64 {
+func (t *Log) End(p int) int64 {
 	if p < 0 || p >= len(t.parts) {
 		return -1
 	}
@@ -374,7 +374,7 @@ func (t *Topic) End(p int) int64 {
 // or below the log start where retention deleted the records, is
 // ErrOffsetOutOfRange; an offset whose record compaction removed reads
 // from the next record that remains. O(log n + max).
-func (t *Topic) Fetch(p int, off int64, max int, dst []Record) ([]Record, error) {
+func (t *Log) Fetch(p int, off int64, max int, dst []Record) ([]Record, error) {
 	if p < 0 || p >= len(t.parts) {
 		return dst, fmt.Errorf("%w: %d", ErrNoPartition, p)
 	}
@@ -393,7 +393,7 @@ func (t *Topic) Fetch(p int, off int64, max int, dst []Record) ([]Record, error)
 // OffsetForTick returns the offset of the first record of partition p
 // appended at or after tick at, or the end offset when there is none.
 // O(log n).
-func (t *Topic) OffsetForTick(p int, at sim.Tick) (int64, error) {
+func (t *Log) OffsetForTick(p int, at sim.Tick) (int64, error) {
 	if p < 0 || p >= len(t.parts) {
 		return 0, fmt.Errorf("%w: %d", ErrNoPartition, p)
 	}
@@ -412,7 +412,7 @@ func (t *Topic) OffsetForTick(p int, at sim.Tick) (int64, error) {
 // with members rebalances. It is traced as an action whose position is
 // offset 0 of the last new partition, so a fold of the trace knows how
 // many partitions there are. It returns an error when n < 1.
-func (t *Topic) AddPartitions(n int) error {
+func (t *Log) AddPartitions(n int) error {
 	if n < 1 {
 		return fmt.Errorf("%w: add %d partitions", ErrInvalidConfig, n)
 	}
@@ -435,7 +435,7 @@ func (t *Topic) AddPartitions(n int) error {
 // (partitions added, retention overtaking a group), retention, compaction
 // and the groups' session timeouts. O(partitions + groups x members +
 // records deleted), plus O(records) when compaction runs.
-func (t *Topic) Step(now sim.Tick) {
+func (t *Log) Step(now sim.Tick) {
 	if in := t.cfg.Faults; in.Has(faults.PartitionsAdded) {
 		if f, ok := in.Check(faults.PartitionsAdded, faults.Context{Where: t.where}); ok {
 			n := int(f.Param)
@@ -463,7 +463,7 @@ func (t *Topic) Step(now sim.Tick) {
 
 // overtake deletes, in every partition, records group g has not read yet:
 // up to Param (default 1) records past its position.
-func (t *Topic) overtake(g *Group, f faults.Firing) {
+func (t *Log) overtake(g *Group, f faults.Firing) {
 	n := f.Param
 	if n < 1 {
 		n = 1
@@ -482,7 +482,7 @@ func (t *Topic) overtake(g *Group, f faults.Firing) {
 }
 
 // retain applies retention by age and size.
-func (t *Topic) retain(now sim.Tick) {
+func (t *Log) retain(now sim.Tick) {
 	c := &t.cfg
 	if c.RetentionTicks == 0 && c.RetentionRecords == 0 && c.RetentionBytes == 0 {
 		return
@@ -511,7 +511,7 @@ func (t *Topic) retain(now sim.Tick) {
 // expire deletes the first live record of partition p and traces it as
 // "expired" with sim.CauseRetention: from that event the ledger books the
 // loss for every group that expected the record and had not applied it.
-func (t *Topic) expire(p int, part *partition, why, rule string) {
+func (t *Log) expire(p int, part *partition, why, rule string) {
 	e := part.recs.at(part.head) // valid until dropHead below
 	t.expired++
 	if tr := t.env.Trace; tr.Enabled() {
@@ -530,7 +530,7 @@ func (t *Topic) expire(p int, part *partition, why, rule string) {
 }
 
 // forget drops what the groups remember of a deleted record.
-func (t *Topic) forget(p int, off int64) {
+func (t *Log) forget(p int, off int64) {
 	for _, g := range t.groups {
 		if len(g.again) > 0 {
 			delete(g.again, Position{Partition: p, Offset: off})
@@ -548,7 +548,7 @@ func (t *Topic) forget(p int, off int64) {
 // positions, so no group's position is out of range because of
 // compaction. O(records). It does nothing on a topic without
 // Config.Compact.
-func (t *Topic) Compact() {
+func (t *Log) Compact() {
 	if !t.cfg.Compact {
 		return
 	}
@@ -611,7 +611,7 @@ type Metrics struct {
 }
 
 // Metrics returns the topic's metrics. O(partitions x groups x log n).
-func (t *Topic) Metrics() Metrics {
+func (t *Log) Metrics() Metrics {
 	m := Metrics{Produced: t.produced, Expired: t.expired, Compacted: t.compacted, Rejected: t.rejections}
 	for i, p := range t.parts {
 		m.Partitions = append(m.Partitions, PartitionMetrics{Partition: i, LogStart: p.start, End: p.end, Records: p.size(), Bytes: p.bytes})
@@ -623,7 +623,7 @@ func (t *Topic) Metrics() Metrics {
 }
 
 // Group returns the group called name, or nil.
-func (t *Topic) Group(name string) *Group {
+func (t *Log) Group(name string) *Group {
 	for _, g := range t.groups {
 		if g.name == name {
 			return g
@@ -633,4 +633,4 @@ func (t *Topic) Group(name string) *Group {
 }
 
 // Groups returns the topic's groups in creation order.
-func (t *Topic) Groups() []*Group { return t.groups }
+func (t *Log) Groups() []*Group { return t.groups }

@@ -49,7 +49,7 @@ type Record struct {
 type memberRun struct {
 	r     *Run
 	db    *DB
-	log   *eventlog.Topic
+	log   *eventlog.Log
 	group *eventlog.Group
 	cur   *eventlog.Member // the member whose Consume runs
 	sent  []sim.Message

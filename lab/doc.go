@@ -9,7 +9,7 @@
 //     own. It makes one queue.Queue per queue (dead-letter queues first),
 //     one pubsub.Broker whose subjects are the topics (with their
 //     subscribers, emits, source checks, supervisors and durable fan-outs),
-//     one eventlog.Topic per log with its groups, one outbox.Service with
+//     one eventlog.Log per log with its groups, one outbox.Service with
 //     its Writer per service, and the actors as model components: a
 //     producer.Producer per producer (an outbox.Commander for one that
 //     sends commands to a service), a queue.Consumer pool per queue

@@ -269,8 +269,8 @@ func (r *Run) Topics() []TopicInfo {
 
 // Logs returns the run's log topics in file order; their groups are
 // Topic.Groups.
-func (r *Run) Logs() []*eventlog.Topic {
-	out := make([]*eventlog.Topic, len(r.logs))
+func (r *Run) Logs() []*eventlog.Log {
+	out := make([]*eventlog.Log, len(r.logs))
 	for i, l := range r.logs {
 		out[i] = l.t
 	}

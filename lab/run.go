@@ -151,7 +151,7 @@ type runSub struct {
 // runLog is one log topic.
 type runLog struct {
 	cfg *scenario.Log
-	t   *eventlog.Topic
+	t   *eventlog.Log
 }
 
 // runGroup is one consumer group.

@@ -8,9 +8,9 @@ import (
 // LogSource is a Source that reads a log topic: the latest record of a key
 // is the last one in the key's partition. Latest costs O(records in that
 // partition).
-func LogSource(t *eventlog.Topic) Source { return logSource{t} }
+func LogSource(t *eventlog.Log) Source { return logSource{t} }
 
-type logSource struct{ t *eventlog.Topic }
+type logSource struct{ t *eventlog.Log }
 
 func (s logSource) Latest(key string) (sim.ID, bool) {
 	p := eventlog.PartitionFor(key, s.t.Partitions())

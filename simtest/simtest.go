@@ -131,7 +131,7 @@ func (w *World) Producer(name string, cfg producer.Config) *producer.Producer {
 
 // Log makes a partitioned log (a topic) called name, consulting the
 // world's injector.
-func (w *World) Log(name string, cfg eventlog.Config) *eventlog.Topic {
+func (w *World) Log(name string, cfg eventlog.Config) *eventlog.Log {
 	w.T().Helper()
 	w.named("log", name, &cfg.Name)
 	if cfg.Faults == nil {
@@ -143,7 +143,7 @@ func (w *World) Log(name string, cfg eventlog.Config) *eventlog.Topic {
 }
 
 // Group makes a consumer group called name on log l.
-func (w *World) Group(name string, l *eventlog.Topic, cfg eventlog.GroupConfig) *eventlog.Group {
+func (w *World) Group(name string, l *eventlog.Log, cfg eventlog.GroupConfig) *eventlog.Group {
 	w.T().Helper()
 	w.named("group", name, &cfg.Name)
 	g, err := eventlog.NewGroup(w.World.World, l, cfg)

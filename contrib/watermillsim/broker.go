@@ -232,7 +232,7 @@ type Broker struct {
 type topic struct {
 	name string
 	q    *queue.Queue
-	lt   *eventlog.Topic
+	lt   *eventlog.Log
 	wake wakeup
 }
 

@@ -71,7 +71,11 @@ type Checker interface {
 }
 
 // Check runs every checker and returns nil when all hold, or a *CheckError
-// carrying every violation of every checker at once.
+// carrying every violation of every checker at once. The checkers that
+// judge outcomes (NoLoss, AtLeastOnce, AtMostOnce, ExactlyOnce,
+// MaxDuplicates) share one fold of the ledger's outcomes: a call costs one
+// O(copies) pass however many of them it is given, and each checker's
+// violations are the ones its Violations method returns, in its order.
 func Check(l *Ledger, checks ...Checker) error {
 	var all []Violation
 	if l == nil {
@@ -80,8 +84,25 @@ func Check(l *Ledger, checks ...Checker) error {
 	if len(checks) == 0 {
 		return &CheckError{Violations: []Violation{{Check: "check", Tick: l.last, Misuse: true, Detail: "no checkers were given, so nothing was judged"}}}
 	}
-	for _, c := range checks {
-		all = append(all, c.Violations(l)...)
+	passes := make([]pass, len(checks))
+	walking := 0
+	for i, c := range checks {
+		if cf, ok := c.(checkFunc); ok && cf.start != nil {
+			passes[i] = cf.start(l)
+			if passes[i].visit != nil {
+				walking++
+			}
+		}
+	}
+	if walking > 0 {
+		l.eachOutcomeFor(passes)
+	}
+	for i, c := range checks {
+		if passes[i].finish != nil {
+			all = append(all, passes[i].finish()...)
+		} else {
+			all = append(all, c.Violations(l)...)
+		}
 	}
 	if len(all) == 0 {
 		return nil
@@ -89,18 +110,80 @@ func Check(l *Ledger, checks ...Checker) error {
 	return &CheckError{Violations: all}
 }
 
+// pass is a checker's judgement split around the walk over the outcomes,
+// so that the checkers of one Check call can share one walk: the checker
+// judges what it can before the walk when it starts, visit is handed every
+// outcome of consumer (every consumer when it is ""), in the order of
+// Outcomes, and finish returns the violations, in the order the checker
+// reports them. A nil visit means the verdict needs no walk.
+type pass struct {
+	consumer string
+	visit    func(o *Outcome)
+	finish   func() []Violation
+}
+
+// eachOutcomeFor hands every outcome to the visit of each pass that wants
+// it, in the order of Outcomes: one fold of the outcomes for all of them,
+// skipping the consumers no pass wants. It costs O(copies of the wanted
+// consumers).
+func (l *Ledger) eachOutcomeFor(passes []pass) {
+	wants := func(p *pass, consumer string) bool {
+		return p.visit != nil && (p.consumer == "" || p.consumer == consumer)
+	}
+	visit := func(o *Outcome) {
+		for i := range passes {
+			if p := &passes[i]; wants(p, o.Consumer) {
+				p.visit(o)
+			}
+		}
+	}
+	if l.cached && l.cacheAt == l.events {
+		for i := range l.cache {
+			visit(&l.cache[i])
+		}
+		return
+	}
+	for _, b := range l.consumers {
+		for i := range passes {
+			if wants(&passes[i], b.name) {
+				l.eachBookOutcome(b, visit)
+				break
+			}
+		}
+	}
+}
+
 // noLedger is the violation of a checker run without a ledger.
 func noLedger(check string) []Violation {
 	return []Violation{{Check: check, Misuse: true, Detail: "no ledger to check"}}
 }
 
+// checkFunc is a Checker built from a function: f judges the whole
+// ledger, or, for a checker that judges outcomes, start begins a pass (see
+// pass) that Violations walks alone and Check walks with the others.
 type checkFunc struct {
-	name string
-	f    func(l *Ledger) []Violation
+	name  string
+	f     func(l *Ledger) []Violation
+	start func(l *Ledger) pass
 }
 
-func (c checkFunc) Name() string                     { return c.name }
-func (c checkFunc) Violations(l *Ledger) []Violation { return c.f(l) }
+func (c checkFunc) Name() string { return c.name }
+
+// Violations runs the checker alone: its own walk over the outcomes it
+// judges.
+func (c checkFunc) Violations(l *Ledger) []Violation {
+	if c.start == nil {
+		return c.f(l)
+	}
+	p := c.start(l)
+	if p.visit != nil {
+		l.eachOutcomeOf(p.consumer, p.visit)
+	}
+	return p.finish()
+}
+
+// done is a pass whose verdict is known before the walk.
+func done(vs []Violation) pass { return pass{finish: func() []Violation { return vs }} }
 
 // NoLoss holds when every origin reached each consumer it was routed to
 // and nothing was lost on the way. Its violations are: every loss that
@@ -114,13 +197,13 @@ func (c checkFunc) Violations(l *Ledger) []Violation { return c.f(l) }
 // losses. A ledger that never saw a message is a violation too: the check
 // never passes vacuously.
 func NoLoss() Checker {
-	return checkFunc{"no-loss", func(l *Ledger) []Violation {
+	return checkFunc{name: "no-loss", start: func(l *Ledger) pass {
 		if l == nil {
-			return noLedger("no-loss")
+			return done(noLedger("no-loss"))
 		}
 		var out []Violation
 		if l.recs.len() <= 1 {
-			return []Violation{{Check: "no-loss", Tick: l.last, Detail: "the ledger saw no message, so there is nothing to judge"}}
+			return done([]Violation{{Check: "no-loss", Tick: l.last, Detail: "the ledger saw no message, so there is nothing to judge"}})
 		}
 		for x := range l.allLosses() {
 			if l.standsBeforeConsumers(x) {
@@ -132,25 +215,28 @@ func NoLoss() Checker {
 				out = append(out, Violation{Check: "no-loss", Msg: root, Key: l.keyOf(x.ID), Tick: x.Tick, Detail: why})
 			}
 		}
-		l.eachOutcome(func(o *Outcome) {
+		visit := func(o *Outcome) {
 			if bad, why := lossWhy(l, o); bad {
 				out = append(out, o.violation("no-loss", why))
 			}
-		})
-		// Copies a broker holds that no consumer is routed.
-		l.eachRecord(func(r *Record) {
-			if r.State != StatePending {
-				return
-			}
-			for _, b := range l.consumers {
-				if e := b.entries.get(uint64(r.ID)); e != nil && e.bits&delExpected != 0 {
+		}
+		finish := func() []Violation {
+			// Copies a broker holds that no consumer is routed.
+			l.eachRecord(func(r *Record) {
+				if r.State != StatePending {
 					return
 				}
-			}
-			out = append(out, Violation{Check: "no-loss", Msg: r.ID, Key: r.Key, Tick: r.Changed,
-				Detail: "still pending at " + r.Where + " at t=" + strconv.FormatInt(int64(l.last), 10) + ", and no consumer is routed it"})
-		})
-		return out
+				for _, b := range l.consumers {
+					if e := b.entries.get(uint64(r.ID)); e != nil && e.bits&delExpected != 0 {
+						return
+					}
+				}
+				out = append(out, Violation{Check: "no-loss", Msg: r.ID, Key: r.Key, Tick: r.Changed,
+					Detail: "still pending at " + r.Where + " at t=" + strconv.FormatInt(int64(l.last), 10) + ", and no consumer is routed it"})
+			})
+			return out
+		}
+		return pass{visit: visit, finish: finish}
 	}}
 }
 
@@ -192,27 +278,32 @@ func (o *Outcome) violation(check, why string) Violation {
 // know, and a consumer routed no message at all, are violations: the check
 // never passes vacuously.
 func perOrigin(check, name string, f func(l *Ledger, o *Outcome) (bool, string)) Checker {
-	return checkFunc{check, func(l *Ledger) []Violation {
+	return checkFunc{name: check, start: func(l *Ledger) pass {
 		if l == nil {
-			return noLedger(check)
+			return done(noLedger(check))
 		}
 		if v, ok := knownConsumer(l, check, name); !ok {
-			return []Violation{v}
+			return done([]Violation{v})
 		}
 		var out []Violation
-		n := l.eachOutcomeOf(name, func(o *Outcome) {
+		n := 0
+		visit := func(o *Outcome) {
+			n++
 			if bad, why := f(l, o); bad {
 				out = append(out, o.violation(check, why))
 			}
-		})
-		if n == 0 {
-			who := "consumer " + strconv.Quote(name)
-			if name == "" {
-				who = "any consumer"
-			}
-			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no message was routed to " + who + ", so there is nothing to judge"}}
 		}
-		return out
+		finish := func() []Violation {
+			if n == 0 {
+				who := "consumer " + strconv.Quote(name)
+				if name == "" {
+					who = "any consumer"
+				}
+				return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no message was routed to " + who + ", so there is nothing to judge"}}
+			}
+			return out
+		}
+		return pass{consumer: name, visit: visit, finish: finish}
 	}}
 }
 
@@ -440,7 +531,7 @@ func ExactlyOnce(name string) Checker {
 // repeated application of an origin is a duplicate, not an inversion.
 func OrderedPerKey(name string) Checker {
 	const check = "ordered-per-key"
-	return checkFunc{check, func(l *Ledger) []Violation {
+	return checkFunc{name: check, f: func(l *Ledger) []Violation {
 		if l == nil {
 			return noLedger(check)
 		}
@@ -487,26 +578,29 @@ func OrderedPerKey(name string) Checker {
 // know, a consumer routed no message, and a negative n are violations.
 func MaxDuplicates(name string, n int) Checker {
 	const check = "max-duplicates"
-	return checkFunc{check, func(l *Ledger) []Violation {
+	return checkFunc{name: check, start: func(l *Ledger) pass {
 		if l == nil {
-			return noLedger(check)
+			return done(noLedger(check))
 		}
 		if n < 0 {
-			return []Violation{{Check: check, Consumer: name, Tick: l.last, Misuse: true, Detail: "at most " + strconv.Itoa(n) + " duplicates cannot hold; give 0 or more"}}
+			return done([]Violation{{Check: check, Consumer: name, Tick: l.last, Misuse: true, Detail: "at most " + strconv.Itoa(n) + " duplicates cannot hold; give 0 or more"}})
 		}
 		if v, ok := knownConsumer(l, check, name); !ok {
-			return []Violation{v}
+			return done([]Violation{v})
 		}
-		d := 0
-		routed := l.eachOutcomeOf(name, func(o *Outcome) { d += max(0, o.Deliveries-1) })
-		if routed == 0 {
-			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no message was routed to it, so there is nothing to judge"}}
+		d, routed := 0, 0
+		visit := func(o *Outcome) { routed++; d += max(0, o.Deliveries-1) }
+		finish := func() []Violation {
+			if routed == 0 {
+				return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no message was routed to it, so there is nothing to judge"}}
+			}
+			if d > n {
+				return []Violation{{Check: "max-duplicates", Consumer: name, Tick: l.last,
+					Detail: strconv.Itoa(d) + " duplicate deliveries, at most " + strconv.Itoa(n) + " allowed"}}
+			}
+			return nil
 		}
-		if d > n {
-			return []Violation{{Check: "max-duplicates", Consumer: name, Tick: l.last,
-				Detail: strconv.Itoa(d) + " duplicate deliveries, at most " + strconv.Itoa(n) + " allowed"}}
-		}
-		return nil
+		return pass{consumer: name, visit: visit, finish: finish}
 	}}
 }
 

@@ -93,7 +93,17 @@ func (d *Delivery) Reset(env *Env, m Message, where, consumer, instance string, 
 	if instance == "" {
 		instance = consumer
 	}
-	*d = Delivery{Msg: m, Where: where, Consumer: consumer, Instance: instance, Attempt: attempt, env: env, Corr: m.Headers.CorrelationID}
+	// Field by field rather than *d = Delivery{...}: the literal would be
+	// built in a temporary and copied, message and all, once per copy
+	// handed out. TestResetForgetsEveryField keeps the list complete.
+	d.Msg = m
+	d.Where, d.Consumer, d.Instance = where, consumer, instance
+	d.Attempt = attempt
+	d.HasPos, d.Partition, d.Offset = false, 0, 0
+	d.Corr = m.Headers.CorrelationID
+	d.Ext = nil
+	d.env = env
+	d.effects, d.skips = 0, 0
 }
 
 // Now returns the current tick.

@@ -784,8 +784,17 @@ func (l *Ledger) ref(name string) ConsumerRef {
 	if name == "" {
 		return NoConsumer
 	}
-	if name == l.lastName && l.lastRef != NoConsumer {
-		return l.lastRef
+	if l.lastRef != NoConsumer {
+		if name == l.lastName {
+			return l.lastRef
+		}
+		// A fan-out names its subscribers in turn, in the order the
+		// ledger first saw them: try the consumer after the last one
+		// before searching.
+		if n := int(l.lastRef) + 1; n < len(l.consumers) && l.consumers[n].name == name {
+			l.lastName, l.lastRef = name, ConsumerRef(n)
+			return l.lastRef
+		}
 	}
 	c := NoConsumer
 	if len(l.consumers) <= 32 {

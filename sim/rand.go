@@ -1,27 +1,41 @@
 package sim
 
-import (
-	"hash/fnv"
-	"math/rand/v2"
-)
+import "math/rand/v2"
 
 // Stream is a deterministic random number stream owned by one component.
 // Streams are derived from (seed, component name) with NewStream, so the draws
 // of one component never depend on how many other components exist or how
 // often they draw. A Stream is not safe for concurrent use; like every model
 // in brokerlab it is driven by a single owner.
+//
+// A Stream is one allocation: the generator lives in it, and the
+// math/rand wrapper IntN needs is made on the first IntN call.
 type Stream struct {
-	src *rand.PCG  // the generator; Float64, Uint64 and Chance draw from it directly
-	r   *rand.Rand // the same generator behind math/rand's IntN algorithm
+	src rand.PCG   // the generator; Float64, Uint64 and Chance draw from it directly
+	r   *rand.Rand // the same generator behind math/rand's IntN algorithm, once IntN was called
 }
 
 // NewStream returns the stream for the component called name in a run with
 // the given seed. The same (seed, name) always yields the same sequence.
 func NewStream(seed uint64, name string) *Stream {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(name))
-	src := rand.NewPCG(seed, h.Sum64()^0x9e3779b97f4a7c15)
-	return &Stream{src: src, r: rand.New(src)}
+	s := &Stream{}
+	s.src.Seed(seed, fnv64a(name)^0x9e3779b97f4a7c15)
+	return s
+}
+
+// fnv64a is the 64-bit FNV-1a hash of name, as hash/fnv's New64a computes
+// it, without allocating a hasher.
+func fnv64a(name string) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= prime
+	}
+	return h
 }
 
 // Float64 returns a number in [0, 1).
@@ -34,6 +48,9 @@ func (s *Stream) Float64() float64 { return float64(s.src.Uint64()<<11>>11) / (1
 func (s *Stream) IntN(n int) int {
 	if n <= 0 {
 		return 0
+	}
+	if s.r == nil {
+		s.r = rand.New(&s.src)
 	}
 	return s.r.IntN(n)
 }

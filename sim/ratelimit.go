@@ -31,10 +31,10 @@ func (e *RateLimited) Error() string {
 func (e *RateLimited) Is(target error) bool { return target == ErrTransient }
 
 // RetryAfter returns the Retry-After delay of err when it is, or wraps, a
-// RateLimited error, and false otherwise.
+// RateLimited error, and false otherwise. It does not allocate (queue
+// consumers ask it of every handler error).
 func RetryAfter(err error) (Tick, bool) {
-	var rl *RateLimited
-	if errors.As(err, &rl) {
+	if rl, ok := errors.AsType[*RateLimited](err); ok {
 		return max(rl.After, 1), true
 	}
 	return 0, false

@@ -21,3 +21,13 @@ func TestRateLimitedIsTransientWithADelay(t *testing.T) {
 		t.Errorf("Error() = %q", got)
 	}
 }
+
+// Asking an error for its Retry-After allocates nothing, rate limited or
+// not: queue consumers ask it of every handler error.
+func TestRetryAfterDoesNotAllocate(t *testing.T) {
+	plain := fmt.Errorf("db: %w", ErrTransient)
+	limited := fmt.Errorf("api: %w", &RateLimited{After: 2})
+	if n := testing.AllocsPerRun(100, func() { RetryAfter(plain); RetryAfter(limited) }); n != 0 {
+		t.Fatalf("RetryAfter allocates %v times per pair of calls, want 0", n)
+	}
+}

@@ -86,8 +86,11 @@ type Run struct {
 	// judged holds, per expectation, the outcome of one judged at its
 	// by: tick (nil until then, and for the others).
 	judged []*Outcome
-	errs   []scenario.Error
-	narr   int // narration steps traced so far
+	// checked caches Verdict's judgements of the ledger checks (see
+	// Run.Verdict).
+	checked []checkedJudgement
+	errs    []scenario.Error
+	narr    int // narration steps traced so far
 
 	queues    []*runQueue
 	queueBy   map[string]*runQueue

@@ -30,8 +30,11 @@ import (
 )
 
 // exactStatsLimit is the number of messages up to which the session
-// recomputes the ledger statistics every tick; above it, every
-// statsEvery ticks (Ledger.Stats costs O(messages x consumers)).
+// recomputes the per-key effect table and the verdict every tick; above
+// it, every statsEvery ticks, and then only when an event was traced since
+// (both scan every outcome, O(messages x consumers)). The ledger summary
+// and the per-consumer effects are kept by the ledger and taken every
+// tick.
 const (
 	exactStatsLimit = 20_000
 	statsEvery      = 32
@@ -74,11 +77,15 @@ type Session struct {
 	stats   sim.Stats
 	effects []EffectView
 	statsAt sim.Tick
-	verdict Verdict
-	judged  bool // verdict is current
-	chips   []queue.Resident
-	notice  string
-	tab     string // the model to open on
+	// tableAt is the tick of the last scheduled fold of the effect table
+	// (-1: none yet), tableSeq the trace length it was folded at.
+	tableAt  sim.Tick
+	tableSeq uint64
+	verdict  Verdict
+	judged   bool // verdict is current
+	chips    []queue.Resident
+	notice   string
+	tab      string // the model to open on
 	// log is every hand action of the current run with the tick it ran
 	// at, in order; the first done of them have been applied to the run
 	// (those at or before its tick). Seek re-executes the run with them,
@@ -87,12 +94,10 @@ type Session struct {
 	done int
 }
 
-// fold is one fold of the ledger and the tick it was taken at.
+// fold is one fold of the effect table and the tick it was taken at.
 type fold struct {
-	at      sim.Tick
-	stats   sim.Stats
-	effects []EffectView
-	table   *EffectsView
+	at    sim.Tick
+	table *EffectsView
 }
 
 // maxFolds is how many folds the session keeps (see Session.folds).
@@ -268,6 +273,7 @@ func (d *Session) build(seed *uint64) error {
 	d.run, d.rec, d.subj, d.acts = r, rec, subj, acts
 	d.done = 0
 	d.judged = false
+	d.table, d.tableSeq = nil, 0
 	d.series, d.histStart = nil, 0
 	d.folds = nil
 	d.series = append(d.series, Series{Kind: SeriesPublishRate})
@@ -278,64 +284,54 @@ func (d *Session) build(seed *uint64) error {
 	}
 	d.series = append(d.series, Series{Kind: SeriesDLQDepth}, Series{Kind: SeriesDuplicates}, Series{Kind: SeriesLost})
 	d.lastPub = r.Published()
-	d.statsAt = -1
+	d.statsAt, d.tableAt = -1, -1
 	d.refreshStats(true)
 	d.sample()
 	return nil
 }
 
-// refreshStats recomputes the ledger statistics when they are stale.
+// refreshStats takes the ledger summary and the per-consumer effects,
+// which the ledger keeps (O(what changed since the last tick)), and folds
+// the effect table and marks the verdict stale on their schedule.
 func (d *Session) refreshStats(force bool) {
 	now := d.run.Now()
 	if d.statsAt == now {
 		return
 	}
+	l := d.run.Env().Ledger
+	d.stats = l.Stats()
+	d.statsAt = now
+	d.effects = effectsOf(d.stats)
 	// The schedule depends on the tick only (every tick up to
 	// exactStatsLimit messages, else at each multiple of statsEvery), so a
 	// run re-executed by Seek folds at the same ticks as one stepped there.
-	if force || d.statsAt < 0 || d.run.Env().IDs.Last() <= exactStatsLimit || now/statsEvery != d.statsAt/statsEvery || d.run.Done() {
-		l := d.run.Env().Ledger
-		d.stats = l.Stats()
-		d.statsAt = now
-		d.effects = effectsOf(l)
-		if refs, names := compared(d.s); refs != nil {
-			t := effectKeysOf(l, refs, names)
-			d.table = &t
+	if force || d.tableAt < 0 || d.run.Env().IDs.Last() <= exactStatsLimit || now/statsEvery != d.tableAt/statsEvery || d.run.Done() {
+		d.tableAt = now
+		// The table is a fold of the ledger's outcomes, and the ledger
+		// changes only by traced events: with none since the last fold it
+		// is the same table.
+		if seq := d.run.Env().Trace.Len(); d.table == nil || seq != d.tableSeq {
+			if refs, names := compared(d.s); refs != nil {
+				t := effectKeysOf(l, refs, names)
+				d.table = &t
+			}
+			d.tableSeq = seq
 		}
 		d.judged = false
 		if len(d.folds) == maxFolds {
 			d.folds = append(d.folds[:0], d.folds[1:]...)
 		}
-		d.folds = append(d.folds, fold{at: now, stats: d.stats, effects: d.effects, table: d.table})
+		d.folds = append(d.folds, fold{at: now, table: d.table})
 	}
 }
 
-// effectsOf folds the ledger's outcomes into per-consumer effect counts,
-// in the ledger's consumer order. O(origins x consumers).
-func effectsOf(l *sim.Ledger) []EffectView {
+// effectsOf returns the per-consumer effect counts of s, in the ledger's
+// consumer order. O(consumers).
+func effectsOf(s sim.Stats) []EffectView {
 	var out []EffectView
-	at := map[string]int{}
-	for _, name := range l.Consumers() {
-		at[name] = len(out)
-		out = append(out, EffectView{Consumer: name})
-	}
-	for _, o := range l.Outcomes("") {
-		i, ok := at[o.Consumer]
-		if !ok {
-			continue
-		}
-		ev := &out[i]
-		ev.Applied += o.Effects
-		ev.Absorbed += o.Skipped
-		if o.Effects > 1 {
-			ev.Repeated += o.Effects - 1
-		}
-		if o.Effects > ev.Worst {
-			ev.Worst = o.Effects
-		}
-		if o.Deliveries > 1 {
-			ev.Repeats += o.Deliveries - 1
-		}
+	for _, c := range s.Consumers {
+		out = append(out, EffectView{Consumer: c.Consumer, Applied: c.Applied, Repeated: c.Repeated,
+			Worst: c.Worst, Absorbed: c.Absorbed, Repeats: c.Repeats})
 	}
 	return out
 }
@@ -741,9 +737,11 @@ func (d *Session) Seek(t sim.Tick) Snapshot {
 		}
 		if kept && last >= 0 && d.run.Now() == t {
 			f := folds[last]
-			d.stats, d.effects, d.table, d.statsAt = f.stats, f.effects, f.table, f.at
+			d.table, d.tableAt, d.tableSeq = f.table, f.at, 0
 			d.folds = append(d.folds[:0], folds[:last+1]...)
 			d.judged = false
+			d.statsAt = -1
+			d.refreshStats(false)
 		} else if kept && last >= 0 {
 			d.refreshStats(true)
 		}

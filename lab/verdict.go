@@ -72,10 +72,22 @@ type Verdict struct {
 	Errors int
 }
 
+// checkedJudgement is a ledger check's judgement and what it was judged
+// on: the trace's length and whether the run was over.
+type checkedJudgement struct {
+	ok     bool
+	events uint64
+	final  bool
+	j      Judgement
+}
+
 // Verdict judges every expectation on the current state without changing
 // the run: it emits no event and does not end the run. It costs what the
 // expectations' checkers cost, O(messages x consumers) for a ledger check,
-// so a player calls it once per tick, not once per frame.
+// so a player calls it once per tick, not once per frame. A ledger check
+// reads the ledger alone, which changes only by traced events: its
+// judgement is kept and given again, at no cost, until an event is traced
+// or the run ends.
 func (r *Run) Verdict() Verdict {
 	v := Verdict{Final: r.over, Errors: len(r.errs)}
 	for i := range r.s.Expect {
@@ -85,7 +97,19 @@ func (r *Run) Verdict() Verdict {
 				Standing: pick(o.Pass, Holds, Broken), Measured: o.Measured})
 			continue
 		}
-		v.Judgments = append(v.Judgments, r.judge(&r.s.Expect[i], v.Final))
+		e := &r.s.Expect[i]
+		if e.Check == "" {
+			v.Judgments = append(v.Judgments, r.judge(e, v.Final))
+			continue
+		}
+		if r.checked == nil {
+			r.checked = make([]checkedJudgement, len(r.s.Expect))
+		}
+		events, c := r.env.Trace.Len(), &r.checked[i]
+		if !c.ok || c.events != events || c.final != v.Final {
+			*c = checkedJudgement{ok: true, events: events, final: v.Final, j: r.judge(e, v.Final)}
+		}
+		v.Judgments = append(v.Judgments, c.j)
 	}
 	return v
 }

@@ -30,6 +30,41 @@ type Stats struct {
 	Missed           int // (origin, consumer) pairs missed by design
 	Lost             int // losses that stand, per (origin, consumer) and before any consumer
 	LostBy           []CauseCount
+	// Consumers sums the outcomes per consumer, in the ledger's consumer
+	// order (Consumers), one entry for every consumer it knows.
+	Consumers []ConsumerStats
+}
+
+// ConsumerStats is what one consumer's outcomes (Outcomes(name)) sum to.
+type ConsumerStats struct {
+	Consumer string
+	Applied  int // effects applied
+	Repeated int // effects applied past the first of their origin
+	Worst    int // the most effects applied for one origin
+	Absorbed int // deliveries the handler recognised as duplicates
+	Repeats  int // deliveries past the first of their origin
+}
+
+// add counts one outcome into c.
+func (c *ConsumerStats) add(o *Outcome) {
+	c.Applied += o.Effects
+	c.Absorbed += o.Skipped
+	if o.Effects > 1 {
+		c.Repeated += o.Effects - 1
+	}
+	c.Worst = max(c.Worst, o.Effects)
+	if o.Deliveries > 1 {
+		c.Repeats += o.Deliveries - 1
+	}
+}
+
+// sum adds d's sums to c, times sign (1 or -1); Worst, a maximum, is
+// left to the caller.
+func (c *ConsumerStats) sum(d *ConsumerStats, sign int) {
+	c.Applied += sign * d.Applied
+	c.Repeated += sign * d.Repeated
+	c.Absorbed += sign * d.Absorbed
+	c.Repeats += sign * d.Repeats
 }
 
 // Stats returns the summary: the counts of the registered records, and of
@@ -43,7 +78,10 @@ type Stats struct {
 // origin or copies made from it), whose outcomes span chunks. A call
 // therefore costs O(chunks touched since the last call x 128 x consumers +
 // linked copies x consumers + causes), not a pass over every outcome; the
-// partial summaries cost about 2 bytes per copy.
+// partial summaries cost about 2 bytes per copy, plus 48 bytes per
+// consumer per chunk for the per-consumer sums. A consumer's Worst is the
+// largest of its chunks' maxima: it is taken again over every chunk
+// (O(chunks)) only when a refold lowered the chunk that held it.
 func (l *Ledger) Stats() Stats {
 	var s Stats
 	if l == nil {
@@ -58,8 +96,16 @@ func (l *Ledger) Stats() Stats {
 		x.refresh(l, c)
 	}
 	x.dirty, x.last = x.dirty[:0], 0
+	if x.worstStale {
+		x.rework(len(l.consumers))
+	}
 	t := x.total
 	t.lostBy = nil
+	t.cons = nil
+	if len(l.consumers) > 0 {
+		t.cons = make([]ConsumerStats, len(l.consumers))
+		copy(t.cons, x.total.cons)
+	}
 	by := make(map[Cause]int, len(x.totalBy))
 	for c, n := range x.totalBy {
 		by[c] = n
@@ -74,7 +120,34 @@ func (l *Ledger) Stats() Stats {
 		s.LostBy = append(s.LostBy, CauseCount{c, n})
 	}
 	slices.SortFunc(s.LostBy, func(a, b CauseCount) int { return strings.Compare(string(a.Cause), string(b.Cause)) })
+	s.Consumers = t.cons
+	for i, b := range l.consumers {
+		s.Consumers[i].Consumer = b.name
+	}
 	return s
+}
+
+// rework takes every consumer's Worst again as the largest of its chunks'
+// maxima: O(chunks x consumers).
+func (x *statsIndex) rework(consumers int) {
+	x.worstStale = false
+	x.total.cons = grow(x.total.cons, consumers)
+	for i := range x.total.cons {
+		x.total.cons[i].Worst = 0
+	}
+	for _, p := range x.parts {
+		for i := range p.cons {
+			x.total.cons[i].Worst = max(x.total.cons[i].Worst, p.cons[i].Worst)
+		}
+	}
+}
+
+// grow returns cs with at least n entries.
+func grow(cs []ConsumerStats, n int) []ConsumerStats {
+	for len(cs) < n {
+		cs = append(cs, ConsumerStats{})
+	}
+	return cs
 }
 
 // statsPart is what one chunk of IDs contributes to Stats: its registered
@@ -89,6 +162,7 @@ type statsPart struct {
 	duplicates, dupEffects       int
 	missed, lost                 int
 	lostBy                       []CauseCount
+	cons                         []ConsumerStats // by consumer index; Consumer unset
 }
 
 // add adds q's counts to p, times sign (1 or -1); lostBy is left to the
@@ -107,6 +181,12 @@ func (p *statsPart) add(q *statsPart, sign int) {
 	p.dupEffects += sign * q.dupEffects
 	p.missed += sign * q.missed
 	p.lost += sign * q.lost
+	if len(q.cons) > len(p.cons) {
+		p.cons = grow(p.cons, len(q.cons))
+	}
+	for i := range q.cons {
+		p.cons[i].sum(&q.cons[i], sign)
+	}
 }
 
 // outcome counts one outcome into p, its loss cause into by.
@@ -151,6 +231,9 @@ type statsIndex struct {
 	dirty   []uint64              // chunks touched since the last Stats, each once
 	last    uint64                // the chunk touched last, 1 + its number; 0 = none
 	before  map[uint64][]loss
+	// worstStale is set when a refold lowered a consumer's Worst in the
+	// chunk that may have held the total's: Stats then takes it again.
+	worstStale bool
 }
 
 // part returns chunk c's part, creating it on first use. The parts are
@@ -239,8 +322,17 @@ func (x *statsIndex) refresh(l *Ledger, c uint64) {
 			delete(x.totalBy, cc.Cause)
 		}
 	}
+	old := p.cons
 	*p = l.foldPart(c, x.before[c])
 	x.total.add(p, 1)
+	for i := range p.cons {
+		x.total.cons[i].Worst = max(x.total.cons[i].Worst, p.cons[i].Worst)
+	}
+	for i := range old {
+		if old[i].Worst == x.total.cons[i].Worst && (i >= len(p.cons) || p.cons[i].Worst < old[i].Worst) {
+			x.worstStale = true
+		}
+	}
 	for _, cc := range p.lostBy {
 		x.totalBy[cc.Cause] += cc.Count
 	}
@@ -270,11 +362,12 @@ func (l *Ledger) foldPart(c uint64, before []loss) statsPart {
 			}
 		}
 	}
-	for _, b := range l.consumers {
+	for i, b := range l.consumers {
 		es := b.entries.chunk(c)
 		if es == nil {
 			continue
 		}
+		p.cons = grow(p.cons, i+1)
 		for k := range es {
 			e := &es[k]
 			id := ID(c*tableChunk + uint64(k))
@@ -286,6 +379,7 @@ func (l *Ledger) foldPart(c uint64, before []loss) statsPart {
 			a.add(l, id, &d)
 			o := a.finish()
 			p.outcome(&o, p.countCause)
+			p.cons[i].add(&o)
 		}
 	}
 	for _, v := range before {
@@ -311,7 +405,8 @@ func (l *Ledger) lineageStats(t *statsPart, by map[Cause]int) {
 	count := func(c Cause) { by[c]++ }
 	aggs := map[ID]*agg{}
 	var roots []ID
-	for _, b := range l.consumers {
+	t.cons = grow(t.cons, len(l.consumers))
+	for i, b := range l.consumers {
 		clear(aggs)
 		roots = roots[:0]
 		for _, id := range l.linkedIDs() {
@@ -332,6 +427,7 @@ func (l *Ledger) lineageStats(t *statsPart, by map[Cause]int) {
 		for _, root := range roots {
 			o := aggs[root].finish()
 			t.outcome(&o, count)
+			t.cons[i].add(&o)
 		}
 	}
 }

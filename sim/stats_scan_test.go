@@ -36,7 +36,26 @@ func (l *Ledger) statsByScan() Stats {
 		}
 	})
 	by := map[Cause]int{}
+	at := map[string]int{}
+	for i, name := range l.Consumers() {
+		at[name] = i
+		s.Consumers = append(s.Consumers, ConsumerStats{Consumer: name})
+	}
 	l.eachOutcome(func(o *Outcome) {
+		if i, ok := at[o.Consumer]; ok {
+			c := &s.Consumers[i]
+			c.Applied += o.Effects
+			c.Absorbed += o.Skipped
+			if o.Effects > 1 {
+				c.Repeated += o.Effects - 1
+			}
+			if o.Effects > c.Worst {
+				c.Worst = o.Effects
+			}
+			if o.Deliveries > 1 {
+				c.Repeats += o.Deliveries - 1
+			}
+		}
 		s.Delivered += o.Deliveries
 		s.Applied += o.Effects
 		s.Absorbed += o.Skipped

@@ -57,4 +57,11 @@
 // scenario.Length (the field Scenario.Run). New builds a Run and Execute
 // runs one to the end; a sweep runs many (Probe per seed). An action is a
 // scenario.Action whether it comes from the timeline or from a hand.
+//
+// The session layer sits on the runner: a Session (Open, OpenFile,
+// OpenLesson with SessionOptions) owns one Run for a player, keeps the log
+// of hand actions so that going back and forward in time replays them,
+// says when the user branches off, and describes every tick as an
+// immutable Snapshot; a Pair plays two sessions in lockstep and a Playback
+// plays a Recording back. Package tui renders them.
 package lab

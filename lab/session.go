@@ -1,4 +1,4 @@
-// Package lab runs a scenario for a player: a Session owns one running
+// The session layer of package lab: a Session owns one running
 // scenario, steps it, goes back and forward in time, takes hand actions
 // and describes every tick as an immutable Snapshot, the view-model a
 // front end renders (the terminal player in package tui, a recorded cast,
@@ -14,6 +14,7 @@
 // the user acts differently there; then the session branches, drops the
 // old future and says so in the snapshot's notice. A session is used from
 // one goroutine.
+
 package lab
 
 import (
@@ -323,6 +324,14 @@ func (d *Session) refreshStats(force bool) {
 		}
 		d.folds = append(d.folds, fold{at: now, table: d.table})
 	}
+}
+
+// restat takes the ledger summary and the per-consumer effects again at
+// the current tick, after a hand action changed the ledger within it (a
+// redrive, a crash). The ledger keeps both, so this costs what changed.
+func (d *Session) restat() {
+	d.stats = d.run.Env().Ledger.Stats()
+	d.effects = effectsOf(d.stats)
 }
 
 // effectsOf returns the per-consumer effect counts of s, in the ledger's
@@ -670,6 +679,7 @@ func (d *Session) applyDue() {
 		d.done++
 		what, err := d.do(h.Action)
 		d.judged = false
+		d.restat()
 		if !d.seeking && err == nil {
 			d.notice = "again from the log: " + what
 		}
@@ -823,6 +833,7 @@ func (d *Session) Do(a Action) (Snapshot, error) {
 	d.done = len(d.log)
 	d.notice = what
 	d.judged = false
+	d.restat()
 	return d.Snapshot(), nil
 }
 

@@ -234,3 +234,23 @@ func TestTimelineActionByHand(t *testing.T) {
 		t.Errorf("purge of an unknown queue: %v, want the reason in words", err)
 	}
 }
+
+// TestHandActionShowsAtOnce: the ledger summary a snapshot shows after a
+// hand action is the ledger's own at that tick, live and when the action
+// is applied again from the log, not the summary taken before the action.
+func TestHandActionShowsAtOnce(t *testing.T) {
+	d := lesson(t, "poison-dlq")
+	stepTo(d, 14)
+	s, err := d.Do(Redrive(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := d.run.Env().Ledger.Stats(); s.Ledger.DeadLettered != want.DeadLettered || s.Ledger.Redriven != want.Redriven || s.Ledger.Redriven == 0 {
+		t.Fatalf("after the redrive at t=14 the snapshot shows %+v, the ledger holds %+v", s.Ledger, want)
+	}
+	d.Seek(10)
+	again := stepTo(d, 14)
+	if !reflect.DeepEqual(again.Ledger, s.Ledger) {
+		t.Errorf("at t=14 again from the log: %+v, live it was %+v", again.Ledger, s.Ledger)
+	}
+}

@@ -185,3 +185,22 @@ func firstDiff(want, got []byte) string {
 	}
 	return "(no line differs)"
 }
+
+// TestBareNameIsNeitherFileNorLesson: a bare name that is no file says it
+// is no lesson either, where a path says only what the file system says.
+func TestBareNameIsNeitherFileNorLesson(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	_, err := LoadFile("naive-billing")
+	if err == nil || err.Error() != "naive-billing:1:1: cannot read the file: no such file or directory; no built-in lesson has that name either (brokerlab list shows them)" {
+		t.Errorf("bare name: %v", err)
+	}
+	_, _, err = Source("naive-billing")
+	if err == nil || !strings.Contains(err.Error(), "no built-in lesson has that name") {
+		t.Errorf("Source: %v", err)
+	}
+	_, err = LoadFile("naive-billing.yaml")
+	if err == nil || strings.Contains(err.Error(), "lesson") {
+		t.Errorf("a file name: %v", err)
+	}
+}

@@ -331,7 +331,12 @@ func LoadFile(path string) (*Scenario, error) {
 func readFile(path string) ([]byte, string) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, "cannot read the file: " + pathErr(err)
+		msg := "cannot read the file: " + pathErr(err)
+		if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(path, `./\`) {
+			// A bare name may have been meant as a lesson.
+			msg += "; no built-in lesson has that name either (brokerlab list shows them)"
+		}
+		return nil, msg
 	}
 	if msg := notRegular(fi.Mode()); msg != "" {
 		return nil, msg

@@ -163,7 +163,7 @@ func (c *cli) usage(w io.Writer) {
 		fmt.Fprintf(w, "%s\n      %s\n", line, cmd.summary)
 	}
 	fmt.Fprintln(w, "\nFILE is a scenario file (docs/scenario-format.md); LESSON is a built-in lesson name.")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 an expectation failed, 2 bad input or no terminal to play in.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 an expectation failed, 2 bad input or no terminal to play in (brokerlab alone, with no terminal, prints this help and exits 0).")
 }
 
 // menu opens the lesson menu, or headless prints the usage and the lessons.

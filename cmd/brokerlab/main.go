@@ -15,7 +15,8 @@
 //
 // Exit codes: 0 success (every expectation holds), 1 an expectation failed,
 // 2 bad input (usage, unreadable or invalid scenario, a run over its budget,
-// no terminal to play in).
+// no terminal to play in; brokerlab with no arguments and no terminal prints
+// its help and exits 0).
 package main
 
 import (

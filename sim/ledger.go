@@ -257,10 +257,6 @@ const (
 	fieldChanged
 	fieldLastSeen
 	fieldFirstApplied
-	fieldDelivered // a delivery count past 16 bits
-	fieldApplied
-	fieldSkipped
-	fieldCause // the loss cause of a delivery
 )
 
 // put32 returns t as a tick32, keeping it in l.wide when it does not fit.
@@ -268,7 +264,10 @@ func (l *Ledger) put32(id ID, c ConsumerRef, field uint8, t Tick) tick32 {
 	if t > Tick(tickWide) && t <= math.MaxInt32 {
 		return tick32(t)
 	}
-	l.putWide(id, c, field, t)
+	if l.wide == nil {
+		l.wide = map[wideKey]Tick{}
+	}
+	l.wide[wideKey{id, c, field}] = t
 	return tickWide
 }
 
@@ -293,68 +292,24 @@ const (
 	recLinked // the copy has an origin or copies made from it
 )
 
-// delivery is how the ledger stores an Entry: without pointers, in 16
-// bytes (a chunk of 128 is 2 KiB). Its counts take 16 bits each: a count
-// past countWide-1 is kept in full in Ledger.wide, and the count field
-// holds countWide. The loss cause of a delivery flagged delLost is kept in
-// Ledger.wide too (field fieldCause, 1 + index into Ledger.causes):
-// losses are rare next to deliveries.
+// delivery is how the ledger stores an Entry: without pointers (the loss
+// cause is an index into Ledger.causes), in 24 bytes.
 type delivery struct {
 	firstApplied tick32
 	lastSeen     tick32
-	delivered    uint16
-	applied      uint16
-	skipped      uint16
-	bits         uint16 // flags
+	Delivered    uint32
+	Applied      uint32
+	Skipped      uint32
+	bits         uint32 // flags in the low 8 bits; above them 1 + index into Ledger.causes, 0 = not lost
 }
 
 // The flags of a delivery.
 const (
-	delExpected uint16 = 1 << iota
+	delExpected uint32 = 1 << iota
 	delAcked
 	delMissed
 	delHandled
-	delLost // lost for this consumer; the cause is in Ledger.wide
 )
-
-// countWide marks a delivery count kept in full in Ledger.wide.
-const countWide = 1<<16 - 1
-
-// inc adds one to the count v of field for copy id and consumer c.
-func (l *Ledger) inc(id ID, c ConsumerRef, field uint8, v *uint16) {
-	switch {
-	case *v < countWide-1:
-		*v++
-	case *v == countWide-1:
-		*v = countWide
-		l.putWide(id, c, field, countWide)
-	default:
-		l.wide[wideKey{id, c, field}]++
-	}
-}
-
-// count returns the count stored as v in field for copy id and consumer c.
-func (l *Ledger) count(id ID, c ConsumerRef, field uint8, v uint16) uint32 {
-	if v != countWide {
-		return uint32(v)
-	}
-	return uint32(l.wide[wideKey{id, c, field}])
-}
-
-// putWide keeps value t for field of copy id and consumer c in l.wide.
-func (l *Ledger) putWide(id ID, c ConsumerRef, field uint8, t Tick) {
-	if l.wide == nil {
-		l.wide = map[wideKey]Tick{}
-	}
-	l.wide[wideKey{id, c, field}] = t
-}
-
-// setLost flags d, the delivery of copy id to consumer c, lost with the
-// cause whose index plus one is cause.
-func (l *Ledger) setLost(id ID, c ConsumerRef, d *delivery, cause uint32) {
-	d.bits |= delLost
-	l.putWide(id, c, fieldCause, Tick(cause))
-}
 
 // maxCauses is how many distinct causes deliveries can refer to; a later
 // new cause is recorded as the last one.
@@ -379,8 +334,8 @@ type consumerBook struct {
 // Records are indexed by ID, so every event costs O(1) amortised. The
 // ledger costs 24 bytes per copy, plus its key's bytes the first time it
 // sees that key (every time once 4,096 distinct keys were seen); per
-// consumer, 16 bytes per copy in chunks of 128 IDs, plus a byte or two per
-// first application (the difference from the previous one): about 42
+// consumer, 24 bytes per copy in chunks of 128 IDs, plus a byte or two per
+// first application (the difference from the previous one): about 50
 // bytes in all for a copy one consumer applied. The stored
 // records hold no pointers, so a ledger of millions of messages adds
 // almost nothing to garbage collection. Once Stats has been asked for, the
@@ -392,7 +347,7 @@ type Ledger struct {
 	byName    map[string]ConsumerRef
 	losses    list[loss]
 	strs      strtab           // keys and types of the records
-	wide      map[wideKey]Tick // values that do not fit their field: ticks past a tick32, counts past 16 bits; loss causes of deliveries
+	wide      map[wideKey]Tick // ticks that do not fit a tick32
 	lastKey   strCache
 	types     []string          // message types, index 0 is ""
 	typeIdx   map[string]uint16 // type -> index into types
@@ -480,18 +435,17 @@ func (l *Ledger) Emit(e *Event) {
 		l.delivered(e)
 	case KindProcessed:
 		if d := l.entryOf(e); d != nil {
-			c := l.ref(e.Consumer)
 			d.bits |= delExpected | delHandled
-			l.inc(e.Msg, c, fieldApplied, &d.applied)
-			if d.applied == 1 {
-				d.firstApplied = l.put32(e.Msg, c, fieldFirstApplied, e.Tick)
-				l.consumers[c].order.push(e.Msg)
+			d.Applied++
+			if d.Applied == 1 {
+				d.firstApplied = l.put32(e.Msg, l.ref(e.Consumer), fieldFirstApplied, e.Tick)
+				l.consumers[l.ref(e.Consumer)].order.push(e.Msg)
 			}
 		}
 	case KindSkipped:
 		if d := l.entryOf(e); d != nil {
 			d.bits |= delExpected | delHandled
-			l.inc(e.Msg, l.ref(e.Consumer), fieldSkipped, &d.skipped)
+			d.Skipped++
 		}
 	case KindFailed:
 		if d := l.entryOf(e); d != nil {
@@ -673,7 +627,7 @@ func (l *Ledger) delivered(e *Event) {
 		l.register(e.Msg, r, e)
 	}
 	d.bits |= delExpected
-	l.inc(e.Msg, c, fieldDelivered, &d.delivered)
+	d.Delivered++
 	d.lastSeen = l.put32(e.Msg, c, fieldLastSeen, e.Tick)
 }
 
@@ -695,10 +649,8 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 			l.setState(e.Msg, r, StateLost, e.Tick)
 		}
 		if d := l.entryOf(e); d != nil {
-			c := l.ref(e.Consumer)
-			d.bits |= delExpected
-			l.setLost(e.Msg, c, d, l.cause(cause))
-			d.lastSeen = l.put32(e.Msg, c, fieldLastSeen, e.Tick)
+			d.bits = d.bits&0xff | delExpected | l.cause(cause)<<8
+			d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
 		}
 	}
 	v := loss{id: e.Msg, tick: e.Tick, consumer: l.ref(e.Consumer), cause: l.cause(cause)}
@@ -713,10 +665,10 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 func (l *Ledger) loseUnapplied(id ID, cause Cause, t Tick) {
 	for _, b := range l.consumers {
 		d := b.entries.get(uint64(id))
-		if d == nil || d.bits&delExpected == 0 || d.applied > 0 || d.skipped > 0 || d.bits&(delMissed|delLost) != 0 {
+		if d == nil || d.bits&delExpected == 0 || d.Applied > 0 || d.Skipped > 0 || d.bits&delMissed != 0 || d.bits>>8 != 0 {
 			continue
 		}
-		l.setLost(id, b.ref, d, l.cause(cause))
+		d.bits = d.bits&0xff | l.cause(cause)<<8
 		d.lastSeen = l.put32(id, b.ref, fieldLastSeen, t)
 		l.losses.push(loss{id: id, tick: t, consumer: b.ref, cause: l.cause(cause)})
 	}
@@ -874,14 +826,11 @@ func (l *Ledger) export(id ID, r *record) Record {
 
 // exportDelivery returns the Entry stored as e, for id and consumer c.
 func (l *Ledger) exportDelivery(id ID, c ConsumerRef, e *delivery) Entry {
-	d := Entry{Expected: e.bits&delExpected != 0, Delivered: l.count(id, c, fieldDelivered, e.delivered),
-		Applied: l.count(id, c, fieldApplied, e.applied), Skipped: l.count(id, c, fieldSkipped, e.skipped),
+	d := Entry{Expected: e.bits&delExpected != 0, Delivered: e.Delivered, Applied: e.Applied, Skipped: e.Skipped,
 		Acked: e.bits&delAcked != 0, Handled: e.bits&delHandled != 0, Missed: e.bits&delMissed != 0, FirstApplied: l.get32(id, c, fieldFirstApplied, e.firstApplied),
 		LastSeen: l.get32(id, c, fieldLastSeen, e.lastSeen)}
-	if e.bits&delLost != 0 {
-		if i := l.wide[wideKey{id, c, fieldCause}]; i > 0 && int(i) <= len(l.causes) {
-			d.Lost = l.causes[i-1]
-		}
+	if i := e.bits >> 8; i != 0 {
+		d.Lost = l.causes[i-1]
 	}
 	return d
 }

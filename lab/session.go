@@ -122,7 +122,7 @@ type SessionOptions struct {
 	Lesson string
 	// Handlers returns Go handlers to bind to the scenario's queue
 	// consumers, group members and subscribers by name (see
-	// scenario.Options.Handlers). It is called for every run the session
+	// Options.Handlers). It is called for every run the session
 	// builds (a restart and every seek back build one, and opening a
 	// scenario that names no panel to open on runs up to 200 ticks ahead
 	// to pick one), so that each run gets fresh handlers: a handler keeps
@@ -135,8 +135,8 @@ type SessionOptions struct {
 var ErrNoScenario = errors.New("lab: no scenario")
 
 // Open builds the session of s as opt says. Errors come from choosing the
-// variant and building the run (positioned, see scenario.Scenario.NewRun;
-// a handler bound to a name the scenario lacks is a *scenario.BindError).
+// variant and building the run (positioned, see New; a handler bound to a
+// name the scenario lacks is a *BindError).
 func Open(s *scenario.Scenario, opt SessionOptions) (*Session, error) {
 	if s == nil {
 		return nil, ErrNoScenario

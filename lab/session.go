@@ -53,7 +53,7 @@ type Session struct {
 	s        *scenario.Scenario
 	lesson   string
 	handlers func() map[string]sim.Handler
-	run      *run
+	run      *Run
 	rec      *markRecorder
 	subj     *subjectFold
 	acts     *actCounter
@@ -253,12 +253,12 @@ func (d *Session) Log() []Logged { return append([]Logged(nil), d.log...) }
 func (d *Session) Ledger() *sim.Ledger { return d.run.Env().Ledger }
 
 // newRun builds a run of the session's scenario with fresh handlers.
-func (d *Session) newRun(seed *uint64, sinks ...sim.Sink) (*run, error) {
+func (d *Session) newRun(seed *uint64, sinks ...sim.Sink) (*Run, error) {
 	var hs map[string]sim.Handler
 	if d.handlers != nil {
 		hs = d.handlers()
 	}
-	return newRun(d.s, seed, hs, sinks)
+	return New(d.s, Options{Seed: seed, Handlers: hs, Sinks: sinks})
 }
 
 // build starts a fresh run; the action log stays (Restart clears it).
@@ -408,7 +408,7 @@ func (d *Session) Snapshot() Snapshot {
 	snap := Snapshot{Header: Header{Title: d.s.Title, Lesson: d.lesson, Tick: now, Seed: r.Seed(), Notice: d.notice, Tab: d.tab}}
 	d.notice = ""
 	queues := r.Queues()
-	byName := map[string]queueInfo{}
+	byName := map[string]QueueInfo{}
 	for _, q := range queues {
 		byName[q.Name] = q
 	}
@@ -614,7 +614,7 @@ func claims(rows []outbox.Row, relay string, now sim.Tick) []int64 {
 }
 
 // queueView builds the panel of queue q with its dead-letter queue.
-func (d *Session) queueView(q queueInfo, byName map[string]queueInfo) QueueView {
+func (d *Session) queueView(q QueueInfo, byName map[string]QueueInfo) QueueView {
 	m := q.Queue.Metrics()
 	v := QueueView{Name: q.Name, Visible: m.Visible, InFlight: m.InFlight, Delayed: m.Delayed, OldestAge: m.OldestAge,
 		Redeliveries: m.Redeliveries}
@@ -863,13 +863,13 @@ func (d *Session) do(a Action) (string, error) {
 		for _, g := range t.Groups {
 			one := a
 			one.Group = g
-			if err := do(r, one); err != nil {
+			if err := r.Do(one); err != nil {
 				return "", words(err)
 			}
 		}
 		return "replay: " + list(t.Groups) + " back to the earliest offset", nil
 	case a.Action == scenario.ActionSeek && a.To == eventlog.SeekToEarliest:
-		if err := do(r, a); err != nil {
+		if err := r.Do(a); err != nil {
 			return "", words(err)
 		}
 		return "replay: " + a.Group + " back to the earliest offset", nil
@@ -885,7 +885,7 @@ func (d *Session) do(a Action) (string, error) {
 			}
 		}
 		before := d.acts.redriven
-		if err := do(r, a); err != nil {
+		if err := r.Do(a); err != nil {
 			return "", words(err)
 		}
 		n := d.acts.redriven - before
@@ -907,17 +907,17 @@ func (d *Session) do(a Action) (string, error) {
 			name = t.Consumers[0]
 			a.Consumer = name
 		}
-		if err := do(r, a); err != nil {
+		if err := r.Do(a); err != nil {
 			return "", words(err)
 		}
 		return "crashed " + name, nil
 	case a.Action == ActionBrokerDown:
-		if err := do(r, a); err != nil {
+		if err := r.Do(a); err != nil {
 			return "", words(err)
 		}
 		return fmt.Sprintf("brokers down until t=%d", r.Now()+BrokerDownWindow), nil
 	}
-	if err := do(r, a); err != nil {
+	if err := r.Do(a); err != nil {
 		return "", words(err)
 	}
 	return a.Action, nil

@@ -6,37 +6,14 @@ import (
 	"github.com/brokerlab/brokerlab/scenario"
 )
 
-const driverScenario = `
-title: Driver test
-seed: 5
-run: {ticks: 40}
-topology:
-  queues:
-    - {name: orders, visibility_timeout: 3, dead_letter: {queue: orders-dlq, max_receive_count: 2}}
-    - {name: orders-dlq}
-  topics:
-    - name: prices
-      subscribers: [{name: ui}, {name: mobile, offline: true}]
-  logs: [{name: events, partitions: 2}]
-  groups: [{name: billing, log: events}]
-  services: [{name: shop, publish_to: {queue: orders}}]
-actors:
-  producers:
-    - {name: p, to: {queue: orders}, count: 10, keys: [a, b]}
-    - {name: t, to: {topic: prices}, count: 5}
-    - {name: l, to: {log: events}, count: 8, keys: [x, y, z]}
-    - {name: s, to: {service: shop}, count: 4}
-  consumers: [{name: worker, queue: orders, handler: {kind: poison, keys: b}}]
-  members: [{name: b1, group: billing}]
-  relays: [{name: r1, service: shop, lease: 3}]
-narration:
-  - {at: 0, text: "Start."}
-  - {at: 10, text: "Later.", pause: true}
-`
+// driverFile is the scenario the session tests (and tui's screen tests)
+// play: a queue with a DLQ, a topic, a log with a group and a service with
+// a relay.
+const driverFile = "testdata/driver.yaml"
 
 func newTestDriver(t *testing.T) *Session {
 	t.Helper()
-	s, err := scenario.Load("driver.yaml", []byte(driverScenario))
+	s, err := scenario.LoadFile(driverFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,11 @@ suite_build() {
 	(cd "$root/bench" && go test -c -o "$out/bench.test" .)
 	(cd "$root" && go build -o "$out/brokerlab" ./cmd/brokerlab)
 	(cd "$root/contrib/watermillsim" && go test -c -o "$out/watermillsim.test" .)
+	# The player's frame benchmark lives with the session, in lab; a tree
+	# from before lab existed has none, and its rows read n/a.
+	if [ -d "$root/lab" ]; then
+		(cd "$root" && go test -c -o "$out/lab.test" ./lab/)
+	fi
 }
 
 # suite_build_kafka OUT ROOT builds the Kafka peer's test binary (its own
@@ -119,6 +124,13 @@ suite_round() {
 	suite_bench "$b" "$t" 'BenchmarkScalePubSub$' 200000x "${big[@]}"
 	suite_bench "$b" "$t" 'BenchmarkResident' 1x
 	suite_bench "$b" "$t" 'BenchmarkLedgerStats1M$' 3x
+	# The player's frames on a big run: 32 frames of play after settling
+	# 10^4 and 10^5 messages (and 10^6 with BIG=1) in a session.
+	if [ -x "$out/lab.test" ]; then
+		local frame=()
+		if [ ${#big[@]} -gt 0 ]; then frame=(-frame.big); fi
+		suite_bench "$root/lab" "$out/lab.test" 'BenchmarkFrame$' 1x "${frame[@]}"
+	fi
 	suite_bench "$b" "$t" 'BenchmarkWholeRun1M$' 1x
 	if [ ${#big[@]} -gt 0 ]; then suite_bench "$b" "$t" 'BenchmarkWholeRun10M$' 1x "${big[@]}"; fi
 	# The claim of contrib/watermillsim/README.md: its acceptance test's 60

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -423,6 +424,18 @@ func rows(t *table) {
 	// The player's stats refresh on a big run.
 	t.figure("Stats refresh at 10^6 messages (32 lifecycles + Ledger.Stats), CPU time", "bench.LedgerStats1M", "cpu-ns/op", " ms", 1e6, 16)
 	t.figure("Stats refresh at 10^6 messages: allocated per refresh", "bench.LedgerStats1M", "B/op", " MB", 1e6, 0)
+	// The player's frames (Step + Snapshot) on a big run, from lab's
+	// BenchmarkFrame; the 10^6 point runs with BIG=1.
+	for _, n := range []struct{ label, size string }{{"10^5", "100000"}, {"10^6", "1000000"}} {
+		name := "lab.Frame/messages=" + n.size
+		if n.size == "1000000" && len(t.s[name]) == 0 {
+			continue // BIG=1 only
+		}
+		t.figure("Player frame at "+n.label+" messages (Step + Snapshot): slowest of 32 frames, CPU time", name, "max-frame-cpu-ns", " ms", 1e6, 16)
+		t.figure("Player frame at "+n.label+" messages: mean of 32 frames, CPU time", name, "frame-cpu-ns", " ms", 1e6, 0)
+		t.figure("Player frame at "+n.label+" messages: allocated over 32 ticks of play", name, "B/32ticks", " MB", 1e6, 50)
+		t.figure("Player at "+n.label+" messages: CPU time to settle them in a session", name, "settle-s", " s", 1, 0)
+	}
 	// Models against their baselines, per message.
 	t.ratio("Queue lifecycle (text trace) / heap baseline", "bench.QueueLifecycle", "ns/op", "bench.HeapLifecycleBaseline", "ns/op", 3, 0)
 	t.ratio("watermill gochannel publish+ack / queue lifecycle, per message", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycle", "ns/op", 0, 0)
@@ -479,5 +492,20 @@ func (t *table) figure(measure, name, unit, suffix string, div, max float64) {
 	if max > 0 {
 		vd = verdict(v <= max)
 	}
-	t.rows = append(t.rows, row{measure: measure, value: fmt.Sprintf("%.0f%s", v, suffix), spread: fmt.Sprintf("%.0f–%.0f%s", slices.Min(x), slices.Max(x), suffix), target: bound(max, 0, suffix), verdict: vd})
+	t.rows = append(t.rows, row{measure: measure, value: num(v) + suffix, spread: num(slices.Min(x)) + "–" + num(slices.Max(x)) + suffix, target: bound(max, 0, suffix), verdict: vd})
+}
+
+// num prints a figure with the digits it needs: whole numbers from 10 up,
+// one decimal from 1, and three significant digits below 1, so a figure
+// far under its unit (24 µs as 0.024 ms) does not read 0.
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 10:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.1f", v)
+	case a == 0:
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

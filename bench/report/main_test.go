@@ -104,3 +104,30 @@ BenchmarkExplore/jobs=1 	2000	 1000000 ns/op	 250000 cpu-ns/op
 		}
 	}
 }
+
+// A figure far below its unit keeps its digits: the stats refresh's 24 µs
+// printed in ms read "0 ms" before.
+func TestFigureKeepsSmallValues(t *testing.T) {
+	for v, want := range map[float64]string{0.024: "0.024", 0.5: "0.5", 3.14159: "3.1", 16: "16", 977.4: "977", 0: "0"} {
+		if got := num(v); got != want {
+			t.Errorf("num(%v) = %q, want %q", v, got, want)
+		}
+	}
+	s, err := parse(strings.NewReader("pkg: github.com/brokerlab/brokerlab/lab\n" +
+		"BenchmarkFrame/messages=100000-2 \t1\t5 ns/op\t9000000 max-frame-cpu-ns\t2000000 frame-cpu-ns\t40000000 B/32ticks\t0.6 settle-s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := &table{s: s}
+	rows(tb)
+	var got []string
+	for _, r := range tb.rows {
+		if strings.HasPrefix(r.measure, "Player") {
+			got = append(got, r.value+" "+r.verdict)
+		}
+	}
+	want := []string{"9.0 ms ok", "2.0 ms (for reference)", "40 MB ok", "0.6 s (for reference)"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("player rows = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,103 @@
+package lab
+
+import (
+	"testing"
+
+	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/producer"
+	"github.com/brokerlab/brokerlab/queue"
+	"github.com/brokerlab/brokerlab/scenario"
+	"github.com/brokerlab/brokerlab/sim"
+	"github.com/brokerlab/brokerlab/sweep"
+)
+
+// seedScenario is the queue sweep seed of the bench suite as a scenario
+// file: 100 messages over 10 keys, three fault rules, a consumer, run
+// until drained, two checks. seedAPI is the same seed through the Go API.
+const seedScenario = `
+title: queue sweep
+run: {until: drained, max_ticks: 5000}
+topology:
+  queues: [{name: orders, visibility_timeout: 3}]
+actors:
+  producers: [{name: shop, to: {queue: orders}, count: 100, rate: 10, keys: "order-%d", key_count: 10}]
+  consumers: [{name: billing, queue: orders}]
+faults:
+  - {name: flaky, point: handler.transient, probability: 0.05}
+  - {name: dup, point: broker.duplicate, probability: 0.02}
+  - {name: crash, point: consumer.crash_after_effect, probability: 0.02}
+expect:
+  - {check: no_loss}
+  - {check: at_least_once, consumer: orders}
+`
+
+// seedAPI runs seedScenario's seed through the Go API and returns the
+// checks' verdict.
+func seedAPI(seed uint64) error {
+	w, err := sim.New(sim.Config{Seed: seed})
+	if err != nil {
+		return err
+	}
+	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: []faults.Rule{
+		{Name: "flaky", Point: faults.HandlerTransient, Probability: 0.05},
+		{Name: "dup", Point: faults.BrokerDuplicate, Probability: 0.02},
+		{Name: "crash", Point: faults.ConsumerCrashAfterEffect, Probability: 0.02},
+	}}})
+	if err != nil {
+		return err
+	}
+	q, err := queue.New(w, queue.Config{Name: "orders", Faults: in, VisibilityTimeout: 3})
+	if err != nil {
+		return err
+	}
+	p, err := producer.New(w, producer.Config{Name: "shop", Target: q, Count: 100, Rate: 10, KeyPattern: "order-%d", KeyCount: 10})
+	if err != nil {
+		return err
+	}
+	if _, err := queue.NewConsumer(w, queue.ConsumerConfig{Queue: q, Name: "billing", Faults: in}); err != nil {
+		return err
+	}
+	if err := w.RunUntil(func() bool { return p.Done() && q.Len() == 0 }, 5000); err != nil {
+		return err
+	}
+	return sim.Check(w.Ledger(), sim.NoLoss(), sim.AtLeastOnce("orders"))
+}
+
+// BenchmarkSeed is one seed of a sweep per operation, a new seed each
+// time: through the Go API (api), and through the runner as explore runs
+// it (probe: lab.Probe on a scenario loaded once). The ratio of their
+// cpu-ns/op is the runner's overhead per seed; the issue's target is at
+// most 1.2x. Run with a fixed -benchtime=Nx and compare CPU time, not
+// wall time, on a busy machine.
+func BenchmarkSeed(b *testing.B) {
+	run := func(b *testing.B, seed func(uint64)) {
+		b.ReportAllocs()
+		var s uint64
+		cpu := sweep.CPUTime()
+		for b.Loop() {
+			s++
+			seed(s)
+		}
+		if used := sweep.CPUTime() - cpu; cpu != 0 && used > 0 {
+			b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
+	}
+	b.Run("api", func(b *testing.B) {
+		run(b, func(s uint64) {
+			if err := seedAPI(s); err != nil {
+				b.Fatalf("seed %d: %v", s, err)
+			}
+		})
+	})
+	b.Run("probe", func(b *testing.B) {
+		sc, err := scenario.Load("sweep.yaml", []byte(seedScenario))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, func(s uint64) {
+			if f, failed, err := Probe(sc, s, Options{}); err != nil || failed {
+				b.Fatalf("seed %d: %v %v", s, err, f)
+			}
+		})
+	})
+}

@@ -83,6 +83,7 @@ type Run struct {
 	over, drained bool
 	fold          *MetricFold // the component metrics the expectations read, folded from the trace; nil when they read none
 	report        *Report
+	summed        bool // report.Stats is filled in
 	// judged holds, per expectation, the outcome of one judged at its
 	// by: tick (nil until then, and for the others).
 	judged []*Outcome
@@ -114,6 +115,16 @@ type Run struct {
 	sagaBy    map[string]*saga.Orchestrator
 	manual    int // manual faults added at run time
 	handlers  map[string]sim.Handler
+	// The maps by name above are nil until put adds a first entry: a
+	// kind of component the file does not have costs no map.
+}
+
+// put adds v under name to *m, making the map on first use.
+func put[V any](m *map[string]V, name string, v V) {
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[name] = v
 }
 
 // finisher is a producer-phase model that reports when its workload is
@@ -193,11 +204,7 @@ func New(s *scenario.Scenario, opts Options) (*Run, error) {
 	if err != nil {
 		return nil, runErr(s, s.Run.Pos, err.Error())
 	}
-	r := &Run{s: s, w: w, env: w.Env(), seed: seed, limit: limit,
-		queueBy: map[string]*runQueue{}, topicBy: map[string]*runTopic{}, subBy: map[string]*runSub{},
-		logBy: map[string]*runLog{}, groupBy: map[string]*runGroup{}, serviceBy: map[string]*runService{},
-		consBy: map[string]*runConsumer{}, memberBy: map[string]*runMember{}, relayBy: map[string]*runRelay{},
-		handlers: opts.Handlers}
+	r := &Run{s: s, w: w, env: w.Env(), seed: seed, limit: limit, handlers: opts.Handlers}
 	// The run folds only the component metrics its expectations read;
 	// Measure reads every other one from the models, whose counters the
 	// fold equals at every tick (TestMetricFoldEqualsTheModels). A seed
@@ -315,7 +322,7 @@ func (r *Run) translate(rule faults.Rule) faults.Rule {
 func (r *Run) buildQueues() error {
 	qs := r.s.Topology.Queues
 	for i := range qs {
-		r.queueBy[qs[i].Name] = &runQueue{cfg: &qs[i]}
+		put(&r.queueBy, qs[i].Name, &runQueue{cfg: &qs[i]})
 	}
 	var build func(rq *runQueue, depth int) error
 	build = func(rq *runQueue, depth int) error {
@@ -373,7 +380,7 @@ func (r *Run) buildTopics() error {
 	for i := range ts {
 		t := &runTopic{r: r, cfg: &ts[i]}
 		r.topics = append(r.topics, t)
-		r.topicBy[t.cfg.Name] = t
+		put(&r.topicBy, t.cfg.Name, t)
 	}
 	for _, t := range r.topics {
 		for j := range t.cfg.Subscribers {
@@ -384,7 +391,7 @@ func (r *Run) buildTopics() error {
 			}
 			rs := &runSub{cfg: sc, topic: t, sub: sub}
 			t.subs = append(t.subs, rs)
-			r.subBy[sc.Name] = rs
+			put(&r.subBy, sc.Name, rs)
 		}
 		for k, qn := range t.cfg.FanOutToQueues {
 			rq := r.queueBy[qn]
@@ -438,7 +445,7 @@ func (r *Run) buildLogs() error {
 		}
 		rl := &runLog{cfg: lc, t: t}
 		r.logs = append(r.logs, rl)
-		r.logBy[lc.Name] = rl
+		put(&r.logBy, lc.Name, rl)
 	}
 	for i := range r.s.Topology.Groups {
 		gc := &r.s.Topology.Groups[i]
@@ -460,7 +467,7 @@ func (r *Run) buildLogs() error {
 			rg.proj = p
 		}
 		r.groups = append(r.groups, rg)
-		r.groupBy[gc.Name] = rg
+		put(&r.groupBy, gc.Name, rg)
 	}
 	return nil
 }
@@ -508,7 +515,7 @@ func (r *Run) buildServices() error {
 		}
 		rs := &runService{cfg: sc, svc: svc, writer: wr}
 		r.services = append(r.services, rs)
-		r.serviceBy[sc.Name] = rs
+		put(&r.serviceBy, sc.Name, rs)
 	}
 	return nil
 }
@@ -898,6 +905,19 @@ func (r *Run) NextNarration() (sim.Tick, bool) {
 // traced as a "checked" event) and returns the report. Later calls return
 // the same report.
 func (r *Run) Finish() *Report {
+	rep := r.verdictOnly()
+	if !r.summed {
+		rep.Stats, r.summed = r.env.Ledger.Stats(), true
+	}
+	return rep
+}
+
+// verdictOnly is Finish without the ledger summary: the report's Stats
+// stay zero (until Finish fills them in), which saves a fold of every
+// outcome for callers that read only the outcomes and errors, as Probe
+// and Shrink do for every seed. The summary is taken on the ledger as the
+// run ended; the "checked" events do not change the ledger.
+func (r *Run) verdictOnly() *Report {
 	if r.report != nil {
 		return r.report
 	}

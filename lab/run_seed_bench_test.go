@@ -65,7 +65,8 @@ func seedAPI(seed uint64) error {
 
 // BenchmarkSeed is one seed of a sweep per operation, a new seed each
 // time: through the Go API (api), and through the runner as explore runs
-// it (probe: lab.Probe on a scenario loaded once). The ratio of their
+// it (probe: lab.Probe on a scenario loaded once) and as a report
+// (execute: lab.Execute, the bench suite's scenario row). The ratio of their
 // cpu-ns/op is the runner's overhead per seed; the target is at
 // most 1.2x. Run with a fixed -benchtime=Nx and compare CPU time, not
 // wall time, on a busy machine.
@@ -97,6 +98,17 @@ func BenchmarkSeed(b *testing.B) {
 		run(b, func(s uint64) {
 			if f, failed, err := Probe(sc, s, Options{}); err != nil || failed {
 				b.Fatalf("seed %d: %v %v", s, err, f)
+			}
+		})
+	})
+	b.Run("execute", func(b *testing.B) {
+		sc, err := scenario.Load("sweep.yaml", []byte(seedScenario))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, func(s uint64) {
+			if rep, err := Execute(sc, Options{Seed: &s}); err != nil || !rep.Pass || rep.Stats.Done < 100 {
+				b.Fatalf("seed %d: %v %+v", s, err, rep)
 			}
 		})
 	})

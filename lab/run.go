@@ -87,6 +87,7 @@ type Run struct {
 	// judged holds, per expectation, the outcome of one judged at its
 	// by: tick (nil until then, and for the others).
 	judged []*Outcome
+	byTick []int // the indexes of the expectations with a by: tick
 	// checked caches Verdict's judgements of the ledger checks (see
 	// Run.Verdict).
 	checked []checkedJudgement
@@ -205,6 +206,11 @@ func New(s *scenario.Scenario, opts Options) (*Run, error) {
 		return nil, runErr(s, s.Run.Pos, err.Error())
 	}
 	r := &Run{s: s, w: w, env: w.Env(), seed: seed, limit: limit, handlers: opts.Handlers}
+	for i := range s.Expect {
+		if s.Expect[i].Judged() {
+			r.byTick = append(r.byTick, i)
+		}
+	}
 	// The run folds only the component metrics its expectations read;
 	// Measure reads every other one from the models, whose counters the
 	// fold equals at every tick (TestMetricFoldEqualsTheModels). A seed

@@ -113,3 +113,37 @@ func BenchmarkSeed(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkSeedRatio runs, per operation, one seed through the Go API and
+// the same seed through Execute, alternately, and reports the process CPU
+// time of each and their ratio (execute/api, the "at most 1.2x").
+// Alternating seed by seed keeps a machine whose load drifts from
+// favouring either form; the collector's work is charged to whichever
+// seed it interrupts, which evens out over many seeds.
+func BenchmarkSeedRatio(b *testing.B) {
+	sc, err := scenario.Load("sweep.yaml", []byte(seedScenario))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s uint64
+	var api, exec int64
+	for b.Loop() {
+		s++
+		t0 := sweep.CPUTime()
+		if err := seedAPI(s); err != nil {
+			b.Fatalf("seed %d: %v", s, err)
+		}
+		t1 := sweep.CPUTime()
+		if rep, err := Execute(sc, Options{Seed: &s}); err != nil || !rep.Pass {
+			b.Fatalf("seed %d: %v", s, err)
+		}
+		t2 := sweep.CPUTime()
+		api += int64(t1 - t0)
+		exec += int64(t2 - t1)
+	}
+	if api > 0 {
+		b.ReportMetric(float64(api)/float64(b.N), "api-cpu-ns/op")
+		b.ReportMetric(float64(exec)/float64(b.N), "execute-cpu-ns/op")
+		b.ReportMetric(float64(exec)/float64(api), "ratio")
+	}
+}

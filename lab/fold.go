@@ -16,14 +16,18 @@ const outboxMarked = outbox.KindMarked
 // MetricFold re-derives component metrics from trace events, as the
 // ledger re-derives delivery facts: it is a sim.Sink whose only input is
 // Emit, so the same fold over a recorded JSON Lines trace gives the values
-// the live run measured. A Run measures the metrics it folds from its own
-// MetricFold (see Folded); 'brokerlab verify --scenario' folds a recorded
-// trace.
+// the live run measured. A Run measures the metrics its expectations read
+// from its own MetricFold, which folds only those kinds of component (see
+// Folded and Run.Measure); 'brokerlab verify --scenario' folds a recorded
+// trace with a fold of every kind (NewMetricFold).
 //
 // It reads only structured fields (Kind, Where, Actor, Consumer, Partition,
 // Offset), and the Detail of "subscribed" ("earliest"), as the ledger does.
-// Memory is O(components + partitions + log records deleted out of order):
-// per log partition it keeps only the offsets deleted past the log start.
+// Memory is O(components + partitions + log records deleted out of order +
+// resident queue copies): per log partition it keeps only the offsets
+// deleted past the log start, and a queue's resident copies only when its
+// scope includes oldest_age. Emit costs amortised O(1) per event, and
+// one map lookup for an event of a kind out of scope.
 type MetricFold struct {
 	now    sim.Tick          // the tick the values are read at (see SetNow)
 	ages   bool              // queues keep their resident copies, for oldest_age

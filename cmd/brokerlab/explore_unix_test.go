@@ -3,6 +3,7 @@
 package main
 
 import (
+	"io"
 	"regexp"
 	"strconv"
 	"testing"
@@ -27,5 +28,17 @@ func TestExploreReportsSeedsPerCPUSecond(t *testing.T) {
 		if n, _ := strconv.Atoi(m[2]); n <= 0 {
 			t.Errorf("--jobs %s: %s seeds per CPU-second", jobs, m[2])
 		}
+	}
+}
+
+// On a terminal the progress bar gives both rates too.
+func TestExploreProgressGivesSeedsPerCPUSecond(t *testing.T) {
+	dir, name := fixture(t)
+	old := stderrTerminal
+	defer func() { stderrTerminal = old }()
+	stderrTerminal = func(io.Writer) bool { return true }
+	_, _, errs := runCLI(t, dir, false, "explore", "--seeds", "200", "--no-shrink", name)
+	if !regexp.MustCompile(`\x1b\[K\[#+\] 200/200 seeds  \d+ seeds/s \(\d+ per CPU-s\)  \d+ failed`).MatchString(errs) {
+		t.Fatalf("no progress bar with both rates: %q", errs)
 	}
 }

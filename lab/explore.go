@@ -125,7 +125,7 @@ func Probe(s *scenario.Scenario, seed uint64, opts Options) (Failure, bool, erro
 	if err != nil {
 		return Failure{}, false, err
 	}
-	rep := r.Finish()
+	rep := r.verdictOnly()
 	f, failed := FailureOf(rep, r.Err())
 	return f, failed, nil
 }
@@ -174,7 +174,7 @@ func Shrink(s *scenario.Scenario, seed uint64, handlers func() map[string]sim.Ha
 			}
 			return faults.Schedule{}, false, err
 		}
-		rep := r.Finish()
+		rep := r.verdictOnly()
 		f, failed := FailureOf(rep, r.Err())
 		switch step.Phase {
 		case sweep.PhaseRecord:

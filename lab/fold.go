@@ -16,16 +16,21 @@ const outboxMarked = outbox.KindMarked
 // MetricFold re-derives component metrics from trace events, as the
 // ledger re-derives delivery facts: it is a sim.Sink whose only input is
 // Emit, so the same fold over a recorded JSON Lines trace gives the values
-// the live run measured. A Run measures the metrics it folds from its own
-// MetricFold (see Folded); 'brokerlab verify --scenario' folds a recorded
-// trace.
+// the live run measured. A Run measures the metrics its expectations read
+// from its own MetricFold, which folds only those kinds of component (see
+// Folded and Run.Measure); 'brokerlab verify --scenario' folds a recorded
+// trace with a fold of every kind (NewMetricFold).
 //
 // It reads only structured fields (Kind, Where, Actor, Consumer, Partition,
 // Offset), and the Detail of "subscribed" ("earliest"), as the ledger does.
-// Memory is O(components + partitions + log records deleted out of order):
-// per log partition it keeps only the offsets deleted past the log start.
+// Memory is O(components + partitions + log records deleted out of order +
+// resident queue copies): per log partition it keeps only the offsets
+// deleted past the log start, and a queue's resident copies only when its
+// scope includes oldest_age. Emit costs amortised O(1) per event, and
+// one map lookup for an event of a kind out of scope.
 type MetricFold struct {
 	now    sim.Tick          // the tick the values are read at (see SetNow)
+	ages   bool              // queues keep their resident copies, for oldest_age
 	dlqOf  map[string]string // queue -> its dead-letter queue
 	queues map[string]*queueFold
 	topics map[string]*topicFold
@@ -158,12 +163,88 @@ type groupFold struct {
 	stale      int // reads of the projection that saw an older value
 }
 
+// foldScope says which kinds of component a MetricFold folds: a kind
+// left out has no entries, so Value reports false for its metrics and
+// Emit skips its events after one map lookup.
+type foldScope struct {
+	queues bool // the queue counters and depths
+	ages   bool // the queues' resident copies too, for oldest_age (about 40 bytes per resident copy)
+	topics bool
+	logs   bool
+	groups bool // needs logs
+	boxes  bool
+	sagas  bool
+}
+
+// foldEverything is the scope of NewMetricFold: every component metric
+// Folded names.
+var foldEverything = foldScope{queues: true, ages: true, topics: true, logs: true, groups: true, boxes: true, sagas: true}
+
+// scopeOf returns the scope that serves the component metrics s's
+// expectations read: a kind is folded when an expectation names one of
+// its folded fields; a group needs its log, and oldest_age the queues'
+// resident copies. Ledger and consumer metrics are the ledger's, not the
+// fold's. A scenario whose expectations are all checks needs no fold.
+func scopeOf(s *scenario.Scenario) foldScope {
+	var sc foldScope
+	for i := range s.Expect {
+		m := s.Expect[i].Metric
+		if s.Expect[i].Check != "" || !Folded(m) {
+			continue
+		}
+		switch m.Kind {
+		case "queue":
+			sc.queues = true
+			sc.ages = sc.ages || m.Field == "oldest_age"
+		case "topic":
+			sc.topics = true
+		case "log":
+			sc.logs = true
+		case "group":
+			sc.logs, sc.groups = true, true
+		case "outbox":
+			sc.boxes = true
+		case "saga":
+			sc.sagas = true
+		}
+	}
+	return sc
+}
+
+// empty reports whether the scope folds nothing.
+func (sc foldScope) empty() bool { return sc == foldScope{} }
+
 // NewMetricFold returns an empty fold for the components of s.
-func NewMetricFold(s *scenario.Scenario) *MetricFold {
-	f := &MetricFold{dlqOf: map[string]string{}, queues: map[string]*queueFold{}, topics: map[string]*topicFold{},
+func NewMetricFold(s *scenario.Scenario) *MetricFold { return newMetricFold(s, foldEverything) }
+
+// newMetricFold returns an empty fold for the components of s that
+// scope names. Cost: O(components + partitions).
+func newMetricFold(s *scenario.Scenario, scope foldScope) *MetricFold {
+	f := &MetricFold{ages: scope.ages, dlqOf: map[string]string{}, queues: map[string]*queueFold{}, topics: map[string]*topicFold{},
 		logs: map[string]*logFold{}, groups: map[string]*groupFold{}, boxes: map[string]*outboxFold{}, sagas: map[string]*sagaFold{}}
-	for i := range s.Actors.Sagas {
-		g := &s.Actors.Sagas[i]
+	// A kind out of scope gets no entries.
+	sagas, services, queues, topics, logs, groups := s.Actors.Sagas, s.Topology.Services, s.Topology.Queues,
+		s.Topology.Topics, s.Topology.Logs, s.Topology.Groups
+	if !scope.sagas {
+		sagas = nil
+	}
+	if !scope.boxes {
+		services = nil
+	}
+	if !scope.queues {
+		queues = nil
+	}
+	if !scope.topics {
+		topics = nil
+	}
+	if !scope.logs {
+		logs = nil
+	}
+	if !scope.groups {
+		groups = nil
+	}
+	for i := range sagas {
+		g := &sagas[i]
 		sf := &sagaFold{held: map[sim.ID]map[string]bool{}, comp: map[string]string{}, hasComp: map[string]bool{}}
 		for _, st := range g.Steps {
 			if st.Compensation != "" {
@@ -173,26 +254,26 @@ func NewMetricFold(s *scenario.Scenario) *MetricFold {
 		}
 		f.sagas[g.Name] = sf
 	}
-	for i := range s.Topology.Services {
-		f.boxes[s.Topology.Services[i].Name] = &outboxFold{created: map[sim.ID]sim.Tick{}, dead: map[sim.ID]bool{}}
+	for i := range services {
+		f.boxes[services[i].Name] = &outboxFold{created: map[sim.ID]sim.Tick{}, dead: map[sim.ID]bool{}}
 	}
-	for i := range s.Topology.Queues {
-		q := &s.Topology.Queues[i]
+	for i := range queues {
+		q := &queues[i]
 		f.queues[q.Name] = &queueFold{}
 		if q.DeadLetter != nil {
 			f.dlqOf[q.Name] = q.DeadLetter.Queue
 		}
 	}
-	for i := range s.Topology.Topics {
-		f.topics[s.Topology.Topics[i].Name] = &topicFold{}
+	for i := range topics {
+		f.topics[topics[i].Name] = &topicFold{}
 	}
-	for i := range s.Topology.Logs {
-		l := &s.Topology.Logs[i]
+	for i := range logs {
+		l := &logs[i]
 		n := max(l.Partitions, 1)
 		f.logs[l.Name] = &logFold{end: make([]int64, n), start: make([]int64, n), deleted: make([]map[int64]bool, n)}
 	}
-	for i := range s.Topology.Groups {
-		g := &s.Topology.Groups[i]
+	for i := range groups {
+		g := &groups[i]
 		if l := f.logs[g.Log]; l != nil {
 			gf := &groupFold{log: l, committed: make([]int64, len(l.end)), initial: make([]int64, len(l.end))}
 			for p := range gf.committed {
@@ -301,7 +382,7 @@ func (f *MetricFold) queueEvent(name string, e *sim.Event) {
 	switch e.Kind {
 	case sim.KindSent, sim.KindDuplicated:
 		q.depth++
-		q.residents.enter(e.Msg, e.Tick)
+		f.enter(q, e.Msg, e.Tick)
 	case sim.KindReceived:
 		q.receives++
 	case sim.KindRedelivered:
@@ -310,24 +391,39 @@ func (f *MetricFold) queueEvent(name string, e *sim.Event) {
 	case sim.KindAcked:
 		q.acks++
 		q.depth--
-		q.residents.leave(e.Msg)
+		f.leave(q, e.Msg)
 	case sim.KindExpired, sim.KindPurged:
 		q.depth--
-		q.residents.leave(e.Msg)
+		f.leave(q, e.Msg)
 	case sim.KindDeadLettered:
 		q.depth--
-		q.residents.leave(e.Msg)
+		f.leave(q, e.Msg)
 		if dlq != nil {
 			dlq.depth++
-			dlq.residents.enter(e.Msg, e.Tick)
+			f.enter(dlq, e.Msg, e.Tick)
 		}
 	case sim.KindRedriven:
 		q.depth++ // traced by the queue it goes back to
-		q.residents.enter(e.Msg, e.Tick)
+		f.enter(q, e.Msg, e.Tick)
 		if dlq != nil {
 			dlq.depth--
-			dlq.residents.leave(e.Origin)
+			f.leave(dlq, e.Origin)
 		}
+	}
+}
+
+// enter notes a copy of id entering q at tick at, when the fold keeps
+// the queues' resident copies (oldest_age); it costs nothing otherwise.
+func (f *MetricFold) enter(q *queueFold, id sim.ID, at sim.Tick) {
+	if f.ages {
+		q.residents.enter(id, at)
+	}
+}
+
+// leave notes a copy of id leaving q, as enter.
+func (f *MetricFold) leave(q *queueFold, id sim.ID) {
+	if f.ages {
+		q.residents.leave(id)
 	}
 }
 
@@ -500,6 +596,9 @@ func (f *MetricFold) Value(m scenario.Metric) (float64, bool) {
 		case "depth":
 			return float64(q.depth), true
 		case "oldest_age":
+			if !f.ages {
+				return 0, false
+			}
 			return float64(q.residents.oldestAge(f.now)), true
 		case "dlq":
 			return float64(f.queues[f.dlqOf[m.Name]].depth), true

@@ -65,16 +65,17 @@ func (o Outcome) String() string {
 }
 
 // evaluate evaluates every expectation on the ledger and the models, tracing
-// each as a "checked" event.
+// each as a "checked" event. The report's Stats are Finish's to fill in.
 func (r *Run) evaluate() *Report {
 	rep := &Report{Title: r.s.Title, File: r.s.File, Seed: r.seed, Ticks: r.w.Now(), Drained: r.drained,
-		Undrained: r.s.Run.Until == scenario.UntilDrained && !r.Drained(), Stats: r.env.Ledger.Stats()}
+		Undrained: r.s.Run.Until == scenario.UntilDrained && !r.Drained()}
+	hold := r.checksHold()
 	for i := range r.s.Expect {
 		if i < len(r.judged) && r.judged[i] != nil {
 			rep.Outcomes = append(rep.Outcomes, *r.judged[i])
 			continue
 		}
-		rep.Outcomes = append(rep.Outcomes, r.outcome(&r.s.Expect[i]))
+		rep.Outcomes = append(rep.Outcomes, r.outcomeOf(&r.s.Expect[i], hold))
 	}
 	rep.Errors = append([]scenario.Error(nil), r.errs...)
 	rep.Pass = len(rep.Errors) == 0
@@ -87,12 +88,12 @@ func (r *Run) evaluate() *Report {
 // judgeDue judges, at the end of the current tick, every expectation
 // whose by: tick it is, and keeps the outcome for the live verdict and the
 // report; each is traced as a "checked" event at that tick. It costs
-// nothing on ticks without such an expectation.
+// O(expectations with a by: tick) a tick, nothing for a file without one.
 func (r *Run) judgeDue() {
 	now := r.w.Now()
-	for i := range r.s.Expect {
+	for _, i := range r.byTick {
 		e := &r.s.Expect[i]
-		if !e.Judged() || e.By != now {
+		if e.By != now {
 			continue
 		}
 		if r.judged == nil {
@@ -103,12 +104,38 @@ func (r *Run) judgeDue() {
 	}
 }
 
+// checksHold reports whether the checker of every check expectation still
+// to be judged at the end finds no violation, by one sim.Check: the
+// checkers that judge outcomes share one walk over them there, where
+// each checker's Violations walks them again. It returns false when
+// there is no such expectation, or when any checker finds a violation
+// (then each outcome runs its own checker, to tell whose they are).
+func (r *Run) checksHold() bool {
+	var cs []sim.Checker
+	for i := range r.s.Expect {
+		if e := &r.s.Expect[i]; e.Check != "" && (i >= len(r.judged) || r.judged[i] == nil) {
+			if c := r.s.Checker(*e); c != nil {
+				cs = append(cs, c)
+			}
+		}
+	}
+	return len(cs) > 0 && sim.Check(r.env.Ledger, cs...) == nil
+}
+
 // outcome evaluates expectation e on the ledger and the models as they
-// are now, tracing it as a "checked" event.
-func (r *Run) outcome(e *scenario.Expectation) Outcome {
+// are now, tracing it as a "checked" event; the event's words ("PASS
+// no_loss (measured 0 violations) at 12:5") are built only when a sink
+// shows Detail (sim.Trace.Detailed), as the models build theirs.
+func (r *Run) outcome(e *scenario.Expectation) Outcome { return r.outcomeOf(e, false) }
+
+// outcomeOf is outcome; hold says that e's checker, if it has one, is
+// known to find no violation (checksHold), so it is not run again.
+func (r *Run) outcomeOf(e *scenario.Expectation, hold bool) Outcome {
 	o := Outcome{Text: e.String(), Check: e.Check, Line: e.Pos.Line, Col: e.Pos.Col}
 	if c := r.s.Checker(*e); c != nil {
-		o.Violations = c.Violations(r.env.Ledger)
+		if !hold {
+			o.Violations = c.Violations(r.env.Ledger)
+		}
 		o.Pass = len(o.Violations) == 0
 		o.Measured = strconv.Itoa(len(o.Violations)) + " violations"
 		if len(o.Violations) == 1 {
@@ -130,12 +157,15 @@ func (r *Run) outcome(e *scenario.Expectation) Outcome {
 			o.Pass = e.Holds(v)
 		}
 	}
-	verdict := "FAIL"
-	if o.Pass {
-		verdict = "PASS"
+	ev := sim.Event{Kind: sim.KindChecked, Where: "expect"}
+	if r.env.Trace.Detailed() { // the words only a sink that shows them needs
+		verdict := "FAIL"
+		if o.Pass {
+			verdict = "PASS"
+		}
+		ev.Detail = verdict + " " + o.Text + " (measured " + o.Measured + ") at " + scenario.Pos{Line: o.Line, Col: o.Col}.String()
 	}
-	r.env.Emit(sim.Event{Kind: sim.KindChecked, Where: "expect", Detail: verdict + " " + o.Text + " (measured " + o.Measured + ") at " +
-		scenario.Pos{Line: o.Line, Col: o.Col}.String()})
+	r.env.Emit(ev)
 	return o
 }
 

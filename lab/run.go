@@ -81,11 +81,13 @@ type Run struct {
 	limit sim.Tick
 
 	over, drained bool
-	fold          *MetricFold // the component metrics, folded from the trace
+	fold          *MetricFold // the component metrics the expectations read, folded from the trace; nil when they read none
 	report        *Report
+	summed        bool // report.Stats is filled in
 	// judged holds, per expectation, the outcome of one judged at its
 	// by: tick (nil until then, and for the others).
 	judged []*Outcome
+	byTick []int // the indexes of the expectations with a by: tick
 	// checked caches Verdict's judgements of the ledger checks (see
 	// Run.Verdict).
 	checked []checkedJudgement
@@ -114,6 +116,16 @@ type Run struct {
 	sagaBy    map[string]*saga.Orchestrator
 	manual    int // manual faults added at run time
 	handlers  map[string]sim.Handler
+	// The maps by name above are nil until put adds a first entry: a
+	// kind of component the file does not have costs no map.
+}
+
+// put adds v under name to *m, making the map on first use.
+func put[V any](m *map[string]V, name string, v V) {
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[name] = v
 }
 
 // finisher is a producer-phase model that reports when its workload is
@@ -193,13 +205,20 @@ func New(s *scenario.Scenario, opts Options) (*Run, error) {
 	if err != nil {
 		return nil, runErr(s, s.Run.Pos, err.Error())
 	}
-	r := &Run{s: s, w: w, env: w.Env(), seed: seed, limit: limit,
-		queueBy: map[string]*runQueue{}, topicBy: map[string]*runTopic{}, subBy: map[string]*runSub{},
-		logBy: map[string]*runLog{}, groupBy: map[string]*runGroup{}, serviceBy: map[string]*runService{},
-		consBy: map[string]*runConsumer{}, memberBy: map[string]*runMember{}, relayBy: map[string]*runRelay{},
-		handlers: opts.Handlers}
-	r.fold = NewMetricFold(s)
-	r.env.Trace.Attach(r.fold)
+	r := &Run{s: s, w: w, env: w.Env(), seed: seed, limit: limit, handlers: opts.Handlers}
+	for i := range s.Expect {
+		if s.Expect[i].Judged() {
+			r.byTick = append(r.byTick, i)
+		}
+	}
+	// The run folds only the component metrics its expectations read;
+	// Measure reads every other one from the models, whose counters the
+	// fold equals at every tick (TestMetricFoldEqualsTheModels). A seed
+	// whose expectations are all checks pays nothing for the fold.
+	if scope := scopeOf(s); !scope.empty() {
+		r.fold = newMetricFold(s, scope)
+		r.env.Trace.Attach(r.fold)
+	}
 	for _, sk := range opts.Sinks {
 		r.env.Trace.Attach(sk)
 	}
@@ -309,7 +328,7 @@ func (r *Run) translate(rule faults.Rule) faults.Rule {
 func (r *Run) buildQueues() error {
 	qs := r.s.Topology.Queues
 	for i := range qs {
-		r.queueBy[qs[i].Name] = &runQueue{cfg: &qs[i]}
+		put(&r.queueBy, qs[i].Name, &runQueue{cfg: &qs[i]})
 	}
 	var build func(rq *runQueue, depth int) error
 	build = func(rq *runQueue, depth int) error {
@@ -367,7 +386,7 @@ func (r *Run) buildTopics() error {
 	for i := range ts {
 		t := &runTopic{r: r, cfg: &ts[i]}
 		r.topics = append(r.topics, t)
-		r.topicBy[t.cfg.Name] = t
+		put(&r.topicBy, t.cfg.Name, t)
 	}
 	for _, t := range r.topics {
 		for j := range t.cfg.Subscribers {
@@ -378,7 +397,7 @@ func (r *Run) buildTopics() error {
 			}
 			rs := &runSub{cfg: sc, topic: t, sub: sub}
 			t.subs = append(t.subs, rs)
-			r.subBy[sc.Name] = rs
+			put(&r.subBy, sc.Name, rs)
 		}
 		for k, qn := range t.cfg.FanOutToQueues {
 			rq := r.queueBy[qn]
@@ -432,7 +451,7 @@ func (r *Run) buildLogs() error {
 		}
 		rl := &runLog{cfg: lc, t: t}
 		r.logs = append(r.logs, rl)
-		r.logBy[lc.Name] = rl
+		put(&r.logBy, lc.Name, rl)
 	}
 	for i := range r.s.Topology.Groups {
 		gc := &r.s.Topology.Groups[i]
@@ -454,7 +473,7 @@ func (r *Run) buildLogs() error {
 			rg.proj = p
 		}
 		r.groups = append(r.groups, rg)
-		r.groupBy[gc.Name] = rg
+		put(&r.groupBy, gc.Name, rg)
 	}
 	return nil
 }
@@ -502,7 +521,7 @@ func (r *Run) buildServices() error {
 		}
 		rs := &runService{cfg: sc, svc: svc, writer: wr}
 		r.services = append(r.services, rs)
-		r.serviceBy[sc.Name] = rs
+		put(&r.serviceBy, sc.Name, rs)
 	}
 	return nil
 }
@@ -892,6 +911,19 @@ func (r *Run) NextNarration() (sim.Tick, bool) {
 // traced as a "checked" event) and returns the report. Later calls return
 // the same report.
 func (r *Run) Finish() *Report {
+	rep := r.verdictOnly()
+	if !r.summed {
+		rep.Stats, r.summed = r.env.Ledger.Stats(), true
+	}
+	return rep
+}
+
+// verdictOnly is Finish without the ledger summary: the report's Stats
+// stay zero (until Finish fills them in), which saves a fold of every
+// outcome for callers that read only the outcomes and errors, as Probe
+// and Shrink do for every seed. The summary is taken on the ledger as the
+// run ended; the "checked" events do not change the ledger.
+func (r *Run) verdictOnly() *Report {
 	if r.report != nil {
 		return r.report
 	}

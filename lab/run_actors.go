@@ -155,7 +155,7 @@ func (r *Run) buildRelays() error {
 		}
 		rs.relays = append(rs.relays, rr)
 		r.relays = append(r.relays, rr)
-		r.relayBy[rc.Name] = rr
+		put(&r.relayBy, rc.Name, rr)
 	}
 	return nil
 }
@@ -192,7 +192,7 @@ func (r *Run) buildConsumers() error {
 		}
 		rc.c = c
 		r.consumers = append(r.consumers, rc)
-		r.consBy[cc.Name] = rc
+		put(&r.consBy, cc.Name, rc)
 	}
 	return nil
 }
@@ -218,7 +218,6 @@ func retryPolicy(rt scenario.Retry) queue.RetryPolicy {
 // buildSagas makes a saga.Orchestrator for every saga, reading its
 // queue and consulting the run's fault injector.
 func (r *Run) buildSagas() error {
-	r.sagaBy = map[string]*saga.Orchestrator{}
 	for i := range r.s.Actors.Sagas {
 		g := &r.s.Actors.Sagas[i]
 		steps := make([]saga.Step, len(g.Steps))
@@ -230,7 +229,7 @@ func (r *Run) buildSagas() error {
 		if err != nil {
 			return runErr(r.s, g.Pos, err.Error())
 		}
-		r.sagaBy[g.Name] = o
+		put(&r.sagaBy, g.Name, o)
 	}
 	return nil
 }
@@ -269,7 +268,7 @@ func (r *Run) buildMembers() error {
 		}
 		rm.m = m
 		r.members = append(r.members, rm)
-		r.memberBy[mc.Name] = rm
+		put(&r.memberBy, mc.Name, rm)
 	}
 	return nil
 }

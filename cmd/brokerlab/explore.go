@@ -292,18 +292,20 @@ func (c *cli) sweep(name string, src []byte, variant string, space lab.Seeds, jo
 	return rep, res, nil
 }
 
-// progress draws a progress bar with the seeds per second on a terminal,
-// at most ten times a second; it draws nothing elsewhere.
+// progress draws a progress bar with the seeds per wall-clock second and
+// per CPU-second of the process on a terminal, at most ten times a
+// second; it draws nothing elsewhere.
 type progress struct {
 	w          io.Writer
 	on         bool
 	total      uint64
 	start, out time.Time
+	cpu        time.Duration // the process's CPU time at the start
 }
 
 func newProgress(w io.Writer, total uint64) *progress {
 	now := time.Now()
-	return &progress{w: w, on: stderrTerminal(w), total: total, start: now, out: now}
+	return &progress{w: w, on: stderrTerminal(w), total: total, start: now, out: now, cpu: sweep.CPUTime()}
 }
 
 const barWidth = 30
@@ -322,8 +324,12 @@ func (p *progress) update(done, failed uint64) {
 		fill = int(done * barWidth / p.total)
 	}
 	rate := float64(done) / max(now.Sub(p.start).Seconds(), 1e-9)
-	fmt.Fprintf(p.w, "\r\x1b[K[%s%s] %d/%d seeds  %.0f seeds/s  %d failed", strings.Repeat("#", fill),
-		strings.Repeat(".", barWidth-fill), done, p.total, rate, failed)
+	cpu := ""
+	if used := sweep.CPUTime() - p.cpu; p.cpu > 0 && used > 0 {
+		cpu = fmt.Sprintf(" (%.0f per CPU-s)", float64(done)/used.Seconds())
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K[%s%s] %d/%d seeds  %.0f seeds/s%s  %d failed", strings.Repeat("#", fill),
+		strings.Repeat(".", barWidth-fill), done, p.total, rate, cpu, failed)
 }
 
 func (p *progress) done() {

@@ -101,14 +101,12 @@ type CompareFrame struct {
 // narration changes, with Pause set when the step that came up on either
 // side asks for it. The views read both sides from Frame.
 //
-// A step costs the two sessions' steps plus, per side, one ledger fold
-// (sim.Ledger.Stats, O(messages x consumers)); above exactStatsLimit
-// messages the fold is redone every statsEvery ticks only.
+// A step costs the two sessions' steps; the tallies come from the
+// summaries the sessions keep (see Session), O(consumers) each.
 type Pair struct {
 	sides   [2]Side
 	snaps   [2]Snapshot
 	tallies [2]Tally
-	statsAt [2]sim.Tick
 	notices [2]string
 	title   string
 }
@@ -130,9 +128,8 @@ func NewPair(a, b Side) (*Pair, error) {
 	p := &Pair{sides: [2]Side{a, b}}
 	for i := range p.sides {
 		p.snaps[i] = p.sides[i].Session.Snapshot()
-		p.statsAt[i] = -1
 	}
-	p.refresh(true)
+	p.refresh()
 	return p, nil
 }
 
@@ -140,22 +137,13 @@ func NewPair(a, b Side) (*Pair, error) {
 // lesson's title. Call it before the pair is handed to a Loop.
 func (p *Pair) SetTitle(t string) { p.title = t }
 
-// refresh recomputes the tallies of the sides whose tick changed since the
-// last fold: always up to exactStatsLimit messages, beyond that every
-// statsEvery ticks, at the end, after a seek back, or when forced.
-func (p *Pair) refresh(force bool) {
+// refresh takes both sides' tallies from the summaries their sessions
+// keep, current as of their last event.
+func (p *Pair) refresh() {
 	for i := range p.sides {
-		r := p.sides[i].Session.run
-		now := r.Now()
-		if p.statsAt[i] == now && !force {
-			continue
-		}
-		// A seek back (now before the last fold) rebuilt the run: fold again.
-		if force || p.statsAt[i] < 0 || now < p.statsAt[i] || r.Env().IDs.Last() <= exactStatsLimit ||
-			now-p.statsAt[i] >= statsEvery || r.Done() {
-			p.tallies[i] = tallyOf(r.Env().Ledger.Stats())
-			p.statsAt[i] = now
-		}
+		d := p.sides[i].Session
+		d.refreshStats()
+		p.tallies[i] = tallyOf(d.stats)
 	}
 }
 
@@ -190,7 +178,7 @@ func (p *Pair) each(all bool, f func(i int, d *Session) Snapshot) Snapshot {
 		}
 		p.snaps[i] = f(i, d)
 	}
-	p.refresh(false)
+	p.refresh()
 	return p.combined(prev)
 }
 
@@ -240,10 +228,7 @@ func (p *Pair) Restart(seed uint64) Snapshot {
 		}
 		return sn
 	})
-	for i := range p.statsAt {
-		p.statsAt[i] = -1
-	}
-	p.refresh(true)
+	p.refresh()
 	return s
 }
 

@@ -20,7 +20,6 @@ package lab
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/brokerlab/brokerlab/eventlog"
@@ -30,25 +29,33 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// exactStatsLimit is the number of messages up to which the session
-// recomputes the per-key effect table and the verdict every tick; above
-// it, every statsEvery ticks, and then only when an event was traced since
-// (both scan every outcome, O(messages x consumers)). The ledger summary
-// and the per-consumer effects are kept by the ledger and taken every
-// tick.
+// histCap is the most samples per series the session keeps (see
+// Session.series).
+const histCap = 4 * MaxHistory
+
+// The verdict's ledger checks scan every outcome, O(messages x consumers),
+// each time the run judges them again (Run.Verdict: whenever an event was
+// traced). Up to exactJudgeLimit messages the session takes the verdict
+// every tick; above it, at every multiple of judgeEvery ticks, at the end
+// of the run and after a hand action, so that settling 10^6 messages
+// judges a few times, not once per tick. The schedule depends on the tick
+// and the action log only, so a run re-executed by Seek shows the verdict
+// a run stepped there shows.
 const (
-	exactStatsLimit = 20_000
-	statsEvery      = 32
-	// histCap is the most samples per series the session keeps (see
-	// Session.series).
-	histCap = 4 * MaxHistory
+	exactJudgeLimit = 20_000
+	judgeEvery      = 32
 )
 
 // Session plays a loaded scenario: it builds the run, steps it, samples
 // the metric series every tick, keeps the log of hand actions and turns
 // the models' state into immutable Snapshots. A snapshot costs O(queues x
 // MaxChips + topics x subscribers + partitions x groups + MaxTrace + series
-// x MaxHistory), whatever the backlog. It is used from one goroutine.
+// x MaxHistory), whatever the backlog. The ledger summary, the
+// per-consumer effects and the per-key effect table are kept by the
+// ledger (sim.Ledger.Stats and KeyStats) and taken again whenever an
+// event was traced, at O(what changed since): no frame scans every
+// outcome for them. The verdict is taken on the schedule exactJudgeLimit
+// describes. It is used from one goroutine.
 type Session struct {
 	s        *scenario.Scenario
 	lesson   string
@@ -64,29 +71,29 @@ type Session struct {
 	series    []Series
 	histStart sim.Tick
 	lastPub   int
-	// replaying is set while Seek re-executes the run: steps then take no
-	// sample and fold the ledger only from tick foldFrom on.
+	// replaying is set while Seek re-executes the run with the samples
+	// kept: steps then take no sample and no statistics.
 	replaying bool
 	// seeking is set while Seek goes back: the logged actions it applies
 	// again leave no notice.
-	seeking  bool
-	foldFrom sim.Tick
-	// folds are the newest maxFolds ledger folds, oldest first, so that
-	// going back a little takes the fold a run stepped there has instead
-	// of folding again (a fold costs O(messages x consumers)).
-	folds   []fold
-	stats   sim.Stats
-	effects []EffectView
-	statsAt sim.Tick
-	// tableAt is the tick of the last scheduled fold of the effect table
-	// (-1: none yet), tableSeq the trace length it was folded at.
-	tableAt  sim.Tick
-	tableSeq uint64
-	verdict  Verdict
-	judged   bool // verdict is current
-	chips    []queue.Resident
-	notice   string
-	tab      string // the model to open on
+	seeking bool
+	// stats, effects and table are taken from the ledger when the trace
+	// was statsSeq events long (fresh: false until the first take).
+	stats    sim.Stats
+	effects  []EffectView
+	statsSeq uint64
+	fresh    bool
+	// verdict is the verdict as of the last judgement (see
+	// exactJudgeLimit); judged is false when a hand action or a new run
+	// made it stale. While Seek re-executes the run, no verdict is taken
+	// before tick judgeFrom, the last scheduled one before its target.
+	verdict   Verdict
+	judged    bool
+	judgeFrom sim.Tick
+	budget    *sim.Budget // the run budget, when not the default (tests)
+	chips     []queue.Resident
+	notice    string
+	tab       string // the model to open on
 	// log is every hand action of the current run with the tick it ran
 	// at, in order; the first done of them have been applied to the run
 	// (those at or before its tick). Seek re-executes the run with them,
@@ -94,15 +101,6 @@ type Session struct {
 	log  []Logged
 	done int
 }
-
-// fold is one fold of the effect table and the tick it was taken at.
-type fold struct {
-	at    sim.Tick
-	table *EffectsView
-}
-
-// maxFolds is how many folds the session keeps (see Session.folds).
-const maxFolds = 4
 
 // Logged is a hand action and the tick it ran at.
 type Logged struct {
@@ -129,6 +127,10 @@ type SessionOptions struct {
 	// its state for one run, and must have no effect outside it. nil binds
 	// none.
 	Handlers func() map[string]sim.Handler
+
+	// budget replaces the run budget (tests that play more than a file
+	// may hold; see Options.budget).
+	budget *sim.Budget
 }
 
 // ErrNoScenario is returned by Open for a nil scenario.
@@ -148,7 +150,7 @@ func Open(s *scenario.Scenario, opt SessionOptions) (*Session, error) {
 		}
 		s = v
 	}
-	d := &Session{s: s, lesson: opt.Lesson, handlers: opt.Handlers}
+	d := &Session{s: s, lesson: opt.Lesson, handlers: opt.Handlers, budget: opt.budget}
 	if err := d.build(opt.Seed); err != nil {
 		return nil, err
 	}
@@ -258,7 +260,7 @@ func (d *Session) newRun(seed *uint64, sinks ...sim.Sink) (*Run, error) {
 	if d.handlers != nil {
 		hs = d.handlers()
 	}
-	return New(d.s, Options{Seed: seed, Handlers: hs, Sinks: sinks})
+	return New(d.s, Options{Seed: seed, Handlers: hs, Sinks: sinks, budget: d.budget})
 }
 
 // build starts a fresh run; the action log stays (Restart clears it).
@@ -273,10 +275,9 @@ func (d *Session) build(seed *uint64) error {
 	rec.ledger = r.Env().Ledger
 	d.run, d.rec, d.subj, d.acts = r, rec, subj, acts
 	d.done = 0
-	d.judged = false
-	d.table, d.tableSeq = nil, 0
+	d.judged, d.fresh = false, false
+	d.table = nil
 	d.series, d.histStart = nil, 0
-	d.folds = nil
 	d.series = append(d.series, Series{Kind: SeriesPublishRate})
 	for _, l := range r.Logs() {
 		for _, g := range l.Groups() {
@@ -285,53 +286,48 @@ func (d *Session) build(seed *uint64) error {
 	}
 	d.series = append(d.series, Series{Kind: SeriesDLQDepth}, Series{Kind: SeriesDuplicates}, Series{Kind: SeriesLost})
 	d.lastPub = r.Published()
-	d.statsAt, d.tableAt = -1, -1
-	d.refreshStats(true)
+	d.refreshStats()
 	d.sample()
+	d.settleVerdict()
 	return nil
 }
 
-// refreshStats takes the ledger summary and the per-consumer effects,
-// which the ledger keeps (O(what changed since the last tick)), and folds
-// the effect table and marks the verdict stale on their schedule.
-func (d *Session) refreshStats(force bool) {
-	now := d.run.Now()
-	if d.statsAt == now {
+// refreshStats takes the ledger summary, the per-consumer effects and
+// the per-key effect table of the compared consumers again when an event
+// was traced since the last take (the ledger changes only by traced
+// events). The ledger keeps all three, so a take costs O(what the events
+// since touched + keys), never a pass over every outcome (see
+// sim.Ledger.Stats and KeyStats).
+func (d *Session) refreshStats() {
+	seq := d.run.Env().Trace.Len()
+	if d.fresh && seq == d.statsSeq {
 		return
 	}
 	l := d.run.Env().Ledger
 	d.stats = l.Stats()
-	d.statsAt = now
 	d.effects = effectsOf(d.stats)
-	// The schedule depends on the tick only (every tick up to
-	// exactStatsLimit messages, else at each multiple of statsEvery), so a
-	// run re-executed by Seek folds at the same ticks as one stepped there.
-	if force || d.tableAt < 0 || d.run.Env().IDs.Last() <= exactStatsLimit || now/statsEvery != d.tableAt/statsEvery || d.run.Done() {
-		d.tableAt = now
-		// The table is a fold of the ledger's outcomes, and the ledger
-		// changes only by traced events: with none since the last fold it
-		// is the same table.
-		if seq := d.run.Env().Trace.Len(); d.table == nil || seq != d.tableSeq {
-			if refs, names := compared(d.s); refs != nil {
-				t := effectKeysOf(l, refs, names)
-				d.table = &t
-			}
-			d.tableSeq = seq
-		}
-		d.judged = false
-		if len(d.folds) == maxFolds {
-			d.folds = append(d.folds[:0], d.folds[1:]...)
-		}
-		d.folds = append(d.folds, fold{at: now, table: d.table})
+	if refs, names := compared(d.s); refs != nil {
+		t := effectsViewOf(l, refs, names)
+		d.table = &t
 	}
+	d.statsSeq, d.fresh = seq, true
 }
 
-// restat takes the ledger summary and the per-consumer effects again at
-// the current tick, after a hand action changed the ledger within it (a
-// redrive, a crash). The ledger keeps both, so this costs what changed.
-func (d *Session) restat() {
-	d.stats = d.run.Env().Ledger.Stats()
-	d.effects = effectsOf(d.stats)
+// effectsViewOf returns the per-key effect table of the logical consumers
+// named by refs (the ledger's names: a queue consumer is its queue), shown
+// as names, in first-seen key order, at most maxProjKeys keys, from the
+// sums the ledger keeps (sim.Ledger.KeyStats).
+func effectsViewOf(l *sim.Ledger, refs, names []string) EffectsView {
+	rows, more := l.KeyStats(refs, maxProjKeys)
+	v := EffectsView{Consumers: names, MoreKeys: more}
+	for _, r := range rows {
+		k := EffectKey{Key: r.Key, Cells: make([]EffectCell, len(r.Cells))}
+		for i, c := range r.Cells {
+			k.Cells[i] = EffectCell{Effects: c.Effects, Origins: c.Origins, Repeated: c.Repeated, Absorbed: c.Absorbed}
+		}
+		v.Keys = append(v.Keys, k)
+	}
+	return v
 }
 
 // effectsOf returns the per-consumer effect counts of s, in the ledger's
@@ -345,8 +341,25 @@ func effectsOf(s sim.Stats) []EffectView {
 	return out
 }
 
-// judge returns the verdict on the current state, recomputed only when
-// the statistics were (the checkers cost what Ledger.Stats costs).
+// settleVerdict takes the verdict when the schedule (see
+// exactJudgeLimit) or a hand action since the last one asks for it, and
+// not before tick judgeFrom. It costs what Run.Verdict costs when it
+// judges: O(messages x consumers) when an event was traced since the run
+// last judged its ledger checks.
+func (d *Session) settleVerdict() {
+	now := d.run.Now()
+	if now < d.judgeFrom {
+		return
+	}
+	due := !d.judged || d.run.Done() || now%judgeEvery == 0 || d.run.Env().IDs.Last() <= exactJudgeLimit
+	if due {
+		d.verdict = d.run.Verdict()
+		d.judged = true
+	}
+}
+
+// judge returns the verdict the schedule last took, or takes it when
+// none was.
 func (d *Session) judge() Verdict {
 	if !d.judged || d.verdict.Final != d.run.Done() {
 		d.verdict = d.run.Verdict()
@@ -358,7 +371,7 @@ func (d *Session) judge() Verdict {
 // sample appends one sample to every series.
 func (d *Session) sample() {
 	r := d.run
-	d.refreshStats(false)
+	d.refreshStats()
 	pub := r.Published()
 	dlq := 0
 	for _, q := range r.Queues() {
@@ -479,7 +492,7 @@ func (d *Session) Snapshot() Snapshot {
 		st := &d.s.Narration[i-1]
 		snap.Narration.Pause, snap.Narration.Tab, snap.Narration.Filter = st.Pause, st.Tab, st.Filter
 	}
-	d.refreshStats(false)
+	d.refreshStats()
 	snap.Ledger = SummaryOf(d.stats)
 	snap.Effects = append([]EffectView(nil), d.effects...)
 	if d.table != nil {
@@ -654,7 +667,7 @@ func (d *Session) Step() Snapshot {
 }
 
 // step runs one tick and samples the series (while replaying: only
-// follows the publish count, and folds the ledger from foldFrom on).
+// follows the publish count).
 func (d *Session) step() {
 	if !d.run.Step() {
 		return
@@ -663,11 +676,9 @@ func (d *Session) step() {
 		d.sample()
 	} else {
 		d.lastPub = d.run.Published()
-		if d.run.Now() >= d.foldFrom {
-			d.refreshStats(false)
-		}
 	}
 	d.applyDue()
+	d.settleVerdict()
 }
 
 // applyDue applies the logged hand actions whose tick has come up again,
@@ -679,7 +690,6 @@ func (d *Session) applyDue() {
 		d.done++
 		what, err := d.do(h.Action)
 		d.judged = false
-		d.restat()
 		if !d.seeking && err == nil {
 			d.notice = "again from the log: " + what
 		}
@@ -707,53 +717,32 @@ func (d *Session) NextNarration() Snapshot {
 // Going back costs re-executing t ticks of the models (a world cannot be
 // copied, so there is no checkpoint to start from). When the series
 // samples of tick t are still kept (histCap ticks back) the re-execution
-// takes no sample, and when a kept fold of the ledger (maxFolds, about
-// maxFolds x statsEvery ticks back) is the one a run stepped to t would
-// show, it folds nothing either: one tick back costs the models' ticks
-// alone, about 40 ms at t=500 and 70 ms at t=5000 in a 100,000-message
-// scenario, under 1 ms in a lesson (BenchmarkSeekBack). Further back it
-// folds once or a few times, O(messages x consumers) each.
+// takes no sample; the ledger keeps its summary and the per-key table
+// itself, so they are taken once, at t, at O(what the run touched): one
+// tick back costs the models' ticks alone, about 40 ms at t=500 and 70 ms
+// at t=5000 in a 100,000-message scenario, under 1 ms in a lesson
+// (BenchmarkSeekBack).
 func (d *Session) Seek(t sim.Tick) Snapshot {
 	if t < 0 {
 		t = 0
 	}
 	back := t < d.run.Now()
 	if back {
-		old, start, folds := append([]Series(nil), d.series...), d.histStart, d.folds
+		old, start := append([]Series(nil), d.series...), d.histStart
 		seed := d.run.Seed()
 		if err := d.build(&seed); err != nil {
 			d.notice = "going back failed: " + err.Error()
 			return d.Snapshot()
 		}
 		d.seeking = true
-		defer func() { d.seeking = false }()
+		defer func() { d.seeking, d.judgeFrom = false, 0 }()
+		d.judgeFrom = t - t%judgeEvery
 		d.applyDue()
+		d.settleVerdict()
 		kept := len(old) == len(d.series) && len(old) > 0 && t >= start && int(t-start) < len(old[0].Values)
-		d.replaying, d.foldFrom = kept, t-t%statsEvery
-		// The newest fold at or before t that the earlier execution took
-		// is the one this one would take: the schedule depends on the tick
-		// only. It is known when the kept folds reach back to t.
-		last := -1
-		for i, f := range folds {
-			if f.at <= t {
-				last = i
-			}
-		}
-		if kept && last >= 0 {
-			d.foldFrom = math.MaxInt64
-		}
+		d.replaying = kept
 		for d.run.Now() < t && !d.run.Done() {
 			d.step()
-		}
-		if kept && last >= 0 && d.run.Now() == t {
-			f := folds[last]
-			d.table, d.tableAt, d.tableSeq = f.table, f.at, 0
-			d.folds = append(d.folds[:0], folds[:last+1]...)
-			d.judged = false
-			d.statsAt = -1
-			d.refreshStats(false)
-		} else if kept && last >= 0 {
-			d.refreshStats(true)
 		}
 		if kept {
 			d.replaying = false
@@ -833,7 +822,6 @@ func (d *Session) Do(a Action) (Snapshot, error) {
 	d.done = len(d.log)
 	d.notice = what
 	d.judged = false
-	d.restat()
 	return d.Snapshot(), nil
 }
 

@@ -87,18 +87,7 @@ func (l *Ledger) Stats() Stats {
 	if l == nil {
 		return s
 	}
-	x := l.stats
-	if x == nil {
-		x = l.newStatsIndex()
-		l.stats = x
-	}
-	for _, c := range x.dirty {
-		x.refresh(l, c)
-	}
-	x.dirty, x.last = x.dirty[:0], 0
-	if x.worstStale {
-		x.rework(len(l.consumers))
-	}
+	x := l.statsNow()
 	t := x.total
 	t.lostBy = nil
 	t.cons = nil
@@ -125,6 +114,25 @@ func (l *Ledger) Stats() Stats {
 		s.Consumers[i].Consumer = b.name
 	}
 	return s
+}
+
+// statsNow returns the kept summary brought up to date: it creates the
+// index on first use (folding every chunk) and refolds the chunks touched
+// since the last call.
+func (l *Ledger) statsNow() *statsIndex {
+	x := l.stats
+	if x == nil {
+		x = l.newStatsIndex()
+		l.stats = x
+	}
+	for _, c := range x.dirty {
+		x.refresh(l, c)
+	}
+	x.dirty, x.last = x.dirty[:0], 0
+	if x.worstStale {
+		x.rework(len(l.consumers))
+	}
+	return x
 }
 
 // rework takes every consumer's Worst again as the largest of its chunks'
@@ -234,6 +242,9 @@ type statsIndex struct {
 	// worstStale is set when a refold lowered a consumer's Worst in the
 	// chunk that may have held the total's: Stats then takes it again.
 	worstStale bool
+	// keys, once KeyStats was asked for, keeps the per-key sums of the
+	// consumers it names, refolded with the parts.
+	keys *keyIndex
 }
 
 // part returns chunk c's part, creating it on first use. The parts are
@@ -335,6 +346,9 @@ func (x *statsIndex) refresh(l *Ledger, c uint64) {
 	}
 	for _, cc := range p.lostBy {
 		x.totalBy[cc.Cause] += cc.Count
+	}
+	if x.keys != nil {
+		x.keys.refresh(l, c)
 	}
 }
 
@@ -440,4 +454,315 @@ func (l *Ledger) linkedIDs() []ID {
 		l.unsorted = false
 	}
 	return l.lineage
+}
+
+// KeyCell is what one consumer's outcomes of one key sum to.
+type KeyCell struct {
+	Origins  int // outcomes: origins of the key routed to the consumer
+	Effects  int // effects applied
+	Repeated int // effects applied past the first of their origin
+	Absorbed int // deliveries the handler recognised as duplicates
+}
+
+// count adds an outcome with effects applied and skipped deliveries
+// absorbed, times sign (1 or -1 for an outcome, or to add or remove a
+// sum of outcomes when origins is their number).
+func (c *KeyCell) count(origins, effects, repeated, absorbed, sign int) {
+	c.Origins += sign * origins
+	c.Effects += sign * effects
+	c.Repeated += sign * repeated
+	c.Absorbed += sign * absorbed
+}
+
+// KeyEffects is one key's row of KeyStats: one cell per consumer asked
+// for, in the order asked.
+type KeyEffects struct {
+	Key   string
+	Cells []KeyCell
+}
+
+// KeyStats sums the outcomes (Outcomes("")) of the consumers named per
+// key: the keys in the order the outcomes first name them (by consumer in
+// the ledger's order, then by origin), the first limit of them with their
+// cells, and how many keys there are past those. A consumer the ledger
+// does not know has empty cells.
+//
+// The first call, and a call naming other consumers than the last,
+// folds every copy of those consumers, O(their copies). From then on the
+// ledger keeps the sums up to date as Stats does: per chunk of 128 IDs,
+// the chunk's sums by key of the unlinked copies' outcomes, refolded when
+// an event touched the chunk, plus the copies that belong to a lineage,
+// folded again at each call. A call therefore costs O(chunks touched since
+// the last call x 128 x consumers named + linked copies x consumers named
+// + keys x log keys) and allocates O(keys); the kept sums cost 48 bytes
+// per distinct key of a chunk and a consumer named, and the keys are held
+// once each.
+func (l *Ledger) KeyStats(consumers []string, limit int) (rows []KeyEffects, more int) {
+	if l == nil || limit < 0 {
+		return nil, 0
+	}
+	x := l.statsNow()
+	if x.keys == nil || !slices.Equal(x.keys.names, consumers) {
+		x.keys = newKeyIndex(consumers)
+		chunks := map[uint64]bool{}
+		var order []uint64
+		for _, name := range consumers {
+			if ref, ok := l.byName[name]; ok {
+				chunksOf(&l.consumers[ref].entries, func(c uint64) {
+					if !chunks[c] {
+						chunks[c] = true
+						order = append(order, c)
+					}
+				})
+			}
+		}
+		for _, c := range order {
+			x.keys.refresh(l, c)
+		}
+	}
+	return x.keys.rows(l, limit)
+}
+
+// keyIndex keeps the per-key sums of KeyStats for the consumers it names
+// (the columns): per chunk, the sums by key and column of the chunk's
+// unlinked copies' outcomes, and their totals. Keys are interned, so a
+// chunk's sums hold no pointer.
+type keyIndex struct {
+	names  []string
+	ids    map[string]uint32 // key -> index into keys
+	keys   []string
+	parts  map[uint64][]keyCount // by chunk number
+	totals []keyTotal            // by key x len(names) + column
+	// stale is set when a refold removed the smallest origin of a key and
+	// column: rows then takes every total's first origin again.
+	stale bool
+	buf   []keyCount // the chunk being folded
+	slot  []int32    // by key: 1 + its index in buf for the column being folded
+	gen   uint32     // refolds so far
+	seen  []uint32   // by total: the refold that set its first origin
+}
+
+// keyCount is what one chunk's unlinked copies of one key sum to for one
+// column.
+type keyCount struct {
+	cell  KeyCell
+	first ID // the smallest origin
+	key   uint32
+	col   uint32
+}
+
+// keyTotal is what every chunk's counts of one key and column sum to.
+type keyTotal struct {
+	cell  KeyCell
+	first ID    // the smallest origin of the counts
+	parts int32 // chunks with a count
+}
+
+// newKeyIndex returns an empty index of the consumers named.
+func newKeyIndex(names []string) *keyIndex {
+	return &keyIndex{names: slices.Clone(names), ids: map[string]uint32{}, parts: map[uint64][]keyCount{}}
+}
+
+// intern returns the index of key k, adding it when new.
+func (k *keyIndex) intern(key string) uint32 {
+	if i, ok := k.ids[key]; ok {
+		return i
+	}
+	i := uint32(len(k.keys))
+	k.ids[key] = i
+	k.keys = append(k.keys, key)
+	k.slot = append(k.slot, 0)
+	for range k.names {
+		k.totals = append(k.totals, keyTotal{})
+		k.seen = append(k.seen, 0)
+	}
+	return i
+}
+
+// refresh refolds chunk c and replaces its counts in the totals:
+// O(128 x columns).
+func (k *keyIndex) refresh(l *Ledger, c uint64) {
+	buf := k.buf[:0]
+	for col, name := range k.names {
+		ref, ok := l.byName[name]
+		if !ok {
+			continue
+		}
+		es := l.consumers[ref].entries.chunk(c)
+		if es == nil {
+			continue
+		}
+		start := len(buf)
+		for j := range es {
+			e := &es[j]
+			id := ID(c*tableChunk + uint64(j))
+			if id == 0 || e.bits&delExpected == 0 || l.linked(id) {
+				continue
+			}
+			d := l.exportDelivery(id, ref, e)
+			key := k.intern(l.keyOf(id))
+			if k.slot[key] == 0 {
+				buf = append(buf, keyCount{first: id, key: key, col: uint32(col)})
+				k.slot[key] = int32(len(buf))
+			}
+			n := &buf[k.slot[key]-1]
+			n.cell.count(1, int(d.Applied), int(max(d.Applied, 1)-1), int(d.Skipped), 1)
+		}
+		for _, n := range buf[start:] {
+			k.slot[n.key] = 0
+		}
+	}
+	k.buf = buf
+	k.gen++
+	old := k.parts[c]
+	cols := uint32(len(k.names))
+	for _, n := range buf {
+		t := &k.totals[n.key*cols+n.col]
+		if t.parts == 0 || n.first <= t.first {
+			t.first = n.first
+			k.seen[n.key*cols+n.col] = k.gen
+		}
+		t.parts++
+		t.cell.count(n.cell.Origins, n.cell.Effects, n.cell.Repeated, n.cell.Absorbed, 1)
+	}
+	for _, n := range old {
+		i := n.key*cols + n.col
+		t := &k.totals[i]
+		t.parts--
+		t.cell.count(n.cell.Origins, n.cell.Effects, n.cell.Repeated, n.cell.Absorbed, -1)
+		if t.parts > 0 && n.first == t.first && k.seen[i] != k.gen {
+			// The old count held the smallest origin and the new one
+			// does not.
+			k.stale = true
+		}
+	}
+	switch {
+	case len(buf) == 0:
+		delete(k.parts, c)
+	case cap(old) >= len(buf):
+		k.parts[c] = append(old[:0], buf...)
+	default:
+		k.parts[c] = slices.Clone(buf)
+	}
+}
+
+// rework takes every total's smallest origin again from the chunks'
+// counts: O(counts).
+func (k *keyIndex) rework() {
+	k.stale = false
+	cols := uint32(len(k.names))
+	for i := range k.totals {
+		k.totals[i].first = ^ID(0)
+	}
+	for _, p := range k.parts {
+		for _, n := range p {
+			t := &k.totals[n.key*cols+n.col]
+			t.first = min(t.first, n.first)
+		}
+	}
+}
+
+// keyRow is a row of KeyStats being assembled, ranked by where the
+// outcomes first name its key.
+type keyRow struct {
+	key   uint32
+	ref   ConsumerRef // the first consumer, in the ledger's order, with an outcome of the key
+	first ID          // that consumer's smallest origin of the key
+	cells []KeyCell
+}
+
+// before reports whether r's key comes before s's in the outcomes.
+func (r *keyRow) before(s *keyRow) bool {
+	return r.ref < s.ref || r.ref == s.ref && r.first < s.first
+}
+
+// rows assembles KeyStats from the totals and the linked copies' outcomes.
+func (k *keyIndex) rows(l *Ledger, limit int) ([]KeyEffects, int) {
+	if k.stale {
+		k.rework()
+	}
+	cols := len(k.names)
+	refs := make([]ConsumerRef, cols)
+	for col, name := range k.names {
+		refs[col] = NoConsumer
+		if ref, ok := l.byName[name]; ok {
+			refs[col] = ref
+		}
+	}
+	var rows []keyRow
+	at := map[uint32]int{} // key -> index into rows
+	row := func(key uint32, col int, first ID) *keyRow {
+		i, ok := at[key]
+		if !ok {
+			i = len(rows)
+			at[key] = i
+			rows = append(rows, keyRow{key: key, ref: refs[col], first: first, cells: make([]KeyCell, cols)})
+		}
+		r := &rows[i]
+		if c := (keyRow{ref: refs[col], first: first}); c.before(r) {
+			r.ref, r.first = c.ref, c.first
+		}
+		return r
+	}
+	for key := range k.keys {
+		for col := range cols {
+			t := &k.totals[key*cols+col]
+			if t.parts == 0 {
+				continue
+			}
+			r := row(uint32(key), col, t.first)
+			r.cells[col].count(t.cell.Origins, t.cell.Effects, t.cell.Repeated, t.cell.Absorbed, 1)
+		}
+	}
+	if len(l.lineage) > 0 {
+		aggs := map[ID]*agg{}
+		var roots []ID
+		for col, ref := range refs {
+			if ref == NoConsumer {
+				continue
+			}
+			b := l.consumers[ref]
+			clear(aggs)
+			roots = roots[:0]
+			for _, id := range l.linkedIDs() {
+				e := b.entries.get(uint64(id))
+				if e == nil || e.bits&delExpected == 0 {
+					continue
+				}
+				root := l.Root(id)
+				a, ok := aggs[root]
+				if !ok {
+					a = &agg{o: Outcome{Origin: root, Consumer: b.name}}
+					aggs[root] = a
+					roots = append(roots, root)
+				}
+				d := l.exportDelivery(id, b.ref, e)
+				a.add(l, id, &d)
+			}
+			for _, root := range roots {
+				o := aggs[root].finish()
+				key := l.keyOf(o.Origin)
+				if key == "" {
+					key = l.keyOf(o.Last)
+				}
+				r := row(k.intern(key), col, root)
+				r.cells[col].count(1, o.Effects, max(o.Effects, 1)-1, o.Skipped, 1)
+			}
+		}
+	}
+	slices.SortFunc(rows, func(a, b keyRow) int {
+		switch {
+		case a.before(&b):
+			return -1
+		case b.before(&a):
+			return 1
+		}
+		return 0
+	})
+	n := min(len(rows), limit)
+	out := make([]KeyEffects, n)
+	for i := range out {
+		out[i] = KeyEffects{Key: k.keys[rows[i].key], Cells: rows[i].cells}
+	}
+	return out, len(rows) - n
 }

@@ -432,8 +432,10 @@ func rows(t *table) {
 			continue // BIG=1 only
 		}
 		t.figure("Player frame at "+n.label+" messages (Step + Snapshot): slowest of 32 frames, CPU time", name, "max-frame-cpu-ns", " ms", 1e6, 16)
+		t.figure("Player frame at "+n.label+" messages: slowest frame that does not judge the expectations, CPU time", name, "max-unjudged-frame-cpu-ns", " ms", 1e6, 0)
 		t.figure("Player frame at "+n.label+" messages: mean of 32 frames, CPU time", name, "frame-cpu-ns", " ms", 1e6, 0)
-		t.figure("Player frame at "+n.label+" messages: allocated over 32 ticks of play", name, "B/32ticks", " MB", 1e6, 50)
+		t.figure("Player frame at "+n.label+" messages: allocated over the worst 32 ticks of play", name, "max-B/32ticks", " MB", 1e6, 50)
+		t.figure("Player frame at "+n.label+" messages: allocated per 32 ticks, mean", name, "B/32ticks", " MB", 1e6, 0)
 		t.figure("Player at "+n.label+" messages: CPU time to settle them in a session", name, "settle-s", " s", 1, 0)
 	}
 	// Models against their baselines, per message.

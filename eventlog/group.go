@@ -175,7 +175,7 @@ func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = DefaultSessionTimeout
 	}
-	g := &Group{t: t, env: t.env, name: cfg.Name, cfg: cfg}
+	g := &Group{t: t, env: t.env, name: cfg.Name, cfg: cfg, parts: make([]groupPart, 0, len(t.parts))}
 	for _, p := range t.parts {
 		gp := groupPart{committed: -1, initial: p.end, pos: -1, hw: p.start, owe: -1}
 		if cfg.Reset == ResetEarliest {
@@ -346,7 +346,7 @@ func (g *Group) rebalance(why, rule string) {
 		names[i] = m.cfg.Name
 		m.owned = m.owned[:0]
 	}
-	g.asg = Assign(g.cfg.Strategy, names, len(g.parts), g.asg)
+	g.asg = assign(g.cfg.Strategy, names, len(g.parts), g.asg)
 	for p := range g.parts {
 		g.parts[p].owner = nil
 	}
@@ -808,13 +808,14 @@ func (g *Group) prune(p int, from, to int64) {
 }
 
 // fetch appends up to max records of partition p from the owner's position
-// to dst, applying auto.offset.reset when the position is unresolved or
+// to m.got and returns how many, applying auto.offset.reset when the position is unresolved or
 // out of range, and traces each as "polled" (one delivery for the
 // ledger). The records become outstanding for m. A fetch that reaches the
 // last record moves the position to the end, past any offsets compaction
 // emptied there. O(log n + max), plus O(skipped records) when a
-// resolution books records lost.
-func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
+// resolution books records lost; it allocates only when m.got or m.out
+// must grow.
+func (g *Group) fetch(m *Member, p int, max int) int {
 	gp := &g.parts[p]
 	part := g.t.parts[p]
 	if gp.pos < 0 && gp.committed >= 0 {
@@ -825,7 +826,7 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 	}
 	if gp.pos < 0 || !part.valid(gp.pos) {
 		if !g.reset(m, p, gp, part) {
-			return dst
+			return 0
 		}
 	} else if gp.owe >= 0 {
 		// The log has grown to a position set past its end (a seek or a
@@ -839,10 +840,14 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 	}
 	tr := g.env.Trace
 	i := part.search(gp.pos)
-	for ; i < part.recs.len() && max > 0; i++ {
+	if want := min(max, part.recs.len()-i); want > 0 {
+		m.reserve(want)
+	}
+	got := 0
+	for ; i < part.recs.len() && got < max; i++ {
 		e := part.recs.at(i)
 		n := g.attempt(gp, p, e.off)
-		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg.Message()})
+		m.got = append(m.got, held{p: p, e: *e})
 		m.out = append(m.out, outRec{p: p, off: e.off, id: e.msg.ID, attempt: n})
 		if tr.Enabled() {
 			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
@@ -852,7 +857,7 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 			tr.Skip() // numbers the event as Emit would, without building it
 		}
 		gp.pos = e.off + 1
-		max--
+		got++
 	}
 	if i == part.recs.len() {
 		// Nothing is left past the position: the offsets up to the end
@@ -860,7 +865,7 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 		// reads as the end (Kafka's "equivalent positions").
 		gp.pos = part.end
 	}
-	return dst
+	return got
 }
 
 // owed books as lost with cause the live records of partition p the group
@@ -953,20 +958,18 @@ type GroupMetrics struct {
 	Partitions      []PartitionLag
 }
 
-// Metrics returns the group's metrics. O(partitions x log n + members).
+// Metrics returns the group's metrics. O(partitions x log n + members);
+// it allocates the Partitions slice once.
 func (g *Group) Metrics() GroupMetrics {
 	m := GroupMetrics{Group: g.name, Generation: g.gen, Members: len(g.mems), Commits: g.commits, RejectedCommits: g.rejected, LostCommits: g.commitsLost,
-		Rebalances: g.rebalances}
+		Rebalances: g.rebalances, Partitions: make([]PartitionLag, 0, len(g.parts))}
 	for _, x := range g.mems {
 		m.Outstanding += len(x.out)
 	}
 	for p := range g.parts {
 		gp := &g.parts[p]
 		part := g.t.parts[p]
-		pl := PartitionLag{Partition: p, LogStart: part.start, End: part.end, Committed: gp.committed, Position: -1}
-		if from := g.readFrom(p); from <= part.end {
-			pl.Lag = part.end - part.next(max(from, part.start))
-		}
+		pl := PartitionLag{Partition: p, LogStart: part.start, End: part.end, Committed: gp.committed, Position: -1, Lag: g.lag(p)}
 		if gp.owner != nil {
 			pl.Owner = gp.owner.cfg.Name
 			pl.Position = gp.pos
@@ -975,4 +978,25 @@ func (g *Group) Metrics() GroupMetrics {
 		m.Partitions = append(m.Partitions, pl)
 	}
 	return m
+}
+
+// Lag returns the group's lag summed over its partitions, as
+// Metrics().Lag does, without building the metrics: a condition checked
+// every tick (RunUntil's) calls it. O(partitions), O(partitions x log n)
+// when compaction left gaps; it never allocates.
+func (g *Group) Lag() int64 {
+	var n int64
+	for p := range g.parts {
+		n += g.lag(p)
+	}
+	return n
+}
+
+// lag is PartitionLag.Lag of partition p.
+func (g *Group) lag(p int) int64 {
+	part := g.t.parts[p]
+	if from := g.readFrom(p); from <= part.end {
+		return part.end - part.next(max(from, part.start))
+	}
+	return 0
 }

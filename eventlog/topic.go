@@ -236,8 +236,10 @@ func New(w *sim.World, cfg Config) (*Log, error) {
 		cfg.CompactEvery = DefaultCompactEvery
 	}
 	t := &Log{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name}
-	for i := 0; i < cfg.Partitions; i++ {
-		t.parts = append(t.parts, &partition{})
+	parts := make([]partition, cfg.Partitions) // one allocation for the first partitions
+	t.parts = make([]*partition, cfg.Partitions)
+	for i := range parts {
+		t.parts[i] = &parts[i]
 	}
 	if cfg.History {
 		t.history = &History{}

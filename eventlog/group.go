@@ -140,7 +140,7 @@ type againRec struct {
 
 // againFirst is the room a partition's list of remembered records takes
 // when it gets its first: a batch's worth, which a commit usually prunes.
-const againFirst = 16
+const againFirst = 8
 
 // recall returns the index in gp.again of the record at off and whether
 // it is there; when it is not, the index is where it belongs. O(1) when

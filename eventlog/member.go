@@ -240,7 +240,7 @@ type Member struct {
 	lastPoll  sim.Tick
 	lastAuto  sim.Tick
 	until     sim.Tick // end of a stall or a restart
-	busy      bool     // the handler is working on batch[next]
+	busy      bool     // the handler is working on got[next]
 	busyUntil sim.Tick
 	pending   []Position // commits held back by a stall
 	got       []held     // the last poll
@@ -523,7 +523,7 @@ func (m *Member) Step(now sim.Tick) {
 }
 
 // process hands the records of the last poll to the handler, from
-// batch[next] on, then ends the batch. It returns early while the handler
+// got[next] on, then ends the batch. It returns early while the handler
 // is busy with a slow record, or when the member crashed or left.
 func (m *Member) process(now sim.Tick) {
 	for m.next < len(m.got) {

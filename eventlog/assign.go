@@ -103,7 +103,14 @@ func (a Assignment) String() string {
 // result has one entry per distinct member, sorted by name; every partition
 // has exactly one owner when there is at least one member. O(P log P + M log M).
 func Assign(s Strategy, members []string, partitions int, prev []Assignment) []Assignment {
-	names := slices.Clone(members)
+	return assign(s, slices.Clone(members), partitions, prev)
+}
+
+// assign is Assign on members, which it sorts and compacts in place. The
+// Range and RoundRobin assignments carve every member's partitions out of
+// one slice, each with its exact capacity, so appending to one never
+// touches another's.
+func assign(s Strategy, names []string, partitions int, prev []Assignment) []Assignment {
 	slices.Sort(names)
 	names = slices.Compact(names)
 	out := make([]Assignment, len(names))
@@ -114,26 +121,30 @@ func Assign(s Strategy, members []string, partitions int, prev []Assignment) []A
 	if m == 0 || partitions <= 0 {
 		return out
 	}
-	switch s {
-	case RoundRobin:
-		for p := 0; p < partitions; p++ {
-			out[p%m].Partitions = append(out[p%m].Partitions, p)
-		}
-	case Sticky:
+	if s == Sticky {
 		sticky(out, partitions, prev)
-	default:
-		base, extra := partitions/m, partitions%m
-		p := 0
-		for i := range out {
-			n := base
-			if i < extra {
-				n++
-			}
-			for j := 0; j < n; j++ {
-				out[i].Partitions = append(out[i].Partitions, p)
-				p++
+		return out
+	}
+	all := make([]int, partitions)
+	base, extra := partitions/m, partitions%m
+	for i := range out {
+		n := base
+		if i < extra {
+			n++
+		}
+		if n == 0 {
+			continue // no partition: Partitions stays nil
+		}
+		ps := all[:n:n]
+		all = all[n:]
+		for j := range ps {
+			if s == RoundRobin {
+				ps[j] = i + j*m // partition p goes to member p%m
+			} else {
+				ps[j] = i*base + min(i, extra) + j // a contiguous range
 			}
 		}
+		out[i].Partitions = ps
 	}
 	return out
 }

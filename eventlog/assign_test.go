@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -198,5 +199,73 @@ func TestStickyAcrossRebalance(t *testing.T) {
 	}
 	if ev := r.events(sim.KindRebalanced); len(ev) != 5 {
 		t.Errorf("%d rebalances traced, want 5", len(ev))
+	}
+}
+
+// assignReference is the plain Range and RoundRobin assignment, one append
+// at a time, that Assign must equal.
+func assignReference(s eventlog.Strategy, members []string, partitions int) string {
+	names := slices.Clone(members)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := make([]eventlog.Assignment, len(names))
+	for i, n := range names {
+		out[i].Member = n
+	}
+	m := len(names)
+	if m == 0 || partitions <= 0 {
+		return fmtAssign(out)
+	}
+	if s == eventlog.RoundRobin {
+		for p := 0; p < partitions; p++ {
+			out[p%m].Partitions = append(out[p%m].Partitions, p)
+		}
+		return fmtAssign(out)
+	}
+	base, extra, p := partitions/m, partitions%m, 0
+	for i := range out {
+		n := base
+		if i < extra {
+			n++
+		}
+		for range n {
+			out[i].Partitions = append(out[i].Partitions, p)
+			p++
+		}
+	}
+	return fmtAssign(out)
+}
+
+// Range and RoundRobin equal the plain algorithm for every member and
+// partition count up to 12, a member without a partition gets nil, and the
+// members' partition slices share no room: appending to one leaves the
+// others alone.
+func TestAssignEqualsReference(t *testing.T) {
+	for _, s := range []eventlog.Strategy{eventlog.Range, eventlog.RoundRobin} {
+		for m := 0; m <= 12; m++ {
+			members := make([]string, m)
+			for i := range members {
+				members[i] = "m" + strconv.Itoa(m-i) // unsorted
+			}
+			for p := 0; p <= 12; p++ {
+				got := eventlog.Assign(s, members, p, nil)
+				if want := assignReference(s, members, p); fmtAssign(got) != want {
+					t.Fatalf("%v %d members, %d partitions: %s, want %s", s, m, p, fmtAssign(got), want)
+				}
+				before := make([][]int, len(got))
+				for i := range got {
+					if len(got[i].Partitions) == 0 && got[i].Partitions != nil {
+						t.Errorf("%v %d/%d: %s has an empty, non-nil slice", s, m, p, got[i].Member)
+					}
+					before[i] = slices.Clone(got[i].Partitions)
+					got[i].Partitions = append(got[i].Partitions, -1)
+				}
+				for i := range got {
+					if want := append(before[i], -1); !slices.Equal(got[i].Partitions, want) {
+						t.Errorf("%v %d/%d: %s = %v after appending, want %v: a neighbour's append overwrote it", s, m, p, got[i].Member, got[i].Partitions, want)
+					}
+				}
+			}
+		}
 	}
 }

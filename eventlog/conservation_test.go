@@ -199,8 +199,21 @@ func conservationRun(t *testing.T, seed uint64) (*rig, []*mixGroup) {
 			t.Fatal(err)
 		}
 	}
-	_ = r.w.Run(41)
+	// Lag, kept for conditions checked every tick, agrees with Metrics at
+	// every tick, through seeks, resets, retention and compaction.
+	checkLag := func() {
+		for _, mg := range groups {
+			if lag, m := mg.g.Lag(), mg.g.Metrics(); lag != m.Lag {
+				t.Fatalf("seed %d, %s, tick %d: Lag() = %d, Metrics().Lag = %d (%+v)", seed, mg.g.Name(), r.env.Now(), lag, m.Lag, m.Partitions)
+			}
+		}
+	}
+	for range 41 {
+		checkLag()
+		_ = r.w.Run(1)
+	}
 	err := r.w.RunUntil(func() bool {
+		checkLag()
 		if r.w.Pending() > 0 {
 			return false
 		}

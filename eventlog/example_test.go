@@ -3,6 +3,7 @@ package eventlog_test
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/sim"
@@ -72,6 +73,24 @@ func ExampleGroup() {
 	// p0 end=1 committed=1 lag=0 owner=b1
 	// p1 end=2 committed=2 lag=0 owner=b1
 	// <nil>
+}
+
+// A run that stops once the group has caught up reads the lag every tick:
+// Lag sums it without building the metrics.
+func ExampleGroup_Lag() {
+	w, _ := sim.New(sim.Config{Seed: 7})
+	t, _ := eventlog.New(w, eventlog.Config{Name: "orders", Partitions: 3})
+	g, _ := eventlog.NewGroup(w, t, eventlog.GroupConfig{Name: "billing"})
+	_, _ = eventlog.NewMember(w, g, eventlog.MemberConfig{Name: "b1", Batch: 2})
+	for i := range 7 {
+		_ = t.Publish(w.Env().NewMessage("kunde-"+strconv.Itoa(i), nil, sim.Headers{}))
+	}
+	fmt.Println("lag:", g.Lag())
+	err := w.RunUntil(func() bool { return g.Lag() == 0 }, 100)
+	fmt.Println("caught up at", w.Now(), err, g.Lag() == g.Metrics().Lag)
+	// Output:
+	// lag: 7
+	// caught up at t=4 <nil> true
 }
 
 // A pull member is driven by an adapter: Poll, hand the record to the

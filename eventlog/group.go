@@ -1,8 +1,10 @@
 package eventlog
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -123,6 +125,70 @@ type groupPart struct {
 	// position passes them, and read again when the group resumes at or
 	// below them.
 	skipped []int64
+	// again lists, in offset order, what the group remembers of the
+	// records of the partition it may read more than once (see attempt and
+	// markApplied): live records only, as far as it matters, since every
+	// look-up is of a live record.
+	again []againRec
+}
+
+// againRec is what a group remembers of the record at off.
+type againRec struct {
+	off int64
+	seen
+}
+
+// againFirst is the room a partition's list of remembered records takes
+// when it gets its first: a batch's worth, which a commit usually prunes.
+const againFirst = 8
+
+// recall returns the index in gp.again of the record at off and whether
+// it is there; when it is not, the index is where it belongs. O(1) when
+// off is past every remembered record (the usual case: records are
+// handled in offset order), else O(log n).
+func (gp *groupPart) recall(off int64) (int, bool) {
+	a := gp.again
+	if n := len(a); n == 0 || a[n-1].off < off {
+		return n, false
+	}
+	return slices.BinarySearchFunc(a, off, func(x againRec, off int64) int { return cmp.Compare(x.off, off) })
+}
+
+// remember returns what the group remembers of the record at off, a zero
+// seen that it now remembers when it remembered nothing.
+func (gp *groupPart) remember(off int64) *seen {
+	i, ok := gp.recall(off)
+	if !ok {
+		if gp.again == nil {
+			gp.again = make([]againRec, 0, againFirst)
+		}
+		gp.again = slices.Insert(gp.again, i, againRec{off: off})
+	}
+	return &gp.again[i].seen
+}
+
+// forgetTo drops what the group remembers of the records at or below off
+// (below means: deleted by retention before it, so nothing is left). O(1)
+// per record dropped.
+func (gp *groupPart) forgetTo(off int64) {
+	for len(gp.again) > 0 && gp.again[0].off <= off {
+		gp.again = gp.again[1:]
+	}
+}
+
+// forgetGone drops what the group remembers of records of partition part
+// that are no longer in the log (compaction removed them). O(remembered x
+// log n).
+func (gp *groupPart) forgetGone(part *partition) {
+	j := 0
+	for _, x := range gp.again {
+		if part.at(x.off) != nil {
+			gp.again[j] = x
+			j++
+		}
+	}
+	clear(gp.again[j:])
+	gp.again = gp.again[:j]
 }
 
 // Group is a consumer group on one topic: its members, the current
@@ -145,7 +211,6 @@ type Group struct {
 	all   []*Member // every member ever created for the group, in creation order
 	parts []groupPart
 	asg   []Assignment
-	again map[Position]seen // the records read more than once, or applied where the group may read them again
 
 	commits, rejected, rebalances, commitsLost int64
 }
@@ -175,7 +240,7 @@ func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = DefaultSessionTimeout
 	}
-	g := &Group{t: t, env: t.env, name: cfg.Name, cfg: cfg}
+	g := &Group{t: t, env: t.env, name: cfg.Name, cfg: cfg, parts: make([]groupPart, 0, len(t.parts))}
 	for _, p := range t.parts {
 		gp := groupPart{committed: -1, initial: p.end, pos: -1, hw: p.start, owe: -1}
 		if cfg.Reset == ResetEarliest {
@@ -346,7 +411,7 @@ func (g *Group) rebalance(why, rule string) {
 		names[i] = m.cfg.Name
 		m.owned = m.owned[:0]
 	}
-	g.asg = Assign(g.cfg.Strategy, names, len(g.parts), g.asg)
+	g.asg = assign(g.cfg.Strategy, names, len(g.parts), g.asg)
 	for p := range g.parts {
 		g.parts[p].owner = nil
 	}
@@ -743,21 +808,16 @@ type seen struct {
 // attempt returns the delivery count of the record at off of partition p
 // for the group, counting this delivery. Only records read more than once
 // take memory.
-func (g *Group) attempt(gp *groupPart, p int, off int64) int {
+func (g *Group) attempt(gp *groupPart, off int64) int {
 	if off >= gp.hw {
 		gp.hw = off + 1
 		return 1
 	}
-	if g.again == nil {
-		g.again = map[Position]seen{}
-	}
-	k := Position{Partition: p, Offset: off}
-	x := g.again[k]
+	x := gp.remember(off)
 	if x.n == 0 {
 		x.n = 1
 	}
 	x.n++
-	g.again[k] = x
 	return int(x.n)
 }
 
@@ -766,7 +826,8 @@ func (g *Group) attempt(gp *groupPart, p int, off int64) int {
 // committed offset. The losses the model books are certain only for
 // records no delivery applied, and a record read again is one it may have
 // applied before. It takes memory only until a commit passes the record
-// (see prune) or the record is read again.
+// (see prune) or the record is read again. O(1) for a record past those
+// remembered, else O(log n) plus the insertion.
 func (g *Group) markApplied(p int, off int64) {
 	if p < 0 || p >= len(g.parts) {
 		return
@@ -775,46 +836,57 @@ func (g *Group) markApplied(p int, off int64) {
 	if c := gp.committed; c >= 0 && off < c && c <= g.t.parts[p].end {
 		return
 	}
-	if g.again == nil {
-		g.again = map[Position]seen{}
-	}
-	k := Position{Partition: p, Offset: off}
-	x := g.again[k]
-	x.applied = true
-	g.again[k] = x
+	gp.remember(off).applied = true
 }
 
 // applied reports whether a delivery of the record at off of partition p
-// to the group applied it, as far as markApplied remembers.
+// to the group applied it, as far as markApplied remembers. O(log n).
 func (g *Group) applied(p int, off int64) bool {
-	return len(g.again) > 0 && g.again[Position{Partition: p, Offset: off}].applied
+	if p < 0 || p >= len(g.parts) {
+		return false
+	}
+	gp := &g.parts[p]
+	i, ok := gp.recall(off)
+	return ok && gp.again[i].applied
 }
 
 // prune forgets, once a commit has moved partition p from offset from to
 // offset to, the records in between that the group applied after reading
-// them once: it reads them again only after a seek back. O(records passed)
-// while the group remembers any record.
+// them once: it reads them again only after a seek back. O(log n +
+// remembered records from on).
 func (g *Group) prune(p int, from, to int64) {
-	part := g.t.parts[p]
-	if len(g.again) == 0 || to > part.end || to <= from {
+	gp := &g.parts[p]
+	if len(gp.again) == 0 || to > g.t.parts[p].end || to <= from {
 		return
 	}
-	for i := part.search(max(from, part.start)); i < part.recs.len() && part.recs.at(i).off < to; i++ {
-		k := Position{Partition: p, Offset: part.recs.at(i).off}
-		if x, ok := g.again[k]; ok && x.n == 0 {
-			delete(g.again, k)
-		}
-	}
+	gp.pruneRange(from, to)
 }
 
-// fetch appends up to max records of partition p from the owner's position
-// to dst, applying auto.offset.reset when the position is unresolved or
-// out of range, and traces each as "polled" (one delivery for the
-// ledger). The records become outstanding for m. A fetch that reaches the
+// pruneRange forgets the records in [from, to) that were read once.
+func (gp *groupPart) pruneRange(from, to int64) {
+	a := gp.again
+	i, _ := gp.recall(from)
+	j, k := i, i
+	for ; k < len(a) && a[k].off < to; k++ {
+		if a[k].n != 0 {
+			a[j] = a[k]
+			j++
+		}
+	}
+	n := j + copy(a[j:], a[k:])
+	clear(a[n:])
+	gp.again = a[:n]
+}
+
+// fetch appends up to max records of partition p from the owner's
+// position to m.got and returns how many, applying auto.offset.reset when
+// the position is unresolved or out of range, and traces each as "polled"
+// (one delivery for the ledger). The records become outstanding for m. A fetch that reaches the
 // last record moves the position to the end, past any offsets compaction
 // emptied there. O(log n + max), plus O(skipped records) when a
-// resolution books records lost.
-func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
+// resolution books records lost; it allocates only when m.got or m.out
+// must grow.
+func (g *Group) fetch(m *Member, p int, max int) int {
 	gp := &g.parts[p]
 	part := g.t.parts[p]
 	if gp.pos < 0 && gp.committed >= 0 {
@@ -825,7 +897,7 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 	}
 	if gp.pos < 0 || !part.valid(gp.pos) {
 		if !g.reset(m, p, gp, part) {
-			return dst
+			return 0
 		}
 	} else if gp.owe >= 0 {
 		// The log has grown to a position set past its end (a seek or a
@@ -839,10 +911,14 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 	}
 	tr := g.env.Trace
 	i := part.search(gp.pos)
-	for ; i < part.recs.len() && max > 0; i++ {
+	if want := min(max, part.recs.len()-i); want > 0 {
+		m.reserve(want)
+	}
+	got := 0
+	for ; i < part.recs.len() && got < max; i++ {
 		e := part.recs.at(i)
-		n := g.attempt(gp, p, e.off)
-		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg.Message()})
+		n := g.attempt(gp, e.off)
+		m.got = append(m.got, held{p: p, e: *e})
 		m.out = append(m.out, outRec{p: p, off: e.off, id: e.msg.ID, attempt: n})
 		if tr.Enabled() {
 			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
@@ -852,7 +928,7 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 			tr.Skip() // numbers the event as Emit would, without building it
 		}
 		gp.pos = e.off + 1
-		max--
+		got++
 	}
 	if i == part.recs.len() {
 		// Nothing is left past the position: the offsets up to the end
@@ -860,7 +936,7 @@ func (g *Group) fetch(m *Member, p int, max int, dst []Record) []Record {
 		// reads as the end (Kafka's "equivalent positions").
 		gp.pos = part.end
 	}
-	return dst
+	return got
 }
 
 // owed books as lost with cause the live records of partition p the group
@@ -953,20 +1029,18 @@ type GroupMetrics struct {
 	Partitions      []PartitionLag
 }
 
-// Metrics returns the group's metrics. O(partitions x log n + members).
+// Metrics returns the group's metrics. O(partitions x log n + members);
+// it allocates the Partitions slice once.
 func (g *Group) Metrics() GroupMetrics {
 	m := GroupMetrics{Group: g.name, Generation: g.gen, Members: len(g.mems), Commits: g.commits, RejectedCommits: g.rejected, LostCommits: g.commitsLost,
-		Rebalances: g.rebalances}
+		Rebalances: g.rebalances, Partitions: make([]PartitionLag, 0, len(g.parts))}
 	for _, x := range g.mems {
 		m.Outstanding += len(x.out)
 	}
 	for p := range g.parts {
 		gp := &g.parts[p]
 		part := g.t.parts[p]
-		pl := PartitionLag{Partition: p, LogStart: part.start, End: part.end, Committed: gp.committed, Position: -1}
-		if from := g.readFrom(p); from <= part.end {
-			pl.Lag = part.end - part.next(max(from, part.start))
-		}
+		pl := PartitionLag{Partition: p, LogStart: part.start, End: part.end, Committed: gp.committed, Position: -1, Lag: g.lag(p)}
 		if gp.owner != nil {
 			pl.Owner = gp.owner.cfg.Name
 			pl.Position = gp.pos
@@ -975,4 +1049,25 @@ func (g *Group) Metrics() GroupMetrics {
 		m.Partitions = append(m.Partitions, pl)
 	}
 	return m
+}
+
+// Lag returns the group's lag summed over its partitions, as
+// Metrics().Lag does, without building the metrics: a condition checked
+// every tick (RunUntil's) calls it. O(partitions), O(partitions x log n)
+// when compaction left gaps; it never allocates.
+func (g *Group) Lag() int64 {
+	var n int64
+	for p := range g.parts {
+		n += g.lag(p)
+	}
+	return n
+}
+
+// lag is PartitionLag.Lag of partition p.
+func (g *Group) lag(p int) int64 {
+	part := g.t.parts[p]
+	if from := g.readFrom(p); from <= part.end {
+		return part.end - part.next(max(from, part.start))
+	}
+	return 0
 }

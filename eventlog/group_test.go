@@ -416,3 +416,21 @@ func TestPartitionsAddedBreakKeyOrder(t *testing.T) {
 	}
 	t.Logf("%d per-key order violations, e.g. %v", len(vs), vs[0])
 }
+
+// Lag, which a run's stop condition calls every tick, allocates nothing
+// and agrees with Metrics (TestConservation compares them at every tick
+// of its runs).
+func TestLagDoesNotAllocate(t *testing.T) {
+	r := newRig(t, 1, eventlog.Config{Partitions: 6})
+	g := r.group(eventlog.GroupConfig{Name: "billing"})
+	r.member(g, eventlog.MemberConfig{Name: "a"})
+	for i := range 20 {
+		_ = r.topic.Publish(r.env.NewMessage("k"+strconv.Itoa(i), nil, sim.Headers{}))
+	}
+	if lag := g.Lag(); lag != 20 || lag != g.Metrics().Lag {
+		t.Fatalf("Lag() = %d, Metrics().Lag = %d, want 20", lag, g.Metrics().Lag)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = g.Lag() }); n != 0 {
+		t.Errorf("Lag allocates %.1f times", n)
+	}
+}

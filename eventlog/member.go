@@ -3,9 +3,11 @@ package eventlog
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -128,6 +130,34 @@ const (
 	stateLeft                       // left the group
 )
 
+// held is a record of the member's last poll as the log keeps it: its
+// partition and a copy of its entry (88 bytes; the message's body and
+// headers are shared, not copied), so the record survives retention and
+// compaction while the member works through the batch, and a handler
+// member never builds the 184-byte Record that Poll hands out.
+type held struct {
+	p int
+	e entry
+}
+
+// record returns h as Poll hands it out.
+func (h *held) record() Record {
+	return Record{Partition: h.p, Offset: h.e.off, Tick: h.e.tick, Message: h.e.msg.Message()}
+}
+
+// reserve makes room in m.got and m.out for n more records. The first
+// time either grows it takes room for a whole batch (cfg.Batch), so a
+// member polling its batch size allocates each once; after that it grows
+// as append does.
+func (m *Member) reserve(n int) {
+	if len(m.got)+n > cap(m.got) {
+		m.got = slices.Grow(m.got, max(n, m.cfg.Batch-len(m.got)))
+	}
+	if len(m.out)+n > cap(m.out) {
+		m.out = slices.Grow(m.out, max(n, m.cfg.Batch-len(m.out)))
+	}
+}
+
 // outRec is a record a member fetched and has not handled: outstanding.
 type outRec struct {
 	p       int
@@ -210,11 +240,12 @@ type Member struct {
 	lastPoll  sim.Tick
 	lastAuto  sim.Tick
 	until     sim.Tick // end of a stall or a restart
-	busy      bool     // the handler is working on batch[next]
+	busy      bool     // the handler is working on got[next]
 	busyUntil sim.Tick
 	pending   []Position // commits held back by a stall
-	batch     []Record   // the last poll
-	next      int        // the index in batch of the record to handle next
+	got       []held     // the last poll
+	next      int        // the index in got of the record to handle next
+	batch     []Record   // the last poll as Poll returns it; built only for Poll's callers
 	out       []outRec   // outstanding records, in fetch order
 	touched   []int
 	reads     []Read
@@ -319,7 +350,7 @@ func (m *Member) SetHandler(h sim.Handler) { m.cfg.Handler = h }
 func (m *Member) join(why string) {
 	now := m.g.env.Now()
 	m.state, m.expired, m.busy = stateActive, false, false
-	m.pending, m.out, m.batch, m.next = m.pending[:0], m.out[:0], m.batch[:0], 0
+	m.pending, m.out, m.got, m.batch, m.next = m.pending[:0], m.out[:0], m.got[:0], m.batch[:0], 0
 	m.lastPoll, m.lastAuto = now, now
 	m.g.add(m, why)
 }
@@ -434,17 +465,20 @@ func (m *Member) wake() {
 	}
 }
 
-// fault consults point p for the member, about record r if set.
-func (m *Member) fault(p faults.Point, r *Record) (faults.Firing, bool) {
+// fault consults point p for the member, about the message msg if set.
+// It returns the firing, which belongs to the injector and is overwritten
+// by its next firing, or nil. When no rule targets p it costs one look-up
+// and builds no context.
+func (m *Member) fault(p faults.Point, msg *stored.Message) *faults.Firing {
 	in := m.g.t.cfg.Faults
 	if !in.Has(p) {
-		return faults.Firing{}, false
+		return nil
 	}
 	c := faults.Context{Where: m.g.t.where, Consumer: m.cfg.Name, Group: m.g.name}
-	if r != nil {
-		c.Key, c.Type, c.Msg = r.Message.Key, r.Message.Headers.Type, r.Message.ID
+	if msg != nil {
+		c.Key, c.Type, c.Msg = msg.Key, msg.Headers().Type, msg.ID
 	}
-	return in.Check(p, c)
+	return in.CheckRef(p, &c)
 }
 
 // Step runs the member at tick now. A handler member finishes the record
@@ -481,7 +515,7 @@ func (m *Member) Step(now sim.Tick) {
 	case m.cfg.Pull:
 		return
 	default:
-		if len(m.Poll(m.cfg.Batch)) == 0 {
+		if n, _ := m.poll(m.cfg.Batch); n == 0 {
 			return
 		}
 	}
@@ -489,26 +523,26 @@ func (m *Member) Step(now sim.Tick) {
 }
 
 // process hands the records of the last poll to the handler, from
-// batch[next] on, then ends the batch. It returns early while the handler
+// got[next] on, then ends the batch. It returns early while the handler
 // is busy with a slow record, or when the member crashed or left.
 func (m *Member) process(now sim.Tick) {
-	for m.next < len(m.batch) {
+	for m.next < len(m.got) {
 		if m.state != stateActive {
 			return
 		}
-		r := &m.batch[m.next]
-		i := m.find(r.Partition, r.Offset)
+		r := &m.got[m.next]
+		i := m.find(r.p, r.e.off)
 		if i < 0 {
 			m.busy = false // dropped by a rebalance or a seek: abandoned unhandled
 			m.next++
 			continue
 		}
 		if !m.busy {
-			if f, ok := m.fault(faults.MemberCrash, r); ok {
+			if f := m.fault(faults.MemberCrash, &r.e.msg); f != nil {
 				m.crash(f.Rule, "")
 				return
 			}
-			m.prepare(&m.d, r, m.out[i].attempt)
+			m.prepare(&m.d, r.p, r.e.off, r.e.msg.Message(), m.out[i].attempt)
 			if t := sim.DurationOf(m.h, &m.d); t > 0 {
 				m.busy, m.busyUntil = true, now+t
 				return
@@ -521,13 +555,13 @@ func (m *Member) process(now sim.Tick) {
 			m.dropAll()
 			break
 		}
-		if f, ok := m.fault(faults.ConsumerCrashAfterEffect, r); ok {
+		if f := m.fault(faults.ConsumerCrashAfterEffect, &r.e.msg); f != nil {
 			m.crash(f.Rule, "after effect")
 			return
 		}
 		m.next++
 	}
-	m.next = len(m.batch)
+	m.next = len(m.got)
 	if m.state != stateActive || !m.in {
 		return
 	}
@@ -535,7 +569,7 @@ func (m *Member) process(now sim.Tick) {
 	case CommitAfter, CommitOffByOne:
 		_ = m.Commit()
 	default:
-		if _, ok := m.fault(faults.MemberSessionTimeout, nil); ok {
+		if f := m.fault(faults.MemberSessionTimeout, nil); f != nil {
 			m.Stall(m.g.cfg.SessionTimeout + 1)
 		}
 	}

@@ -35,9 +35,24 @@ func (m *Member) Poll(max int) []Record {
 // must not process a batch whose commit failed. The batch is put back,
 // so the records are read again; nothing was committed past them.
 func (m *Member) Fetch(max int) ([]Record, error) {
-	m.batch, m.next = m.batch[:0], 0
+	n, err := m.poll(max)
+	m.batch = m.batch[:0]
+	if n == 0 {
+		return nil, err
+	}
+	for i := range m.got {
+		m.batch = append(m.batch, m.got[i].record())
+	}
+	return m.batch, nil
+}
+
+// poll is Fetch without the Records: it leaves the batch in m.got and
+// returns its length. A handler member's Step polls with it, so a record
+// is copied out of the log once, as its 88-byte entry.
+func (m *Member) poll(max int) (int, error) {
+	m.got, m.next = m.got[:0], 0
 	if m.state != stateActive || m.busy {
-		return nil, nil
+		return 0, nil
 	}
 	g := m.g
 	now := g.env.Now()
@@ -45,26 +60,27 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 		m.join("joined")
 	}
 	m.lastPoll = now
-	if f, ok := m.fault(faults.MemberLeave, nil); ok {
-		ev := sim.Event{Kind: sim.KindAction, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: f.Rule}
+	if f := m.fault(faults.MemberLeave, nil); f != nil {
+		rule := f.Rule
+		ev := sim.Event{Kind: sim.KindAction, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: rule}
 		if g.env.Trace.Detailed() {
 			ev.Detail = "member leaves group " + g.name
 		}
 		g.env.Emit(ev)
-		m.leave(f.Rule)
-		return nil, nil
+		m.leave(rule)
+		return 0, nil
 	}
 	if m.cfg.Commit == CommitAuto && now-m.lastAuto >= m.cfg.AutoCommitEvery {
 		_ = m.commitProgress()
 		m.lastAuto = now
 	}
-	if f, ok := m.fault(faults.BrokerUnavailable, nil); ok {
+	if f := m.fault(faults.BrokerUnavailable, nil); f != nil {
 		ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: f.Rule}
 		if g.env.Trace.Detailed() {
 			ev.Detail = "poll: broker unavailable"
 		}
 		g.env.Emit(ev)
-		return nil, nil
+		return 0, nil
 	}
 	m.touched = m.touched[:0]
 	// Like Kafka's poll, resolve the position of every owned partition
@@ -72,46 +88,45 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 	// reach is reset now (auto.offset.reset), not at a later poll.
 	for _, p := range m.owned {
 		if g.parts[p].pos < 0 {
-			m.batch = g.fetch(m, p, 0, m.batch)
+			g.fetch(m, p, 0)
 		}
 	}
 	if n := len(m.owned); n > 0 && max > 0 {
 		start := m.rr % n
 		m.rr++
-		for i := 0; i < n && len(m.batch) < max; i++ {
+		for i := 0; i < n && len(m.got) < max; i++ {
 			p := m.owned[(start+i)%n]
-			before := len(m.batch)
-			m.batch = g.fetch(m, p, max-len(m.batch), m.batch)
-			if len(m.batch) > before {
+			if g.fetch(m, p, max-len(m.got)) > 0 {
 				m.touched = append(m.touched, p)
 			}
 		}
 	}
-	if len(m.batch) == 0 {
-		return nil, nil
+	if len(m.got) == 0 {
+		return 0, nil
 	}
 	if h := g.t.history; h != nil {
 		m.reads = m.reads[:0]
-		for _, r := range m.batch {
-			m.reads = append(m.reads, Read{Partition: r.Partition, Offset: r.Offset, Value: r.Message.ID, Epoch: g.parts[r.Partition].epoch})
+		for i := range m.got {
+			r := &m.got[i]
+			m.reads = append(m.reads, Read{Partition: r.p, Offset: r.e.off, Value: r.e.msg.ID, Epoch: g.parts[r.p].epoch})
 		}
 		h.Poll(now, g.name, m.cfg.Name, m.reads...)
 	}
 	if m.cfg.Commit == CommitBefore {
-		if f, ok := m.fault(faults.ConsumerCrashBeforeCommit, &m.batch[0]); ok {
+		if f := m.fault(faults.ConsumerCrashBeforeCommit, &m.got[0].e.msg); f != nil {
 			m.crash(f.Rule, "before commit")
-			m.batch = m.batch[:0]
-			return nil, nil
+			m.got = m.got[:0]
+			return 0, nil
 		}
 		for _, p := range m.touched {
 			if err := g.commit(m, m.gen, p, g.parts[p].pos); err != nil {
 				m.dropAll()
-				m.batch = m.batch[:0]
-				return nil, err
+				m.got = m.got[:0]
+				return 0, err
 			}
 		}
 	}
-	return m.batch, nil
+	return len(m.got), nil
 }
 
 // Delivery returns a delivery of record r for a handler: the group is its
@@ -125,14 +140,15 @@ func (m *Member) Delivery(r Record) *sim.Delivery {
 	if i := m.find(r.Partition, r.Offset); i >= 0 {
 		attempt = m.out[i].attempt
 	}
-	m.prepare(d, &r, attempt)
+	m.prepare(d, r.Partition, r.Offset, r.Message, attempt)
 	return d
 }
 
-// prepare makes d a delivery of r to the member.
-func (m *Member) prepare(d *sim.Delivery, r *Record, attempt int) {
-	d.Reset(m.g.env, r.Message, m.g.t.where, m.g.name, m.cfg.Name, attempt)
-	d.HasPos, d.Partition, d.Offset = true, r.Partition, r.Offset
+// prepare makes d a delivery to the member of msg, the record at offset
+// off of partition p.
+func (m *Member) prepare(d *sim.Delivery, p int, off int64, msg sim.Message, attempt int) {
+	d.Reset(m.g.env, msg, m.g.t.where, m.g.name, m.cfg.Name, attempt)
+	d.HasPos, d.Partition, d.Offset = true, p, off
 }
 
 // MarkProcessed reports that the handler is done with the outstanding
@@ -343,11 +359,11 @@ func (m *Member) Commit() error {
 	if m.state != stateActive || !m.in {
 		return fmt.Errorf("%w: %q in group %s", ErrNotActive, m.cfg.Name, m.g.name)
 	}
-	if f, ok := m.fault(faults.ConsumerCrashBeforeCommit, nil); ok {
+	if f := m.fault(faults.ConsumerCrashBeforeCommit, nil); f != nil {
 		m.crash(f.Rule, "before commit")
 		return fmt.Errorf("%w: %q crashed before its commit", ErrNotActive, m.cfg.Name)
 	}
-	if _, ok := m.fault(faults.MemberSessionTimeout, nil); ok {
+	if f := m.fault(faults.MemberSessionTimeout, nil); f != nil {
 		m.pending = m.pending[:0]
 		for _, p := range m.owned {
 			if off, ok := m.commitPoint(p); ok {

@@ -75,6 +75,9 @@ func (r *records) push(e entry) {
 		default:
 			c = make([]entry, recChunk)
 		}
+		if r.chunks == nil {
+			r.chunks = make([][]entry, 0, recSmall) // room for the small chunks: grown once they are full
+		}
 		r.chunks = append(r.chunks, c)
 	}
 	*r.at(r.n) = e

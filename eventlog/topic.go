@@ -236,8 +236,10 @@ func New(w *sim.World, cfg Config) (*Log, error) {
 		cfg.CompactEvery = DefaultCompactEvery
 	}
 	t := &Log{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name}
-	for i := 0; i < cfg.Partitions; i++ {
-		t.parts = append(t.parts, &partition{})
+	parts := make([]partition, cfg.Partitions) // one allocation for the first partitions
+	t.parts = make([]*partition, cfg.Partitions)
+	for i := range parts {
+		t.parts[i] = &parts[i]
 	}
 	if cfg.History {
 		t.history = &History{}
@@ -529,12 +531,11 @@ func (t *Log) expire(p int, part *partition, why, rule string) {
 	part.dropHead()
 }
 
-// forget drops what the groups remember of a deleted record.
+// forget drops what the groups remember of the record at off of partition
+// p, which retention deleted: the first of the partition.
 func (t *Log) forget(p int, off int64) {
 	for _, g := range t.groups {
-		if len(g.again) > 0 {
-			delete(g.again, Position{Partition: p, Offset: off})
-		}
+		g.parts[p].forgetTo(off)
 	}
 }
 
@@ -578,7 +579,6 @@ func (t *Log) Compact() {
 				ev.Detail = "compacted"
 			}
 			t.env.Emit(ev)
-			t.forget(p, e.off)
 		}
 		part.recs.truncate(w)
 		if part.head == part.recs.len() {
@@ -587,6 +587,9 @@ func (t *Log) Compact() {
 			part.start = part.end
 		} else {
 			part.start = part.recs.at(part.head).off
+		}
+		for _, g := range t.groups {
+			g.parts[p].forgetGone(part)
 		}
 	}
 }

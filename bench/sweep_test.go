@@ -145,7 +145,7 @@ func logSeedAPI(seed uint64) (*sim.World, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.RunUntil(func() bool { return p.Done() && g.Metrics().Lag == 0 }, sweepMaxTicks); err != nil {
+	if err := w.RunUntil(func() bool { return p.Done() && g.Lag() == 0 }, sweepMaxTicks); err != nil {
 		return nil, err
 	}
 	return w, sim.Check(w.Ledger(), logSweepChecks()...)
@@ -162,7 +162,7 @@ func logSeedSimtest(_ testing.TB, w *simtest.World) {
 		w.Member("m"+strconv.Itoa(i), g, eventlog.MemberConfig{Handler: sim.Effect(""), RestartAfter: 2})
 	}
 	p := w.Producer("shop", producer.Config{Target: t, Count: sweepMessages, Rate: 10, KeyPattern: "order-%d", KeyCount: 10})
-	w.RunUntil(func() bool { return p.Done() && g.Metrics().Lag == 0 }, sweepMaxTicks)
+	w.RunUntil(func() bool { return p.Done() && g.Lag() == 0 }, sweepMaxTicks)
 	w.Check(logSweepChecks()...)
 }
 

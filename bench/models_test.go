@@ -121,8 +121,18 @@ func logMessages(env *sim.Env, n int) []sim.Message {
 // fold), and, every logBatch records, one broker step (retention by size
 // keeps logKeep records per partition) and one member step that polls,
 // runs the handler, records the effect and commits after processing.
-func BenchmarkLogProducePollCommit(b *testing.B) {
+func BenchmarkLogProducePollCommit(b *testing.B) { logProducePollCommit(b, true) }
+
+// BenchmarkLogProducePollCommitModel is BenchmarkLogProducePollCommit
+// without the ledger: the world's trace is replaced by one with no sink
+// before the log is built, so it measures the log's own share.
+func BenchmarkLogProducePollCommitModel(b *testing.B) { logProducePollCommit(b, false) }
+
+func logProducePollCommit(b *testing.B, ledger bool) {
 	w, _ := sim.New(sim.Config{Seed: 1})
+	if !ledger {
+		w.Env().Trace = sim.NewTrace()
+	}
 	env := w.Env()
 	t, err := eventlog.New(w, eventlog.Config{Name: "bench", Partitions: logPartitions, RetentionRecords: logKeep})
 	if err != nil {

@@ -499,7 +499,7 @@ type consumerBook struct {
 type Ledger struct {
 	recs      table[record] // indexed by ID; index 0 unused
 	consumers []*consumerBook
-	byName    map[string]ConsumerRef
+	byName    map[string]ConsumerRef // consumer name -> handle, once there are more than scanMax
 	losses    list[loss]
 	strs      strtab           // keys and types of the records
 	wide      map[wideKey]Tick // values that do not fit their field: ticks past a tick32, counts past 16 bits, causes past causeWide
@@ -510,13 +510,13 @@ type Ledger struct {
 	wideKeys  map[ID]string     // keys whose strRef does not fit a record, by copy
 	lastType  string
 	lastTIdx  uint16
-	causes    []Cause          // the causes deliveries refer to
-	causeIdx  map[Cause]uint32 // cause -> 1 + index into causes
-	origins   table[ID]        // the copy each copy was made from, by ID
-	redrives  table[ID]        // the copy a redriven dead letter was carried on as, by ID
-	extra     map[ID]uint32    // copies held, by ID, for the few messages a broker duplicated
-	wheres    []string         // component names, index 0 is ""
-	whereIdx  map[string]uint16
+	causes    []Cause           // the causes deliveries refer to
+	causeIdx  map[Cause]uint32  // cause -> 1 + index into causes
+	origins   table[ID]         // the copy each copy was made from, by ID
+	redrives  table[ID]         // the copy a redriven dead letter was carried on as, by ID
+	extra     map[ID]uint32     // copies held, by ID, for the few messages a broker duplicated
+	wheres    []string          // component names, index 0 is ""
+	whereIdx  map[string]uint16 // component name -> index into wheres, once there are more than scanMax
 	lastWhere string
 	lastWIdx  uint16
 	lastName  string
@@ -535,7 +535,7 @@ type Ledger struct {
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
 // fold a run's events as they happen.
 func NewLedger() *Ledger {
-	return &Ledger{byName: map[string]ConsumerRef{}, whereIdx: map[string]uint16{"": 0}, wheres: []string{""}, types: []string{""}, lastRef: NoConsumer}
+	return &Ledger{wheres: []string{""}, types: []string{""}, lastRef: NoConsumer}
 }
 
 // Emit folds one trace event into the ledger. It is the ledger's only
@@ -872,14 +872,32 @@ func (l *Ledger) where(s string) uint16 {
 	if s == l.lastWhere {
 		return l.lastWIdx
 	}
-	i, ok := l.whereIdx[s]
+	i, ok := uint16(0), false
+	if l.whereIdx == nil {
+		for k, w := range l.wheres {
+			if w == s {
+				i, ok = uint16(k), true
+				break
+			}
+		}
+	} else {
+		i, ok = l.whereIdx[s]
+	}
 	if !ok {
 		if len(l.wheres) > maxWheres {
 			return maxWheres // past the cap, further components share the last name
 		}
 		i = uint16(len(l.wheres))
 		l.wheres = append(l.wheres, s)
-		l.whereIdx[s] = i
+		switch {
+		case l.whereIdx != nil:
+			l.whereIdx[s] = i
+		case len(l.wheres) > scanMax:
+			l.whereIdx = make(map[string]uint16, len(l.wheres))
+			for k, w := range l.wheres {
+				l.whereIdx[w] = uint16(k)
+			}
+		}
 	}
 	l.lastWhere, l.lastWIdx = s, i
 	return i
@@ -888,11 +906,15 @@ func (l *Ledger) where(s string) uint16 {
 // maxWheres is the number of distinct component names records remember.
 const maxWheres = 1<<16 - 1
 
+// scanMax is how many consumers or component names the ledger finds by a
+// scan: runs have few, and models pass the same name strings every time,
+// so a scan (string comparison short-cuts on equal data) beats hashing and
+// a short run builds no map. Past it, a map finds them.
+const scanMax = 32
+
 // ref returns the handle of the consumer called name, creating it on first
-// use; NoConsumer for "". Runs have few consumers and models pass the same
-// name strings every time, so a scan of the books (string comparison
-// short-cuts on equal data) beats hashing; past 32 consumers the map is
-// used.
+// use; NoConsumer for "". It scans the books, or uses the map past
+// scanMax consumers.
 func (l *Ledger) ref(name string) ConsumerRef {
 	if name == "" {
 		return NoConsumer
@@ -909,24 +931,38 @@ func (l *Ledger) ref(name string) ConsumerRef {
 			return l.lastRef
 		}
 	}
-	c := NoConsumer
-	if len(l.consumers) <= 32 {
-		for _, b := range l.consumers {
-			if b.name == name {
-				c = b.ref
-				break
-			}
-		}
-	} else if x, ok := l.byName[name]; ok {
-		c = x
-	}
+	c := l.lookup(name)
 	if c == NoConsumer {
 		c = ConsumerRef(len(l.consumers))
 		l.consumers = append(l.consumers, &consumerBook{ref: c, name: name})
-		l.byName[name] = c
+		switch {
+		case l.byName != nil:
+			l.byName[name] = c
+		case len(l.consumers) > scanMax:
+			l.byName = make(map[string]ConsumerRef, len(l.consumers))
+			for _, b := range l.consumers {
+				l.byName[b.name] = b.ref
+			}
+		}
 	}
 	l.lastName, l.lastRef = name, c
 	return c
+}
+
+// lookup returns the handle of the consumer called name, or NoConsumer.
+func (l *Ledger) lookup(name string) ConsumerRef {
+	if l.byName != nil {
+		if c, ok := l.byName[name]; ok {
+			return c
+		}
+		return NoConsumer
+	}
+	for _, b := range l.consumers {
+		if b.name == name {
+			return b.ref
+		}
+	}
+	return NoConsumer
 }
 
 // entryOf returns the delivery of e's copy to e.Consumer, or nil.
@@ -1017,10 +1053,10 @@ func (l *Ledger) Consumer(name string) ConsumerRef {
 	if l == nil {
 		return NoConsumer
 	}
-	if c, ok := l.byName[name]; ok {
-		return c
+	if name == "" {
+		return NoConsumer
 	}
-	return NoConsumer
+	return l.lookup(name)
 }
 
 // Consumers returns the names of the logical consumers in first-use order.
@@ -1203,6 +1239,16 @@ func (l *Ledger) DuplicateEffects(name string) int {
 		}
 	}
 	return n
+}
+
+// routed reports whether some consumer expects copy id.
+func (l *Ledger) routed(id ID) bool {
+	for _, b := range l.consumers {
+		if e := b.entries.get(uint64(id)); e != nil && e.bits&delExpected != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // eachRecord calls f for every registered record in ID order. The Record

@@ -486,3 +486,38 @@ func TestFirstAppliedFarFromLastSeen(t *testing.T) {
 		t.Fatalf("%+v", e)
 	}
 }
+
+// TestManyConsumersAndComponents: past the names the ledger finds by a
+// scan, it finds every consumer and component by its map, the earlier
+// ones included.
+func TestManyConsumersAndComponents(t *testing.T) {
+	l := NewLedger()
+	const n = 3 * scanMax
+	for i := 1; i <= n; i++ {
+		s := strconv.Itoa(i)
+		l.Emit(&Event{Tick: Tick(i), Kind: KindSent, Where: "queue:q" + s, Consumer: "c" + s, Msg: ID(i)})
+	}
+	for i := 1; i <= n; i++ {
+		s := strconv.Itoa(i)
+		l.Emit(&Event{Tick: Tick(n + i), Kind: KindReceived, Where: "queue:q" + s, Consumer: "c" + s, Msg: ID(i)})
+	}
+	if got := len(l.Consumers()); got != n {
+		t.Fatalf("%d consumers, want %d", got, n)
+	}
+	for i := 1; i <= n; i++ {
+		s := strconv.Itoa(i)
+		c := l.Consumer("c" + s)
+		if l.ConsumerName(c) != "c"+s {
+			t.Fatalf("consumer c%s has handle %d, named %q", s, c, l.ConsumerName(c))
+		}
+		if e := l.Entry(ID(i), c); e.Delivered != 1 || !e.Expected {
+			t.Fatalf("c%s: %+v", s, e)
+		}
+		if r, _ := l.Record(ID(i)); r.Where != "queue:q"+s {
+			t.Fatalf("m%d is in %q", i, r.Where)
+		}
+	}
+	if l.Consumer("") != NoConsumer || l.Consumer("nobody") != NoConsumer {
+		t.Fatal("an unknown consumer has a handle")
+	}
+}

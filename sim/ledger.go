@@ -243,8 +243,8 @@ type tick32 int32
 
 const tickWide tick32 = math.MinInt32
 
-// wideKey names a tick32 field of a record (consumer NoConsumer) or of a
-// delivery.
+// wideKey names a field of a record (consumer NoConsumer) or of a
+// delivery whose value did not fit it.
 type wideKey struct {
 	id    ID
 	c     ConsumerRef
@@ -257,6 +257,10 @@ const (
 	fieldChanged
 	fieldLastSeen
 	fieldFirstApplied
+	fieldDelivered // a delivery's count past its field
+	fieldApplied
+	fieldSkipped
+	fieldCause // a delivery's loss cause past causeWide
 )
 
 // put32 returns t as a tick32, keeping it in l.wide when it does not fit.
@@ -264,11 +268,17 @@ func (l *Ledger) put32(id ID, c ConsumerRef, field uint8, t Tick) tick32 {
 	if t > Tick(tickWide) && t <= math.MaxInt32 {
 		return tick32(t)
 	}
+	l.putWide(id, c, field, t)
+	return tickWide
+}
+
+// putWide keeps v, field f of copy id (and consumer c, or NoConsumer), in
+// l.wide.
+func (l *Ledger) putWide(id ID, c ConsumerRef, f uint8, v Tick) {
 	if l.wide == nil {
 		l.wide = map[wideKey]Tick{}
 	}
-	l.wide[wideKey{id, c, field}] = t
-	return tickWide
+	l.wide[wideKey{id, c, f}] = v
 }
 
 // get32 returns the tick stored as v.
@@ -292,28 +302,173 @@ const (
 	recLinked // the copy has an origin or copies made from it
 )
 
-// delivery is how the ledger stores an Entry: without pointers (the loss
-// cause is an index into Ledger.causes), in 24 bytes.
+// delivery is how the ledger stores an Entry: without pointers, in 8
+// bytes (a chunk of 128 is 1 KiB). A run keeps one per copy and consumer,
+// so with many consumers (a fan-out) deliveries are most of the ledger's
+// memory, and writing their fresh pages most of its time.
+//
+// Each field holds the common case and marks the rest as kept in full in
+// Ledger.wide, under the copy, the consumer and the field:
+//   - LastSeen is a tick32 (see put32).
+//   - FirstApplied is kept as its distance from LastSeen, which fits a
+//     byte when a copy is applied within 127 ticks of its latest delivery,
+//     as it nearly always is; offWide marks one kept in full.
+//   - Delivered counts to 254 in a byte, Applied and Skipped to 14 in half
+//     a byte each. A count that reaches the field's largest value is kept
+//     in full: one entry per copy and field, whatever the count.
+//   - The loss cause, 1 + its index into Ledger.causes (0 = not lost),
+//     stays inline for the first 14 distinct causes (brokerlab models
+//     14), because in some runs most deliveries are lost; a later cause is
+//     kept in full.
 type delivery struct {
-	firstApplied tick32
-	lastSeen     tick32
-	Delivered    uint32
-	Applied      uint32
-	Skipped      uint32
-	bits         uint32 // flags in the low 8 bits; above them 1 + index into Ledger.causes, 0 = not lost
+	lastSeen  tick32
+	firstOff  int8  // FirstApplied - LastSeen once applied
+	delivered uint8 // count
+	handled   uint8 // Applied in the low half, Skipped in the high half
+	bits      uint8 // flags in the low half; the loss cause in the high half
 }
 
 // The flags of a delivery.
 const (
-	delExpected uint32 = 1 << iota
+	delExpected uint8 = 1 << iota
 	delAcked
 	delMissed
 	delHandled
 )
 
-// maxCauses is how many distinct causes deliveries can refer to; a later
+// The half-bytes of a delivery's handled and bits fields.
+const (
+	lowHalf  = 0
+	highHalf = 4
+)
+
+// offWide marks a FirstApplied kept in Ledger.wide; causeWide a loss cause
+// kept there.
+const (
+	offWide   = math.MinInt8
+	causeWide = 1<<4 - 1
+)
+
+// maxCauses is how many distinct causes the ledger tells apart; a later
 // new cause is recorded as the last one.
 const maxCauses = 1<<24 - 1
+
+// incByte adds one to the count *v, field f of copy id for consumer c.
+// From 255 on, the count is kept in l.wide.
+func (l *Ledger) incByte(id ID, c ConsumerRef, f uint8, v *uint8) {
+	switch {
+	case *v < math.MaxUint8-1:
+		*v++
+	case *v == math.MaxUint8-1:
+		*v = math.MaxUint8
+		l.putWide(id, c, f, math.MaxUint8)
+	default:
+		l.wide[wideKey{id, c, f}]++
+	}
+}
+
+// byteCount returns the count stored as v by incByte.
+func (l *Ledger) byteCount(id ID, c ConsumerRef, f uint8, v uint8) uint32 {
+	if v != math.MaxUint8 {
+		return uint32(v)
+	}
+	return uint32(l.wide[wideKey{id, c, f}])
+}
+
+// incHalf adds one to the count in the half of *v at shift (lowHalf or
+// highHalf), field f of copy id for consumer c. From 15 on, the count is
+// kept in l.wide.
+func (l *Ledger) incHalf(id ID, c ConsumerRef, f uint8, v *uint8, shift uint8) {
+	switch n := *v >> shift & 0xf; {
+	case n < 0xf-1:
+		*v += 1 << shift
+	case n == 0xf-1:
+		*v |= 0xf << shift
+		l.putWide(id, c, f, 0xf)
+	default:
+		l.wide[wideKey{id, c, f}]++
+	}
+}
+
+// halfCount returns the count stored by incHalf in the half of v at shift.
+func (l *Ledger) halfCount(id ID, c ConsumerRef, f uint8, v uint8, shift uint8) uint32 {
+	if n := v >> shift & 0xf; n != 0xf {
+		return uint32(n)
+	}
+	return uint32(l.wide[wideKey{id, c, f}])
+}
+
+// applied reports whether d's consumer applied the copy at least once.
+func (d *delivery) applied() bool { return d.handled&0xf != 0 }
+
+// settledBy reports whether d's consumer applied or absorbed the copy.
+func (d *delivery) settledBy() bool { return d.handled != 0 }
+
+// lostFor reports whether d records a loss.
+func (d *delivery) lostFor() bool { return d.bits>>highHalf != 0 }
+
+// seen sets d's LastSeen, for copy id and consumer c, to t, keeping its
+// FirstApplied.
+func (l *Ledger) seen(id ID, c ConsumerRef, d *delivery, t Tick) {
+	if !d.applied() {
+		d.lastSeen = l.put32(id, c, fieldLastSeen, t)
+		return
+	}
+	first := l.firstApplied(id, c, d)
+	d.lastSeen = l.put32(id, c, fieldLastSeen, t)
+	l.setFirstApplied(id, c, d, first)
+}
+
+// setFirstApplied sets d's FirstApplied, for copy id and consumer c, to
+// t, as a distance from its LastSeen when that fits a byte.
+func (l *Ledger) setFirstApplied(id ID, c ConsumerRef, d *delivery, t Tick) {
+	off := t - l.get32(id, c, fieldLastSeen, d.lastSeen)
+	if off > offWide && off <= math.MaxInt8 {
+		if d.firstOff == offWide {
+			delete(l.wide, wideKey{id, c, fieldFirstApplied})
+		}
+		d.firstOff = int8(off)
+		return
+	}
+	d.firstOff = offWide
+	l.putWide(id, c, fieldFirstApplied, t)
+}
+
+// firstApplied returns d's FirstApplied, for copy id and consumer c: 0
+// before the consumer applied it.
+func (l *Ledger) firstApplied(id ID, c ConsumerRef, d *delivery) Tick {
+	switch {
+	case !d.applied():
+		return 0
+	case d.firstOff == offWide:
+		return l.wide[wideKey{id, c, fieldFirstApplied}]
+	}
+	return l.get32(id, c, fieldLastSeen, d.lastSeen) + Tick(d.firstOff)
+}
+
+// setCause records that d, the delivery of copy id to consumer c, was
+// lost with the cause whose index plus one is cause (see Ledger.cause).
+func (l *Ledger) setCause(id ID, c ConsumerRef, d *delivery, cause uint32) {
+	v := cause
+	if cause >= causeWide {
+		v = causeWide
+		l.putWide(id, c, fieldCause, Tick(cause))
+	}
+	d.bits = d.bits&0xf | uint8(v)<<highHalf
+}
+
+// causeOf returns the loss cause of d, the delivery of copy id to
+// consumer c, "" when it was not lost.
+func (l *Ledger) causeOf(id ID, c ConsumerRef, d *delivery) Cause {
+	i := uint32(d.bits >> highHalf)
+	if i == causeWide {
+		i = uint32(l.wide[wideKey{id, c, fieldCause}])
+	}
+	if i == 0 || int(i) > len(l.causes) {
+		return ""
+	}
+	return l.causes[i-1]
+}
 
 type consumerBook struct {
 	ref     ConsumerRef
@@ -334,8 +489,8 @@ type consumerBook struct {
 // Records are indexed by ID, so every event costs O(1) amortised. The
 // ledger costs 24 bytes per copy, plus its key's bytes the first time it
 // sees that key (every time once 4,096 distinct keys were seen); per
-// consumer, 24 bytes per copy in chunks of 128 IDs, plus a byte or two per
-// first application (the difference from the previous one): about 50
+// consumer, 8 bytes per copy in chunks of 128 IDs, plus a byte or two per
+// first application (the difference from the previous one): about 34
 // bytes in all for a copy one consumer applied. The stored
 // records hold no pointers, so a ledger of millions of messages adds
 // almost nothing to garbage collection. Once Stats has been asked for, the
@@ -344,10 +499,10 @@ type consumerBook struct {
 type Ledger struct {
 	recs      table[record] // indexed by ID; index 0 unused
 	consumers []*consumerBook
-	byName    map[string]ConsumerRef
+	byName    map[string]ConsumerRef // consumer name -> handle, once there are more than scanMax
 	losses    list[loss]
 	strs      strtab           // keys and types of the records
-	wide      map[wideKey]Tick // ticks that do not fit a tick32
+	wide      map[wideKey]Tick // values that do not fit their field: ticks past a tick32, counts past 16 bits, causes past causeWide
 	lastKey   strCache
 	types     []string          // message types, index 0 is ""
 	typeIdx   map[string]uint16 // type -> index into types
@@ -355,13 +510,13 @@ type Ledger struct {
 	wideKeys  map[ID]string     // keys whose strRef does not fit a record, by copy
 	lastType  string
 	lastTIdx  uint16
-	causes    []Cause          // the causes deliveries refer to
-	causeIdx  map[Cause]uint32 // cause -> 1 + index into causes
-	origins   table[ID]        // the copy each copy was made from, by ID
-	redrives  table[ID]        // the copy a redriven dead letter was carried on as, by ID
-	extra     map[ID]uint32    // copies held, by ID, for the few messages a broker duplicated
-	wheres    []string         // component names, index 0 is ""
-	whereIdx  map[string]uint16
+	causes    []Cause           // the causes deliveries refer to
+	causeIdx  map[Cause]uint32  // cause -> 1 + index into causes
+	origins   table[ID]         // the copy each copy was made from, by ID
+	redrives  table[ID]         // the copy a redriven dead letter was carried on as, by ID
+	extra     map[ID]uint32     // copies held, by ID, for the few messages a broker duplicated
+	wheres    []string          // component names, index 0 is ""
+	whereIdx  map[string]uint16 // component name -> index into wheres, once there are more than scanMax
 	lastWhere string
 	lastWIdx  uint16
 	lastName  string
@@ -380,7 +535,7 @@ type Ledger struct {
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
 // fold a run's events as they happen.
 func NewLedger() *Ledger {
-	return &Ledger{byName: map[string]ConsumerRef{}, whereIdx: map[string]uint16{"": 0}, wheres: []string{""}, types: []string{""}, lastRef: NoConsumer}
+	return &Ledger{wheres: []string{""}, types: []string{""}, lastRef: NoConsumer}
 }
 
 // Emit folds one trace event into the ledger. It is the ledger's only
@@ -434,18 +589,21 @@ func (l *Ledger) Emit(e *Event) {
 	case KindReceived, KindRedelivered, KindPolled, KindDelivered:
 		l.delivered(e)
 	case KindProcessed:
-		if d := l.entryOf(e); d != nil {
+		c := l.ref(e.Consumer)
+		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delExpected | delHandled
-			d.Applied++
-			if d.Applied == 1 {
-				d.firstApplied = l.put32(e.Msg, l.ref(e.Consumer), fieldFirstApplied, e.Tick)
-				l.consumers[l.ref(e.Consumer)].order.push(e.Msg)
+			first := !d.applied()
+			l.incHalf(e.Msg, c, fieldApplied, &d.handled, lowHalf)
+			if first {
+				l.setFirstApplied(e.Msg, c, d, e.Tick)
+				l.consumers[c].order.push(e.Msg)
 			}
 		}
 	case KindSkipped:
-		if d := l.entryOf(e); d != nil {
+		c := l.ref(e.Consumer)
+		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delExpected | delHandled
-			d.Skipped++
+			l.incHalf(e.Msg, c, fieldSkipped, &d.handled, highHalf)
 		}
 	case KindFailed:
 		if d := l.entryOf(e); d != nil {
@@ -502,9 +660,10 @@ func (l *Ledger) Emit(e *Event) {
 		}
 		l.loseUnapplied(e.Msg, cause, e.Tick)
 	case KindMissed:
-		if d := l.entryOf(e); d != nil {
+		c := l.ref(e.Consumer)
+		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delExpected | delMissed
-			d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
+			l.seen(e.Msg, c, d, e.Tick)
 		}
 	case KindDropped:
 		l.lose(e, CauseOverflow)
@@ -627,8 +786,8 @@ func (l *Ledger) delivered(e *Event) {
 		l.register(e.Msg, r, e)
 	}
 	d.bits |= delExpected
-	d.Delivered++
-	d.lastSeen = l.put32(e.Msg, c, fieldLastSeen, e.Tick)
+	l.incByte(e.Msg, c, fieldDelivered, &d.delivered)
+	l.seen(e.Msg, c, d, e.Tick)
 }
 
 // lose records that e's copy was lost with cause: for e.Consumer, or
@@ -648,9 +807,11 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 		if r := l.known(e); r != nil && r.State == StateCreated && e.Origin != 0 {
 			l.setState(e.Msg, r, StateLost, e.Tick)
 		}
-		if d := l.entryOf(e); d != nil {
-			d.bits = d.bits&0xff | delExpected | l.cause(cause)<<8
-			d.lastSeen = l.put32(e.Msg, l.ref(e.Consumer), fieldLastSeen, e.Tick)
+		c := l.ref(e.Consumer)
+		if d := l.entry(e.Msg, c); d != nil {
+			d.bits |= delExpected
+			l.setCause(e.Msg, c, d, l.cause(cause))
+			l.seen(e.Msg, c, d, e.Tick)
 		}
 	}
 	v := loss{id: e.Msg, tick: e.Tick, consumer: l.ref(e.Consumer), cause: l.cause(cause)}
@@ -665,11 +826,11 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 func (l *Ledger) loseUnapplied(id ID, cause Cause, t Tick) {
 	for _, b := range l.consumers {
 		d := b.entries.get(uint64(id))
-		if d == nil || d.bits&delExpected == 0 || d.Applied > 0 || d.Skipped > 0 || d.bits&delMissed != 0 || d.bits>>8 != 0 {
+		if d == nil || d.bits&delExpected == 0 || d.settledBy() || d.bits&delMissed != 0 || d.lostFor() {
 			continue
 		}
-		d.bits = d.bits&0xff | l.cause(cause)<<8
-		d.lastSeen = l.put32(id, b.ref, fieldLastSeen, t)
+		l.setCause(id, b.ref, d, l.cause(cause))
+		l.seen(id, b.ref, d, t)
 		l.losses.push(loss{id: id, tick: t, consumer: b.ref, cause: l.cause(cause)})
 	}
 }
@@ -711,14 +872,32 @@ func (l *Ledger) where(s string) uint16 {
 	if s == l.lastWhere {
 		return l.lastWIdx
 	}
-	i, ok := l.whereIdx[s]
+	i, ok := uint16(0), false
+	if l.whereIdx == nil {
+		for k, w := range l.wheres {
+			if w == s {
+				i, ok = uint16(k), true
+				break
+			}
+		}
+	} else {
+		i, ok = l.whereIdx[s]
+	}
 	if !ok {
 		if len(l.wheres) > maxWheres {
 			return maxWheres // past the cap, further components share the last name
 		}
 		i = uint16(len(l.wheres))
 		l.wheres = append(l.wheres, s)
-		l.whereIdx[s] = i
+		switch {
+		case l.whereIdx != nil:
+			l.whereIdx[s] = i
+		case len(l.wheres) > scanMax:
+			l.whereIdx = make(map[string]uint16, len(l.wheres))
+			for k, w := range l.wheres {
+				l.whereIdx[w] = uint16(k)
+			}
+		}
 	}
 	l.lastWhere, l.lastWIdx = s, i
 	return i
@@ -727,11 +906,15 @@ func (l *Ledger) where(s string) uint16 {
 // maxWheres is the number of distinct component names records remember.
 const maxWheres = 1<<16 - 1
 
+// scanMax is how many consumers or component names the ledger finds by a
+// scan: runs have few, and models pass the same name strings every time,
+// so a scan (string comparison short-cuts on equal data) beats hashing and
+// a short run builds no map. Past it, a map finds them.
+const scanMax = 32
+
 // ref returns the handle of the consumer called name, creating it on first
-// use; NoConsumer for "". Runs have few consumers and models pass the same
-// name strings every time, so a scan of the books (string comparison
-// short-cuts on equal data) beats hashing; past 32 consumers the map is
-// used.
+// use; NoConsumer for "". It scans the books, or uses the map past
+// scanMax consumers.
 func (l *Ledger) ref(name string) ConsumerRef {
 	if name == "" {
 		return NoConsumer
@@ -748,24 +931,38 @@ func (l *Ledger) ref(name string) ConsumerRef {
 			return l.lastRef
 		}
 	}
-	c := NoConsumer
-	if len(l.consumers) <= 32 {
-		for _, b := range l.consumers {
-			if b.name == name {
-				c = b.ref
-				break
-			}
-		}
-	} else if x, ok := l.byName[name]; ok {
-		c = x
-	}
+	c := l.lookup(name)
 	if c == NoConsumer {
 		c = ConsumerRef(len(l.consumers))
 		l.consumers = append(l.consumers, &consumerBook{ref: c, name: name})
-		l.byName[name] = c
+		switch {
+		case l.byName != nil:
+			l.byName[name] = c
+		case len(l.consumers) > scanMax:
+			l.byName = make(map[string]ConsumerRef, len(l.consumers))
+			for _, b := range l.consumers {
+				l.byName[b.name] = b.ref
+			}
+		}
 	}
 	l.lastName, l.lastRef = name, c
 	return c
+}
+
+// lookup returns the handle of the consumer called name, or NoConsumer.
+func (l *Ledger) lookup(name string) ConsumerRef {
+	if l.byName != nil {
+		if c, ok := l.byName[name]; ok {
+			return c
+		}
+		return NoConsumer
+	}
+	for _, b := range l.consumers {
+		if b.name == name {
+			return b.ref
+		}
+	}
+	return NoConsumer
 }
 
 // entryOf returns the delivery of e's copy to e.Consumer, or nil.
@@ -826,12 +1023,10 @@ func (l *Ledger) export(id ID, r *record) Record {
 
 // exportDelivery returns the Entry stored as e, for id and consumer c.
 func (l *Ledger) exportDelivery(id ID, c ConsumerRef, e *delivery) Entry {
-	d := Entry{Expected: e.bits&delExpected != 0, Delivered: e.Delivered, Applied: e.Applied, Skipped: e.Skipped,
-		Acked: e.bits&delAcked != 0, Handled: e.bits&delHandled != 0, Missed: e.bits&delMissed != 0, FirstApplied: l.get32(id, c, fieldFirstApplied, e.firstApplied),
-		LastSeen: l.get32(id, c, fieldLastSeen, e.lastSeen)}
-	if i := e.bits >> 8; i != 0 {
-		d.Lost = l.causes[i-1]
-	}
+	d := Entry{Expected: e.bits&delExpected != 0, Delivered: l.byteCount(id, c, fieldDelivered, e.delivered),
+		Applied: l.halfCount(id, c, fieldApplied, e.handled, lowHalf), Skipped: l.halfCount(id, c, fieldSkipped, e.handled, highHalf),
+		Acked: e.bits&delAcked != 0, Handled: e.bits&delHandled != 0, Missed: e.bits&delMissed != 0, FirstApplied: l.firstApplied(id, c, e),
+		LastSeen: l.get32(id, c, fieldLastSeen, e.lastSeen), Lost: l.causeOf(id, c, e)}
 	return d
 }
 
@@ -858,10 +1053,10 @@ func (l *Ledger) Consumer(name string) ConsumerRef {
 	if l == nil {
 		return NoConsumer
 	}
-	if c, ok := l.byName[name]; ok {
-		return c
+	if name == "" {
+		return NoConsumer
 	}
-	return NoConsumer
+	return l.lookup(name)
 }
 
 // Consumers returns the names of the logical consumers in first-use order.
@@ -1044,6 +1239,16 @@ func (l *Ledger) DuplicateEffects(name string) int {
 		}
 	}
 	return n
+}
+
+// routed reports whether some consumer expects copy id.
+func (l *Ledger) routed(id ID) bool {
+	for _, b := range l.consumers {
+		if e := b.entries.get(uint64(id)); e != nil && e.bits&delExpected != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // eachRecord calls f for every registered record in ID order. The Record

@@ -93,9 +93,17 @@ func (a *agg) add(l *Ledger, id ID, d *Entry) {
 	}
 }
 
-// finish settles a's verdict.
+// finish returns a's outcome with its verdict settled.
 func (a *agg) finish() Outcome {
 	o := a.o
+	a.settle(&o)
+	return o
+}
+
+// settle sets the verdict of o, a's outcome or a copy of it, from what a
+// accumulated. Settling a.o in place spares a walk over many outcomes a
+// copy of the outcome (a large struct with strings) per origin.
+func (a *agg) settle(o *Outcome) {
 	switch {
 	case o.Effects > 0:
 		o.Verdict, o.Tick = VerdictApplied, a.firstApplied
@@ -114,7 +122,6 @@ func (a *agg) finish() Outcome {
 	default:
 		o.Verdict = VerdictUnsettled
 	}
-	return o
 }
 
 // Outcomes returns the verdict of every origin routed to the consumer
@@ -214,18 +221,19 @@ func (l *Ledger) eachBookOutcome(b *consumerBook, f func(o *Outcome)) {
 	}
 	slices.Sort(roots)
 	next := 0
-	var o Outcome
 	flush := func(upTo ID) {
 		for next < len(roots) && roots[next] < upTo {
-			o = lineage[roots[next]].finish()
-			o.Key = l.keyOf(o.Origin)
-			if o.Key == "" {
-				o.Key = l.keyOf(o.Last)
+			x := lineage[roots[next]]
+			x.settle(&x.o)
+			x.o.Key = l.keyOf(x.o.Origin)
+			if x.o.Key == "" {
+				x.o.Key = l.keyOf(x.o.Last)
 			}
-			f(&o)
+			f(&x.o)
 			next++
 		}
 	}
+	var a agg // reused for every copy without a lineage
 	for i, e := range b.entries.all() {
 		if e.bits&delExpected == 0 {
 			continue
@@ -236,11 +244,11 @@ func (l *Ledger) eachBookOutcome(b *consumerBook, f func(o *Outcome)) {
 		}
 		flush(id)
 		d := l.exportDelivery(id, b.ref, e)
-		a := agg{o: Outcome{Origin: id, Consumer: b.name}}
+		a = agg{o: Outcome{Origin: id, Consumer: b.name}}
 		a.add(l, id, &d)
-		o = a.finish()
-		o.Key = l.keyOf(id)
-		f(&o)
+		a.settle(&a.o)
+		a.o.Key = l.keyOf(id)
+		f(&a.o)
 	}
 	flush(math.MaxUint64)
 }

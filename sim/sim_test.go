@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -549,5 +550,36 @@ func TestBudgetStopsTheWorldAtOnce(t *testing.T) {
 	})
 	if err := w2.RunUntil(func() bool { return false }, 10); !errors.Is(err, ErrBudget) || w2.Now() != 1 || !strings.Contains(err.Error(), "deliveries in tick 1") {
 		t.Fatalf("err=%v now=%d", err, w2.Now())
+	}
+}
+
+// TestComponentsRunInPhaseThenAddedOrder: components step by phase, and
+// within a phase in the order they were added, whatever order the phases
+// were added in.
+func TestComponentsRunInPhaseThenAddedOrder(t *testing.T) {
+	w, err := New(Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran []string
+	for _, a := range []struct {
+		name  string
+		phase Phase
+	}{{"o1", PhaseObserver}, {"c1", PhaseConsumer}, {"b1", PhaseBroker}, {"o2", PhaseObserver}, {"p1", PhaseProducer}, {"b2", PhaseBroker}, {"c2", PhaseConsumer}, {"r1", PhaseRelay}} {
+		name := a.name
+		if err := w.AddFunc(name, a.phase, func(Tick) { ran = append(ran, name) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"b1", "b2", "p1", "r1", "c1", "c2", "o1", "o2"}
+	if got := w.Components(); !slices.Equal(got, want) {
+		t.Fatalf("components %v, want %v", got, want)
+	}
+	w.Tick()
+	if !slices.Equal(ran, want) {
+		t.Fatalf("ran %v, want %v", ran, want)
+	}
+	if err := w.AddFunc("c1", PhaseConsumer, func(Tick) {}); err == nil {
+		t.Fatal("a second component named c1 was added")
 	}
 }

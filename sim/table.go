@@ -11,7 +11,7 @@ import (
 // tableChunk is the number of elements per chunk of a table or a list.
 // It is small so that a short run (a test or a sweep's seed of a hundred
 // messages) allocates a few KiB, not chunks sized for millions: a record
-// chunk is 4 KiB, a delivery chunk 3 KiB. Long runs pay one pointer (8
+// chunk is 3 KiB, a delivery chunk 1 KiB. Long runs pay one pointer (8
 // bytes) in the chunk slice per chunk, 1/16 byte per element.
 const tableChunk = 128
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -12,8 +13,8 @@ func TestLedgerStorageIsCompactAndPointerFree(t *testing.T) {
 	if n := unsafe.Sizeof(record{}); n > 24 {
 		t.Errorf("record is %d bytes, want <= 24", n)
 	}
-	if n := unsafe.Sizeof(delivery{}); n > 24 {
-		t.Errorf("delivery is %d bytes, want <= 24", n)
+	if n := unsafe.Sizeof(delivery{}); n > 8 {
+		t.Errorf("delivery is %d bytes, want <= 8", n)
 	}
 }
 
@@ -326,5 +327,197 @@ func TestIDSeqRoundTrip(t *testing.T) {
 		if n++; n == 10 {
 			break
 		}
+	}
+}
+
+// TestDeliveryCountsPastTheirFields: a copy delivered, applied and
+// skipped more often than its fields count (and than 16 bits would) keeps
+// its counts exact.
+func TestDeliveryCountsPastTheirFields(t *testing.T) {
+	l := NewLedger()
+	const n = 1<<16 + 3
+	l.Emit(&Event{Tick: 1, Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 1})
+	for range n {
+		l.Emit(&Event{Tick: 2, Kind: KindRedelivered, Where: "queue:q", Consumer: "w", Msg: 1})
+		l.Emit(&Event{Tick: 2, Kind: KindProcessed, Where: "queue:q", Consumer: "w", Msg: 1})
+		l.Emit(&Event{Tick: 2, Kind: KindSkipped, Where: "queue:q", Consumer: "w", Msg: 1})
+	}
+	c := l.Consumer("w")
+	if e := l.Entry(1, c); e.Delivered != n || e.Applied != n || e.Skipped != n || e.FirstApplied != 2 {
+		t.Fatalf("%+v", e)
+	}
+	if got := l.DuplicateEffects("w"); got != n-1 {
+		t.Fatalf("%d duplicate effects, want %d", got, n-1)
+	}
+	if got := l.Duplicates("w"); got != n-1 {
+		t.Fatalf("%d duplicates, want %d", got, n-1)
+	}
+}
+
+// TestDeliveryLossCauses: a delivery's loss cause reads back, a later loss
+// replaces it, and causes past what a delivery holds inline read back too.
+func TestDeliveryLossCauses(t *testing.T) {
+	l := NewLedger()
+	l.Emit(&Event{Tick: 3, Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 1})
+	l.Emit(&Event{Tick: 4, Kind: KindLost, Where: "queue:q", Consumer: "w", Msg: 1, Cause: CauseOverflow})
+	c := l.Consumer("w")
+	if e := l.Entry(1, c); e.Lost != CauseOverflow {
+		t.Fatalf("%+v", e)
+	}
+	l.Emit(&Event{Tick: 5, Kind: KindLost, Where: "queue:q", Consumer: "w", Msg: 1, Cause: CauseDisconnect})
+	l.Emit(&Event{Tick: 6, Kind: KindExpired, Where: "queue:q", Msg: 1}) // already lost: no new loss
+	if e := l.Entry(1, c); e.Lost != CauseDisconnect || e.LastSeen != 5 || !e.Expected {
+		t.Fatalf("%+v", e)
+	}
+	if got := len(l.Losses()); got != 2 {
+		t.Fatalf("%d losses stand, want 2", got)
+	}
+	// Many distinct causes: every one reads back on its own copy.
+	const n = causeWide + 10
+	for i := 2; i < n; i++ {
+		id := ID(i)
+		l.Emit(&Event{Tick: 7, Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: id})
+		l.Emit(&Event{Tick: 8, Kind: KindLost, Where: "queue:q", Consumer: "w", Msg: id, Cause: Cause("cause-" + strconv.Itoa(i))})
+	}
+	for i := 2; i < n; i++ {
+		if e := l.Entry(ID(i), c); e.Lost != Cause("cause-"+strconv.Itoa(i)) || e.Delivered != 0 || !e.Expected {
+			t.Fatalf("copy %d: %+v", i, e)
+		}
+	}
+	// An expiry loses an unapplied copy with a cause past the inline ones.
+	l.Emit(&Event{Tick: 9, Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: n})
+	l.Emit(&Event{Tick: 10, Kind: KindExpired, Where: "queue:q", Msg: n, Cause: "cause-late"})
+	if e := l.Entry(n, c); e.Lost != "cause-late" || e.LastSeen != 10 {
+		t.Fatalf("%+v", e)
+	}
+}
+
+// TestDeliveryFieldsMatchAPlainFold folds a random stream of deliveries,
+// effects, skips, misses and losses, with ticks that step, jump, go back
+// and reach the ends of a Tick, and compares every Entry with a plain fold
+// of the same events into Entry values: the compact delivery and its
+// fields kept in full must read back exactly.
+func TestDeliveryFieldsMatchAPlainFold(t *testing.T) {
+	r := NewStream(7, "deliveries")
+	l := NewLedger()
+	consumers := []string{"a", "b", "c"}
+	type key struct {
+		id ID
+		c  string
+	}
+	want := map[key]*Entry{}
+	causes := []Cause{CauseOverflow, CauseDisconnect, CauseRetention}
+	for i := range 40 {
+		causes = append(causes, Cause("cause-"+strconv.Itoa(i)))
+	}
+	tick := Tick(0)
+	for range 200_000 {
+		switch r.IntN(10) {
+		case 0:
+			tick += Tick(r.IntN(1000))
+		case 1:
+			tick -= Tick(r.IntN(300))
+		case 2:
+			if r.IntN(100) == 0 {
+				tick = []Tick{math.MaxInt64, math.MinInt64, math.MaxInt32 + 1, math.MinInt32}[r.IntN(4)]
+			}
+		default:
+			tick += Tick(r.IntN(3))
+		}
+		id, c := ID(1+r.IntN(20)), consumers[r.IntN(len(consumers))]
+		e := want[key{id, c}]
+		if e == nil {
+			e = &Entry{}
+			want[key{id, c}] = e
+		}
+		ev := &Event{Tick: tick, Where: "queue:q", Consumer: c, Msg: id}
+		switch k := r.IntN(20); {
+		case k < 8:
+			ev.Kind = KindRedelivered
+			e.Expected, e.Delivered, e.LastSeen = true, e.Delivered+1, tick
+		case k < 13:
+			ev.Kind = KindProcessed
+			e.Expected, e.Handled, e.Applied = true, true, e.Applied+1
+			if e.Applied == 1 {
+				e.FirstApplied = tick
+			}
+		case k < 16:
+			ev.Kind = KindSkipped
+			e.Expected, e.Handled, e.Skipped = true, true, e.Skipped+1
+		case k < 17:
+			ev.Kind = KindMissed
+			e.Expected, e.Missed, e.LastSeen = true, true, tick
+		case k < 18:
+			ev.Kind = KindFailed
+			e.Handled = true
+		default:
+			ev.Kind, ev.Cause = KindLost, causes[r.IntN(len(causes))]
+			e.Expected, e.Lost, e.LastSeen = true, ev.Cause, tick
+		}
+		l.Emit(ev)
+	}
+	for k, e := range want {
+		if got := l.Entry(k.id, l.Consumer(k.c)); got != *e {
+			t.Errorf("%v for %s: got %+v, want %+v", k.id, k.c, got, *e)
+		}
+	}
+}
+
+// TestFirstAppliedFarFromLastSeen: a copy applied long after its delivery,
+// or delivered again long after its effect, keeps its first effect's tick,
+// and one that comes back within reach of its delivery stops keeping it
+// apart.
+func TestFirstAppliedFarFromLastSeen(t *testing.T) {
+	l := NewLedger()
+	l.Emit(&Event{Tick: 5, Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 1})
+	l.Emit(&Event{Tick: 5, Kind: KindReceived, Where: "queue:q", Consumer: "w", Msg: 1})
+	l.Emit(&Event{Tick: 500, Kind: KindProcessed, Where: "queue:q", Consumer: "w", Msg: 1})
+	c := l.Consumer("w")
+	if e := l.Entry(1, c); e.FirstApplied != 500 || e.LastSeen != 5 {
+		t.Fatalf("%+v", e)
+	}
+	l.Emit(&Event{Tick: 450, Kind: KindRedelivered, Where: "queue:q", Consumer: "w", Msg: 1})
+	if e := l.Entry(1, c); e.FirstApplied != 500 || e.LastSeen != 450 || len(l.wide) != 0 {
+		t.Fatalf("%+v, %d kept in full", e, len(l.wide))
+	}
+	l.Emit(&Event{Tick: 9000, Kind: KindRedelivered, Where: "queue:q", Consumer: "w", Msg: 1})
+	l.Emit(&Event{Tick: 9001, Kind: KindProcessed, Where: "queue:q", Consumer: "w", Msg: 1})
+	if e := l.Entry(1, c); e.FirstApplied != 500 || e.LastSeen != 9000 || e.Applied != 2 || e.Delivered != 3 {
+		t.Fatalf("%+v", e)
+	}
+}
+
+// TestManyConsumersAndComponents: past the names the ledger finds by a
+// scan, it finds every consumer and component by its map, the earlier
+// ones included.
+func TestManyConsumersAndComponents(t *testing.T) {
+	l := NewLedger()
+	const n = 3 * scanMax
+	for i := 1; i <= n; i++ {
+		s := strconv.Itoa(i)
+		l.Emit(&Event{Tick: Tick(i), Kind: KindSent, Where: "queue:q" + s, Consumer: "c" + s, Msg: ID(i)})
+	}
+	for i := 1; i <= n; i++ {
+		s := strconv.Itoa(i)
+		l.Emit(&Event{Tick: Tick(n + i), Kind: KindReceived, Where: "queue:q" + s, Consumer: "c" + s, Msg: ID(i)})
+	}
+	if got := len(l.Consumers()); got != n {
+		t.Fatalf("%d consumers, want %d", got, n)
+	}
+	for i := 1; i <= n; i++ {
+		s := strconv.Itoa(i)
+		c := l.Consumer("c" + s)
+		if l.ConsumerName(c) != "c"+s {
+			t.Fatalf("consumer c%s has handle %d, named %q", s, c, l.ConsumerName(c))
+		}
+		if e := l.Entry(ID(i), c); e.Delivered != 1 || !e.Expected {
+			t.Fatalf("c%s: %+v", s, e)
+		}
+		if r, _ := l.Record(ID(i)); r.Where != "queue:q"+s {
+			t.Fatalf("m%d is in %q", i, r.Where)
+		}
+	}
+	if l.Consumer("") != NoConsumer || l.Consumer("nobody") != NoConsumer {
+		t.Fatal("an unknown consumer has a handle")
 	}
 }

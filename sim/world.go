@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -207,8 +208,13 @@ func (w *World) add(phase Phase, name string, a Actor) error {
 	if wt, ok := a.(Weighted); ok && wt.Weight() > 1 {
 		weight = uint64(wt.Weight())
 	}
-	w.members = append(w.members, member{phase: phase, name: name, actor: a, weight: weight})
-	sort.SliceStable(w.members, func(i, j int) bool { return w.members[i].phase < w.members[j].phase })
+	// Members stay in phase order, and in the order added within a phase:
+	// the new one goes after every member of its phase or an earlier one.
+	i := len(w.members)
+	for i > 0 && w.members[i-1].phase > phase {
+		i--
+	}
+	w.members = slices.Insert(w.members, i, member{phase: phase, name: name, actor: a, weight: weight})
 	return nil
 }
 

@@ -507,7 +507,7 @@ func (l *Ledger) KeyStats(consumers []string, limit int) (rows []KeyEffects, mor
 		chunks := map[uint64]bool{}
 		var order []uint64
 		for _, name := range consumers {
-			if ref, ok := l.byName[name]; ok {
+			if ref := l.lookup(name); ref != NoConsumer {
 				chunksOf(&l.consumers[ref].entries, func(c uint64) {
 					if !chunks[c] {
 						chunks[c] = true
@@ -584,8 +584,8 @@ func (k *keyIndex) intern(key string) uint32 {
 func (k *keyIndex) refresh(l *Ledger, c uint64) {
 	buf := k.buf[:0]
 	for col, name := range k.names {
-		ref, ok := l.byName[name]
-		if !ok {
+		ref := l.lookup(name)
+		if ref == NoConsumer {
 			continue
 		}
 		es := l.consumers[ref].entries.chunk(c)
@@ -685,7 +685,7 @@ func (k *keyIndex) rows(l *Ledger, limit int) ([]KeyEffects, int) {
 	refs := make([]ConsumerRef, cols)
 	for col, name := range k.names {
 		refs[col] = NoConsumer
-		if ref, ok := l.byName[name]; ok {
+		if ref := l.lookup(name); ref != NoConsumer {
 			refs[col] = ref
 		}
 	}

@@ -745,7 +745,7 @@ func (q *Queue) add(m *stored.Message, sentAt, now sim.Tick) uint32 {
 	e.msg = *m
 	e.sentAt = sentAt
 	e.entered = now
-	e.dup = false
+	e.flags.set(fDup, false)
 	q.live++
 	r := mkref(slot, e.life)
 	q.all.pushBack(r)
@@ -1143,7 +1143,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 	// A broker duplicate is never itself duplicated: broker.duplicate
 	// stands for the occasional extra copy of at-least-once delivery, and
 	// duplicating duplicates would grow without end.
-	if dup && !e.dup && (g == nil || e.receives == 1) {
+	if dup && !e.flags.has(fDup) && (g == nil || e.receives == 1) {
 		if f, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}); fired {
 			q.duplicate(slot, consumer, f.Rule, now)
 		}
@@ -1174,7 +1174,7 @@ func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 	}
 	c := q.add(&e.msg, now, now)
 	ce := q.s.at(c)
-	ce.dup = true
+	ce.flags.set(fDup, true)
 	q.m.Duplicated++
 	if ev := q.event(sim.KindDuplicated, ce, ""); ev != nil {
 		ev.Consumer = q.consumer
@@ -1348,7 +1348,7 @@ func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 	}
 	q.delay.push(slot, q.env.Now()+delay)
 	q.nDelayed++
-	e.nacked = true
+	e.flags.set(fNacked, true)
 	q.nNacked++
 	return nil
 }
@@ -1360,8 +1360,8 @@ func (q *Queue) atLimit() bool { return q.limit > 0 && q.nInFlight+q.nNacked >= 
 
 // unnack ends the nack of e, which leaves the delay heap.
 func (q *Queue) unnack(e *entry) {
-	if e.nacked {
-		e.nacked = false
+	if e.flags.has(fNacked) {
+		e.flags.set(fNacked, false)
 		q.nNacked--
 	}
 }

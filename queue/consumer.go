@@ -290,6 +290,8 @@ type Consumer struct {
 	paused bool
 	d      sim.Delivery   // the delivery handed to the handler, reused
 	fctx   faults.Context // scratch context for crash-point consultations
+
+	crashBefore, crashAfter faults.Site // the crash points, resolved once
 }
 
 // instance is one competing instance of a Consumer.
@@ -341,6 +343,7 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 	}
 	c := &Consumer{cfg: cfg, q: cfg.Queue, env: w.Env(), faults: in, user: cfg.Handler}
 	c.h = in.Handler(&c.disp)
+	c.crashBefore, c.crashAfter = in.Site(faults.ConsumerCrashBeforeProcess), in.Site(faults.ConsumerCrashAfterEffect)
 	for k := 1; k <= cfg.Instances; k++ {
 		name := cfg.Name
 		if cfg.Instances > 1 {
@@ -644,14 +647,14 @@ func (x *instance) refused(err error) {
 // fire consults crash point p for message m; it returns the firing, nil
 // when no rule fired. The context is built in the consumer's scratch
 // space, so a consultation copies only the message's fields.
-func (x *instance) fire(p faults.Point, m *sim.Message) *faults.Firing {
-	c := x.c
-	if !c.faults.Has(p) {
+func (x *instance) fire(p faults.Site, m *sim.Message) *faults.Firing {
+	if !p.Armed() {
 		return nil
 	}
+	c := x.c
 	f := &c.fctx
 	f.Where, f.Consumer, f.Key, f.Type, f.Msg = c.q.where, x.name, m.Key, m.Headers.Type, m.ID
-	return c.faults.CheckRef(p, f)
+	return p.Check(f)
 }
 
 // delivery returns the consumer's Delivery reset for w, with the handler
@@ -666,7 +669,7 @@ func (x *instance) delivery(w *work) *sim.Delivery {
 // start begins processing w; it reports whether the instance crashed.
 // rest are the batch's messages not started yet; a crash drops them.
 func (x *instance) start(w *work, now sim.Tick, rest []work) bool {
-	if x.fire(faults.ConsumerCrashBeforeProcess, &w.d.Message) != nil {
+	if x.fire(x.c.crashBefore, &w.d.Message) != nil {
 		x.crash(now, "before processing", w, true, rest)
 		return true
 	}
@@ -691,7 +694,7 @@ func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
 		if d.Skipped() {
 			x.stats.Skipped++
 		}
-		if x.fire(faults.ConsumerCrashAfterEffect, &w.d.Message) != nil {
+		if x.fire(c.crashAfter, &w.d.Message) != nil {
 			x.crash(now, "after effect, before ack", w, false, rest)
 			return true
 		}

@@ -88,7 +88,7 @@ type PointInfo struct {
 var Points = sortedPoints(points[:])
 
 // points are the fault points, in an array so that its length is a
-// constant (Injector.byIndex).
+// constant: at most 64, one bit each of Injector.targeted.
 var points = [...]PointInfo{
 	{ConsumerCrashBeforeProcess, "", "a queue consumer crashes after receiving, before its handler runs; the message is not acked"},
 	{ConsumerCrashAfterEffect, "", "a consumer crashes after its effect was applied, before its forward, the ack or commit"},
@@ -285,17 +285,18 @@ type Injector struct {
 	env     *sim.Env
 	rules   []*ruleState
 	byPoint []*pointRules // in order of first use; a plan targets few points
-	// byIndex holds the same rules by the point's index in Points, nil
-	// for a point no rule targets, so a Site finds its rules in O(1).
-	byIndex [len(points)]*pointRules
-	last    Firing     // the latest firing, which CheckRef points to
-	fired   []Decision // every firing when recording, up to MaxDecisions
-	omitted int        // firings not listed in fired
-	rec     *recorder  // non-nil when recording or replaying
+	// targeted has bit i set when a rule targets Points[i], so a Site of
+	// a point no rule targets answers without a search.
+	targeted uint64
+	last     Firing     // the latest firing, which CheckRef points to
+	fired    []Decision // every firing when recording, up to MaxDecisions
+	omitted  int        // firings not listed in fired
+	rec      *recorder  // non-nil when recording or replaying
 }
 
 // pointRules are the rules of one point, in plan order.
 type pointRules struct {
+	i     int // the point's index in Points
 	point Point
 	rules []*ruleState
 }
@@ -357,9 +358,9 @@ func (in *Injector) add(r Rule) *ruleState {
 	in.rules = append(in.rules, rs)
 	x := in.find(r.Point)
 	if x == nil {
-		x = &pointRules{point: r.Point}
+		x = &pointRules{i: index(r.Point), point: r.Point}
 		in.byPoint = append(in.byPoint, x)
-		in.byIndex[index(r.Point)] = x
+		in.targeted |= 1 << x.i
 	}
 	x.rules = append(x.rules, rs)
 	return rs

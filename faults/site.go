@@ -1,16 +1,16 @@
 package faults
 
 // Site is one fault point of one injector, resolved once so that a model
-// consulting the point on every message pays neither a search for the
-// point's rules nor, when no rule targets it, anything but a length check:
-// a model resolves its points when it is made (Injector.Site) and asks
-// Armed before it builds a Context. A Site sees rules added later with Add
-// and rules disabled since, exactly as Has and CheckRef do, and decides
+// consulting the point on every message neither looks the point up by
+// name nor, when no rule targets it, pays more than a bit test: a model
+// resolves its points when it is made (Injector.Site) and asks Armed
+// before it builds a Context. A Site sees rules added later with Add and
+// rules disabled since, exactly as Has and CheckRef do, and decides
 // exactly as they do. The zero Site, and the Site of a nil injector, never
 // fire.
 type Site struct {
 	in *Injector
-	i  int // the point's index in Points and Injector.byIndex
+	i  int // the point's index in Points
 }
 
 // Site returns point p of the injector for a model to consult. It costs
@@ -25,17 +25,26 @@ func (in *Injector) Site(p Point) Site {
 }
 
 // rules returns the rules of the site's point and the point; s.in is not
-// nil.
+// nil. A point no rule targets costs one bit test, a targeted one a scan
+// of the targeted points comparing integers.
 func (s Site) rules() ([]*ruleState, Point) {
-	if x := s.in.byIndex[s.i]; x != nil {
-		return x.rules, x.point
+	if s.in.targeted&(1<<s.i) != 0 {
+		for _, x := range s.in.byPoint {
+			if x.i == s.i {
+				return x.rules, x.point
+			}
+		}
 	}
 	return nil, Points[s.i].Point
 }
 
+// The points fit the bits of Injector.targeted.
+var _ [64 - len(points)]struct{}
+
 // Armed reports what Has reports for the site's point: whether an enabled
 // rule targets it (or, when replaying, whether the schedule names it).
-// O(rules of the point).
+// O(targeted points + rules of the point); a bit test when no rule
+// targets the point.
 func (s Site) Armed() bool {
 	if s.in == nil {
 		return false
@@ -57,7 +66,7 @@ func (s Site) Check(c *Context) *Firing {
 // Consulted reports whether Check can do anything at all for the site's
 // point: draw, note an opportunity or fire. When it is false, Check
 // returns nil without reading its context, so a model may skip filling
-// one in. O(1), plus the replayed points when replaying.
+// one in. O(targeted points), plus the replayed points when replaying.
 func (s Site) Consulted() bool {
 	if s.in == nil {
 		return false

@@ -11,7 +11,9 @@
 //
 // Rules are evaluated in plan order; the first rule that fires wins and the
 // rules after it are not consulted for that opportunity. A consultation costs
-// O(rules for that point).
+// O(rules for that point). A model that consults points on every message
+// resolves them once with Site, which then costs a bit test for a point no
+// rule targets.
 //
 // An injector that records (Config.Record) lists every firing as a
 // Decision naming its opportunity (Fired). A Schedule of decisions can be

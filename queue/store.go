@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"slices"
+
 	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -130,7 +132,9 @@ func (s *slab) alloc() uint32 {
 			if s.chunks == nil {
 				s.chunks = make([][]entry, 0, 8) // the chunks of 128 slots, in one allocation
 			}
-			s.chunks = append(s.chunks, make([]entry, chunkLen(len(s.chunks))))
+			k := chunkLen(len(s.chunks))
+			s.chunks = append(s.chunks, make([]entry, k))
+			s.tags = slices.Grow(s.tags, k) // a tag per slot of the chunk, in the chunk's step, not one append at a time
 		}
 		i = s.n
 		s.n++

@@ -10,25 +10,35 @@ package faults
 // fire.
 type Site struct {
 	in *Injector
-	i  int // the point's index in Points
+	at *pointRules // the point's rules when a rule targeted it as the Site was made, else nil
+	i  int         // the point's index in Points
 }
 
 // Site returns point p of the injector for a model to consult. It costs
-// a binary search of Points and allocates nothing. A point that is not a
+// a binary search of Points and a scan of the targeted points, and
+// allocates nothing. A point that is not a
 // fault point (see Known) never fires, as no rule can target it.
 func (in *Injector) Site(p Point) Site {
 	i := index(p)
 	if in == nil || i < 0 {
 		return Site{}
 	}
-	return Site{in: in, i: i}
+	s := Site{in: in, i: i}
+	if in.targeted&(1<<i) != 0 {
+		s.at = in.find(p)
+	}
+	return s
 }
 
 // rules returns the rules of the site's point and the point; s.in is not
-// nil. A point no rule targets costs one bit test, a targeted one a scan
-// of the targeted points comparing integers.
+// nil. A point a rule targeted when the Site was made costs a load, one
+// no rule targets a bit test, and one first targeted since a scan of the
+// targeted points comparing integers.
 func (s Site) rules() ([]*ruleState, Point) {
-	if s.in.targeted&(1<<s.i) != 0 {
+	if s.at != nil {
+		return s.at.rules, s.at.point
+	}
+	if s.in.targeted&(1<<s.i) != 0 { // targeted by a rule added since
 		for _, x := range s.in.byPoint {
 			if x.i == s.i {
 				return x.rules, x.point

@@ -12,8 +12,9 @@ import (
 // injector made with cfg, asking either through Has and CheckRef or
 // through Sites resolved before the run (points no rule targets among
 // them), and returns the trace, the firings and the stats. Halfway it
-// adds a rule for a point no rule targeted and disables another, which
-// Sites must see as Has and CheckRef do.
+// adds a rule for a point no rule targeted and one for a point a rule
+// targets, and disables another, which Sites must see as Has and CheckRef
+// do.
 func consult(t *testing.T, cfg Config, sites bool) ([]byte, Schedule) {
 	t.Helper()
 	w, _ := sim.New(sim.Config{Seed: 7})
@@ -34,6 +35,9 @@ func consult(t *testing.T, cfg Config, sites bool) ([]byte, Schedule) {
 		env.Clock.Set(sim.Tick(tick))
 		if tick == 20 {
 			if _, err := in.Add(Rule{Name: "late-reorder", Point: BrokerReorder, Probability: 0.5}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := in.Add(Rule{Name: "late-delay", Point: BrokerDelay, Probability: 0.5, Param: 2}); err != nil {
 				t.Fatal(err)
 			}
 			if err := in.Disable("dup"); err != nil {

@@ -104,3 +104,25 @@ func ExampleInjector_Add() {
 	// m3 duplicated: false
 	// dup fired 2 times
 }
+
+// A model resolves the points it consults once, when it is made; a rule
+// added later is seen through the Site, and a point no rule targets costs
+// almost nothing to ask.
+func ExampleInjector_Site() {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	in, _ := faults.New(w, faults.Config{})
+	dup := in.Site(faults.BrokerDuplicate)
+	fmt.Println("armed:", dup.Armed())
+	if _, err := in.Add(faults.Rule{Name: "always-twice", Point: faults.BrokerDuplicate}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("armed:", dup.Armed())
+	if f := dup.Check(&faults.Context{Where: "queue:orders", Msg: 1}); f != nil {
+		fmt.Println("fired:", f.Rule)
+	}
+	// Output:
+	// armed: false
+	// armed: true
+	// fired: always-twice
+}

@@ -11,7 +11,9 @@
 //
 // Rules are evaluated in plan order; the first rule that fires wins and the
 // rules after it are not consulted for that opportunity. A consultation costs
-// O(rules for that point).
+// O(rules for that point). A model that consults points on every message
+// resolves them once with Site, which then costs a bit test for a point no
+// rule targets.
 //
 // An injector that records (Config.Record) lists every firing as a
 // Decision naming its opportunity (Fired). A Schedule of decisions can be
@@ -85,7 +87,11 @@ type PointInfo struct {
 }
 
 // Points lists every fault point, sorted by name.
-var Points = sortedPoints([]PointInfo{
+var Points = sortedPoints(points[:])
+
+// points are the fault points, in an array so that its length is a
+// constant: at most 64, one bit each of Injector.targeted.
+var points = [...]PointInfo{
 	{ConsumerCrashBeforeProcess, "", "a queue consumer crashes after receiving, before its handler runs; the message is not acked"},
 	{ConsumerCrashAfterEffect, "", "a consumer crashes after its effect was applied, before its forward, the ack or commit"},
 	{ConsumerCrashBeforeCommit, "", "a log group member crashes after processing, before committing its offset"},
@@ -112,7 +118,7 @@ var Points = sortedPoints([]PointInfo{
 	{SagaStepFailed, "", "a saga step's participant answers with a failure (the payment is declined)"},
 	{SagaStepSilent, "", "a saga step's participant never answers; the orchestrator times the step out"},
 	{SagaCompensationDuplicate, "", "a saga compensation is delivered twice to its participant"},
-})
+}
 
 func sortedPoints(p []PointInfo) []PointInfo {
 	sort.Slice(p, func(i, j int) bool { return p[i].Point < p[j].Point })
@@ -120,9 +126,16 @@ func sortedPoints(p []PointInfo) []PointInfo {
 }
 
 // Known reports whether p is a declared fault point.
-func Known(p Point) bool {
+func Known(p Point) bool { return index(p) >= 0 }
+
+// index returns the index of p in Points, -1 when p is not a fault
+// point. O(log points).
+func index(p Point) int {
 	i := sort.Search(len(Points), func(i int) bool { return Points[i].Point >= p })
-	return i < len(Points) && Points[i].Point == p
+	if i < len(Points) && Points[i].Point == p {
+		return i
+	}
+	return -1
 }
 
 // Match restricts a rule to some opportunities. Empty fields match anything;
@@ -273,15 +286,19 @@ type ruleState struct {
 type Injector struct {
 	env     *sim.Env
 	rules   []*ruleState
-	byPoint []pointRules // in order of first use; a plan targets few points
-	last    Firing       // the latest firing, which CheckRef points to
-	fired   []Decision   // every firing when recording, up to MaxDecisions
-	omitted int          // firings not listed in fired
-	rec     *recorder    // non-nil when recording or replaying
+	byPoint []*pointRules // in order of first use; a plan targets few points
+	// targeted has bit i set when a rule targets Points[i], so a Site of
+	// a point no rule targets answers without a search.
+	targeted uint64
+	last     Firing     // the latest firing, which CheckRef points to
+	fired    []Decision // every firing when recording, up to MaxDecisions
+	omitted  int        // firings not listed in fired
+	rec      *recorder  // non-nil when recording or replaying
 }
 
 // pointRules are the rules of one point, in plan order.
 type pointRules struct {
+	i     int // the point's index in Points
 	point Point
 	rules []*ruleState
 }
@@ -290,9 +307,18 @@ type pointRules struct {
 // which mostly differ in length, is cheaper than hashing p on every
 // consultation.
 func (in *Injector) of(p Point) []*ruleState {
-	for i := range in.byPoint {
-		if x := &in.byPoint[i]; x.point == p {
-			return x.rules
+	if x := in.find(p); x != nil {
+		return x.rules
+	}
+	return nil
+}
+
+// find returns the rules of point p, nil when no rule targets it.
+// O(points targeted).
+func (in *Injector) find(p Point) *pointRules {
+	for _, x := range in.byPoint {
+		if x.point == p {
+			return x
 		}
 	}
 	return nil
@@ -309,6 +335,10 @@ func New(w *sim.World, cfg Config) (*Injector, error) {
 		return nil, err
 	}
 	in := &Injector{env: w.Env()}
+	if n := len(cfg.Plan.Rules); n > 0 {
+		in.rules = make([]*ruleState, 0, n)
+		in.byPoint = make([]*pointRules, 0, n)
+	}
 	for _, r := range cfg.Plan.Rules {
 		in.add(r)
 	}
@@ -328,13 +358,13 @@ func (in *Injector) add(r Rule) *ruleState {
 		rs.limit = math.MaxInt
 	}
 	in.rules = append(in.rules, rs)
-	for i := range in.byPoint {
-		if in.byPoint[i].point == r.Point {
-			in.byPoint[i].rules = append(in.byPoint[i].rules, rs)
-			return rs
-		}
+	x := in.find(r.Point)
+	if x == nil {
+		x = &pointRules{i: index(r.Point), point: r.Point}
+		in.byPoint = append(in.byPoint, x)
+		in.targeted |= 1 << x.i
 	}
-	in.byPoint = append(in.byPoint, pointRules{point: r.Point, rules: []*ruleState{rs}})
+	x.rules = append(x.rules, rs)
 	return rs
 }
 
@@ -376,10 +406,15 @@ func (in *Injector) Has(p Point) bool {
 	if in == nil {
 		return false
 	}
+	return in.armed(p, in.of(p))
+}
+
+// armed is Has for point p whose rules are rules.
+func (in *Injector) armed(p Point, rules []*ruleState) bool {
 	if in.rec != nil && in.rec.replay != nil {
 		return in.rec.replays(p)
 	}
-	for _, r := range in.of(p) {
+	for _, r := range rules {
 		if !r.disabled {
 			return true
 		}
@@ -421,10 +456,14 @@ func (in *Injector) CheckRef(p Point, c *Context) *Firing {
 	if in == nil {
 		return nil
 	}
+	return in.check(p, in.of(p), c)
+}
+
+// check is CheckRef for point p whose rules are rules.
+func (in *Injector) check(p Point, rules []*ruleState, c *Context) *Firing {
 	if in.rec != nil {
-		return in.checkRecorded(p, c)
+		return in.checkRecorded(p, rules, c)
 	}
-	rules := in.of(p)
 	if len(rules) == 0 {
 		return nil
 	}

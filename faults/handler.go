@@ -22,14 +22,20 @@ func (in *Injector) Handler(h sim.Handler) sim.Handler {
 	if in == nil {
 		return h
 	}
-	return &faultyHandler{in: in, h: h, left: map[sim.ID]int64{}}
+	return &faultyHandler{in: in, h: h,
+		poison: in.Site(HandlerPoison), permanent: in.Site(HandlerPermanent), limited: in.Site(HandlerRateLimited),
+		transient: in.Site(HandlerTransient), slow: in.Site(HandlerSlow)}
 }
 
-// faultyHandler is the wrapper Handler returns.
+// faultyHandler is the wrapper Handler returns. Its points are resolved
+// when it is made, so a delivery no handler rule targets costs a few
+// length checks.
 type faultyHandler struct {
 	in   *Injector
 	h    sim.Handler
-	left map[sim.ID]int64 // further attempts a transient firing fails, per message
+	left map[sim.ID]int64 // further attempts a transient firing fails, per message; made when first needed
+
+	poison, permanent, limited, transient, slow Site
 }
 
 // context returns the fault context of d.
@@ -44,9 +50,9 @@ func context(d *sim.Delivery) Context {
 // Duration adds handler.slow to the wrapped handler's own duration.
 func (f *faultyHandler) Duration(d *sim.Delivery) sim.Tick {
 	t := sim.DurationOf(f.h, d)
-	if f.in.Has(HandlerSlow) {
+	if f.slow.Armed() {
 		c := context(d)
-		if x := f.in.CheckRef(HandlerSlow, &c); x != nil {
+		if x := f.slow.Check(&c); x != nil {
 			t += sim.Tick(max(x.Param, 1))
 		}
 	}
@@ -55,26 +61,26 @@ func (f *faultyHandler) Duration(d *sim.Delivery) sim.Tick {
 
 // Handle consults the failure points, then calls the wrapped handler.
 func (f *faultyHandler) Handle(d *sim.Delivery) error {
-	in := f.in
-	c := context(d)
-	fail := func(class error, x *Firing) error {
-		if x.Error == "" {
-			return fmt.Errorf("%w (rule %s)", class, x.Rule)
+	var c Context
+	made := false
+	ctx := func() *Context {
+		if !made {
+			c, made = context(d), true
 		}
-		return fmt.Errorf("%w: %s (rule %s)", class, x.Error, x.Rule)
+		return &c
 	}
-	if in.Has(HandlerPoison) {
-		if x := in.CheckRef(HandlerPoison, &c); x != nil {
+	if f.poison.Armed() {
+		if x := f.poison.Check(ctx()); x != nil {
 			return fail(sim.ErrPoison, x)
 		}
 	}
-	if in.Has(HandlerPermanent) {
-		if x := in.CheckRef(HandlerPermanent, &c); x != nil {
+	if f.permanent.Armed() {
+		if x := f.permanent.Check(ctx()); x != nil {
 			return fail(sim.ErrPermanent, x)
 		}
 	}
-	if in.Has(HandlerRateLimited) {
-		if x := in.CheckRef(HandlerRateLimited, &c); x != nil {
+	if f.limited.Armed() {
+		if x := f.limited.Check(ctx()); x != nil {
 			reason := "rule " + x.Rule
 			if x.Error != "" {
 				reason = x.Error + " (rule " + x.Rule + ")"
@@ -90,15 +96,26 @@ func (f *faultyHandler) Handle(d *sim.Delivery) error {
 		}
 		return fmt.Errorf("%w: still failing", sim.ErrTransient)
 	}
-	if in.Has(HandlerTransient) {
-		if x := in.CheckRef(HandlerTransient, &c); x != nil {
+	if f.transient.Armed() {
+		if x := f.transient.Check(ctx()); x != nil {
 			if x.Param > 1 {
+				if f.left == nil {
+					f.left = map[sim.ID]int64{}
+				}
 				f.left[d.Msg.ID] = min(x.Param, 1<<20) - 1
 			}
 			return fail(sim.ErrTransient, x)
 		}
 	}
 	return f.h.Handle(d)
+}
+
+// fail is the error of a handler firing x of the error class class.
+func fail(class error, x *Firing) error {
+	if x.Error == "" {
+		return fmt.Errorf("%w (rule %s)", class, x.Rule)
+	}
+	return fmt.Errorf("%w: %s (rule %s)", class, x.Error, x.Rule)
 }
 
 // Unwrap returns the wrapped handler.

@@ -142,8 +142,9 @@ func covers(c, x *Context) bool {
 	return eq(c.Where, x.Where) && eq(c.Consumer, x.Consumer) && eq(c.Group, x.Group) && eq(c.Key, x.Key) && eq(c.Type, x.Type)
 }
 
-// checkRecorded is CheckRef when recording or replaying.
-func (in *Injector) checkRecorded(p Point, c *Context) *Firing {
+// checkRecorded is CheckRef when recording or replaying; rules are the
+// rules of p.
+func (in *Injector) checkRecorded(p Point, rules []*ruleState, c *Context) *Firing {
 	rec := in.rec
 	now := in.env.Clock.Now()
 	if rec.replay != nil {
@@ -165,7 +166,6 @@ func (in *Injector) checkRecorded(p Point, c *Context) *Firing {
 		}
 		return in.fire(e.d.Rule, p, e.d.Param, e.d.Error, c, k.n, rec.nth(p, c))
 	}
-	rules := in.of(p)
 	if len(rules) == 0 {
 		return nil
 	}

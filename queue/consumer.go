@@ -290,6 +290,8 @@ type Consumer struct {
 	paused bool
 	d      sim.Delivery   // the delivery handed to the handler, reused
 	fctx   faults.Context // scratch context for crash-point consultations
+
+	crashBefore, crashAfter faults.Site // the crash points, resolved once
 }
 
 // instance is one competing instance of a Consumer.
@@ -341,6 +343,7 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 	}
 	c := &Consumer{cfg: cfg, q: cfg.Queue, env: w.Env(), faults: in, user: cfg.Handler}
 	c.h = in.Handler(&c.disp)
+	c.crashBefore, c.crashAfter = in.Site(faults.ConsumerCrashBeforeProcess), in.Site(faults.ConsumerCrashAfterEffect)
 	for k := 1; k <= cfg.Instances; k++ {
 		name := cfg.Name
 		if cfg.Instances > 1 {
@@ -478,7 +481,7 @@ func (x *instance) step(now sim.Tick) {
 	clear(x.held[len(keep):])
 	x.held = keep
 	for i := range x.due {
-		if x.finish(&x.due[i], now, x.due[i+1:]) {
+		if x.finish(&x.due[i], nil, now, x.due[i+1:]) {
 			clear(x.due)
 			return
 		}
@@ -495,6 +498,22 @@ func (x *instance) step(now sim.Tick) {
 		return
 	}
 	fifo := c.q.cfg.FIFO
+	if !fifo && c.cfg.AckMode == AckAfterProcess {
+		// Nothing to ack first and no group to hold back: each message
+		// starts straight from the receive buffer, in a work item on the
+		// stack, so it is not copied into the heap first. A crash drops
+		// the messages not started yet, which acks nothing and loses
+		// nothing, as a batch of unacked items would.
+		x.stats.Received += len(buf)
+		for i := range buf {
+			var w work
+			w.d = buf[i]
+			if x.start(&w, now, nil) {
+				break
+			}
+		}
+		return
+	}
 	x.failed = x.failed[:0]
 	x.batch = x.batch[:0]
 	for i := range buf {
@@ -644,14 +663,14 @@ func (x *instance) refused(err error) {
 // fire consults crash point p for message m; it returns the firing, nil
 // when no rule fired. The context is built in the consumer's scratch
 // space, so a consultation copies only the message's fields.
-func (x *instance) fire(p faults.Point, m *sim.Message) *faults.Firing {
-	c := x.c
-	if !c.faults.Has(p) {
+func (x *instance) fire(p faults.Site, m *sim.Message) *faults.Firing {
+	if !p.Armed() {
 		return nil
 	}
+	c := x.c
 	f := &c.fctx
 	f.Where, f.Consumer, f.Key, f.Type, f.Msg = c.q.where, x.name, m.Key, m.Headers.Type, m.ID
-	return c.faults.CheckRef(p, f)
+	return p.Check(f)
 }
 
 // delivery returns the consumer's Delivery reset for w, with the handler
@@ -666,32 +685,42 @@ func (x *instance) delivery(w *work) *sim.Delivery {
 // start begins processing w; it reports whether the instance crashed.
 // rest are the batch's messages not started yet; a crash drops them.
 func (x *instance) start(w *work, now sim.Tick, rest []work) bool {
-	if x.fire(faults.ConsumerCrashBeforeProcess, &w.d.Message) != nil {
+	if x.fire(x.c.crashBefore, &w.d.Message) != nil {
 		x.crash(now, "before processing", w, true, rest)
 		return true
 	}
 	w.h = x.c.user
-	if t := sim.DurationOf(x.c.h, x.delivery(w)); t > 0 {
+	d := x.delivery(w)
+	if t := sim.DurationOf(x.c.h, d); t > 0 {
 		w.doneAt = now + min(t, MaxDuration)
 		x.held = append(x.held, *w)
 		return false
 	}
-	return x.finish(w, now, rest)
+	if _, timed := w.h.(sim.Timed); timed {
+		d = nil // the user's Duration may have changed the delivery: finish resets it
+	}
+	return x.finish(w, d, now, rest)
 }
 
 // finish calls the handler for w and settles the message; it reports
-// whether the instance crashed. rest are the items due at this tick (or
-// the batch's messages) not handled yet; a crash drops them.
-func (x *instance) finish(w *work, now sim.Tick, rest []work) bool {
+// whether the instance crashed. d is the consumer's delivery already
+// reset for w and untouched since, or nil to reset it here (a reset
+// copies the message, so start, which has just reset it to ask the
+// duration of handlers that cannot change it, passes it on). rest are the
+// items due at this tick (or the batch's messages) not handled yet; a
+// crash drops them.
+func (x *instance) finish(w *work, d *sim.Delivery, now sim.Tick, rest []work) bool {
 	c := x.c
-	d := x.delivery(w)
+	if d == nil {
+		d = x.delivery(w)
+	}
 	err := c.h.Handle(d)
 	if err == nil {
 		x.stats.Processed += d.Effects()
 		if d.Skipped() {
 			x.stats.Skipped++
 		}
-		if x.fire(faults.ConsumerCrashAfterEffect, &w.d.Message) != nil {
+		if x.fire(c.crashAfter, &w.d.Message) != nil {
 			x.crash(now, "after effect, before ack", w, false, rest)
 			return true
 		}

@@ -412,3 +412,52 @@ func TestPausedSlowWorkFinishesAfterResume(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// meddler is a timed handler whose Duration, asked with zero ticks,
+// records an effect on the delivery it is shown; Handle records how many
+// effects the delivery it gets already carries.
+type meddler struct{ carried []int }
+
+func (m *meddler) Duration(d *sim.Delivery) sim.Tick {
+	d.Apply("asked for its duration")
+	return 0
+}
+
+func (m *meddler) Handle(d *sim.Delivery) error {
+	m.carried = append(m.carried, d.Effects())
+	d.Apply("")
+	return nil
+}
+
+// TestHandleGetsAFreshDeliveryAfterDuration checks that a handler whose
+// Duration changed the delivery it was asked with gets a delivery reset
+// for the message when it is called, as it did when every call reset it:
+// the consumer skips that reset only for handlers that have no Duration.
+func TestHandleGetsAFreshDeliveryAfterDuration(t *testing.T) {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	q, _ := New(w, Config{Name: "orders"})
+	h := &meddler{}
+	c, err := NewConsumer(w, ConsumerConfig{Queue: q, Name: "billing", Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := q.Send(w.Env().NewMessage("k", []byte{byte(i)}, sim.Headers{}), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.RunUntil(func() bool { return q.Len() == 0 }, 20); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.carried) != 3 {
+		t.Fatalf("handled %d messages, want 3", len(h.carried))
+	}
+	for i, n := range h.carried {
+		if n != 0 {
+			t.Errorf("message %d reached Handle carrying %d effects from Duration", i, n)
+		}
+	}
+	if got := c.Stats().Processed; got != 3 {
+		t.Errorf("processed %d, want 3", got)
+	}
+}

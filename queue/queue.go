@@ -406,6 +406,9 @@ type Queue struct {
 
 	ev   sim.Event      // the event emit fills in and hands to the trace
 	fctx faults.Context // scratch context for fault consultations
+
+	// The fault points the queue consults, resolved once (faults.Site).
+	fUnavailable, fDelay, fReorder, fDuplicate, fAckLost faults.Site
 }
 
 // New returns an empty queue bound to the world w and registers it with w
@@ -437,6 +440,10 @@ func New(w *sim.World, cfg Config) (*Queue, error) {
 		q.limit = StrictInFlightLimit
 	}
 	q.delay.s, q.flight.s = &q.s, &q.s
+	if in := cfg.Faults; in != nil {
+		q.fUnavailable, q.fDelay, q.fReorder = in.Site(faults.BrokerUnavailable), in.Site(faults.BrokerDelay), in.Site(faults.BrokerReorder)
+		q.fDuplicate, q.fAckLost = in.Site(faults.BrokerDuplicate), in.Site(faults.BrokerAckLost)
+	}
 	if cfg.FIFO {
 		q.groups = map[string]*group{}
 		q.dedup = map[string]dedupHit{}
@@ -663,8 +670,8 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 		q.dedup[id] = dedupHit{exp: exp, msg: m.ID}
 		q.dedupOrder.pushBack(dedupRec{id, exp})
 	}
-	if q.faults.Has(faults.BrokerDelay) {
-		if f, ok := q.faults.Check(faults.BrokerDelay, faults.Context{Where: q.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); ok {
+	if q.fDelay.Armed() {
+		if f := q.fDelay.Check(&faults.Context{Where: q.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); f != nil {
 			extra := sim.Tick(f.Param)
 			if extra <= 0 {
 				extra = 1
@@ -745,7 +752,7 @@ func (q *Queue) add(m *stored.Message, sentAt, now sim.Tick) uint32 {
 	e.msg = *m
 	e.sentAt = sentAt
 	e.entered = now
-	e.dup = false
+	e.flags.set(fDup, false)
 	q.live++
 	r := mkref(slot, e.life)
 	q.all.pushBack(r)
@@ -1022,8 +1029,8 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 	start := len(dst)
 	now := q.env.Now()
 	ai := q.actor(consumer)
-	reorder := !q.cfg.FIFO && q.faults.Has(faults.BrokerReorder)
-	dup := q.faults.Has(faults.BrokerDuplicate)
+	reorder := !q.cfg.FIFO && q.fReorder.Armed()
+	dup := q.fDuplicate.Armed()
 	capped := false
 	for n := 0; n < max; {
 		if q.atLimit() {
@@ -1073,7 +1080,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 		}
 		e := q.s.at(slot)
 		if reorder && q.ready.len() > 0 {
-			if _, fired := q.faults.Check(faults.BrokerReorder, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}); fired {
+			if q.fReorder.Check(&faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}) != nil {
 				if next, ok := q.nextReady(); ok {
 					q.putBack(slot, true)
 					slot = next
@@ -1143,8 +1150,8 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 	// A broker duplicate is never itself duplicated: broker.duplicate
 	// stands for the occasional extra copy of at-least-once delivery, and
 	// duplicating duplicates would grow without end.
-	if dup && !e.dup && (g == nil || e.receives == 1) {
-		if f, fired := q.faults.Check(faults.BrokerDuplicate, faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}); fired {
+	if dup && !e.flags.has(fDup) && (g == nil || e.receives == 1) {
+		if f := q.fDuplicate.Check(&faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}); f != nil {
 			q.duplicate(slot, consumer, f.Rule, now)
 		}
 	}
@@ -1174,7 +1181,7 @@ func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 	}
 	c := q.add(&e.msg, now, now)
 	ce := q.s.at(c)
-	ce.dup = true
+	ce.flags.set(fDup, true)
 	q.m.Duplicated++
 	if ev := q.event(sim.KindDuplicated, ce, ""); ev != nil {
 		ev.Consumer = q.consumer
@@ -1258,7 +1265,7 @@ func (q *Queue) reject(id sim.ID, actor string, err error) {
 // downFor consults broker.unavailable for a call with receipt r, naming
 // the worker that holds the delivery when r still names one.
 func (q *Queue) downFor(op string, r Receipt) error {
-	if q.faults == nil {
+	if !q.fUnavailable.Consulted() {
 		return nil
 	}
 	var key, typ, actor string
@@ -1293,10 +1300,10 @@ func (q *Queue) Ack(r Receipt) error {
 	if err != nil {
 		return err
 	}
-	if q.faults.Has(faults.BrokerAckLost) {
+	if q.fAckLost.Armed() {
 		x := &q.fctx
 		x.Where, x.Consumer, x.Key, x.Type, x.Msg = q.where, q.actorName(e), e.msg.Key, e.msg.Headers().Type, e.msg.ID
-		if q.faults.CheckRef(faults.BrokerAckLost, x) != nil {
+		if q.fAckLost.Check(x) != nil {
 			q.m.AcksLost++
 			return nil
 		}
@@ -1348,7 +1355,7 @@ func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 	}
 	q.delay.push(slot, q.env.Now()+delay)
 	q.nDelayed++
-	e.nacked = true
+	e.flags.set(fNacked, true)
 	q.nNacked++
 	return nil
 }
@@ -1360,8 +1367,8 @@ func (q *Queue) atLimit() bool { return q.limit > 0 && q.nInFlight+q.nNacked >= 
 
 // unnack ends the nack of e, which leaves the delay heap.
 func (q *Queue) unnack(e *entry) {
-	if e.nacked {
-		e.nacked = false
+	if e.flags.has(fNacked) {
+		e.flags.set(fNacked, false)
 		q.nNacked--
 	}
 }
@@ -1572,14 +1579,14 @@ func (q *Queue) down(op string, id sim.ID, key, typ, consumer string) error {
 
 // unavailable is down without tracing the refusal.
 func (q *Queue) unavailable(op string, id sim.ID, key, typ, consumer string) error {
-	if q.faults == nil {
-		return nil
+	if !q.fUnavailable.Consulted() {
+		return nil // no rule can make the broker unavailable: skip filling in the context
 	}
 	// Filled in field by field in the queue's scratch context: a composite
 	// literal would be built in a temporary and copied.
 	x := &q.fctx
 	x.Where, x.Consumer, x.Key, x.Type, x.Msg = q.where, consumer, key, typ, id
-	f := q.faults.CheckRef(faults.BrokerUnavailable, x)
+	f := q.fUnavailable.Check(x)
 	if f == nil {
 		return nil
 	}

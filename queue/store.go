@@ -1,7 +1,7 @@
 package queue
 
 import (
-	"math/bits"
+	"slices"
 
 	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
@@ -29,43 +29,68 @@ type entry struct {
 	gen      uint32         // receipt generation: bumped when the slot is taken and on every receive
 	life     uint32         // bumped when the slot is taken; refs in rings carry it
 	receives int32          // receive count of this copy
-	hidx     int32          // index in the delay or in-flight heap, -1 when in neither
+	hidx     int32          // index in the delay or in-flight heap, -1 when in neither; while free, the bits of the slab's next free slot + 1 (0: none)
 	actor    int32          // index into Queue.actors of the last receiver, -1 for none
 	state    state
+	flags    flags  // fDup, fNacked
 	src      uint16 // in a DLQ: 1 + index into Queue.sources of the queue it came from; 0 for none
-	dup      bool   // the copy is a broker duplicate, which broker.duplicate never copies again
-	nacked   bool   // in the delay heap after a nack: still in flight for MaxInFlight
 }
 
-// The slab's chunks: the first holds slots [0, 8), then chunk k (1 to 5)
-// holds [2^(k+2), 2^(k+3)), so a queue of a few messages allocates a few
-// entries; from slot 256 on every chunk holds chunkSize slots. A chunk is
-// allocated when the first of its slots is and never moves.
+// flags are an entry's yes/no facts, packed in one byte so that an entry
+// is 112 bytes, not 120: a slab chunk of 16 entries then fills its
+// allocation size class exactly.
+type flags uint8
+
+const (
+	fDup    flags = 1 << iota // the copy is a broker duplicate, which broker.duplicate never copies again
+	fNacked                   // in the delay heap after a nack: still in flight for MaxInFlight
+)
+
+// has reports whether every flag of f is set.
+func (x flags) has(f flags) bool { return x&f == f }
+
+// set sets or clears the flags f.
+func (x *flags) set(f flags, on bool) {
+	if on {
+		*x |= f
+	} else {
+		*x &^= f
+	}
+}
+
+// The slab's chunks: below slot chunkSize every chunk holds smallSize
+// slots, so a queue of a few messages allocates a few entries and one of
+// a hundred wastes at most smallSize-1 of them (a small chunk of 16
+// entries is 1,792 bytes, an allocation size class); from slot chunkSize
+// on every chunk holds chunkSize slots, so a queue of millions holds few
+// chunks. A chunk is allocated when the first of its slots is and never
+// moves; only the slice of chunk headers is copied as it grows.
 const (
 	chunkBits  = 8
 	chunkSize  = 1 << chunkBits
 	chunkMask  = chunkSize - 1
-	firstBits  = 3                         // the first chunk holds 1<<firstBits slots
-	smallCount = chunkBits - firstBits + 1 // chunks below slot chunkSize
+	smallBits  = 4
+	smallSize  = 1 << smallBits
+	smallMask  = smallSize - 1
+	smallCount = chunkSize / smallSize // chunks below slot chunkSize
 )
 
 // chunkLen returns the number of slots of chunk k.
 func chunkLen(k int) int {
-	switch {
-	case k == 0:
-		return 1 << firstBits
-	case k < smallCount:
-		return 1 << (k + firstBits - 1)
+	if k < smallCount {
+		return smallSize
 	}
 	return chunkSize
 }
 
 // slab holds entries by slot number. Freed slots are reused last-in
-// first-out, which is deterministic.
+// first-out, which is deterministic; the list of free slots runs through
+// the free entries themselves (see entry.hidx), so it costs no memory of
+// its own.
 type slab struct {
 	chunks [][]entry // see chunkLen
 	n      uint32    // slots handed out so far
-	free   []uint32  // freed slots
+	free   uint32    // 1 + the most recently freed slot, 0 when none is free
 	// tags holds, by slot, the entry's life while its state is not
 	// stFree, and 0 while it is (lives start at 1), so a ring's ref can be
 	// checked against 4 bytes per slot instead of the entry itself: the
@@ -88,24 +113,28 @@ func (s *slab) setState(i uint32, e *entry, st state) {
 
 // at returns the entry in slot i, which alloc has handed out. O(1).
 func (s *slab) at(i uint32) *entry {
-	if i >= chunkSize {
-		return &s.chunks[int(i>>chunkBits)+smallCount-1][i&chunkMask]
+	if i < chunkSize {
+		return &s.chunks[i>>smallBits][i&smallMask]
 	}
-	if i < 1<<firstBits {
-		return &s.chunks[0][i]
-	}
-	n := bits.Len32(i) - 1 // i is in [2^n, 2^(n+1)): chunk n-firstBits+1
-	return &s.chunks[n-firstBits+1][i-1<<n]
+	return &s.chunks[int(i>>chunkBits)+smallCount-1][i&chunkMask]
 }
 
+// alloc hands out a slot, the most recently freed one if any, and makes
+// its entry a new life with no receives, heap index, actor, source or
+// flags. O(1); it allocates only when it opens a new chunk.
 func (s *slab) alloc() uint32 {
 	var i uint32
-	if k := len(s.free); k > 0 {
-		i = s.free[k-1]
-		s.free = s.free[:k-1]
+	if s.free > 0 {
+		i = s.free - 1
+		s.free = uint32(s.at(i).hidx)
 	} else {
 		if s.n == s.capacity() {
-			s.chunks = append(s.chunks, make([]entry, chunkLen(len(s.chunks))))
+			if s.chunks == nil {
+				s.chunks = make([][]entry, 0, 8) // the chunks of 128 slots, in one allocation
+			}
+			k := chunkLen(len(s.chunks))
+			s.chunks = append(s.chunks, make([]entry, k))
+			s.tags = slices.Grow(s.tags, k) // a tag per slot of the chunk, in the chunk's step, not one append at a time
 		}
 		i = s.n
 		s.n++
@@ -121,27 +150,26 @@ func (s *slab) alloc() uint32 {
 	e.hidx = -1
 	e.actor = -1
 	e.src = 0
-	e.nacked = false
+	e.flags = 0
 	return i
 }
 
+// release frees slot i for reuse, dropping the entry's references to its
+// message. O(1).
 func (s *slab) release(i uint32) {
 	e := s.at(i)
 	e.msg = stored.Message{} // drop references to key, body and headers
 	e.state = stFree
 	s.tags[i] = 0
-	e.hidx = -1
-	s.free = append(s.free, i)
+	e.hidx = int32(s.free)
+	s.free = i + 1
 }
 
 // capacity returns the number of slots of the chunks allocated so far.
 func (s *slab) capacity() uint32 {
 	k := len(s.chunks)
 	if k <= smallCount {
-		if k == 0 {
-			return 0
-		}
-		return 1 << (k + firstBits - 1)
+		return uint32(k) * smallSize
 	}
 	return uint32(k-smallCount+1) * chunkSize
 }

@@ -1,0 +1,89 @@
+package faults
+
+// Site is one fault point of one injector, resolved once so that a model
+// consulting the point on every message neither looks the point up by
+// name nor, when no rule targets it, pays more than a bit test: a model
+// resolves its points when it is made (Injector.Site) and asks Armed
+// before it builds a Context. A Site sees rules added later with Add and
+// rules disabled since, exactly as Has and CheckRef do, and decides
+// exactly as they do. The zero Site, and the Site of a nil injector, never
+// fire.
+type Site struct {
+	in *Injector
+	at *pointRules // the point's rules when a rule targeted it as the Site was made, else nil
+	i  int         // the point's index in Points
+}
+
+// Site returns point p of the injector for a model to consult. It costs
+// a binary search of Points and a scan of the targeted points, and
+// allocates nothing. A point that is not a
+// fault point (see Known) never fires, as no rule can target it.
+func (in *Injector) Site(p Point) Site {
+	i := index(p)
+	if in == nil || i < 0 {
+		return Site{}
+	}
+	s := Site{in: in, i: i}
+	if in.targeted&(1<<i) != 0 {
+		s.at = in.find(p)
+	}
+	return s
+}
+
+// rules returns the rules of the site's point and the point; s.in is not
+// nil. A point a rule targeted when the Site was made costs a load, one
+// no rule targets a bit test, and one first targeted since a scan of the
+// targeted points comparing integers.
+func (s Site) rules() ([]*ruleState, Point) {
+	if s.at != nil {
+		return s.at.rules, s.at.point
+	}
+	if s.in.targeted&(1<<s.i) != 0 { // targeted by a rule added since
+		for _, x := range s.in.byPoint {
+			if x.i == s.i {
+				return x.rules, x.point
+			}
+		}
+	}
+	return nil, Points[s.i].Point
+}
+
+// The points fit the bits of Injector.targeted.
+var _ [64 - len(points)]struct{}
+
+// Armed reports what Has reports for the site's point: whether an enabled
+// rule targets it (or, when replaying, whether the schedule names it).
+// O(targeted points + rules of the point); a bit test when no rule
+// targets the point.
+func (s Site) Armed() bool {
+	if s.in == nil {
+		return false
+	}
+	rules, p := s.rules()
+	return s.in.armed(p, rules)
+}
+
+// Check is CheckRef for the site's point: c is not retained, and the
+// firing, nil when none, belongs to the injector until its next firing.
+func (s Site) Check(c *Context) *Firing {
+	if s.in == nil {
+		return nil
+	}
+	rules, p := s.rules()
+	return s.in.check(p, rules, c)
+}
+
+// Consulted reports whether Check can do anything at all for the site's
+// point: draw, note an opportunity or fire. When it is false, Check
+// returns nil without reading its context, so a model may skip filling
+// one in. O(targeted points), plus the replayed points when replaying.
+func (s Site) Consulted() bool {
+	if s.in == nil {
+		return false
+	}
+	rules, p := s.rules()
+	if rec := s.in.rec; rec != nil && rec.replay != nil {
+		return rec.replays(p)
+	}
+	return len(rules) > 0
+}

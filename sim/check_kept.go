@@ -38,11 +38,13 @@ type Tally struct {
 // each checker judges them, refolded when an event touched the chunk; the
 // linked copies' outcomes and the smallest origin applied twice are taken
 // again at each call. ordered-per-key keeps, per consumer, its fold over
-// the order of first applications and reads only the applications added
-// since the last call; it starts over when a copy was linked since. A call
-// therefore costs O(chunks touched since the last call x 128 x consumers
-// + linked copies x consumers + chunks), never a pass over every outcome,
-// and allocates nothing unless a violation is fixed.
+// the order of first applications (a bit per ID for the origins it
+// judged, and the last origin per key) and reads only the applications
+// added since the last call; it starts over only when a copy it took for
+// its own origin has been given one since. A call therefore costs
+// O(chunks touched since the last call x 128 x consumers + linked copies
+// x consumers + chunks), never a pass over every outcome, and allocates
+// only what the kept counts grow by, and the first fixed violation.
 func (l *Ledger) Tally(check, consumer string, n int) (t Tally, ok bool) {
 	if l == nil {
 		return t, false
@@ -304,17 +306,24 @@ type orderFold struct {
 	chunk, off int // the next varint: chunk index and byte offset into it
 	id         ID  // the last ID decoded
 	last       map[string]ID
-	seen       map[ID]bool // roots of linked copies already applied
+	seen       []uint64 // a bit per ID: the roots judged so far
 	keyed      int
 	inversions int
 	first      Violation
 }
 
 // ordered is Tally for ordered-per-key: O(first applications since the
-// last call), or O(all of them) when a copy was linked since.
+// last call), plus O(linked copies) when a copy was linked since, and
+// O(all first applications) of a consumer whose fold judged a copy as its
+// own origin that has an origin now (see rooted).
 func (x *statsIndex) ordered(l *Ledger, ref ConsumerRef, t Tally) Tally {
 	if len(l.lineage) != x.orderLinks {
-		x.order, x.orderLinks = nil, len(l.lineage)
+		x.orderLinks = len(l.lineage)
+		for i, f := range x.order {
+			if f != nil && !f.rooted(l) {
+				x.order[i] = nil
+			}
+		}
 	}
 	keyed := 0
 	for i, b := range l.consumers {
@@ -344,6 +353,19 @@ func (x *statsIndex) ordered(l *Ledger, ref ConsumerRef, t Tally) Tally {
 	return t
 }
 
+// rooted reports whether every root f judged is a root still: no copy it
+// took for its own origin has been given one since (a copy linked later
+// as the origin of new copies stays its own root, and is judged once as
+// OrderedPerKey does, since its bit is set). O(linked copies).
+func (f *orderFold) rooted(l *Ledger) bool {
+	for _, id := range l.linkedIDs() {
+		if w := uint64(id) / 64; w < uint64(len(f.seen)) && f.seen[w]&(1<<(uint64(id)%64)) != 0 && l.originOf(id) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // fold reads b's first applications past where it stopped, judging them
 // as OrderedPerKey does.
 func (f *orderFold) fold(l *Ledger, b *consumerBook) {
@@ -369,15 +391,14 @@ func (f *orderFold) fold(l *Ledger, b *consumerBook) {
 // judge judges the first application of copy id, as OrderedPerKey does.
 func (f *orderFold) judge(l *Ledger, b *consumerBook, id ID) {
 	root := l.Root(id)
-	if l.linked(root) {
-		if f.seen[root] {
-			return
-		}
-		if f.seen == nil {
-			f.seen = map[ID]bool{}
-		}
-		f.seen[root] = true
+	w, bit := uint64(root)/64, uint64(1)<<(uint64(root)%64)
+	for uint64(len(f.seen)) <= w {
+		f.seen = append(f.seen, 0)
 	}
+	if f.seen[w]&bit != 0 {
+		return
+	}
+	f.seen[w] |= bit
 	key := l.keyOf(root)
 	if key == "" {
 		return

@@ -260,8 +260,9 @@ type statsIndex struct {
 	// consumers it names, refolded with the parts.
 	keys *keyIndex
 	// order, once Tally was asked for ordered-per-key, keeps its fold
-	// per consumer index; orderLinks is len(Ledger.lineage) when it
-	// began, as a copy linked since may change a root it judged.
+	// per consumer index; orderLinks is len(Ledger.lineage) when the
+	// folds were last held to the lineages, as a copy linked since may
+	// change a root a fold judged.
 	order      []*orderFold
 	orderLinks int
 }

@@ -82,12 +82,13 @@ type checkedJudgement struct {
 }
 
 // Verdict judges every expectation on the current state without changing
-// the run: it emits no event and does not end the run. Before the end a
-// ledger check is judged from the counts the ledger keeps as it folds
-// events (see judgeKept), at a cost that follows what changed since the
-// last judgement, not the size of the run, so a player can call it on
-// every tick; at the end it is judged by the checker's walk over every
-// outcome, O(messages x consumers), once. A ledger check reads the ledger
+// the run: it emits no event and does not end the run. A ledger check is
+// judged from the counts the ledger keeps as it folds events (see
+// judgeKept), at a cost that follows what changed since the last
+// judgement, not the size of the run, so a player can call it on every
+// tick; only at the end, and only a check with violations to list, is it
+// judged by the checker's walk over every outcome, O(messages x
+// consumers), once. A ledger check reads the ledger
 // alone, which changes only by traced events: its judgement is kept and
 // given again, at no cost, until an event is traced or the run ends.
 func (r *Run) Verdict() Verdict {
@@ -109,10 +110,7 @@ func (r *Run) Verdict() Verdict {
 		}
 		events, c := r.env.Trace.Len(), &r.checked[i]
 		if !c.ok || c.events != events || c.final != v.Final {
-			j, ok := Judgement{}, false
-			if !v.Final {
-				j, ok = r.judgeKept(e)
-			}
+			j, ok := r.judgeKept(e, v.Final)
 			if !ok {
 				j = r.judge(e, v.Final)
 			}

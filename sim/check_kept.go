@@ -44,7 +44,9 @@ type Tally struct {
 // its own origin has been given one since. A call therefore costs
 // O(chunks touched since the last call x 128 x consumers + linked copies
 // x consumers + chunks), never a pass over every outcome, and allocates
-// only what the kept counts grow by, and the first fixed violation.
+// what the kept counts grow by, the first fixed violation's words, and
+// O(lineages) while it folds the lineages; a run with many redriven or
+// re-published copies pays for them at every call, as Stats does.
 func (l *Ledger) Tally(check, consumer string, n int) (t Tally, ok bool) {
 	if l == nil {
 		return t, false

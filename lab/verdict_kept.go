@@ -2,8 +2,10 @@ package lab
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/brokerlab/brokerlab/scenario"
+	"github.com/brokerlab/brokerlab/sim"
 )
 
 // judgeKept judges the check expectation e as judge does, final saying
@@ -12,9 +14,10 @@ import (
 // outcome. Before the end a violation is settled exactly when settledBy
 // says so (an effect applied more than once, an inversion of order, more
 // duplicates than allowed), which are the violations the tally counts as
-// fixed. At the end it judges a check with no violation; one with
-// violations needs them listed, so ok is false and judge walks, as it
-// does when there is no ledger to keep the counts.
+// fixed. At the end the violations it names are the first ones the
+// checker would list (sim.Ledger.FirstViolations), found by reading only
+// the chunks that hold them. ok is false when there is no ledger to keep
+// the counts; judge then walks.
 //
 // It costs O(chunks of 128 IDs touched since the last judgement x 128 x
 // consumers + linked copies x consumers + chunks), so a player can judge
@@ -26,7 +29,7 @@ func (r *Run) judgeKept(e *scenario.Expectation, final bool) (Judgement, bool) {
 		return Judgement{}, false
 	}
 	t, ok := l.Tally(c.Name(), r.s.LedgerConsumer(e.Consumer), e.Max)
-	if !ok || final && t.Count > 0 {
+	if !ok {
 		return Judgement{}, false
 	}
 	j := Judgement{Text: e.String(), Line: e.Pos.Line, Col: e.Pos.Col}
@@ -38,7 +41,17 @@ func (r *Run) judgeKept(e *scenario.Expectation, final bool) (Judgement, bool) {
 		j.Measured = strconv.Itoa(t.Duplicates) + " duplicates"
 	}
 	if final {
-		j.Standing = pick(e.Violated, Broken, Holds)
+		j.Standing = pick(e.Violated == (t.Count > 0), Holds, Broken)
+		if t.Count == 0 {
+			return j, true
+		}
+		name := r.s.LedgerConsumer(e.Consumer)
+		if e.Violated {
+			j.Measured += namedViolations(l.FirstViolations(c, name, e.Max, MaxViolationExamples), t.Count)
+		} else {
+			first := l.FirstViolations(c, name, e.Max, 1)[0]
+			j.Measured += ": " + first.Msg.String() + " " + first.Detail
+		}
 		return j, true
 	}
 	if t.Fixed > 0 {
@@ -46,4 +59,25 @@ func (r *Run) judgeKept(e *scenario.Expectation, final bool) (Judgement, bool) {
 		j.Standing = pick(e.Violated, Holds, Broken)
 	}
 	return j, true
+}
+
+// namedViolations names the first MaxViolationExamples of the violations
+// first begins, total in all, by message and tick, e.g. ": m3 t=12, m7
+// t=15 and 4 more"; "" for none.
+func namedViolations(first []sim.Violation, total int) string {
+	if total == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(": ")
+	for i, v := range first[:min(len(first), MaxViolationExamples)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(v.Msg.String() + " t=" + strconv.FormatInt(int64(v.Tick), 10))
+	}
+	if total > MaxViolationExamples {
+		b.WriteString(" and " + strconv.Itoa(total-MaxViolationExamples) + " more")
+	}
+	return b.String()
 }

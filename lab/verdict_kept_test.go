@@ -95,6 +95,12 @@ func checkTallies(t *testing.T, where string, l *sim.Ledger) int {
 			if got != want {
 				t.Fatalf("%s: %s(%q): kept %+v\nwalk %+v", where, c.Name(), name, got, want)
 			}
+			vs := c.Violations(l)
+			for _, k := range []int{1, MaxViolationExamples, 10} {
+				if first := l.FirstViolations(c, name, bound, k); !reflect.DeepEqual(first, vs[:min(k, len(vs))]) && len(first)+len(vs) > 0 {
+					t.Fatalf("%s: %s(%q): first %d %+v\nwalk %+v", where, c.Name(), name, k, first, vs[:min(k, len(vs))])
+				}
+			}
 			n++
 		}
 	}

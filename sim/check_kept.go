@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/binary"
+	"slices"
 	"strconv"
 )
 
@@ -312,6 +314,7 @@ type orderFold struct {
 	keyed      int
 	inversions int
 	first      Violation
+	firsts     []Violation // the first keptInversions inversions
 }
 
 // ordered is Tally for ordered-per-key: O(first applications since the
@@ -407,9 +410,10 @@ func (f *orderFold) judge(l *Ledger, b *consumerBook, id ID) {
 	}
 	f.keyed++
 	if prev, ok := f.last[key]; ok && prev > root {
-		if f.inversions == 0 {
-			f.first = Violation{Check: "ordered-per-key", Msg: root, Key: key, Consumer: b.name, Tick: l.Entry(id, b.ref).FirstApplied,
-				Detail: "applied after " + prev.String() + ", which was created later"}
+		if f.inversions < keptInversions {
+			f.firsts = append(f.firsts, Violation{Check: "ordered-per-key", Msg: root, Key: key, Consumer: b.name, Tick: l.Entry(id, b.ref).FirstApplied,
+				Detail: "applied after " + prev.String() + ", which was created later"})
+			f.first = f.firsts[0]
 		}
 		f.inversions++
 		return
@@ -426,4 +430,186 @@ func (l *Ledger) routed(id ID) bool {
 		}
 	}
 	return false
+}
+
+// FirstViolations returns the first k violations checker c, built for
+// consumer with bound n (as Tally takes them), reports on the ledger as
+// it stands: c.Violations(l)[:k], or all of them when there are fewer.
+// For the outcome checkers it reads only the chunks of 128 IDs whose kept
+// counts (see Tally) hold a violation, in ID order, until it has k, and
+// the lineages: O(chunks + chunks read x 128 + linked copies + losses),
+// not a pass over every outcome. ordered-per-key reads its kept fold. A
+// check whose only violation is that there is nothing to judge, or that
+// it was asked wrongly, is answered by c itself, which has nothing to
+// walk then.
+func (l *Ledger) FirstViolations(c Checker, consumer string, n, k int) []Violation {
+	cut := func(vs []Violation) []Violation { return vs[:min(k, len(vs))] }
+	t, ok := l.Tally(c.Name(), consumer, n)
+	if !ok || k <= 0 || t.Count == 0 {
+		return cut(c.Violations(l))
+	}
+	x := l.stats
+	ref := l.Consumer(consumer)
+	switch c.Name() {
+	case "max-duplicates":
+		if t.Fixed > 0 {
+			return []Violation{t.First}
+		}
+		return cut(c.Violations(l))
+	case "ordered-per-key":
+		if t.Fixed == 0 || k > keptInversions {
+			return cut(c.Violations(l))
+		}
+		var out []Violation
+		for i := range l.consumers {
+			if (ref == NoConsumer || ConsumerRef(i) == ref) && i < len(x.order) && x.order[i] != nil {
+				out = append(out, x.order[i].firsts...)
+			}
+		}
+		return cut(out)
+	case "no-loss":
+		if l.recs.len() <= 1 {
+			return cut(c.Violations(l))
+		}
+		var out []Violation
+		for v := range l.allLosses() {
+			if len(out) == k {
+				return out
+			}
+			if l.standsBeforeConsumers(v) {
+				root, why := l.Root(v.ID), "lost before any consumer ("+string(v.Cause)+")"
+				if root != v.ID {
+					why += ": its copy " + v.ID.String()
+				}
+				out = append(out, Violation{Check: "no-loss", Msg: root, Key: l.keyOf(v.ID), Tick: v.Tick, Detail: why})
+			}
+		}
+		for i := range l.consumers {
+			if len(out) >= k {
+				return cut(out)
+			}
+			out = x.firstBad(l, ConsumerRef(i), "no-loss", k-len(out), out, func(o *Outcome) (bool, string) { return lossWhy(l, o) })
+		}
+		for _, ch := range x.chunksWith(func(p *statsPart) bool { return p.unrouted > 0 }) {
+			if len(out) >= k {
+				break
+			}
+			rs := l.recs.chunk(ch)
+			for j := range rs {
+				id := ID(ch*tableChunk + uint64(j))
+				if id == 0 || rs[j].flags&recRegistered == 0 || rs[j].State != StatePending || l.routed(id) {
+					continue
+				}
+				r := l.export(id, &rs[j])
+				out = append(out, Violation{Check: "no-loss", Msg: r.ID, Key: r.Key, Tick: r.Changed,
+					Detail: "still pending at " + r.Where + " at t=" + strconv.FormatInt(int64(l.last), 10) + ", and no consumer is routed it"})
+			}
+		}
+		return cut(out)
+	}
+	// at-least-once, at-most-once, exactly-once: their own judgement of
+	// each outcome, handed the outcomes of the chunks that hold one.
+	cf, isFunc := c.(checkFunc)
+	if !isFunc || cf.start == nil || consumer != "" && ref == NoConsumer || x.routed(l, ref) == 0 {
+		return cut(c.Violations(l))
+	}
+	var out []Violation
+	for i := range l.consumers {
+		if ref != NoConsumer && ConsumerRef(i) != ref || len(out) >= k {
+			continue
+		}
+		p, found := cf.start(l), 0
+		out = x.firstBad(l, ConsumerRef(i), c.Name(), k-len(out), out, func(o *Outcome) (bool, string) {
+			p.visit(o) // the checker's judgement of o; having visited one, finish lists what it found
+			if vs := p.finish(); len(vs) > found {
+				found = len(vs)
+				return true, vs[found-1].Detail
+			}
+			return false, ""
+		})
+	}
+	return cut(out)
+}
+
+// keptInversions is how many inversions an ordered-per-key fold keeps
+// for FirstViolations.
+const keptInversions = 8
+
+// routed returns how many outcomes consumer ref (every consumer for
+// NoConsumer) has, from the kept counts and the lineages.
+func (x *statsIndex) routed(l *Ledger, ref ConsumerRef) int {
+	n := 0
+	for i := range l.consumers {
+		if ref == NoConsumer || ConsumerRef(i) == ref {
+			j := x.judged(l, ConsumerRef(i))
+			n += j.routed
+		}
+	}
+	return n
+}
+
+// chunksWith returns, in order, the chunks whose parts satisfy f:
+// O(chunks log chunks).
+func (x *statsIndex) chunksWith(f func(p *statsPart) bool) []uint64 {
+	var cs []uint64
+	for c, p := range x.parts {
+		if f(p) {
+			cs = append(cs, c)
+		}
+	}
+	slices.Sort(cs)
+	return cs
+}
+
+// firstBad appends to out, in origin order, the violations bad finds
+// among consumer c's outcomes, until it has added want of them: it reads
+// the lineages' outcomes and the unlinked outcomes of the chunks whose
+// kept count for check holds one.
+func (x *statsIndex) firstBad(l *Ledger, c ConsumerRef, check string, want int, out []Violation, bad func(o *Outcome) (bool, string)) []Violation {
+	count := func(j *judgeCount) int {
+		switch check {
+		case "at-most-once":
+			return j.atMostBad
+		case "exactly-once":
+			return j.exactlyBad
+		}
+		return j.lossBad
+	}
+	if all := x.judged(l, c); count(&all) == 0 {
+		return out
+	}
+	var lineage []Outcome
+	l.eachLineageOutcome(c, func(o *Outcome) { lineage = append(lineage, *o) })
+	slices.SortFunc(lineage, func(a, b Outcome) int { return cmp.Compare(a.Origin, b.Origin) })
+	added, next := 0, 0
+	emit := func(o *Outcome) {
+		if ok, why := bad(o); ok && added < want {
+			out = append(out, o.violation(check, why))
+			added++
+		}
+	}
+	flush := func(upTo ID) {
+		for next < len(lineage) && lineage[next].Origin < upTo && added < want {
+			emit(&lineage[next])
+			next++
+		}
+	}
+	b := l.consumers[c]
+	for _, ch := range x.chunksWith(func(p *statsPart) bool { return int(c) < len(p.judge) && count(&p.judge[c]) > 0 }) {
+		es := b.entries.chunk(ch)
+		for j := range es {
+			id := ID(ch*tableChunk + uint64(j))
+			if added == want {
+				return out
+			}
+			if id == 0 || es[j].bits&delExpected == 0 || l.linked(id) {
+				continue
+			}
+			flush(id)
+			o := l.unlinkedOutcome(id, c)
+			emit(&o)
+		}
+	}
+	flush(^ID(0))
+	return out
 }

@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // walkTally counts check's violations from its walk (Violations), as
 // Tally counts them.
@@ -69,6 +72,12 @@ func TestTallyFollowsLineages(t *testing.T) {
 				want := walkTally(l, c, name, 0)
 				if !ok || got != want {
 					t.Fatalf("after event %d (%s m%d): %s(%q): kept %+v\nwalk %+v", i, evs[i].Kind, evs[i].Msg, c.Name(), name, got, want)
+				}
+				vs := c.Violations(l)
+				for _, k := range []int{1, 2, 10} {
+					if first := l.FirstViolations(c, name, 0, k); !reflect.DeepEqual(first, vs[:min(k, len(vs))]) && len(first)+len(vs) > 0 {
+						t.Fatalf("after event %d: %s(%q): first %d %+v\nwalk %+v", i, c.Name(), name, k, first, vs[:min(k, len(vs))])
+					}
 				}
 				if c.Name() == "ordered-per-key" && name == "c" {
 					inversions += got.Fixed

@@ -445,8 +445,11 @@ func (l *Ledger) routed(id ID) bool {
 func (l *Ledger) FirstViolations(c Checker, consumer string, n, k int) []Violation {
 	cut := func(vs []Violation) []Violation { return vs[:min(k, len(vs))] }
 	t, ok := l.Tally(c.Name(), consumer, n)
-	if !ok || k <= 0 || t.Count == 0 {
+	if !ok {
 		return cut(c.Violations(l))
+	}
+	if k <= 0 || t.Count == 0 {
+		return nil
 	}
 	x := l.stats
 	ref := l.Consumer(consumer)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/brokerlab/brokerlab/printable"
 	"github.com/brokerlab/brokerlab/scenario"
@@ -175,24 +174,7 @@ const MaxViolationExamples = 3
 
 // firstViolations names the first MaxViolationExamples violations by
 // message and tick, e.g. ": m3 t=12, m7 t=15 and 4 more"; "" for none.
-func firstViolations(vs []sim.Violation) string {
-	if len(vs) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString(": ")
-	for i, v := range vs {
-		if i == MaxViolationExamples {
-			b.WriteString(" and " + strconv.Itoa(len(vs)-i) + " more")
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(v.Msg.String() + " t=" + strconv.FormatInt(int64(v.Tick), 10))
-	}
-	return b.String()
-}
+func firstViolations(vs []sim.Violation) string { return namedViolations(vs, len(vs)) }
 
 // Failures returns the outcomes that failed, in file order (nil when every
 // expectation holds).

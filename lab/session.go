@@ -33,19 +33,6 @@ import (
 // Session.series).
 const histCap = 4 * MaxHistory
 
-// The verdict's ledger checks scan every outcome, O(messages x consumers),
-// each time the run judges them again (Run.Verdict: whenever an event was
-// traced). Up to exactJudgeLimit messages the session takes the verdict
-// every tick; above it, at every multiple of judgeEvery ticks, at the end
-// of the run and after a hand action, so that settling 10^6 messages
-// judges a few times, not once per tick. The schedule depends on the tick
-// and the action log only, so a run re-executed by Seek shows the verdict
-// a run stepped there shows.
-const (
-	exactJudgeLimit = 20_000
-	judgeEvery      = 32
-)
-
 // Session plays a loaded scenario: it builds the run, steps it, samples
 // the metric series every tick, keeps the log of hand actions and turns
 // the models' state into immutable Snapshots. A snapshot costs O(queues x
@@ -54,8 +41,11 @@ const (
 // per-consumer effects and the per-key effect table are kept by the
 // ledger (sim.Ledger.Stats and KeyStats) and taken again whenever an
 // event was traced, at O(what changed since): no frame scans every
-// outcome for them. The verdict is taken on the schedule exactJudgeLimit
-// describes. It is used from one goroutine.
+// outcome for them. The verdict is taken with every snapshot: before the
+// end of the run, Run.Verdict judges the ledger checks from counts the
+// ledger keeps (see Run.judgeKept) at O(what changed since), and it is a
+// function of the run's state alone, so a run re-executed by Seek shows
+// the verdict a run stepped there shows. It is used from one goroutine.
 type Session struct {
 	s        *scenario.Scenario
 	lesson   string
@@ -83,17 +73,10 @@ type Session struct {
 	effects  []EffectView
 	statsSeq uint64
 	fresh    bool
-	// verdict is the verdict as of the last judgement (see
-	// exactJudgeLimit); judged is false when a hand action or a new run
-	// made it stale. While Seek re-executes the run, no verdict is taken
-	// before tick judgeFrom, the last scheduled one before its target.
-	verdict   Verdict
-	judged    bool
-	judgeFrom sim.Tick
-	budget    *sim.Budget // the run budget, when not the default (tests)
-	chips     []queue.Resident
-	notice    string
-	tab       string // the model to open on
+	budget   *sim.Budget // the run budget, when not the default (tests)
+	chips    []queue.Resident
+	notice   string
+	tab      string // the model to open on
 	// log is every hand action of the current run with the tick it ran
 	// at, in order; the first done of them have been applied to the run
 	// (those at or before its tick). Seek re-executes the run with them,
@@ -275,7 +258,7 @@ func (d *Session) build(seed *uint64) error {
 	rec.ledger = r.Env().Ledger
 	d.run, d.rec, d.subj, d.acts = r, rec, subj, acts
 	d.done = 0
-	d.judged, d.fresh = false, false
+	d.fresh = false
 	d.table = nil
 	d.series, d.histStart = nil, 0
 	d.series = append(d.series, Series{Kind: SeriesPublishRate})
@@ -288,7 +271,6 @@ func (d *Session) build(seed *uint64) error {
 	d.lastPub = r.Published()
 	d.refreshStats()
 	d.sample()
-	d.settleVerdict()
 	return nil
 }
 
@@ -341,32 +323,10 @@ func effectsOf(s sim.Stats) []EffectView {
 	return out
 }
 
-// settleVerdict takes the verdict when the schedule (see
-// exactJudgeLimit) or a hand action since the last one asks for it, and
-// not before tick judgeFrom. It costs what Run.Verdict costs when it
-// judges: O(messages x consumers) when an event was traced since the run
-// last judged its ledger checks.
-func (d *Session) settleVerdict() {
-	now := d.run.Now()
-	if now < d.judgeFrom {
-		return
-	}
-	due := !d.judged || d.run.Done() || now%judgeEvery == 0 || d.run.Env().IDs.Last() <= exactJudgeLimit
-	if due {
-		d.verdict = d.run.Verdict()
-		d.judged = true
-	}
-}
-
-// judge returns the verdict the schedule last took, or takes it when
-// none was.
-func (d *Session) judge() Verdict {
-	if !d.judged || d.verdict.Final != d.run.Done() {
-		d.verdict = d.run.Verdict()
-		d.judged = true
-	}
-	return d.verdict
-}
+// judge returns the verdict on the run's state now (Run.Verdict): at
+// the cost of what the run changed since it last judged, or of the
+// checkers' walks once at the end.
+func (d *Session) judge() Verdict { return d.run.Verdict() }
 
 // sample appends one sample to every series.
 func (d *Session) sample() {
@@ -678,7 +638,6 @@ func (d *Session) step() {
 		d.lastPub = d.run.Published()
 	}
 	d.applyDue()
-	d.settleVerdict()
 }
 
 // applyDue applies the logged hand actions whose tick has come up again,
@@ -689,7 +648,6 @@ func (d *Session) applyDue() {
 		h := d.log[d.done]
 		d.done++
 		what, err := d.do(h.Action)
-		d.judged = false
 		if !d.seeking && err == nil {
 			d.notice = "again from the log: " + what
 		}
@@ -735,10 +693,8 @@ func (d *Session) Seek(t sim.Tick) Snapshot {
 			return d.Snapshot()
 		}
 		d.seeking = true
-		defer func() { d.seeking, d.judgeFrom = false, 0 }()
-		d.judgeFrom = t - t%judgeEvery
+		defer func() { d.seeking = false }()
 		d.applyDue()
-		d.settleVerdict()
 		kept := len(old) == len(d.series) && len(old) > 0 && t >= start && int(t-start) < len(old[0].Values)
 		d.replaying = kept
 		for d.run.Now() < t && !d.run.Done() {
@@ -821,7 +777,6 @@ func (d *Session) Do(a Action) (Snapshot, error) {
 	d.log = append(d.log[:d.done], Logged{At: at, Action: a})
 	d.done = len(d.log)
 	d.notice = what
-	d.judged = false
 	return d.Snapshot(), nil
 }
 

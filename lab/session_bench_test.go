@@ -88,9 +88,8 @@ func BenchmarkSeekBack(b *testing.B) {
 
 // TestSeekBackExact: going back, with the kept samples, shows exactly
 // what a fresh run stepped to the same tick shows (series, ledger
-// summary, effects, effect table, trace, verdict), in a scenario above
-// exactJudgeLimit messages (the verdict is taken every judgeEvery ticks)
-// and in a lesson with a hand action, near and far back.
+// summary, effects, effect table, trace, verdict), in a scenario of
+// tens of thousands of messages and in a lesson with a hand action, near and far back.
 func TestSeekBackExact(t *testing.T) {
 	src := strings.NewReplacer("count: 60000", "count: 18000", "count: 40000", "count: 12000").Replace(backlogSource(300))
 	big, err := scenario.Load("backlog.yaml", []byte(src))

@@ -82,12 +82,15 @@ type checkedJudgement struct {
 }
 
 // Verdict judges every expectation on the current state without changing
-// the run: it emits no event and does not end the run. It costs what the
-// expectations' checkers cost, O(messages x consumers) for a ledger check,
-// so a player calls it once per tick, not once per frame. A ledger check
-// reads the ledger alone, which changes only by traced events: its
-// judgement is kept and given again, at no cost, until an event is traced
-// or the run ends.
+// the run: it emits no event and does not end the run. A ledger check is
+// judged from the counts the ledger keeps as it folds events (see
+// judgeKept), at a cost that follows what changed since the last
+// judgement, not the size of the run, so a player can call it on every
+// tick; only at the end, and only a check with violations to list, is it
+// judged by the checker's walk over every outcome, O(messages x
+// consumers), once. A ledger check reads the ledger
+// alone, which changes only by traced events: its judgement is kept and
+// given again, at no cost, until an event is traced or the run ends.
 func (r *Run) Verdict() Verdict {
 	v := Verdict{Final: r.over, Errors: len(r.errs)}
 	for i := range r.s.Expect {
@@ -107,7 +110,11 @@ func (r *Run) Verdict() Verdict {
 		}
 		events, c := r.env.Trace.Len(), &r.checked[i]
 		if !c.ok || c.events != events || c.final != v.Final {
-			*c = checkedJudgement{ok: true, events: events, final: v.Final, j: r.judge(e, v.Final)}
+			j, ok := r.judgeKept(e, v.Final)
+			if !ok {
+				j = r.judge(e, v.Final)
+			}
+			*c = checkedJudgement{ok: true, events: events, final: v.Final, j: j}
 		}
 		v.Judgments = append(v.Judgments, c.j)
 	}
@@ -203,8 +210,10 @@ func (r *Run) judge(e *scenario.Expectation, final bool) Judgement {
 //     still arrive.
 //
 // A consumer the ledger does not know yet is never settled either: the
-// ledger learns consumers from their first event. The rule costs one pass
-// over the consumer's outcomes for the two effect-counting checks.
+// ledger learns consumers from their first event. The rule costs O(1) per
+// violation it is asked about (O(linked copies) for the origin of a
+// lineage, see sim.Ledger.Effects), so judging costs O(violations) on top
+// of the checker's own walk, and builds no outcome.
 func (r *Run) settledBy(e *scenario.Expectation) func(sim.Violation) bool {
 	l := r.env.Ledger
 	name := r.s.LedgerConsumer(e.Consumer)
@@ -214,17 +223,7 @@ func (r *Run) settledBy(e *scenario.Expectation) func(sim.Violation) bool {
 		if l == nil {
 			return never
 		}
-		type origin struct {
-			id       sim.ID
-			consumer string
-		}
-		twice := map[origin]bool{}
-		for _, o := range l.Outcomes(name) {
-			if o.Effects > 1 {
-				twice[origin{o.Origin, o.Consumer}] = true
-			}
-		}
-		return func(v sim.Violation) bool { return v.Msg != 0 && twice[origin{v.Msg, v.Consumer}] }
+		return func(v sim.Violation) bool { return v.Msg != 0 && l.Effects(v.Msg, v.Consumer) > 1 }
 	case scenario.CheckMaxDuplicates:
 		over := l != nil && e.Max >= 0 && (name == "" || l.Consumer(name) != sim.NoConsumer) && l.Duplicates(name) > e.Max
 		return func(sim.Violation) bool { return over }

@@ -171,6 +171,12 @@ type statsPart struct {
 	missed, lost                 int
 	lostBy                       []CauseCount
 	cons                         []ConsumerStats // by consumer index; Consumer unset
+	// judge counts, by consumer index, how the outcome checkers judge
+	// the unlinked copies' outcomes (see Tally); beforeLost counts the
+	// standing losses before any consumer and unrouted the pending
+	// copies no consumer is routed, as NoLoss reports them.
+	judge                []judgeCount
+	beforeLost, unrouted int
 }
 
 // add adds q's counts to p, times sign (1 or -1); lostBy is left to the
@@ -194,6 +200,14 @@ func (p *statsPart) add(q *statsPart, sign int) {
 	}
 	for i := range q.cons {
 		p.cons[i].sum(&q.cons[i], sign)
+	}
+	p.beforeLost += sign * q.beforeLost
+	p.unrouted += sign * q.unrouted
+	for len(p.judge) < len(q.judge) {
+		p.judge = append(p.judge, judgeCount{})
+	}
+	for i := range q.judge {
+		p.judge[i].add(&q.judge[i], sign)
 	}
 }
 
@@ -245,6 +259,12 @@ type statsIndex struct {
 	// keys, once KeyStats was asked for, keeps the per-key sums of the
 	// consumers it names, refolded with the parts.
 	keys *keyIndex
+	// order, once Tally was asked for ordered-per-key, keeps its fold
+	// per consumer index; orderLinks is len(Ledger.lineage) when the
+	// folds were last held to the lineages, as a copy linked since may
+	// change a root a fold judged.
+	order      []*orderFold
+	orderLinks int
 }
 
 // part returns chunk c's part, creating it on first use. The parts are
@@ -334,7 +354,7 @@ func (x *statsIndex) refresh(l *Ledger, c uint64) {
 		}
 	}
 	old := p.cons
-	*p = l.foldPart(c, x.before[c])
+	*p = l.foldPart(c, x.before[c], p.judge)
 	x.total.add(p, 1)
 	for i := range p.cons {
 		x.total.cons[i].Worst = max(x.total.cons[i].Worst, p.cons[i].Worst)
@@ -355,8 +375,10 @@ func (x *statsIndex) refresh(l *Ledger, c uint64) {
 // foldPart folds chunk c: its registered records, the outcomes of its
 // unlinked copies for every consumer, and before, its losses before any
 // consumer.
-func (l *Ledger) foldPart(c uint64, before []loss) statsPart {
+// The judge counts of the part it replaces are reused.
+func (l *Ledger) foldPart(c uint64, before []loss, judge []judgeCount) statsPart {
 	var p statsPart
+	p.judge = judge[:0]
 	if rs := l.recs.chunk(c); rs != nil {
 		for k := range rs {
 			r := &rs[k]
@@ -374,6 +396,9 @@ func (l *Ledger) foldPart(c uint64, before []loss) statsPart {
 			if r.flags&recPhantom != 0 {
 				p.phantoms++
 			}
+			if r.State == StatePending && !l.routed(id) {
+				p.unrouted++
+			}
 		}
 	}
 	for i, b := range l.consumers {
@@ -382,6 +407,9 @@ func (l *Ledger) foldPart(c uint64, before []loss) statsPart {
 			continue
 		}
 		p.cons = grow(p.cons, i+1)
+		for len(p.judge) <= i {
+			p.judge = append(p.judge, judgeCount{})
+		}
 		for k := range es {
 			e := &es[k]
 			id := ID(c*tableChunk + uint64(k))
@@ -394,11 +422,13 @@ func (l *Ledger) foldPart(c uint64, before []loss) statsPart {
 			o := a.finish()
 			p.outcome(&o, p.countCause)
 			p.cons[i].add(&o)
+			p.judge[i].count(l, &o)
 		}
 	}
 	for _, v := range before {
 		if r := l.recs.get(uint64(v.id)); r != nil && r.State == StateLost {
 			p.lost++
+			p.beforeLost++
 			cause := Cause("")
 			if v.cause != 0 {
 				cause = l.causes[v.cause-1]

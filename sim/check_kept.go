@@ -264,7 +264,7 @@ func (l *Ledger) Effects(origin ID, name string) int {
 	}
 	if !l.linked(origin) {
 		if e := l.consumers[c].entries.get(uint64(origin)); e != nil && e.bits&delExpected != 0 {
-			return int(e.Applied)
+			return int(l.halfCount(origin, c, fieldApplied, e.handled, lowHalf))
 		}
 		return 0
 	}
@@ -272,7 +272,7 @@ func (l *Ledger) Effects(origin ID, name string) int {
 	b := l.consumers[c]
 	for _, id := range l.linkedIDs() {
 		if e := b.entries.get(uint64(id)); e != nil && e.bits&delExpected != 0 && l.Root(id) == origin {
-			n += int(e.Applied)
+			n += int(l.halfCount(id, b.ref, fieldApplied, e.handled, lowHalf))
 		}
 	}
 	return n
@@ -419,17 +419,6 @@ func (f *orderFold) judge(l *Ledger, b *consumerBook, id ID) {
 		return
 	}
 	f.last[key] = root
-}
-
-// routed reports whether some consumer is routed copy id, as NoLoss asks
-// of a pending copy: O(consumers).
-func (l *Ledger) routed(id ID) bool {
-	for _, b := range l.consumers {
-		if e := b.entries.get(uint64(id)); e != nil && e.bits&delExpected != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // FirstViolations returns the first k violations checker c, built for

@@ -431,8 +431,8 @@ func rows(t *table) {
 		if n.size == "1000000" && len(t.s[name]) == 0 {
 			continue // BIG=1 only
 		}
-		t.figure("Player frame at "+n.label+" messages (Step + Snapshot): slowest of 32 frames, CPU time", name, "max-frame-cpu-ns", " ms", 1e6, 16)
-		t.figure("Player frame at "+n.label+" messages: slowest frame that does not judge the expectations, CPU time", name, "max-unjudged-frame-cpu-ns", " ms", 1e6, 0)
+		t.figure("Player frame at "+n.label+" messages (Step + Snapshot, verdict included): slowest of 32 frames, CPU time", name, "max-frame-cpu-ns", " ms", 1e6, 16)
+		t.figure("Player at "+n.label+" messages: slowest Snapshot (view and verdict) while they settle, thousands moving per tick, CPU time", name, "max-settle-snapshot-cpu-ns", " ms", 1e6, 16)
 		t.figure("Player frame at "+n.label+" messages: mean of 32 frames, CPU time", name, "frame-cpu-ns", " ms", 1e6, 0)
 		t.figure("Player frame at "+n.label+" messages: allocated over the worst 32 ticks of play", name, "max-B/32ticks", " MB", 1e6, 50)
 		t.figure("Player frame at "+n.label+" messages: allocated per 32 ticks, mean", name, "B/32ticks", " MB", 1e6, 0)

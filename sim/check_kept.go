@@ -185,33 +185,10 @@ func (l *Ledger) eachLineageOutcome(c ConsumerRef, f func(o *Outcome)) {
 	if len(l.lineage) == 0 {
 		return
 	}
-	b := l.consumers[c]
-	var aggs map[ID]*agg
-	var roots []ID
-	for _, id := range l.linkedIDs() {
-		e := b.entries.get(uint64(id))
-		if e == nil || e.bits&delExpected == 0 {
-			continue
-		}
-		root := l.Root(id)
-		a, ok := aggs[root]
-		if !ok {
-			if aggs == nil {
-				aggs = map[ID]*agg{}
-			}
-			a = &agg{o: Outcome{Origin: root, Consumer: b.name}}
-			aggs[root] = a
-			roots = append(roots, root)
-		}
-		d := l.exportDelivery(id, b.ref, e)
-		a.add(l, id, &d)
-	}
+	aggs, roots := l.lineages(l.consumers[c])
 	for _, root := range roots {
 		o := aggs[root].finish()
-		o.Key = l.keyOf(o.Origin)
-		if o.Key == "" {
-			o.Key = l.keyOf(o.Last)
-		}
+		o.Key = l.lineageKey(&o)
 		f(&o)
 	}
 }

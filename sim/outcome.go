@@ -199,36 +199,14 @@ func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 // memory, never O(copies). The Outcome f gets is reused for the next
 // call.
 func (l *Ledger) eachBookOutcome(b *consumerBook, f func(o *Outcome)) {
-	var lineage map[ID]*agg
-	var roots []ID
-	for _, id := range l.linkedIDs() {
-		e := b.entries.get(uint64(id))
-		if e == nil || e.bits&delExpected == 0 {
-			continue
-		}
-		root := l.Root(id)
-		if lineage == nil {
-			lineage = map[ID]*agg{}
-		}
-		a, ok := lineage[root]
-		if !ok {
-			a = &agg{o: Outcome{Origin: root, Consumer: b.name}}
-			lineage[root] = a
-			roots = append(roots, root)
-		}
-		d := l.exportDelivery(id, b.ref, e)
-		a.add(l, id, &d)
-	}
+	lineage, roots := l.lineages(b)
 	slices.Sort(roots)
 	next := 0
 	flush := func(upTo ID) {
 		for next < len(roots) && roots[next] < upTo {
 			x := lineage[roots[next]]
 			x.settle(&x.o)
-			x.o.Key = l.keyOf(x.o.Origin)
-			if x.o.Key == "" {
-				x.o.Key = l.keyOf(x.o.Last)
-			}
+			x.o.Key = l.lineageKey(&x.o)
 			f(&x.o)
 			next++
 		}
@@ -251,4 +229,42 @@ func (l *Ledger) eachBookOutcome(b *consumerBook, f func(o *Outcome)) {
 		f(&a.o)
 	}
 	flush(math.MaxUint64)
+}
+
+// lineages folds consumer b's copies that belong to a lineage (copies
+// with an origin or copies made from them) by their origin, as Outcomes
+// does: one agg per origin, and the origins in the order first met; nil
+// and nil when b has none. It costs O(linked copies), and one map when
+// some copy of b is linked.
+func (l *Ledger) lineages(b *consumerBook) (map[ID]*agg, []ID) {
+	var aggs map[ID]*agg
+	var roots []ID
+	for _, id := range l.linkedIDs() {
+		e := b.entries.get(uint64(id))
+		if e == nil || e.bits&delExpected == 0 {
+			continue
+		}
+		root := l.Root(id)
+		a, ok := aggs[root]
+		if !ok {
+			if aggs == nil {
+				aggs = map[ID]*agg{}
+			}
+			a = &agg{o: Outcome{Origin: root, Consumer: b.name}}
+			aggs[root] = a
+			roots = append(roots, root)
+		}
+		d := l.exportDelivery(id, b.ref, e)
+		a.add(l, id, &d)
+	}
+	return aggs, roots
+}
+
+// lineageKey returns the key of a lineage's outcome o: its origin's, or,
+// when the origin has none, its last copy's.
+func (l *Ledger) lineageKey(o *Outcome) string {
+	if k := l.keyOf(o.Origin); k != "" {
+		return k
+	}
+	return l.keyOf(o.Last)
 }

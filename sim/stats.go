@@ -447,27 +447,9 @@ func (l *Ledger) lineageStats(t *statsPart, by map[Cause]int) {
 		return
 	}
 	count := func(c Cause) { by[c]++ }
-	aggs := map[ID]*agg{}
-	var roots []ID
 	t.cons = grow(t.cons, len(l.consumers))
 	for i, b := range l.consumers {
-		clear(aggs)
-		roots = roots[:0]
-		for _, id := range l.linkedIDs() {
-			e := b.entries.get(uint64(id))
-			if e == nil || e.bits&delExpected == 0 {
-				continue
-			}
-			root := l.Root(id)
-			a, ok := aggs[root]
-			if !ok {
-				a = &agg{o: Outcome{Origin: root, Consumer: b.name}}
-				aggs[root] = a
-				roots = append(roots, root)
-			}
-			d := l.exportDelivery(id, b.ref, e)
-			a.add(l, id, &d)
-		}
+		aggs, roots := l.lineages(b)
 		for _, root := range roots {
 			o := aggs[root].finish()
 			t.outcome(&o, count)
@@ -745,37 +727,14 @@ func (k *keyIndex) rows(l *Ledger, limit int) ([]KeyEffects, int) {
 		}
 	}
 	if len(l.lineage) > 0 {
-		aggs := map[ID]*agg{}
-		var roots []ID
 		for col, ref := range refs {
 			if ref == NoConsumer {
 				continue
 			}
-			b := l.consumers[ref]
-			clear(aggs)
-			roots = roots[:0]
-			for _, id := range l.linkedIDs() {
-				e := b.entries.get(uint64(id))
-				if e == nil || e.bits&delExpected == 0 {
-					continue
-				}
-				root := l.Root(id)
-				a, ok := aggs[root]
-				if !ok {
-					a = &agg{o: Outcome{Origin: root, Consumer: b.name}}
-					aggs[root] = a
-					roots = append(roots, root)
-				}
-				d := l.exportDelivery(id, b.ref, e)
-				a.add(l, id, &d)
-			}
+			aggs, roots := l.lineages(l.consumers[ref])
 			for _, root := range roots {
 				o := aggs[root].finish()
-				key := l.keyOf(o.Origin)
-				if key == "" {
-					key = l.keyOf(o.Last)
-				}
-				r := row(k.intern(key), col, root)
+				r := row(k.intern(l.lineageKey(&o)), col, root)
 				r.cells[col].count(1, o.Effects, max(o.Effects, 1)-1, o.Skipped, 1)
 			}
 		}

@@ -256,7 +256,6 @@ const (
 	fieldCreated uint8 = iota
 	fieldChanged
 	fieldLastSeen
-	fieldFirstApplied
 	fieldDelivered // a delivery's count past its field
 	fieldApplied
 	fieldSkipped
@@ -312,7 +311,8 @@ const (
 //   - LastSeen is a tick32 (see put32).
 //   - FirstApplied is kept as its distance from LastSeen, which fits a
 //     byte when a copy is applied within 127 ticks of its latest delivery,
-//     as it nearly always is; offWide marks one kept in full.
+//     as it nearly always is; offWide marks one kept in full, in the
+//     consumer's firstWide table rather than Ledger.wide.
 //   - Delivered counts to 254 in a byte, Applied and Skipped to 14 in half
 //     a byte each. A count that reaches the field's largest value is kept
 //     in full: one entry per copy and field, whatever the count.
@@ -424,14 +424,11 @@ func (l *Ledger) seen(id ID, c ConsumerRef, d *delivery, t Tick) {
 func (l *Ledger) setFirstApplied(id ID, c ConsumerRef, d *delivery, t Tick) {
 	off := t - l.get32(id, c, fieldLastSeen, d.lastSeen)
 	if off > offWide && off <= math.MaxInt8 {
-		if d.firstOff == offWide {
-			delete(l.wide, wideKey{id, c, fieldFirstApplied})
-		}
-		d.firstOff = int8(off)
+		d.firstOff = int8(off) // a full value left in firstWide is not read again
 		return
 	}
 	d.firstOff = offWide
-	l.putWide(id, c, fieldFirstApplied, t)
+	*l.consumers[c].firstWide.at(uint64(id)) = t
 }
 
 // firstApplied returns d's FirstApplied, for copy id and consumer c: 0
@@ -441,7 +438,7 @@ func (l *Ledger) firstApplied(id ID, c ConsumerRef, d *delivery) Tick {
 	case !d.applied():
 		return 0
 	case d.firstOff == offWide:
-		return l.wide[wideKey{id, c, fieldFirstApplied}]
+		return *l.consumers[c].firstWide.get(uint64(id))
 	}
 	return l.get32(id, c, fieldLastSeen, d.lastSeen) + Tick(d.firstOff)
 }
@@ -475,6 +472,13 @@ type consumerBook struct {
 	name    string
 	entries table[delivery] // indexed by ID
 	order   idSeq           // first applications, in order
+	// firstWide holds, by ID, the FirstApplied of the deliveries whose
+	// distance from LastSeen does not fit their byte (offWide). Its
+	// chunks are made where such a delivery is, so a run that applies
+	// copies promptly has none, and a subscriber that buffers thousands
+	// of copies before applying them pays 8 bytes a copy and an array
+	// write, not a map entry.
+	firstWide table[Tick]
 }
 
 // Ledger is the ground truth about every message of a run, and it is a

@@ -476,6 +476,11 @@ func TestFirstAppliedFarFromLastSeen(t *testing.T) {
 	if e := l.Entry(1, c); e.FirstApplied != 500 || e.LastSeen != 5 {
 		t.Fatalf("%+v", e)
 	}
+	// Kept in the consumer's own table, not the map of wide values: a
+	// subscriber that buffers its copies for long makes one per copy.
+	if len(l.wide) != 0 || l.consumers[c].firstWide.get(1) == nil {
+		t.Fatalf("the far first effect is kept in the map (%d) or nowhere", len(l.wide))
+	}
 	l.Emit(&Event{Tick: 450, Kind: KindRedelivered, Where: "queue:q", Consumer: "w", Msg: 1})
 	if e := l.Entry(1, c); e.FirstApplied != 500 || e.LastSeen != 450 || len(l.wide) != 0 {
 		t.Fatalf("%+v, %d kept in full", e, len(l.wide))

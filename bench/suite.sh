@@ -69,6 +69,36 @@ suite_explore() {
 	rm -f "$err" "$times"
 }
 
+# suite_explore_pair EXE YAML SEEDS runs two `brokerlab explore --jobs 1`
+# processes on YAML at once and appends a benchmark line for the pair to
+# $suite_raw (BenchmarkExplore/two-processes): wall time and the two
+# processes' CPU time per seed. Against Explore/jobs=1 it says how much two
+# runs slow each other down on this machine's cores with nothing shared
+# between them, the ceiling of what --jobs 2 can give.
+suite_explore_pair() {
+	local exe=$1 yaml=$2 seeds=$3 times real user sys
+	times=$(mktemp)
+	local TIMEFORMAT='%R %U %S'
+	if ! { time (
+		"$exe" explore "$yaml" --seeds "$seeds" --jobs 1 --no-shrink >/dev/null 2>&1 &
+		"$exe" explore "$yaml" --seeds "$seeds" --jobs 1 --no-shrink >/dev/null 2>&1
+		wait
+	); } 2>"$times"; then
+		echo "warning: two brokerlab explore processes at once failed" >&2
+		suite_failed+=("explore, two processes")
+		rm -f "$times"
+		return 0
+	fi
+	read -r real user sys <"$times"
+	{
+		echo "pkg: github.com/brokerlab/brokerlab/cmd/brokerlab"
+		awk -v n="$seeds" -v r="$real" -v u="$user" -v s="$sys" 'BEGIN {
+			printf "BenchmarkExplore/two-processes \t%d\t%.0f ns/op\t%.0f cpu-ns/op\n", 2 * n, r * 1e9 / (2 * n), (u + s) * 1e9 / (2 * n)
+		}'
+	} >>"$suite_raw"
+	rm -f "$times"
+}
+
 # suite_test DIR BIN TEST RUNS NAME runs the test TEST of a test binary
 # once from DIR and appends a benchmark line BenchmarkNAME for it to
 # $suite_raw: wall and process CPU time per run, RUNS being the runs the
@@ -106,8 +136,9 @@ suite_round() {
 	if [ "${SUITE_BIG:-0}" = 1 ]; then big=(-bench.big); fi
 	local b="$root/bench" t="$out/bench.test"
 	suite_bench "$b" "$t" 'BenchmarkSweepQueue$' 1000x
-	suite_explore "$out/brokerlab" "$suite_scenario" 1 2000
-	suite_explore "$out/brokerlab" "$suite_scenario" 2 2000
+	suite_explore "$out/brokerlab" "$suite_scenario" 1 10000
+	suite_explore "$out/brokerlab" "$suite_scenario" 2 10000
+	suite_explore_pair "$out/brokerlab" "$suite_scenario" 10000
 	suite_bench "$b" "$t" 'BenchmarkPeerSeed$' 100x
 	suite_bench "$b" "$t" 'BenchmarkSweepLog$' 1000x
 	suite_bench "$suite_kafka_dir" "$suite_kafka" 'BenchmarkPeerSeed$' 20x

@@ -413,6 +413,7 @@ func rows(t *table) {
 	t.perSecond("brokerlab explore --jobs 1, queue sweep scenario: seeds per CPU-second of the process", "brokerlab.Explore/jobs=1", "seeds", 0)
 	t.ratio("brokerlab explore --jobs 1 seed / Go API seed", "brokerlab.Explore/jobs=1", "ns/op", "bench.SweepQueue/api", "ns/op", 1.2, 0)
 	t.ratio("brokerlab explore --jobs 2 / --jobs 1, per seed (wall below 0.56x: at least 1.8x faster; needs idle cores)", "brokerlab.Explore/jobs=2", "ns/op", "brokerlab.Explore/jobs=1", "ns/op", 0, 0)
+	t.ratio("Two brokerlab explore --jobs 1 processes at once / one alone, per seed (the machine's ceiling for --jobs 2: wall 0.5x would be 2x)", "brokerlab.Explore/two-processes", "ns/op", "brokerlab.Explore/jobs=1", "ns/op", 0, 0)
 	if len(t.s["brokerlab.Explore/jobs=1"]["explore-seeds/cpu-s"]) > 0 {
 		t.figure("brokerlab explore --jobs 1: seeds per CPU-second as explore reports it", "brokerlab.Explore/jobs=1", "explore-seeds/cpu-s", "", 1, 0)
 	}

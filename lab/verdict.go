@@ -86,11 +86,13 @@ type checkedJudgement struct {
 // judged from the counts the ledger keeps as it folds events (see
 // judgeKept), at a cost that follows what changed since the last
 // judgement, not the size of the run, so a player can call it on every
-// tick; only at the end, and only a check with violations to list, is it
-// judged by the checker's walk over every outcome, O(messages x
-// consumers), once. A ledger check reads the ledger
-// alone, which changes only by traced events: its judgement is kept and
-// given again, at no cost, until an event is traced or the run ends.
+// tick; at the end the violations it names are read from the chunks that
+// hold them (sim.Ledger.FirstViolations). The checker's walk over every
+// outcome, O(messages x consumers), judges only what the ledger keeps no
+// counts for: a run without a ledger, or a check the tally does not know.
+// A ledger check reads the ledger alone, which changes only by traced
+// events: its judgement is kept and given again, at no cost, until an
+// event is traced or the run ends.
 func (r *Run) Verdict() Verdict {
 	v := Verdict{Final: r.over, Errors: len(r.errs)}
 	for i := range r.s.Expect {

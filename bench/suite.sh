@@ -154,6 +154,7 @@ suite_round() {
 	suite_bench "$b" "$t" 'BenchmarkScaleLog$' 200000x "${big[@]}"
 	suite_bench "$b" "$t" 'BenchmarkScalePubSub$' 200000x "${big[@]}"
 	suite_bench "$b" "$t" 'BenchmarkResident' 1x
+	suite_bench "$b" "$t" 'BenchmarkLedgerSettled$' 1x
 	suite_bench "$b" "$t" 'BenchmarkLedgerStats1M$' 3x
 	# The player's frames on a big run: 32 frames of play after settling
 	# 10^4 and 10^5 messages (and 10^6 with BIG=1) in a session.

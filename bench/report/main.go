@@ -465,6 +465,7 @@ func rows(t *table) {
 	t.bytes("Memory: overhead per resident queued message, with the ledger", "bench.ResidentQueue/ledger", "overhead-B/msg", 0)
 	t.bytes("Memory: overhead per resident log record (64-byte body), log alone", "bench.ResidentLog/no-ledger", "overhead-B/msg", 0)
 	t.bytes("Memory: overhead per resident log record, with the ledger", "bench.ResidentLog/ledger", "overhead-B/msg", 0)
+	t.bytes("Memory: the ledger per settled message (200,000 settled, the whole run's scenario)", "bench.LedgerSettled", "B/msg", 64)
 	t.ratio("Whole run, 1,000,000 messages, faults + ledger, headless: cost per message / queue lifecycle", "bench.WholeRun1M", "ns/msg", "bench.QueueLifecycle", "ns/op", 2, 0)
 	t.ratio("Whole run: cost per message / queue lifecycle, headless", "bench.WholeRun1M", "ns/msg", "bench.QueueLifecycleHeadless", "ns/op", 0, 0)
 	// contrib/watermillsim/README.md: "The 60 runs take about 0.1 s".

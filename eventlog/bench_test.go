@@ -2,12 +2,9 @@ package eventlog_test
 
 import (
 	"hash/crc32"
-	"strconv"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/eventlog"
-	"github.com/brokerlab/brokerlab/faults"
-	"github.com/brokerlab/brokerlab/producer"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -38,51 +35,41 @@ func benchMessages(env *sim.Env, n int) []sim.Message {
 // and, every benchBatch records, one broker Step (retention by size keeps
 // benchKeep records per partition) and one member Step that polls, runs
 // the handler, records the effects and commits after processing. The
-// ledger is attached, as in every simulation ("ledger", the name the
-// benchmark table knows it by); "no-ledger" replaces the world's trace
-// with a bare one, as BenchmarkPubSubFanout16Model does, so the difference
-// is what the ledger's fold costs.
+// ledger is always attached, as in every simulation; "ledger" is the name
+// the benchmark table knows it by.
 func BenchmarkLogProducePollCommit(b *testing.B) {
-	b.Run("ledger", func(b *testing.B) { logProducePollCommit(b, true) })
-	b.Run("no-ledger", func(b *testing.B) { logProducePollCommit(b, false) })
-}
-
-func logProducePollCommit(b *testing.B, ledger bool) {
-	w, _ := sim.New(sim.Config{Seed: 1})
-	env := w.Env()
-	if !ledger {
-		env.Trace = sim.NewTrace()
-	}
-	t, err := eventlog.New(w, eventlog.Config{Name: "bench", Partitions: benchPartitions, RetentionRecords: benchKeep})
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, _ := eventlog.NewGroup(w, t, eventlog.GroupConfig{Name: "g"})
-	var sum int
-	m, _ := eventlog.NewMember(w, g, eventlog.MemberConfig{Name: "a", Batch: benchBatch * benchPartitions, Handler: sim.HandlerFunc(func(d *sim.Delivery) error {
-		sum += len(d.Msg.Body)
-		d.Apply("")
-		return nil
-	})})
-	msgs := benchMessages(env, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := cpuTime()
-	for i := 0; i < b.N; i++ {
-		if _, err := t.Produce(msgs[i]); err != nil {
+	b.Run("ledger", func(b *testing.B) {
+		w, _ := sim.New(sim.Config{Seed: 1})
+		env := w.Env()
+		t, err := eventlog.New(w, eventlog.Config{Name: "bench", Partitions: benchPartitions, RetentionRecords: benchKeep})
+		if err != nil {
 			b.Fatal(err)
 		}
-		if i%benchBatch == benchBatch-1 {
-			now := env.Clock.Advance()
-			t.Step(now)
-			m.Step(now)
+		g, _ := eventlog.NewGroup(w, t, eventlog.GroupConfig{Name: "g"})
+		var sum int
+		m, _ := eventlog.NewMember(w, g, eventlog.MemberConfig{Name: "a", Batch: benchBatch * benchPartitions, Handler: sim.HandlerFunc(func(d *sim.Delivery) error {
+			sum += len(d.Msg.Body)
+			d.Apply("")
+			return nil
+		})})
+		msgs := benchMessages(env, b.N)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := t.Produce(msgs[i]); err != nil {
+				b.Fatal(err)
+			}
+			if i%benchBatch == benchBatch-1 {
+				now := env.Clock.Advance()
+				t.Step(now)
+				m.Step(now)
+			}
 		}
-	}
-	m.Step(env.Clock.Advance())
-	reportCPU(b, cpu)
-	if g.Lag() != 0 || sum != b.N*len(benchBody) {
-		b.Fatalf("lag %d, sum %d", g.Lag(), sum)
-	}
+		m.Step(env.Clock.Advance())
+		if g.Metrics().Lag != 0 || sum != b.N*len(benchBody) {
+			b.Fatalf("lag %d, sum %d", g.Metrics().Lag, sum)
+		}
+	})
 }
 
 // BenchmarkSliceLogBaseline does the same work on a bare slice per
@@ -128,7 +115,6 @@ func BenchmarkSliceLogBaseline(b *testing.B) {
 	msgs := benchMessages(w.Env(), b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
 		msg := &msgs[i]
 		p := crc32.ChecksumIEEE([]byte(msg.Key)) % benchPartitions
@@ -139,72 +125,7 @@ func BenchmarkSliceLogBaseline(b *testing.B) {
 		}
 	}
 	poll()
-	reportCPU(b, cpu)
 	if sum != b.N*len(benchBody) {
 		b.Fatalf("sum %d", sum)
 	}
-}
-
-// BenchmarkSweepLogSeed is one seed of the log sweep (6 partitions, 3
-// members, 100 records over 10 keys, a crash before and after an effect
-// at 2% each, the checks at the end), a new seed per operation, run until
-// the producer is done and the group's lag is 0: "metrics" reads the lag
-// from Metrics every tick, "lag" from Lag.
-func BenchmarkSweepLogSeed(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		lag  func(*eventlog.Group) int64
-	}{
-		{"metrics", func(g *eventlog.Group) int64 { return g.Metrics().Lag }},
-		{"lag", (*eventlog.Group).Lag},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			var seed uint64
-			cpu := cpuTime()
-			for b.Loop() {
-				seed++
-				if err := sweepLogSeed(seed, c.lag); err != nil {
-					b.Fatalf("seed %d: %v", seed, err)
-				}
-			}
-			reportCPU(b, cpu)
-		})
-	}
-}
-
-// sweepLogSeed runs one seed of BenchmarkSweepLogSeed.
-func sweepLogSeed(seed uint64, lag func(*eventlog.Group) int64) error {
-	w, err := sim.New(sim.Config{Seed: seed})
-	if err != nil {
-		return err
-	}
-	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: []faults.Rule{
-		{Name: "crash", Point: faults.MemberCrash, Probability: 0.02},
-		{Name: "crash-after", Point: faults.ConsumerCrashAfterEffect, Probability: 0.02},
-	}}})
-	if err != nil {
-		return err
-	}
-	t, err := eventlog.New(w, eventlog.Config{Name: "orders", Faults: in, Partitions: 6})
-	if err != nil {
-		return err
-	}
-	g, err := eventlog.NewGroup(w, t, eventlog.GroupConfig{Name: "billing"})
-	if err != nil {
-		return err
-	}
-	for i := range 3 {
-		if _, err := eventlog.NewMember(w, g, eventlog.MemberConfig{Name: "m" + strconv.Itoa(i), Handler: sim.Effect(""), RestartAfter: 2}); err != nil {
-			return err
-		}
-	}
-	p, err := producer.New(w, producer.Config{Name: "shop", Target: t, Count: 100, Rate: 10, KeyPattern: "order-%d", KeyCount: 10})
-	if err != nil {
-		return err
-	}
-	if err := w.RunUntil(func() bool { return p.Done() && lag(g) == 0 }, 5000); err != nil {
-		return err
-	}
-	return sim.Check(w.Ledger(), sim.NoLoss(), sim.AtLeastOnce("billing"))
 }

@@ -238,9 +238,19 @@ func NoLoss() Checker {
 	}}
 }
 
+// isLoss reports whether outcome o is a loss, or unknown because it is
+// still pending: what NoLoss and AtLeastOnce judge a violation, and
+// lossWhy explains. The kept tally (Ledger.Tally) counts with it too.
+func isLoss(o *Outcome) bool {
+	return o.Verdict == VerdictLost || o.Verdict == VerdictPending || o.Verdict == VerdictUnsettled
+}
+
 // lossWhy reports whether outcome o is a loss, or unknown because it is
-// still pending, and why.
+// still pending (isLoss), and why.
 func lossWhy(l *Ledger, o *Outcome) (bool, string) {
+	if !isLoss(o) {
+		return false, ""
+	}
 	switch o.Verdict {
 	case VerdictLost:
 		return true, "lost (" + string(o.Cause) + ")"
@@ -484,6 +494,9 @@ func AtLeastOnce(name string) Checker {
 // it is still held, since at-least-once delivery will hand that copy out.
 func AtMostOnce(name string) Checker {
 	return perOrigin("at-most-once", name, func(l *Ledger, o *Outcome) (bool, string) {
+		if !atMostOnceBad(l, o) {
+			return false, ""
+		}
 		if o.Effects > 1 {
 			return true, "effect applied " + strconv.Itoa(o.Effects) + " times"
 		}
@@ -494,10 +507,36 @@ func AtMostOnce(name string) Checker {
 	})
 }
 
+// atMostOnceBad reports whether AtMostOnce judges outcome o a violation:
+// applied more than once, still pending, or applied while a duplicate is
+// held (isHeldAgain). The kept tally (Ledger.Tally) counts with it too.
+func atMostOnceBad(l *Ledger, o *Outcome) bool {
+	return o.Effects > 1 || o.Verdict == VerdictPending || isHeldAgain(l, o)
+}
+
+// exactlyOnceBad reports whether ExactlyOnce judges outcome o a
+// violation: applied more than once, applied once while a duplicate is
+// held, or never applied and lost or still pending (isLoss).
+func exactlyOnceBad(l *Ledger, o *Outcome) bool {
+	switch {
+	case o.Effects > 1:
+		return true
+	case o.Effects == 1:
+		return isHeldAgain(l, o)
+	}
+	return isLoss(o)
+}
+
+// isHeldAgain reports whether the origin of o was applied while a broker
+// duplicate of its last copy is still held.
+func isHeldAgain(l *Ledger, o *Outcome) bool {
+	return o.Effects != 0 && o.State == StatePending && l.extra[o.Last] != 0
+}
+
 // heldAgain reports whether the origin of o was applied while a broker
-// duplicate of its last copy is still held, and says so.
+// duplicate of its last copy is still held (isHeldAgain), and says so.
 func heldAgain(l *Ledger, o *Outcome) (bool, string) {
-	if o.Effects == 0 || o.State != StatePending || l.extra[o.Last] == 0 {
+	if !isHeldAgain(l, o) {
 		return false, ""
 	}
 	s := "applied once, and a copy is still held"
@@ -513,6 +552,9 @@ func heldAgain(l *Ledger, o *Outcome) (bool, string) {
 // least" half, never from the "at most" half.
 func ExactlyOnce(name string) Checker {
 	return perOrigin("exactly-once", name, func(l *Ledger, o *Outcome) (bool, string) {
+		if !exactlyOnceBad(l, o) {
+			return false, ""
+		}
 		if o.Effects > 1 {
 			return true, "effect applied " + strconv.Itoa(o.Effects) + " times"
 		}

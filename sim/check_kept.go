@@ -144,19 +144,17 @@ func (j *judgeCount) add(c *judgeCount, sign int) {
 	j.twice += sign * c.twice
 }
 
-// count judges outcome o as the outcome checkers do (lossWhy, AtMostOnce,
-// ExactlyOnce) and counts it.
+// count judges outcome o with the outcome checkers' own decisions
+// (isLoss, atMostOnceBad, exactlyOnceBad) and counts it.
 func (j *judgeCount) count(l *Ledger, o *Outcome) {
 	j.routed++
-	lossBad := o.Verdict == VerdictLost || o.Verdict == VerdictPending || o.Verdict == VerdictUnsettled
-	held := o.Effects != 0 && o.State == StatePending && l.extra[o.Last] != 0 // heldAgain
-	if lossBad {
+	if isLoss(o) {
 		j.lossBad++
 	}
-	if o.Effects > 1 || o.Verdict == VerdictPending || held {
+	if atMostOnceBad(l, o) {
 		j.atMostBad++
 	}
-	if o.Effects > 1 || o.Effects == 1 && held || o.Effects == 0 && lossBad {
+	if exactlyOnceBad(l, o) {
 		j.exactlyBad++
 	}
 	if o.Effects > 1 {

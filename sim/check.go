@@ -584,26 +584,12 @@ func OrderedPerKey(name string) Checker {
 			if name != "" && b.name != name {
 				continue
 			}
-			last := map[string]ID{}
-			seen := map[ID]bool{}
-			for id := range b.order.all() {
-				root := l.Root(id)
-				if seen[root] {
-					continue
-				}
-				seen[root] = true
-				r := l.record(root)
-				if r.Key == "" {
-					continue
-				}
-				keyed++
-				if prev, ok := last[r.Key]; ok && prev > root {
-					out = append(out, Violation{Check: check, Msg: root, Key: r.Key, Consumer: b.name, Tick: l.Entry(id, b.ref).FirstApplied,
-						Detail: "applied after " + prev.String() + ", which was created later"})
-					continue
-				}
-				last[r.Key] = root
-			}
+			// The fold Ledger.Tally keeps, run once over every first
+			// application and keeping every inversion.
+			f := &orderFold{last: map[string]ID{}, keep: -1}
+			f.fold(l, b)
+			keyed += f.keyed
+			out = append(out, f.firsts...)
 		}
 		if keyed == 0 {
 			return []Violation{{Check: check, Consumer: name, Tick: l.last, Detail: "no effect of a message with a key was applied, so there is no order to judge"}}

@@ -285,11 +285,12 @@ type orderFold struct {
 	chunk, off int // the next varint: chunk index and byte offset into it
 	id         ID  // the last ID decoded
 	last       map[string]ID
-	seen       []uint64 // a bit per ID: the roots judged so far
+	seen       table[uint64] // a bit per ID, 64 to a word: the roots judged so far; far IDs cost their chunk, not the span
 	keyed      int
 	inversions int
 	first      Violation
-	firsts     []Violation // the first keptInversions inversions
+	firsts     []Violation // the first keep inversions
+	keep       int         // inversions to keep in firsts; all of them when negative
 }
 
 // ordered is Tally for ordered-per-key: O(first applications since the
@@ -315,7 +316,7 @@ func (x *statsIndex) ordered(l *Ledger, ref ConsumerRef, t Tally) Tally {
 		}
 		f := x.order[i]
 		if f == nil {
-			f = &orderFold{last: map[string]ID{}}
+			f = &orderFold{last: map[string]ID{}, keep: keptInversions}
 			x.order[i] = f
 		}
 		f.fold(l, b)
@@ -339,7 +340,7 @@ func (x *statsIndex) ordered(l *Ledger, ref ConsumerRef, t Tally) Tally {
 // OrderedPerKey does, since its bit is set). O(linked copies).
 func (f *orderFold) rooted(l *Ledger) bool {
 	for _, id := range l.linkedIDs() {
-		if w := uint64(id) / 64; w < uint64(len(f.seen)) && f.seen[w]&(1<<(uint64(id)%64)) != 0 && l.originOf(id) != 0 {
+		if p := f.seen.get(uint64(id) / 64); p != nil && *p&(1<<(uint64(id)%64)) != 0 && l.originOf(id) != 0 {
 			return false
 		}
 	}
@@ -372,20 +373,18 @@ func (f *orderFold) fold(l *Ledger, b *consumerBook) {
 func (f *orderFold) judge(l *Ledger, b *consumerBook, id ID) {
 	root := l.Root(id)
 	w, bit := uint64(root)/64, uint64(1)<<(uint64(root)%64)
-	for uint64(len(f.seen)) <= w {
-		f.seen = append(f.seen, 0)
-	}
-	if f.seen[w]&bit != 0 {
+	p := f.seen.at(w)
+	if *p&bit != 0 {
 		return
 	}
-	f.seen[w] |= bit
+	*p |= bit
 	key := l.keyOf(root)
 	if key == "" {
 		return
 	}
 	f.keyed++
 	if prev, ok := f.last[key]; ok && prev > root {
-		if f.inversions < keptInversions {
+		if f.keep < 0 || f.inversions < f.keep {
 			f.firsts = append(f.firsts, Violation{Check: "ordered-per-key", Msg: root, Key: key, Consumer: b.name, Tick: l.Entry(id, b.ref).FirstApplied,
 				Detail: "applied after " + prev.String() + ", which was created later"})
 			f.first = f.firsts[0]

@@ -288,8 +288,7 @@ type Consumer struct {
 	h      sim.Handler // the fault wrapper around disp
 	inst   []*instance
 	paused bool
-	d      sim.Delivery   // the delivery handed to the handler, reused
-	fctx   faults.Context // scratch context for crash-point consultations
+	d      sim.Delivery // the delivery handed to the handler, reused
 
 	crashBefore, crashAfter faults.Site // the crash points, resolved once
 }
@@ -661,16 +660,14 @@ func (x *instance) refused(err error) {
 }
 
 // fire consults crash point p for message m; it returns the firing, nil
-// when no rule fired. The context is built in the consumer's scratch
-// space, so a consultation copies only the message's fields.
+// when no rule fired. The context is built in this frame, so filling it
+// in stores its strings without write barriers.
 func (x *instance) fire(p faults.Site, m *sim.Message) *faults.Firing {
 	if !p.Armed() {
 		return nil
 	}
-	c := x.c
-	f := &c.fctx
-	f.Where, f.Consumer, f.Key, f.Type, f.Msg = c.q.where, x.name, m.Key, m.Headers.Type, m.ID
-	return p.Check(f)
+	c := faults.Context{Where: x.c.q.where, Consumer: x.name, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}
+	return p.Check(&c)
 }
 
 // delivery returns the consumer's Delivery reset for w, with the handler

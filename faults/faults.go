@@ -297,10 +297,10 @@ type Injector struct {
 	// Site.Consulted). add, disable and New keep them, so a Site answers
 	// Armed and Consulted with a bit test.
 	armedPts, consultedPts uint64
-	last                   Firing // the latest firing, which CheckRef points to
-	fired    []Decision // every firing when recording, up to MaxDecisions
-	omitted  int        // firings not listed in fired
-	rec      *recorder  // non-nil when recording or replaying
+	last                   Firing     // the latest firing, which CheckRef points to
+	fired                  []Decision // every firing when recording, up to MaxDecisions
+	omitted                int        // firings not listed in fired
+	rec                    *recorder  // non-nil when recording or replaying
 }
 
 // pointRules are the rules of one point, in plan order.

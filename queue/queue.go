@@ -1145,8 +1145,15 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		q.env.Trace.EmitRef(&ev)
 	}
 	// Filled in place: a composite literal would be built in a
-	// temporary and copied.
-	*dst = append(*dst, Delivery{})
+	// temporary and copied. A slot the buffer already has (a reused
+	// receive buffer) is not zeroed first: every field is overwritten, and
+	// zeroing a slot of the heap costs the collector's write barriers on
+	// each of its pointers once more.
+	if n := len(*dst); n < cap(*dst) {
+		*dst = (*dst)[:n+1]
+	} else {
+		*dst = append(*dst, Delivery{})
+	}
 	d := &(*dst)[len(*dst)-1]
 	d.Message = e.msg.Message()
 	d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}

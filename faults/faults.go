@@ -272,8 +272,8 @@ func (c Config) Validate() error {
 
 type ruleState struct {
 	Rule
-	in            *Injector // the injector the rule belongs to
-	stream        *sim.Stream
+	in            *Injector  // the injector the rule belongs to
+	stream        sim.Stream // held in the rule, not behind a pointer: one allocation less per rule
 	opportunities int
 	fired         int
 	disabled      bool
@@ -389,7 +389,7 @@ func (r *ruleState) disable() {
 }
 
 func (in *Injector) add(r Rule) *ruleState {
-	rs := &ruleState{Rule: r, in: in, stream: in.env.Stream("fault/" + r.Name), any: r.Match == Match{},
+	rs := &ruleState{Rule: r, in: in, stream: *in.env.Stream("fault/" + r.Name), any: r.Match == Match{},
 		until: r.Until, limit: r.Count}
 	if rs.until == 0 {
 		rs.until = math.MaxInt64

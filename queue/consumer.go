@@ -297,7 +297,7 @@ type Consumer struct {
 type instance struct {
 	c         *Consumer
 	name      string
-	stream    *sim.Stream // retry jitter
+	stream    *sim.Stream // retry jitter; nil when the retry policy has none
 	held      []work
 	due       []work
 	batch     []work
@@ -348,7 +348,14 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 		if cfg.Instances > 1 {
 			name += "#" + strconv.Itoa(k)
 		}
-		c.inst = append(c.inst, &instance{c: c, name: name, stream: c.env.Stream(c.q.where + "/consumer/" + name)})
+		x := &instance{c: c, name: name}
+		if cfg.Retry.Jitter > 0 {
+			// The only draws an instance makes; a stream depends on
+			// nothing but the seed and its name, so an instance that
+			// never jitters does without one.
+			x.stream = c.env.Stream(c.q.where + "/consumer/" + name)
+		}
+		c.inst = append(c.inst, x)
 	}
 	if err := w.Add("consumer:"+cfg.Name, c); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)

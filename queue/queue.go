@@ -399,7 +399,7 @@ type Queue struct {
 	nNacked                             int // copies nacked with a delay and not visible yet: in flight for the cap
 
 	actors   []string
-	actorIdx map[string]int32
+	actorIdx map[string]int32 // index of actors, made once there are more than maxActorScan
 	sources  []*Queue
 
 	m Metrics
@@ -432,7 +432,7 @@ func New(w *sim.World, cfg Config) (*Queue, error) {
 		vt = DefaultVisibilityTimeout
 	}
 	q := &Queue{cfg: cfg, name: cfg.Name, where: "queue:" + cfg.Name, consumer: cfg.Consumer, vt: vt, env: env, faults: cfg.Faults,
-		actorIdx: map[string]int32{}, limit: cfg.MaxInFlight}
+		limit: cfg.MaxInFlight}
 	if q.limit == 0 && cfg.Strict {
 		q.limit = StrictInFlightLimit
 	}
@@ -1619,6 +1619,14 @@ func (q *Queue) unavailable(op string, id sim.ID, key, typ, consumer string) err
 	return fmt.Errorf("%w: %s (%s): %w", ErrUnavailable, where, why, ErrConnection)
 }
 
+// maxActorScan is the most actors the queue finds by scanning its list;
+// past it, an index is made. A queue has a few workers, whose names a
+// scan of a few strings finds sooner than a hash.
+const maxActorScan = 8
+
+// actor returns the index of the worker called name in q.actors, adding
+// it when it is new; -1 for "". O(1) for the last one seen, O(actors)
+// up to maxActorScan of them, a map lookup past that.
 func (q *Queue) actor(name string) int32 {
 	if name == "" {
 		return -1
@@ -1626,12 +1634,28 @@ func (q *Queue) actor(name string) int32 {
 	if n := len(q.actors); n > 0 && q.actors[n-1] == name {
 		return int32(n - 1)
 	}
-	if i, ok := q.actorIdx[name]; ok {
-		return i
+	if q.actorIdx != nil {
+		if i, ok := q.actorIdx[name]; ok {
+			return i
+		}
+	} else {
+		for i, a := range q.actors {
+			if a == name {
+				return int32(i)
+			}
+		}
 	}
 	i := int32(len(q.actors))
 	q.actors = append(q.actors, name)
-	q.actorIdx[name] = i
+	switch {
+	case q.actorIdx != nil:
+		q.actorIdx[name] = i
+	case len(q.actors) > maxActorScan:
+		q.actorIdx = make(map[string]int32, 2*len(q.actors))
+		for j, a := range q.actors {
+			q.actorIdx[a] = int32(j)
+		}
+	}
 	return i
 }
 

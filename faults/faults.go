@@ -272,7 +272,8 @@ func (c Config) Validate() error {
 
 type ruleState struct {
 	Rule
-	stream        *sim.Stream
+	in            *Injector  // the injector the rule belongs to
+	stream        sim.Stream // held in the rule, not behind a pointer: one allocation less per rule
 	opportunities int
 	fired         int
 	disabled      bool
@@ -290,10 +291,16 @@ type Injector struct {
 	// targeted has bit i set when a rule targets Points[i], so a Site of
 	// a point no rule targets answers without a search.
 	targeted uint64
-	last     Firing     // the latest firing, which CheckRef points to
-	fired    []Decision // every firing when recording, up to MaxDecisions
-	omitted  int        // firings not listed in fired
-	rec      *recorder  // non-nil when recording or replaying
+	// armedPts has bit i set when Has(Points[i]) holds: an enabled rule
+	// targets the point or, when replaying, the schedule names it; and
+	// consultedPts when Check can do anything at Points[i] (see
+	// Site.Consulted). add, disable and New keep them, so a Site answers
+	// Armed and Consulted with a bit test.
+	armedPts, consultedPts uint64
+	last                   Firing     // the latest firing, which CheckRef points to
+	fired                  []Decision // every firing when recording, up to MaxDecisions
+	omitted                int        // firings not listed in fired
+	rec                    *recorder  // non-nil when recording or replaying
 }
 
 // pointRules are the rules of one point, in plan order.
@@ -345,11 +352,44 @@ func New(w *sim.World, cfg Config) (*Injector, error) {
 	if cfg.Record || cfg.Replay != nil {
 		in.rec = newRecorder(cfg.Replay)
 	}
+	in.rearm()
 	return in, nil
 }
 
+// replaying reports whether the injector replays a schedule.
+func (in *Injector) replaying() bool { return in.rec != nil && in.rec.replay != nil }
+
+// rearm sets armedPts and consultedPts from the rules and the replayed
+// schedule. O(points targeted + rules); it runs when a rule is added or
+// disabled, never per consultation.
+func (in *Injector) rearm() {
+	if in.replaying() {
+		var pts uint64
+		for _, p := range in.rec.points {
+			if i := index(p); i >= 0 {
+				pts |= 1 << i
+			}
+		}
+		in.armedPts, in.consultedPts = pts, pts
+		return
+	}
+	var armed uint64
+	for _, x := range in.byPoint {
+		if in.armed(x.point, x.rules) {
+			armed |= 1 << x.i
+		}
+	}
+	in.armedPts, in.consultedPts = armed, in.targeted
+}
+
+// disable switches r off for the rest of the run.
+func (r *ruleState) disable() {
+	r.disabled = true
+	r.in.rearm()
+}
+
 func (in *Injector) add(r Rule) *ruleState {
-	rs := &ruleState{Rule: r, stream: in.env.Stream("fault/" + r.Name), any: r.Match == Match{},
+	rs := &ruleState{Rule: r, in: in, stream: *in.env.Stream("fault/" + r.Name), any: r.Match == Match{},
 		until: r.Until, limit: r.Count}
 	if rs.until == 0 {
 		rs.until = math.MaxInt64
@@ -365,6 +405,7 @@ func (in *Injector) add(r Rule) *ruleState {
 		in.targeted |= 1 << x.i
 	}
 	x.rules = append(x.rules, rs)
+	in.rearm()
 	return rs
 }
 
@@ -392,7 +433,7 @@ func (in *Injector) Disable(name string) error {
 	if in != nil {
 		for _, r := range in.rules {
 			if r.Name == name {
-				r.disabled = true
+				r.disable()
 				return nil
 			}
 		}
@@ -411,7 +452,7 @@ func (in *Injector) Has(p Point) bool {
 
 // armed is Has for point p whose rules are rules.
 func (in *Injector) armed(p Point, rules []*ruleState) bool {
-	if in.rec != nil && in.rec.replay != nil {
+	if in.replaying() {
 		return in.rec.replays(p)
 	}
 	for _, r := range rules {

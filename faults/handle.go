@@ -45,7 +45,7 @@ func (h *Handle) Opportunities() int {
 // Disabling twice is harmless.
 func (h *Handle) Disable() {
 	if h != nil {
-		h.r.disabled = true
+		h.r.disable()
 	}
 }
 

@@ -34,6 +34,7 @@ type faultyHandler struct {
 	in   *Injector
 	h    sim.Handler
 	left map[sim.ID]int64 // further attempts a transient firing fails, per message; made when first needed
+	errs []firingErr      // the errors of firings so far, reused: an error value never changes
 
 	poison, permanent, limited, transient, slow Site
 }
@@ -71,12 +72,12 @@ func (f *faultyHandler) Handle(d *sim.Delivery) error {
 	}
 	if f.poison.Armed() {
 		if x := f.poison.Check(ctx()); x != nil {
-			return fail(sim.ErrPoison, x)
+			return f.fail(sim.ErrPoison, x)
 		}
 	}
 	if f.permanent.Armed() {
 		if x := f.permanent.Check(ctx()); x != nil {
-			return fail(sim.ErrPermanent, x)
+			return f.fail(sim.ErrPermanent, x)
 		}
 	}
 	if f.limited.Armed() {
@@ -94,7 +95,7 @@ func (f *faultyHandler) Handle(d *sim.Delivery) error {
 		} else {
 			f.left[d.Msg.ID] = n - 1
 		}
-		return fmt.Errorf("%w: still failing", sim.ErrTransient)
+		return errStillFailing
 	}
 	if f.transient.Armed() {
 		if x := f.transient.Check(ctx()); x != nil {
@@ -104,10 +105,44 @@ func (f *faultyHandler) Handle(d *sim.Delivery) error {
 				}
 				f.left[d.Msg.ID] = min(x.Param, 1<<20) - 1
 			}
-			return fail(sim.ErrTransient, x)
+			return f.fail(sim.ErrTransient, x)
 		}
 	}
 	return f.h.Handle(d)
+}
+
+// errStillFailing is the error of the further attempts a transient
+// firing with a Param above 1 fails.
+var errStillFailing = fmt.Errorf("%w: still failing", sim.ErrTransient)
+
+// firingErr is the error fail made for a firing of rule with error text
+// text at a point of error class class.
+type firingErr struct {
+	class      error
+	rule, text string
+	err        error
+}
+
+// maxFiringErrs bounds the errors a handler wrapper keeps for reuse: a
+// plan fires its handler points through a few rules, so a few entries
+// serve every firing; past the bound an error is made afresh each time.
+const maxFiringErrs = 8
+
+// fail is the error of a handler firing x of the error class class. The
+// error's text and class depend on nothing else, so the error a rule's
+// firing got before is handed out again instead of being formatted anew:
+// O(kept errors) to find it, no allocation after the first firing.
+func (f *faultyHandler) fail(class error, x *Firing) error {
+	for i := range f.errs {
+		if e := &f.errs[i]; e.class == class && e.rule == x.Rule && e.text == x.Error {
+			return e.err
+		}
+	}
+	err := fail(class, x)
+	if len(f.errs) < maxFiringErrs {
+		f.errs = append(f.errs, firingErr{class: class, rule: x.Rule, text: x.Error, err: err})
+	}
+	return err
 }
 
 // fail is the error of a handler firing x of the error class class.

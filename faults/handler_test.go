@@ -40,3 +40,42 @@ func TestHandlerConsultsTheHandlerPoints(t *testing.T) {
 		t.Fatal("wrappers must not be nil")
 	}
 }
+
+// TestHandlerFailuresReuseTheirErrors checks that the errors of handler
+// firings read as a freshly made one would, class and text, for every
+// rule and error text, and that a rule firing again hands out its error
+// without allocating.
+func TestHandlerFailuresReuseTheirErrors(t *testing.T) {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	in, err := New(w, Config{Plan: Plan{Rules: []Rule{
+		{Name: "poison", Point: HandlerPoison, Match: Match{Key: "bad"}},
+		{Name: "gone", Point: HandlerPermanent, Match: Match{Key: "gone"}, Error: "account closed"},
+		{Name: "flaky", Point: HandlerTransient, Match: Match{Key: "flaky"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := in.Handler(sim.Effect(""))
+	d := sim.NewDelivery(w.Env(), sim.Message{ID: 1}, "queue:q", "worker", "", 1)
+	for _, tc := range []struct {
+		key   string
+		class sim.Class
+		text  string
+	}{
+		{"bad", sim.ClassPoison, fail(sim.ErrPoison, &Firing{Rule: "poison"}).Error()},
+		{"gone", sim.ClassPermanent, fail(sim.ErrPermanent, &Firing{Rule: "gone", Error: "account closed"}).Error()},
+		{"flaky", sim.ClassTransient, fail(sim.ErrTransient, &Firing{Rule: "flaky"}).Error()},
+	} {
+		for round := 1; round <= 2; round++ {
+			d.Msg.Key = tc.key
+			err := h.Handle(d)
+			if sim.Classify(err) != tc.class || err.Error() != tc.text {
+				t.Errorf("%s, firing %d: %v (class %v), want %q (class %v)", tc.key, round, err, sim.Classify(err), tc.text, tc.class)
+			}
+		}
+	}
+	d.Msg.Key = "flaky"
+	if n := testing.AllocsPerRun(20, func() { _ = h.Handle(d) }); n != 0 {
+		t.Errorf("a repeated firing allocates %v times", n)
+	}
+}

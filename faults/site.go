@@ -52,16 +52,10 @@ func (s Site) rules() ([]*ruleState, Point) {
 var _ [64 - len(points)]struct{}
 
 // Armed reports what Has reports for the site's point: whether an enabled
-// rule targets it (or, when replaying, whether the schedule names it).
-// O(targeted points + rules of the point); a bit test when no rule
-// targets the point.
-func (s Site) Armed() bool {
-	if s.in == nil {
-		return false
-	}
-	rules, p := s.rules()
-	return s.in.armed(p, rules)
-}
+// rule targets it (or, when replaying, whether the schedule names it). It
+// is a bit test of what the injector keeps up to date as rules are added
+// and disabled, so it is cheap enough to ask for every message.
+func (s Site) Armed() bool { return s.in != nil && s.in.armedPts&(1<<s.i) != 0 }
 
 // Check is CheckRef for the site's point: c is not retained, and the
 // firing, nil when none, belongs to the injector until its next firing.
@@ -76,14 +70,6 @@ func (s Site) Check(c *Context) *Firing {
 // Consulted reports whether Check can do anything at all for the site's
 // point: draw, note an opportunity or fire. When it is false, Check
 // returns nil without reading its context, so a model may skip filling
-// one in. O(targeted points), plus the replayed points when replaying.
-func (s Site) Consulted() bool {
-	if s.in == nil {
-		return false
-	}
-	rules, p := s.rules()
-	if rec := s.in.rec; rec != nil && rec.replay != nil {
-		return rec.replays(p)
-	}
-	return len(rules) > 0
-}
+// one in. It is a bit test: a rule targets the point (enabled or not),
+// or, when replaying, the schedule names it.
+func (s Site) Consulted() bool { return s.in != nil && s.in.consultedPts&(1<<s.i) != 0 }

@@ -13,8 +13,9 @@ import (
 // through Sites resolved before the run (points no rule targets among
 // them), and returns the trace, the firings and the stats. Halfway it
 // adds a rule for a point no rule targeted and one for a point a rule
-// targets, and disables another, which Sites must see as Has and CheckRef
-// do.
+// targets, and disables another by name; at tick 30 it disables a
+// point's only rule through its Handle. Sites must see all of it as Has
+// and CheckRef do.
 func consult(t *testing.T, cfg Config, sites bool) ([]byte, Schedule) {
 	t.Helper()
 	w, _ := sim.New(sim.Config{Seed: 7})
@@ -43,6 +44,15 @@ func consult(t *testing.T, cfg Config, sites bool) ([]byte, Schedule) {
 			if err := in.Disable("dup"); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if tick == 30 {
+			// The point's only rule, switched off through its handle:
+			// the point is no longer armed, though still consulted.
+			h, ok := in.Handle("poison-kunde-2")
+			if !ok {
+				t.Fatal("no handle for poison-kunde-2")
+			}
+			h.Disable()
 		}
 		for i, p := range points {
 			c := Context{Where: "queue:orders", Consumer: fmt.Sprintf("worker-%d", 1+(tick+i)%2),

@@ -65,3 +65,26 @@ func TestDefaultBodyBlocksGrow(t *testing.T) {
 		t.Fatalf("after 100,000 bodies the block holds %d bytes, want bodyArena (%d)", c, bodyArena)
 	}
 }
+
+// TestDefaultBodiesFillTheirBlocks checks that a long run's bodies take
+// their own length of a block and nothing more: the blocks allocated for
+// a stretch of bodies hold those bodies' bytes with at most one body's
+// worth of waste at the end of each block.
+func TestDefaultBodiesFillTheirBlocks(t *testing.T) {
+	p := &Producer{prefix: "shop#"}
+	for i := range 100_000 { // past the growing blocks
+		p.defaultBody(i)
+	}
+	var blocks, bytes int
+	last := &p.bodies[:1][0]
+	for i := 100_000; i < 400_000; i++ {
+		bytes += len(p.defaultBody(i))
+		if b := &p.bodies[:1][0]; b != last {
+			blocks++
+			last = b
+		}
+	}
+	if want := bytes / bodyArena; blocks > want+1 || blocks*bodyArena > bytes+blocks*len("shop#400000") {
+		t.Fatalf("%d bytes of bodies took %d blocks of %d bytes, want about %d", bytes, blocks, bodyArena, want)
+	}
+}

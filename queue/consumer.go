@@ -288,8 +288,7 @@ type Consumer struct {
 	h      sim.Handler // the fault wrapper around disp
 	inst   []*instance
 	paused bool
-	d      sim.Delivery   // the delivery handed to the handler, reused
-	fctx   faults.Context // scratch context for crash-point consultations
+	d      sim.Delivery // the delivery handed to the handler, reused
 
 	crashBefore, crashAfter faults.Site // the crash points, resolved once
 }
@@ -298,7 +297,7 @@ type Consumer struct {
 type instance struct {
 	c         *Consumer
 	name      string
-	stream    *sim.Stream // retry jitter
+	stream    *sim.Stream // retry jitter; nil when the retry policy has none
 	held      []work
 	due       []work
 	batch     []work
@@ -349,7 +348,14 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 		if cfg.Instances > 1 {
 			name += "#" + strconv.Itoa(k)
 		}
-		c.inst = append(c.inst, &instance{c: c, name: name, stream: c.env.Stream(c.q.where + "/consumer/" + name)})
+		x := &instance{c: c, name: name}
+		if cfg.Retry.Jitter > 0 {
+			// The only draws an instance makes; a stream depends on
+			// nothing but the seed and its name, so an instance that
+			// never jitters does without one.
+			x.stream = c.env.Stream(c.q.where + "/consumer/" + name)
+		}
+		c.inst = append(c.inst, x)
 	}
 	if err := w.Add("consumer:"+cfg.Name, c); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
@@ -661,16 +667,14 @@ func (x *instance) refused(err error) {
 }
 
 // fire consults crash point p for message m; it returns the firing, nil
-// when no rule fired. The context is built in the consumer's scratch
-// space, so a consultation copies only the message's fields.
+// when no rule fired. The context is built in this frame, so filling it
+// in stores its strings without write barriers.
 func (x *instance) fire(p faults.Site, m *sim.Message) *faults.Firing {
 	if !p.Armed() {
 		return nil
 	}
-	c := x.c
-	f := &c.fctx
-	f.Where, f.Consumer, f.Key, f.Type, f.Msg = c.q.where, x.name, m.Key, m.Headers.Type, m.ID
-	return p.Check(f)
+	c := faults.Context{Where: x.c.q.where, Consumer: x.name, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}
+	return p.Check(&c)
 }
 
 // delivery returns the consumer's Delivery reset for w, with the handler

@@ -399,13 +399,10 @@ type Queue struct {
 	nNacked                             int // copies nacked with a delay and not visible yet: in flight for the cap
 
 	actors   []string
-	actorIdx map[string]int32
+	actorIdx map[string]int32 // index of actors, made once there are more than maxActorScan
 	sources  []*Queue
 
 	m Metrics
-
-	ev   sim.Event      // the event emit fills in and hands to the trace
-	fctx faults.Context // scratch context for fault consultations
 
 	// The fault points the queue consults, resolved once (faults.Site).
 	fUnavailable, fDelay, fReorder, fDuplicate, fAckLost faults.Site
@@ -435,7 +432,7 @@ func New(w *sim.World, cfg Config) (*Queue, error) {
 		vt = DefaultVisibilityTimeout
 	}
 	q := &Queue{cfg: cfg, name: cfg.Name, where: "queue:" + cfg.Name, consumer: cfg.Consumer, vt: vt, env: env, faults: cfg.Faults,
-		actorIdx: map[string]int32{}, limit: cfg.MaxInFlight}
+		limit: cfg.MaxInFlight}
 	if q.limit == 0 && cfg.Strict {
 		q.limit = StrictInFlightLimit
 	}
@@ -549,8 +546,9 @@ func (q *Queue) Step(now sim.Tick) {
 		e := q.s.at(slot)
 		q.nInFlight--
 		q.m.VisibilityExpired++
-		if ev := q.event(sim.KindVisibilityExpired, e, q.actorName(e)); ev != nil {
-			q.env.Trace.EmitRef(ev)
+		if q.tracing() {
+			ev := q.event(sim.KindVisibilityExpired, e, q.actorName(e))
+			q.env.Trace.EmitRef(&ev)
 		}
 		q.returnReady(slot)
 	}
@@ -595,17 +593,18 @@ func (q *Queue) Step(now sim.Tick) {
 func (q *Queue) expire(slot uint32) {
 	e := q.s.at(slot)
 	q.m.Expired++
-	if ev := q.event(sim.KindExpired, e, ""); ev != nil {
+	if q.tracing() {
+		ev := q.event(sim.KindExpired, e, "")
 		ev.Cause = sim.CauseRetention
 		ev.Detail = q.detail("retention ", int64(q.cfg.Retention))
-		q.env.Trace.EmitRef(ev)
+		q.env.Trace.EmitRef(&ev)
 	}
 	q.remove(slot)
 }
 
 // Publish sends m with no per-message delay (the queue's Delay applies);
 // it makes a Queue a sim.Publisher.
-func (q *Queue) Publish(m sim.Message) error { return q.Send(m, 0) }
+func (q *Queue) Publish(m sim.Message) error { return q.send(&m, 0) }
 
 // Send accepts m; it becomes visible after delay ticks, or after the
 // queue's Delay when delay is 0. A message without an ID gets a fresh one.
@@ -626,7 +625,12 @@ func (q *Queue) Publish(m sim.Message) error { return q.Send(m, 0) }
 // While the broker is unavailable Send returns an error wrapping
 // ErrUnavailable (and so sim.ErrUnavailable) and ErrConnection, and the
 // message was not accepted.
-func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
+func (q *Queue) Send(m sim.Message, delay sim.Tick) error { return q.send(&m, delay) }
+
+// send is Send of *m, which it may change (a fresh ID): Send and Publish
+// hand it their own copy, so the message is copied once per call, not
+// once more from one to the other.
+func (q *Queue) send(m *sim.Message, delay sim.Tick) error {
 	if err := q.made(); err != nil {
 		return err
 	}
@@ -663,7 +667,7 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 		id := q.dedupID(&m.Headers, m.Body, m.ID)
 		if hit, seen := q.dedup[id]; seen && hit.exp > now {
 			q.m.Deduplicated++
-			q.deduplicated(&m, hit.msg, id)
+			q.deduplicated(m, hit.msg, id)
 			return nil
 		}
 		exp := now + q.cfg.DedupWindow
@@ -679,7 +683,7 @@ func (q *Queue) Send(m sim.Message, delay sim.Tick) error {
 			delay = min(delay+extra, MaxDuration)
 		}
 	}
-	q.accept(&m, delay)
+	q.accept(m, delay)
 	return nil
 }
 
@@ -722,11 +726,12 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	st := q.hdrs.Store(m)
 	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
-	if ev := q.event(sim.KindSent, e, e.msg.Headers().Source); ev != nil {
+	if q.tracing() {
+		ev := q.event(sim.KindSent, e, e.msg.Headers().Source)
 		ev.Consumer = q.consumer
 		ev.Origin = e.msg.Origin
 		ev.Type = e.msg.Headers().Type
-		q.env.Trace.EmitRef(ev)
+		q.env.Trace.EmitRef(&ev)
 	}
 	if delay > 0 {
 		q.s.setState(slot, e, stDelayed)
@@ -735,9 +740,10 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 		if q.cfg.FIFO {
 			q.join(slot) // its place in the group is taken now, in send order
 		}
-		if ev := q.event(sim.KindDelayed, e, ""); ev != nil {
+		if q.tracing() {
+			ev := q.event(sim.KindDelayed, e, "")
 			ev.Detail = q.detail("until t=", int64(now+delay))
-			q.env.Trace.EmitRef(ev)
+			q.env.Trace.EmitRef(&ev)
 		}
 		return
 	}
@@ -1133,13 +1139,21 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		kind = sim.KindRedelivered
 		q.m.Redeliveries++
 	}
-	if ev := q.event(kind, e, consumer); ev != nil {
+	if q.tracing() {
+		ev := q.event(kind, e, consumer)
 		ev.Consumer = q.consumer
-		q.env.Trace.EmitRef(ev)
+		q.env.Trace.EmitRef(&ev)
 	}
 	// Filled in place: a composite literal would be built in a
-	// temporary and copied.
-	*dst = append(*dst, Delivery{})
+	// temporary and copied. A slot the buffer already has (a reused
+	// receive buffer) is not zeroed first: every field is overwritten, and
+	// zeroing a slot of the heap costs the collector's write barriers on
+	// each of its pointers once more.
+	if n := len(*dst); n < cap(*dst) {
+		*dst = (*dst)[:n+1]
+	} else {
+		*dst = append(*dst, Delivery{})
+	}
 	d := &(*dst)[len(*dst)-1]
 	d.Message = e.msg.Message()
 	d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
@@ -1169,12 +1183,13 @@ func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 		id := q.dedupID(e.msg.Headers(), e.msg.Body, e.msg.ID)
 		if hit, seen := q.dedup[id]; seen && hit.exp > now {
 			q.m.Deduplicated++
-			if ev := q.event(sim.KindDeduplicated, e, consumer); ev != nil {
+			if q.tracing() {
+				ev := q.event(sim.KindDeduplicated, e, consumer)
 				ev.Type = e.msg.Headers().Type
 				if q.env.Trace.Detailed() {
 					ev.Detail = "broker duplicate suppressed, dedup id " + id
 				}
-				q.env.Trace.EmitRef(ev)
+				q.env.Trace.EmitRef(&ev)
 			}
 			return
 		}
@@ -1183,10 +1198,11 @@ func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 	ce := q.s.at(c)
 	ce.flags.set(fDup, true)
 	q.m.Duplicated++
-	if ev := q.event(sim.KindDuplicated, ce, ""); ev != nil {
+	if q.tracing() {
+		ev := q.event(sim.KindDuplicated, ce, "")
 		ev.Consumer = q.consumer
 		ev.Rule = rule
-		q.env.Trace.EmitRef(ev)
+		q.env.Trace.EmitRef(&ev)
 	}
 	q.enqueueNew(c)
 }
@@ -1201,11 +1217,12 @@ func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 	e := q.s.at(slot)
 	d := q.cfg.DeadLetter
 	q.m.DeadLettered++
-	if ev := q.event(sim.KindDeadLettered, e, actor); ev != nil {
+	if q.tracing() {
+		ev := q.event(sim.KindDeadLettered, e, actor)
 		if q.env.Trace.Detailed() {
 			ev.Detail = "to " + d.where + ": " + reason
 		}
-		q.env.Trace.EmitRef(ev)
+		q.env.Trace.EmitRef(&ev)
 	}
 	now := q.env.Now()
 	sentAt := e.sentAt
@@ -1301,17 +1318,17 @@ func (q *Queue) Ack(r Receipt) error {
 		return err
 	}
 	if q.fAckLost.Armed() {
-		x := &q.fctx
-		x.Where, x.Consumer, x.Key, x.Type, x.Msg = q.where, q.actorName(e), e.msg.Key, e.msg.Headers().Type, e.msg.ID
-		if q.fAckLost.Check(x) != nil {
+		x := faults.Context{Where: q.where, Consumer: q.actorName(e), Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}
+		if q.fAckLost.Check(&x) != nil {
 			q.m.AcksLost++
 			return nil
 		}
 	}
 	q.m.Acks++
-	if ev := q.event(sim.KindAcked, e, q.actorName(e)); ev != nil {
+	if q.tracing() {
+		ev := q.event(sim.KindAcked, e, q.actorName(e))
 		ev.Consumer = q.consumer
-		q.env.Trace.EmitRef(ev)
+		q.env.Trace.EmitRef(&ev)
 	}
 	q.remove(slot)
 	return nil
@@ -1340,9 +1357,10 @@ func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 	q.m.Nacks++
 	q.flight.remove(int(e.hidx))
 	q.nInFlight--
-	if ev := q.event(sim.KindNacked, e, q.actorName(e)); ev != nil {
+	if q.tracing() {
+		ev := q.event(sim.KindNacked, e, q.actorName(e))
 		ev.Detail = q.detail("delay ", int64(delay))
-		q.env.Trace.EmitRef(ev)
+		q.env.Trace.EmitRef(&ev)
 	}
 	if delay == 0 {
 		q.returnReady(slot)
@@ -1405,9 +1423,10 @@ func (q *Queue) ChangeVisibility(r Receipt, timeout sim.Tick) error {
 	if err != nil {
 		return err
 	}
-	if ev := q.event(sim.KindVisibility, e, q.actorName(e)); ev != nil {
+	if q.tracing() {
+		ev := q.event(sim.KindVisibility, e, q.actorName(e))
 		ev.Detail = q.detail("timeout ", int64(timeout))
-		q.env.Trace.EmitRef(ev)
+		q.env.Trace.EmitRef(&ev)
 	}
 	if timeout == 0 {
 		q.flight.remove(int(e.hidx))
@@ -1461,9 +1480,10 @@ func (q *Queue) Purge() int {
 		}
 		e := q.s.at(r.slot())
 		q.m.Purged++
-		if ev := q.event(sim.KindPurged, e, ""); ev != nil {
+		if q.tracing() {
+			ev := q.event(sim.KindPurged, e, "")
 			ev.Cause = sim.CausePurge
-			q.env.Trace.EmitRef(ev)
+			q.env.Trace.EmitRef(&ev)
 		}
 		q.s.release(r.slot())
 		n++
@@ -1555,14 +1575,15 @@ func (q *Queue) redriven(m *sim.Message, dlq *Queue) {
 	st := q.hdrs.Store(m)
 	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
-	if ev := q.event(sim.KindRedriven, e, ""); ev != nil {
+	if q.tracing() {
+		ev := q.event(sim.KindRedriven, e, "")
 		ev.Consumer = q.consumer
 		ev.Origin = m.Origin
 		ev.Type = m.Headers.Type
 		if q.env.Trace.Detailed() {
 			ev.Detail = "from " + dlq.where
 		}
-		q.env.Trace.EmitRef(ev)
+		q.env.Trace.EmitRef(&ev)
 	}
 	q.enqueueNew(slot)
 }
@@ -1582,11 +1603,8 @@ func (q *Queue) unavailable(op string, id sim.ID, key, typ, consumer string) err
 	if !q.fUnavailable.Consulted() {
 		return nil // no rule can make the broker unavailable: skip filling in the context
 	}
-	// Filled in field by field in the queue's scratch context: a composite
-	// literal would be built in a temporary and copied.
-	x := &q.fctx
-	x.Where, x.Consumer, x.Key, x.Type, x.Msg = q.where, consumer, key, typ, id
-	f := q.fUnavailable.Check(x)
+	x := faults.Context{Where: q.where, Consumer: consumer, Key: key, Type: typ, Msg: id}
+	f := q.fUnavailable.Check(&x)
 	if f == nil {
 		return nil
 	}
@@ -1601,6 +1619,14 @@ func (q *Queue) unavailable(op string, id sim.ID, key, typ, consumer string) err
 	return fmt.Errorf("%w: %s (%s): %w", ErrUnavailable, where, why, ErrConnection)
 }
 
+// maxActorScan is the most actors the queue finds by scanning its list;
+// past it, an index is made. A queue has a few workers, whose names a
+// scan of a few strings finds sooner than a hash.
+const maxActorScan = 8
+
+// actor returns the index of the worker called name in q.actors, adding
+// it when it is new; -1 for "". O(1) for the last one seen, O(actors)
+// up to maxActorScan of them, a map lookup past that.
 func (q *Queue) actor(name string) int32 {
 	if name == "" {
 		return -1
@@ -1608,12 +1634,28 @@ func (q *Queue) actor(name string) int32 {
 	if n := len(q.actors); n > 0 && q.actors[n-1] == name {
 		return int32(n - 1)
 	}
-	if i, ok := q.actorIdx[name]; ok {
-		return i
+	if q.actorIdx != nil {
+		if i, ok := q.actorIdx[name]; ok {
+			return i
+		}
+	} else {
+		for i, a := range q.actors {
+			if a == name {
+				return int32(i)
+			}
+		}
 	}
 	i := int32(len(q.actors))
 	q.actors = append(q.actors, name)
-	q.actorIdx[name] = i
+	switch {
+	case q.actorIdx != nil:
+		q.actorIdx[name] = i
+	case len(q.actors) > maxActorScan:
+		q.actorIdx = make(map[string]int32, 2*len(q.actors))
+		for j, a := range q.actors {
+			q.actorIdx[a] = int32(j)
+		}
+	}
 	return i
 }
 
@@ -1624,36 +1666,27 @@ func (q *Queue) actorName(e *entry) string {
 	return q.actors[e.actor]
 }
 
-// event returns the queue's own Event filled in for kind k about copy e
-// and actor, for the caller to complete and hand to the trace with
-// EmitRef; nil when no sink listens (the event is then numbered as if it
-// had been emitted). The event is filled in field by field: a composite
-// literal would be built in a temporary and copied, and a fresh one
-// zeroed. Every field the ledger folds is set or reset here, so nothing
-// of the previous event carries over; the trace sets only Seq, and hands
-// this very event only to the ledger and its own text and JSON writers,
-// which do not modify it; other sinks get a copy.
-func (q *Queue) event(k sim.Kind, e *entry, actor string) *sim.Event {
-	if tr := q.env.Trace; !tr.Enabled() {
+// tracing reports whether a sink listens to the trace. When none does, it
+// numbers the event the caller would have emitted, as emitting it would,
+// and the caller builds nothing.
+func (q *Queue) tracing() bool {
+	tr := q.env.Trace
+	if !tr.Enabled() {
 		tr.Skip()
-		return nil
+		return false
 	}
-	ev := &q.ev
-	ev.Tick = q.env.Now()
-	ev.Kind = k
-	ev.Where = q.where
-	ev.Actor = actor
-	ev.Consumer = ""
-	ev.Msg = e.msg.ID
-	ev.Origin = 0
-	ev.Key = e.msg.Key
-	ev.Type = ""
-	ev.Cause = ""
-	ev.Rule = ""
-	ev.Corr = e.msg.Headers().CorrelationID
-	ev.Attempt = int(e.receives)
-	ev.Detail = ""
-	return ev
+	return true
+}
+
+// event returns the queue's own Event of kind k about copy e and actor,
+// for the caller to complete and hand to the trace with EmitRef after
+// tracing said a sink listens. The event is built in the caller's frame:
+// its strings are stored without the collector's write barriers that
+// filling in an event kept in the queue would cost while a collection
+// marks, and the trace never retains it.
+func (q *Queue) event(k sim.Kind, e *entry, actor string) sim.Event {
+	return sim.Event{Tick: q.env.Now(), Kind: k, Where: q.where, Actor: actor, Msg: e.msg.ID, Key: e.msg.Key,
+		Corr: e.msg.Headers().CorrelationID, Attempt: int(e.receives)}
 }
 
 // made reports a nil or zero Queue as an error instead of a panic.

@@ -440,13 +440,7 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 	}
 	b.m.Published++
 	r.stat.published++
-	ev := sim.Event{Kind: sim.KindPublished, Where: where, Msg: m.ID, Origin: m.Origin, Key: m.Key, Type: m.Headers.Type, Corr: e.corr}
-	if e.depth == 0 {
-		ev.Actor = m.Headers.Source // a root publish names its producer
-	} else if b.detailed() {
-		ev.Detail = "depth " + strconv.Itoa(int(e.depth)) + " of root " + e.cascade.Root.String() + ", caused by " + m.Headers.CausationID.String()
-	}
-	b.env.Emit(ev)
+	b.published(e)
 	if !muted && b.plain() {
 		b.fanOutFast(r, e)
 	} else {
@@ -466,6 +460,24 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 // bit tests while no rule targets those points.
 func (b *Broker) plain() bool {
 	return len(b.held) == 0 && !b.fOffline.Armed() && !b.fDuplicate.Armed() && !b.fDelay.Armed() && !b.fReorder.Armed()
+}
+
+// published traces the accepted publish e, built only when someone
+// listens: otherwise it is counted, as Emit would number it.
+func (b *Broker) published(e *envelope) {
+	tr := b.env.Trace
+	if !tr.Enabled() {
+		tr.Skip()
+		return
+	}
+	m := &e.msg
+	ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindPublished, Where: e.where, Msg: m.ID, Origin: m.Origin, Key: m.Key, Type: m.Headers.Type, Corr: e.corr}
+	if e.depth == 0 {
+		ev.Actor = m.Headers.Source // a root publish names its producer
+	} else if b.detailed() {
+		ev.Detail = "depth " + strconv.Itoa(int(e.depth)) + " of root " + e.cascade.Root.String() + ", caused by " + m.Headers.CausationID.String()
+	}
+	tr.EmitRef(&ev)
 }
 
 // fanOutFast copies e to the subscribers of r when plain holds and the

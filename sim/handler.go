@@ -142,6 +142,10 @@ func (d *Delivery) emit(k Kind, detail string) {
 		return
 	}
 	tr := d.env.Trace
+	if !tr.Enabled() {
+		tr.Skip() // numbered as Emit would, without building an event no one reads
+		return
+	}
 	if !tr.Detailed() {
 		detail = ""
 	}

@@ -456,9 +456,13 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 // plain reports whether offer, at publish time, would place every copy
 // for an online subscriber with room as it comes: no fault point a copy
 // consults at publish time is armed, and no subscriber has a copy held
-// back by broker.reorder that the next copy would release. It costs four
-// bit tests while no rule targets those points.
+// back by broker.reorder that the next copy would release. It costs a
+// nil test without an injector, and four bit tests while no rule targets
+// those points.
 func (b *Broker) plain() bool {
+	if b.faults == nil {
+		return true // no point can fire, so no copy is held either
+	}
 	return len(b.held) == 0 && !b.fOffline.Armed() && !b.fDuplicate.Armed() && !b.fDelay.Armed() && !b.fReorder.Armed()
 }
 

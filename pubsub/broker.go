@@ -820,8 +820,12 @@ func (b *Broker) emitCopy(k sim.Kind, s *Subscriber, e *envelope, attempt int32)
 		tr.Skip()
 		return
 	}
-	ev := sim.Event{Tick: b.env.Now(), Kind: k, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key,
-		Corr: e.corr, Attempt: int(attempt)}
+	// Field by field into a zeroed event rather than from a literal: the
+	// compiler builds a literal in a temporary and copies it, and reading
+	// the fields just written back as wider words stalls the copy.
+	var ev sim.Event
+	ev.Tick, ev.Kind, ev.Where, ev.Actor, ev.Consumer = b.env.Now(), k, e.where, s.name, s.consumer
+	ev.Msg, ev.Key, ev.Corr, ev.Attempt = e.msg.ID, e.msg.Key, e.corr, int(attempt)
 	tr.EmitRef(&ev)
 }
 

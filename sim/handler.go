@@ -149,7 +149,8 @@ func (d *Delivery) emit(k Kind, detail string) {
 	if !tr.Detailed() {
 		detail = ""
 	}
-	ev := d.Event(k)
+	var ev Event
+	d.fill(&ev, k)
 	ev.Detail = detail
 	tr.EmitRef(&ev)
 }

@@ -475,7 +475,9 @@ func (b *Broker) published(e *envelope) {
 		return
 	}
 	m := &e.msg
-	ev := sim.Event{Tick: b.env.Now(), Kind: sim.KindPublished, Where: e.where, Msg: m.ID, Origin: m.Origin, Key: m.Key, Type: m.Headers.Type, Corr: e.corr}
+	var ev sim.Event // filled in place, as emitCopy's
+	ev.Tick, ev.Kind, ev.Where, ev.Corr = b.env.Now(), sim.KindPublished, e.where, e.corr
+	ev.Msg, ev.Origin, ev.Key, ev.Type = m.ID, m.Origin, m.Key, m.Headers.Type
 	if e.depth == 0 {
 		ev.Actor = m.Headers.Source // a root publish names its producer
 	} else if b.detailed() {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -21,12 +22,36 @@ func benchMessage() sim.Message {
 // routing, 16 buffer copies with their trace events, and 16 handler calls,
 // each applying an effect, per operation. The world's ledger folds every
 // event, as it always does; no other sink listens.
-func BenchmarkPubSubFanout16(b *testing.B) {
+func BenchmarkPubSubFanout16(b *testing.B) { benchFanout(b, true, nil) }
+
+// BenchmarkPubSubFanout16Model is BenchmarkPubSubFanout16 without the
+// ledger: the world's trace has no sink, so events are numbered but not
+// built, and what is left is the model's own share of a fan-out.
+func BenchmarkPubSubFanout16Model(b *testing.B) { benchFanout(b, false, nil) }
+
+// BenchmarkPubSubFanout16Unarmed is BenchmarkPubSubFanout16Model under a
+// fault injector whose one rule (broker.unavailable, for a window that
+// never comes) no copy consults: the copies take the same path as without
+// an injector, and each publish pays one consultation.
+func BenchmarkPubSubFanout16Unarmed(b *testing.B) {
+	benchFanout(b, false, []faults.Rule{{Name: "later", Point: faults.BrokerUnavailable, From: 1 << 40}})
+}
+
+func benchFanout(b *testing.B, ledger bool, rules []faults.Rule) {
 	w, err := sim.New(sim.Config{Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	br, err := New(w, Config{Name: "bench"})
+	if !ledger {
+		w.Env().Trace = sim.NewTrace()
+	}
+	var in *faults.Injector
+	if rules != nil {
+		if in, err = faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	br, err := New(w, Config{Name: "bench", Faults: in})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,6 +76,9 @@ func BenchmarkPubSubFanout16(b *testing.B) {
 	b.StopTimer()
 	if got := br.Metrics().Delivered; got != benchSubs*b.N {
 		b.Fatalf("delivered %d, want %d", got, benchSubs*b.N)
+	}
+	if got := br.Metrics().Handled; got < benchSubs*(b.N-benchBatch) {
+		b.Fatalf("handled %d, want at least %d", got, benchSubs*(b.N-benchBatch))
 	}
 }
 

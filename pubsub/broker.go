@@ -185,6 +185,10 @@ type Broker struct {
 	faults   *faults.Injector
 	maxDepth int
 
+	// The fault points the broker consults, resolved once (faults.Site):
+	// a point no rule targets costs a bit test per copy.
+	fUnavailable, fOffline, fDuplicate, fDelay, fReorder, fSlow faults.Site
+
 	subs    []*Subscriber
 	fanouts []*fanout
 	names   map[string]bool
@@ -233,6 +237,10 @@ func New(w *sim.World, cfg Config) (*Broker, error) {
 	b := &Broker{
 		name: cfg.Name, env: w.Env(), faults: cfg.Faults, maxDepth: depth, genTick: -1,
 		names: map[string]bool{}, routes: map[string]*route{}, stats: map[string]*subjectStat{}, cascades: map[sim.ID]*Cascade{},
+	}
+	if in := cfg.Faults; in != nil {
+		b.fUnavailable, b.fOffline, b.fSlow = in.Site(faults.BrokerUnavailable), in.Site(faults.SubscriberOffline), in.Site(faults.SubscriberSlow)
+		b.fDuplicate, b.fDelay, b.fReorder = in.Site(faults.BrokerDuplicate), in.Site(faults.BrokerDelay), in.Site(faults.BrokerReorder)
 	}
 	if err := w.Add("pubsub:"+cfg.Name, b); err != nil {
 		return nil, err
@@ -386,9 +394,9 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 		return err
 	}
 	where := r.where
-	if b.faults.Has(faults.BrokerUnavailable) {
+	if b.fUnavailable.Armed() {
 		c := faults.Context{Where: where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}
-		if f := b.faults.CheckRef(faults.BrokerUnavailable, &c); f != nil {
+		if f := b.fUnavailable.Check(&c); f != nil {
 			cause := errConnection
 			if f.Error != "" {
 				cause = errors.New(f.Error)
@@ -432,14 +440,8 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 	}
 	b.m.Published++
 	r.stat.published++
-	ev := sim.Event{Kind: sim.KindPublished, Where: where, Msg: m.ID, Origin: m.Origin, Key: m.Key, Type: m.Headers.Type, Corr: e.corr}
-	if e.depth == 0 {
-		ev.Actor = m.Headers.Source // a root publish names its producer
-	} else if b.detailed() {
-		ev.Detail = "depth " + strconv.Itoa(int(e.depth)) + " of root " + e.cascade.Root.String() + ", caused by " + m.Headers.CausationID.String()
-	}
-	b.env.Emit(ev)
-	if b.faults == nil && !muted {
+	b.published(e)
+	if !muted && b.plain() {
 		b.fanOutFast(r, e)
 	} else {
 		b.fanOut(r, e, muted)
@@ -451,11 +453,49 @@ func (b *Broker) publish(subject string, m sim.Message, parent *envelope) error 
 	return nil
 }
 
-// fanOutFast copies e to the subscribers of r when no fault can fire and
-// the supervisor switch is off: the common case, with the bookkeeping of
-// place done once per publish instead of once per copy.
+// plain reports whether offer, at publish time, would place every copy
+// for an online subscriber with room as it comes: no fault point a copy
+// consults at publish time is armed, and no subscriber has a copy held
+// back by broker.reorder that the next copy would release. It costs a
+// nil test without an injector, and four bit tests while no rule targets
+// those points.
+func (b *Broker) plain() bool {
+	if b.faults == nil {
+		return true // no point can fire, so no copy is held either
+	}
+	return len(b.held) == 0 && !b.fOffline.Armed() && !b.fDuplicate.Armed() && !b.fDelay.Armed() && !b.fReorder.Armed()
+}
+
+// published traces the accepted publish e, built only when someone
+// listens: otherwise it is counted, as Emit would number it.
+func (b *Broker) published(e *envelope) {
+	tr := b.env.Trace
+	if !tr.Enabled() {
+		tr.Skip()
+		return
+	}
+	m := &e.msg
+	var ev sim.Event // filled in place, as emitCopy's
+	ev.Tick, ev.Kind, ev.Where, ev.Corr = b.env.Now(), sim.KindPublished, e.where, e.corr
+	ev.Msg, ev.Origin, ev.Key, ev.Type = m.ID, m.Origin, m.Key, m.Headers.Type
+	if e.depth == 0 {
+		ev.Actor = m.Headers.Source // a root publish names its producer
+	} else if b.detailed() {
+		ev.Detail = "depth " + strconv.Itoa(int(e.depth)) + " of root " + e.cascade.Root.String() + ", caused by " + m.Headers.CausationID.String()
+	}
+	tr.EmitRef(&ev)
+}
+
+// fanOutFast copies e to the subscribers of r when plain holds and the
+// supervisor switch is off: the common case, with the bookkeeping of
+// place done once per publish instead of once per copy, and the trace
+// asked once per publish whether anyone listens (nothing fanOutFast calls
+// attaches a sink). Each copy costs a slot written into a ring and an
+// event, or only the event's number when no sink listens.
 func (b *Broker) fanOutFast(r *route, e *envelope) {
 	placed := 0
+	tr := b.env.Trace
+	on := tr.Enabled()
 	for _, s := range r.subs {
 		if !s.online || s.full() {
 			b.offer(s, e, true, 1, false) // missed, or the overflow policy decides
@@ -464,7 +504,11 @@ func (b *Broker) fanOutFast(r *route, e *envelope) {
 		s.push(slot{env: e, gen: b.gen, attempt: 1})
 		s.m.Delivered++
 		placed++
-		b.emitCopy(sim.KindDelivered, s, e, 1)
+		if on {
+			b.emitCopy(sim.KindDelivered, s, e, 1)
+		} else {
+			tr.Skip()
+		}
 	}
 	e.refs += int32(placed)
 	b.m.Buffered += placed
@@ -527,37 +571,36 @@ func (b *Broker) offer(s *Subscriber, e *envelope, atPublish bool, attempt int32
 		b.offline(s, e, atPublish, dup, "")
 		return
 	}
-	in := b.faults
-	if in == nil {
+	if b.faults == nil {
 		b.placeCopies(s, e, attempt, dup)
 		return
 	}
-	if in.Has(faults.SubscriberOffline) {
+	if b.fOffline.Armed() {
 		c := faultCtx(s, e)
-		if f := in.CheckRef(faults.SubscriberOffline, &c); f != nil {
+		if f := b.fOffline.Check(&c); f != nil {
 			b.offline(s, e, atPublish, dup, f.Rule)
 			return
 		}
 	}
 	if atPublish {
-		if in.Has(faults.BrokerDuplicate) {
+		if b.fDuplicate.Armed() {
 			c := faultCtx(s, e)
-			if f := in.CheckRef(faults.BrokerDuplicate, &c); f != nil {
+			if f := b.fDuplicate.Check(&c); f != nil {
 				dup = true
 				b.m.Duplicated++
 			}
 		}
-		if in.Has(faults.BrokerDelay) {
+		if b.fDelay.Armed() {
 			c := faultCtx(s, e)
-			if f := in.CheckRef(faults.BrokerDelay, &c); f != nil {
+			if f := b.fDelay.Check(&c); f != nil {
 				d := sim.Tick(max(f.Param, 1))
 				b.hold(s, e, b.env.Now()+d, attempt, dup, f.Rule, "delayed by "+strconv.FormatInt(int64(d), 10)+" tick(s)")
 				return
 			}
 		}
-		if s.held == nil && in.Has(faults.BrokerReorder) {
+		if s.held == nil && b.fReorder.Armed() {
 			c := faultCtx(s, e)
-			if f := in.CheckRef(faults.BrokerReorder, &c); f != nil {
+			if f := b.fReorder.Check(&c); f != nil {
 				s.held, s.heldAt, s.heldAttempt, s.heldDup = e, b.env.Now(), attempt, dup
 				e.refs++
 				if !s.listed {
@@ -671,11 +714,11 @@ func (b *Broker) dropHeld(s *Subscriber) {
 // returns the refusal, traced as "rejected", or nil when the broker takes
 // the connection.
 func (b *Broker) connectRefused(s *Subscriber) error {
-	if !b.faults.Has(faults.BrokerUnavailable) {
+	if !b.fUnavailable.Armed() {
 		return nil
 	}
 	c := faults.Context{Where: s.where, Consumer: s.name}
-	f := b.faults.CheckRef(faults.BrokerUnavailable, &c)
+	f := b.fUnavailable.Check(&c)
 	if f == nil {
 		return nil
 	}
@@ -779,8 +822,12 @@ func (b *Broker) emitCopy(k sim.Kind, s *Subscriber, e *envelope, attempt int32)
 		tr.Skip()
 		return
 	}
-	ev := sim.Event{Tick: b.env.Now(), Kind: k, Where: e.where, Actor: s.name, Consumer: s.consumer, Msg: e.msg.ID, Key: e.msg.Key,
-		Corr: e.corr, Attempt: int(attempt)}
+	// Field by field into a zeroed event rather than from a literal: the
+	// compiler builds a literal in a temporary and copies it, and reading
+	// the fields just written back as wider words stalls the copy.
+	var ev sim.Event
+	ev.Tick, ev.Kind, ev.Where, ev.Actor, ev.Consumer = b.env.Now(), k, e.where, s.name, s.consumer
+	ev.Msg, ev.Key, ev.Corr, ev.Attempt = e.msg.ID, e.msg.Key, e.corr, int(attempt)
 	tr.EmitRef(&ev)
 }
 

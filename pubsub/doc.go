@@ -150,9 +150,12 @@
 // registered with the World by New. A publish costs O(matching
 // subscribers) once the subject's route is cached (the route cache is
 // rebuilt after a subscription change and costs O(subscriptions) per new
-// subject), plus one trace event per copy. Buffers are fixed-size rings of
-// pointers to one shared envelope per publish, so a resident message costs
-// about 220 bytes plus 24 bytes per subscriber holding a copy, beyond its
-// body; settled envelopes are reused, so a steady publish rate does not
-// allocate.
+// subject), plus one trace event per copy, built only when a sink listens
+// (otherwise only numbered). The broker resolves its fault points once;
+// while no point a copy consults at publish time is armed, a copy costs a
+// slot written into a ring and no fault context. Buffers are rings of
+// pointers to one shared envelope per publish, doubling as copies arrive
+// up to their capacity, so a resident message costs about 220 bytes plus
+// 24 bytes per subscriber holding a copy, beyond its body; settled
+// envelopes are reused, so a steady publish rate does not allocate.
 package pubsub

@@ -3,6 +3,7 @@ package pubsub
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -642,4 +643,51 @@ func TestSlowHandlerUnfinished(t *testing.T) {
 		t.Errorf("outcome after disconnect %+v", o)
 	}
 	r.refold()
+}
+
+// A copy broker.reorder holds is released behind the next copy even when
+// the rule was disabled in between: with no fault point armed the broker
+// takes its fast fan-out, which must still hand the held copy on.
+func TestReorderHeldCopyOutlivesItsRule(t *testing.T) {
+	r := newRig(t, 1, 0, faults.Rule{Name: "swap", Point: faults.BrokerReorder, Nth: 1})
+	var h recorder
+	r.sub(SubscriberConfig{Name: "s", Pattern: "x", Handler: &h})
+	var sent []sim.ID
+	r.w.At(1, "publish", func() {
+		sent = append(sent, r.mustPublish("x", "k").ID)
+		r.Must(r.in.Disable("swap"))
+		sent = append(sent, r.mustPublish("x", "k").ID)
+	})
+	r.run(3)
+	if want := []sim.ID{sent[1], sent[0]}; !slices.Equal(h.got, want) {
+		t.Errorf("got %v, want %v (the held copy behind the next one)", h.got, want)
+	}
+	delivered := r.events(sim.KindDelivered, "s")
+	if len(delivered) != 2 || delivered[0].Tick != 1 || delivered[1].Tick != 1 {
+		t.Errorf("delivered %v, want both at tick 1", delivered)
+	}
+}
+
+// A broker with an injector whose rules target no copy point fans out as
+// one without an injector: the same events, numbered the same.
+func TestUnarmedFaultsFanOutAsNone(t *testing.T) {
+	trace := func(rules ...faults.Rule) string {
+		r := newRig(t, 7, 0, rules...)
+		for i := range 3 {
+			r.sub(SubscriberConfig{Name: "s" + strconv.Itoa(i), Pattern: "x.>", Buffer: 2, Policy: Policy(i)})
+		}
+		r.producer(func(now sim.Tick) {
+			for range 3 {
+				_, _ = r.publish("x.y", "k")
+			}
+		})
+		r.run(4)
+		return r.dump()
+	}
+	// A rule for a point no copy consults, which never fires.
+	want := trace()
+	got := trace(faults.Rule{Name: "never", Point: faults.BrokerUnavailable, From: 1000})
+	if got != want {
+		t.Errorf("trace with an unarmed injector differs:\n%s\nwant:\n%s", got, want)
+	}
 }

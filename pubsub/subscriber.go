@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -197,6 +196,7 @@ type Subscriber struct {
 	rate        int
 	start       sim.Tick
 	h           sim.Handler // the configured handler, wrapped by the fault injector
+	timed       sim.Timed   // h when it is Timed (sim.DurationOf), else nil; asked once at Subscribe
 	emits       []Emit
 	sourceCheck bool
 	source      string
@@ -260,6 +260,7 @@ func (b *Broker) Subscribe(cfg SubscriberConfig) (*Subscriber, error) {
 		sourceCheck: cfg.SourceCheck, source: source, supervisor: cfg.Supervisor,
 		online: !cfg.Offline, ring: make([]slot, min(size, initialRing)), size: size,
 	}
+	s.timed, _ = s.h.(sim.Timed)
 	s.ctx.sub = s
 	b.names[cfg.Name] = true
 	b.subs = append(b.subs, s)
@@ -504,16 +505,15 @@ func (s *Subscriber) step(now sim.Tick) {
 	if now < s.restUntil {
 		return
 	}
-	in := b.faults
 	for s.online && s.n > 0 && (s.rate == 0 || handled < s.rate) {
 		x := s.ring[s.head]
 		if x.gen >= b.gen || b.env.Exceeded() != nil {
 			break
 		}
 		rest := false
-		if in != nil && in.Has(faults.SubscriberSlow) {
+		if b.faults != nil && b.fSlow.Armed() { // Armed is a call; a broker without faults skips it
 			c := faultCtx(s, x.env)
-			if f := in.CheckRef(faults.SubscriberSlow, &c); f != nil {
+			if f := b.fSlow.Check(&c); f != nil {
 				s.restUntil = now + sim.Tick(max(f.Param, 1))
 				rest = true
 			}
@@ -543,14 +543,16 @@ func (s *Subscriber) begin(x slot, now sim.Tick) bool {
 		s.ignore(e, "own change ignored (source check)")
 		return false
 	}
-	d.Ext = &s.ctx
-	s.ctx.parent = e
-	t := sim.DurationOf(s.h, d)
-	s.ctx.parent = nil
-	if t > 0 {
-		s.working, s.work, s.doneAt = true, x, now+t
-		b.m.Handling++
-		return true
+	if s.timed != nil {
+		d.Ext = &s.ctx
+		s.ctx.parent = e
+		t := s.timed.Duration(d)
+		s.ctx.parent = nil
+		if t > 0 {
+			s.working, s.work, s.doneAt = true, x, now+t
+			b.m.Handling++
+			return true
+		}
 	}
 	s.run(e)
 	return false
@@ -576,7 +578,7 @@ func (s *Subscriber) run(e *envelope) {
 	}
 	err := s.h.Handle(d)
 	skipped := err == nil && d.Effects() == 0 && d.Skipped()
-	if err == nil && !skipped {
+	if err == nil && !skipped && len(s.emits) > 0 {
 		s.emit(e)
 	}
 	if s.supervisor {

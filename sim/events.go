@@ -14,12 +14,21 @@ package sim
 // handler returned an error for d, are built by it, so the same delivery
 // is described the same way in every model.
 func (d *Delivery) Event(k Kind) Event {
-	var now Tick
+	var e Event
+	d.fill(&e, k)
+	return e
+}
+
+// fill sets the fields Event describes on e, which is zero. Filling an
+// event in place, field by field, spares the handler's records a
+// temporary: a literal is built in one and copied, 224 bytes an event.
+func (d *Delivery) fill(e *Event, k Kind) {
 	if d.env != nil {
-		now = d.env.Now()
+		e.Tick = d.env.Now()
 	}
-	return Event{Tick: now, Kind: k, Where: d.Where, Actor: d.Instance, Consumer: d.Consumer, Msg: d.Msg.ID, Key: d.Msg.Key,
-		Corr: d.Corr, Attempt: d.Attempt, HasPos: d.HasPos, Partition: d.Partition, Offset: d.Offset}
+	e.Kind, e.Where, e.Actor, e.Consumer = k, d.Where, d.Instance, d.Consumer
+	e.Msg, e.Key, e.Corr, e.Attempt = d.Msg.ID, d.Msg.Key, d.Corr, d.Attempt
+	e.HasPos, e.Partition, e.Offset = d.HasPos, d.Partition, d.Offset
 }
 
 // Lost returns the lost event of message m: where it was lost, the actor

@@ -142,10 +142,15 @@ func (d *Delivery) emit(k Kind, detail string) {
 		return
 	}
 	tr := d.env.Trace
+	if !tr.Enabled() {
+		tr.Skip() // numbered as Emit would, without building an event no one reads
+		return
+	}
 	if !tr.Detailed() {
 		detail = ""
 	}
-	ev := d.Event(k)
+	var ev Event
+	d.fill(&ev, k)
 	ev.Detail = detail
 	tr.EmitRef(&ev)
 }

@@ -1,0 +1,29 @@
+package sim
+
+import "testing"
+
+// A handler's records are numbered the same whether or not a sink listens:
+// with none, Apply and Skip build no event but count one each, so the
+// events that follow keep their sequence numbers.
+func TestDeliveryRecordsNumberedWithoutSinks(t *testing.T) {
+	run := func(tr *Trace) (uint64, *Delivery) {
+		env := &Env{Trace: tr}
+		d := NewDelivery(env, Message{ID: 1, Key: "k"}, "topic:x", "s", "", 1)
+		d.Apply("charged")
+		d.Skip("seen")
+		d.Apply("")
+		return tr.Len(), d
+	}
+	rec := &Recorder{}
+	on, don := run(NewTrace(rec))
+	off, doff := run(NewTrace())
+	if on != 3 || off != on {
+		t.Errorf("events numbered %d without a sink, %d with one; want 3 and 3", off, on)
+	}
+	if doff.Effects() != 2 || !doff.Skipped() || don.Effects() != 2 || !don.Skipped() {
+		t.Errorf("records: effects %d/%d, skipped %v/%v; want 2 and true", doff.Effects(), don.Effects(), doff.Skipped(), don.Skipped())
+	}
+	if evs := rec.Events(); len(evs) != 3 || evs[0].Kind != KindProcessed || evs[1].Kind != KindSkipped || evs[2].Seq != 3 {
+		t.Errorf("recorded %v, want processed, skipped, processed numbered 1 to 3", evs)
+	}
+}

@@ -1047,7 +1047,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 			g := q.groups[q.s.at(slot).msg.Key]
 			q.run = q.run[:0]
 			for i := 0; i < g.refs.len() && len(q.run) < max-n; i++ {
-				r := g.refs.buf[(g.refs.head+i)&(len(g.refs.buf)-1)]
+				r := g.refs.at(i)
 				if !q.isLive(r) {
 					continue
 				}
@@ -1712,7 +1712,7 @@ func (q *Queue) AppendResidents(dst []Resident, max int) []Resident {
 		return dst
 	}
 	for i := 0; i < q.all.len() && max > 0; i++ {
-		r := q.all.buf[(q.all.head+i)&(len(q.all.buf)-1)]
+		r := q.all.at(i)
 		if !q.isLive(r) {
 			continue
 		}

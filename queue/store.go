@@ -1,8 +1,6 @@
 package queue
 
 import (
-	"slices"
-
 	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -94,29 +92,43 @@ type slab struct {
 	// tags holds, by slot, the entry's life while its state is not
 	// stFree, and 0 while it is (lives start at 1), so a ring's ref can be
 	// checked against 4 bytes per slot instead of the entry itself: the
-	// compactions of long rings read one tag per ref, not one entry.
-	tags []uint32
+	// compactions of long rings read one tag per ref, not one entry. The
+	// tags come in chunks beside the entries' (tags[k] for chunks[k]), so
+	// they never move or get copied either.
+	tags [][]uint32
 }
 
 // live reports whether r names the current life of a slot that is not
 // free.
 func (s *slab) live(r ref) bool {
 	i := r.slot()
-	return i < uint32(len(s.tags)) && s.tags[i] == r.life()
+	return i < s.n && *s.tag(i) == r.life()
 }
 
 // setState moves the entry in slot i to state st, which is not stFree.
 func (s *slab) setState(i uint32, e *entry, st state) {
 	e.state = st
-	s.tags[i] = e.life
+	*s.tag(i) = e.life
+}
+
+// loc returns the chunk of slot i and its index there.
+func loc(i uint32) (k, j uint32) {
+	if i < chunkSize {
+		return i >> smallBits, i & smallMask
+	}
+	return i>>chunkBits + smallCount - 1, i & chunkMask
 }
 
 // at returns the entry in slot i, which alloc has handed out. O(1).
 func (s *slab) at(i uint32) *entry {
-	if i < chunkSize {
-		return &s.chunks[i>>smallBits][i&smallMask]
-	}
-	return &s.chunks[int(i>>chunkBits)+smallCount-1][i&chunkMask]
+	k, j := loc(i)
+	return &s.chunks[k][j]
+}
+
+// tag returns the tag of slot i, which alloc has handed out. O(1).
+func (s *slab) tag(i uint32) *uint32 {
+	k, j := loc(i)
+	return &s.tags[k][j]
 }
 
 // alloc hands out a slot, the most recently freed one if any, and makes
@@ -131,14 +143,14 @@ func (s *slab) alloc() uint32 {
 		if s.n == s.capacity() {
 			if s.chunks == nil {
 				s.chunks = make([][]entry, 0, 8) // the chunks of 128 slots, in one allocation
+				s.tags = make([][]uint32, 0, 8)
 			}
 			k := chunkLen(len(s.chunks))
 			s.chunks = append(s.chunks, make([]entry, k))
-			s.tags = slices.Grow(s.tags, k) // a tag per slot of the chunk, in the chunk's step, not one append at a time
+			s.tags = append(s.tags, make([]uint32, k))
 		}
 		i = s.n
 		s.n++
-		s.tags = append(s.tags, 0)
 	}
 	e := s.at(i)
 	e.life++
@@ -160,7 +172,7 @@ func (s *slab) release(i uint32) {
 	e := s.at(i)
 	e.msg = stored.Message{} // drop references to key, body and headers
 	e.state = stFree
-	s.tags[i] = 0
+	*s.tag(i) = 0
 	e.hidx = int32(s.free)
 	s.free = i + 1
 }
@@ -182,20 +194,61 @@ func mkref(slot, life uint32) ref { return ref(uint64(slot)<<32 | uint64(life)) 
 func (r ref) slot() uint32        { return uint32(r >> 32) }
 func (r ref) life() uint32        { return uint32(r) }
 
-// ring is a double-ended queue on a power-of-two circular buffer. Push and
-// pop at either end are O(1) amortised.
+// ring is a double-ended queue. Push and pop at either end are O(1)
+// amortised and never copy more than segSize elements.
+//
+// Up to segSize elements it is one power-of-two circular buffer that
+// doubles as it fills (a small queue, a FIFO group of a few messages,
+// costs a few dozen bytes). Beyond that it holds its elements in segments
+// of segSize, linked through a small circular table of segments: growing
+// adds a segment and never copies or keeps an old array alive, and a
+// segment is let go as soon as popFront empties it, so a draining ring
+// frees as it drains. At most two segments are partly empty, and one
+// emptied segment is kept for reuse, so a ring that crosses a segment
+// boundary back and forth does not allocate each time.
 type ring[T any] struct {
-	buf  []T
-	head int
+	buf  []T   // small mode (segs == nil): the circular buffer
+	segs [][]T // large mode: the segments, a circular table of power-of-two length
+	sh   int   // large mode: index in segs of the first segment
+	sn   int   // large mode: number of segments in use
+	head int   // small mode: index in buf of the first element; large mode: index in the first segment
 	n    int
+	// spare is an emptied segment kept for the next one needed, or nil.
+	spare []T
 }
+
+// segBits sets the segment size of a large ring: 1,024 elements, 8 KiB
+// of refs.
+const (
+	segBits = 10
+	segSize = 1 << segBits
+	segMask = segSize - 1
+)
 
 func (r *ring[T]) len() int { return r.n }
 
+// at returns the i-th element from the front, 0 <= i < len. O(1).
+func (r *ring[T]) at(i int) T { return *r.slot(i) }
+
+// slot returns the place of the i-th element from the front.
+func (r *ring[T]) slot(i int) *T {
+	if r.segs == nil {
+		return &r.buf[(r.head+i)&(len(r.buf)-1)]
+	}
+	o := r.head + i
+	return &r.segs[(r.sh+o>>segBits)&(len(r.segs)-1)][o&segMask]
+}
+
+// grow makes room for one more element in small mode: it doubles the
+// buffer, or at segSize elements turns the ring into large mode.
 func (r *ring[T]) grow() {
 	c := len(r.buf) * 2
 	if c == 0 {
 		c = 16
+	}
+	if c > segSize {
+		r.segment()
+		return
 	}
 	nb := make([]T, c)
 	for i := 0; i < r.n; i++ {
@@ -204,53 +257,154 @@ func (r *ring[T]) grow() {
 	r.buf, r.head = nb, 0
 }
 
-func (r *ring[T]) pushBack(v T) {
-	if r.n == len(r.buf) {
-		r.grow()
+// segment turns a full small ring of segSize elements into a large one
+// whose first segment is the buffer, rotated to start at index 0.
+func (r *ring[T]) segment() {
+	first := r.buf
+	if r.head != 0 {
+		first = make([]T, segSize)
+		for i := 0; i < r.n; i++ {
+			first[i] = r.buf[(r.head+i)&segMask]
+		}
 	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+	r.segs = make([][]T, 4)
+	r.segs[0] = first
+	r.buf, r.sh, r.sn, r.head = nil, 0, 1, 0
+}
+
+// newSeg returns an empty segment, the spare one if there is one.
+func (r *ring[T]) newSeg() []T {
+	if s := r.spare; s != nil {
+		r.spare = nil
+		return s
+	}
+	return make([]T, segSize)
+}
+
+// room makes the table of segments hold one more segment. It copies only
+// segment headers, 24 bytes per segSize elements.
+func (r *ring[T]) room() {
+	if r.sn < len(r.segs) {
+		return
+	}
+	ns := make([][]T, 2*len(r.segs))
+	for i := 0; i < r.sn; i++ {
+		ns[i] = r.segs[(r.sh+i)&(len(r.segs)-1)]
+	}
+	r.segs, r.sh = ns, 0
+}
+
+func (r *ring[T]) pushBack(v T) {
+	if r.segs == nil {
+		if r.n == len(r.buf) {
+			r.grow()
+		}
+		if r.segs == nil {
+			r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+			r.n++
+			return
+		}
+	}
+	if r.head+r.n == r.sn<<segBits {
+		r.room()
+		r.segs[(r.sh+r.sn)&(len(r.segs)-1)] = r.newSeg()
+		r.sn++
+	}
+	*r.slot(r.n) = v
 	r.n++
 }
 
 func (r *ring[T]) pushFront(v T) {
-	if r.n == len(r.buf) {
-		r.grow()
+	if r.segs == nil {
+		if r.n == len(r.buf) {
+			r.grow()
+		}
+		if r.segs == nil {
+			r.head = (r.head - 1) & (len(r.buf) - 1)
+			r.buf[r.head] = v
+			r.n++
+			return
+		}
 	}
-	r.head = (r.head - 1) & (len(r.buf) - 1)
-	r.buf[r.head] = v
+	if r.head == 0 {
+		r.room()
+		r.sh = (r.sh - 1) & (len(r.segs) - 1)
+		r.segs[r.sh] = r.newSeg()
+		r.sn++
+		r.head = segSize
+	}
+	r.head--
+	r.segs[r.sh][r.head] = v
 	r.n++
 }
 
-func (r *ring[T]) front() T { return r.buf[r.head] }
+func (r *ring[T]) front() T { return *r.slot(0) }
 
 func (r *ring[T]) popFront() T {
 	var zero T
-	v := r.buf[r.head]
-	r.buf[r.head] = zero
-	r.head = (r.head + 1) & (len(r.buf) - 1)
+	p := r.slot(0)
+	v := *p
+	*p = zero
 	r.n--
+	if r.segs == nil {
+		r.head = (r.head + 1) & (len(r.buf) - 1)
+		return v
+	}
+	r.head++
+	if r.head == segSize || r.n == 0 {
+		r.dropFront()
+	}
 	return v
 }
 
+// dropFront lets go of the first segment, which holds no element, keeping
+// it as the spare. An empty large ring holds no segment.
+func (r *ring[T]) dropFront() {
+	r.spare = r.segs[r.sh]
+	r.segs[r.sh] = nil
+	r.sh = (r.sh + 1) & (len(r.segs) - 1)
+	r.sn--
+	r.head = 0
+	if r.n == 0 {
+		r.sn, r.sh = 0, 0
+	}
+}
+
 // filter keeps the elements for which keep returns true, in order. It is
-// O(len) and used only for amortised compaction of lazily deleted refs.
+// O(len) and used only for amortised compaction of lazily deleted refs; a
+// large ring lets go of the segments it no longer needs.
 func (r *ring[T]) filter(keep func(T) bool) {
 	var zero T
 	w := 0
 	for i := 0; i < r.n; i++ {
-		v := r.buf[(r.head+i)&(len(r.buf)-1)]
+		v := r.at(i)
 		if keep(v) {
-			r.buf[(r.head+w)&(len(r.buf)-1)] = v
+			*r.slot(w) = v
 			w++
 		}
 	}
 	for i := w; i < r.n; i++ {
-		r.buf[(r.head+i)&(len(r.buf)-1)] = zero
+		*r.slot(i) = zero
 	}
 	r.n = w
+	if r.segs == nil {
+		return
+	}
+	used := (r.head + r.n + segMask) >> segBits // segments that hold an element
+	if r.n == 0 {
+		used = 0
+	}
+	for r.sn > used {
+		k := (r.sh + r.sn - 1) & (len(r.segs) - 1)
+		r.spare, r.segs[k] = r.segs[k], nil
+		r.sn--
+	}
+	if r.sn == 0 {
+		r.sh, r.head = 0, 0
+	}
 }
 
-// reset empties the ring and lets go of its buffer.
+// reset empties the ring and lets go of its buffers.
 func (r *ring[T]) reset() { *r = ring[T]{} }
 
 // theap is a binary min-heap of slots ordered by (due, message ID, slot).

@@ -73,3 +73,184 @@ func TestSlabReusesFreedSlotsLastInFirstOut(t *testing.T) {
 		t.Fatalf("with no free slot alloc returned %d, want 40", i)
 	}
 }
+
+// TestRingMatchesASlice drives rings through random pushes and pops at
+// both ends and compactions, across the switch from one buffer to
+// segments and back down to empty, and checks every step against a plain
+// slice: same length, same elements in the same order.
+func TestRingMatchesASlice(t *testing.T) {
+	for _, top := range []int{40, 3 * segSize, 9 * segSize} {
+		var r ring[uint64]
+		var want []uint64
+		rng := uint64(top)
+		next := func(n int) int { // xorshift, fixed per size
+			rng ^= rng << 13
+			rng ^= rng >> 7
+			rng ^= rng << 17
+			return int(rng % uint64(n))
+		}
+		v := uint64(0)
+		for step := range 40 * top {
+			grow := step < 20*top // fill first, then drain
+			switch k := next(16); {
+			case k < 7 && (grow || k < 3):
+				v++
+				r.pushBack(v)
+				want = append(want, v)
+			case k < 10 && (grow || k < 8):
+				v++
+				r.pushFront(v)
+				want = append([]uint64{v}, want...)
+			case k < 15:
+				if len(want) > 0 {
+					if got := r.popFront(); got != want[0] {
+						t.Fatalf("top %d step %d: popFront %d, want %d", top, step, got, want[0])
+					}
+					want = want[1:]
+				}
+			default:
+				m := uint64(next(5) + 2)
+				r.filter(func(x uint64) bool { return x%m != 0 })
+				want = slicesFilter(want, func(x uint64) bool { return x%m != 0 })
+			}
+			if len(want) > top { // keep the size near its top
+				r.popFront()
+				want = want[1:]
+			}
+			if r.len() != len(want) {
+				t.Fatalf("top %d step %d: len %d, want %d", top, step, r.len(), len(want))
+			}
+			if len(want) > 0 && r.front() != want[0] {
+				t.Fatalf("top %d step %d: front %d, want %d", top, step, r.front(), want[0])
+			}
+			if step%97 == 0 {
+				for i, x := range want {
+					if r.at(i) != x {
+						t.Fatalf("top %d step %d: at(%d) = %d, want %d", top, step, i, r.at(i), x)
+					}
+				}
+			}
+		}
+		for len(want) > 0 {
+			if got := r.popFront(); got != want[0] {
+				t.Fatalf("top %d drain: popFront %d, want %d", top, got, want[0])
+			}
+			want = want[1:]
+		}
+		if r.sn != 0 || r.len() != 0 {
+			t.Fatalf("top %d: drained ring holds %d segments, len %d", top, r.sn, r.len())
+		}
+	}
+}
+
+func slicesFilter(s []uint64, keep func(uint64) bool) []uint64 {
+	var out []uint64
+	for _, x := range s {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// TestRingLetsGoOfDrainedSegments fills a ring far beyond one segment and
+// drains it, checking that it never holds more than two segments beyond
+// what its elements need, so a drained backlog is not kept alive.
+func TestRingLetsGoOfDrainedSegments(t *testing.T) {
+	var r ring[ref]
+	const n = 20 * segSize
+	for i := range n {
+		r.pushBack(ref(i))
+	}
+	for i := range n {
+		if got := r.popFront(); got != ref(i) {
+			t.Fatalf("pop %d returned %d", i, got)
+		}
+		if need := (r.len() + segMask) >> segBits; r.sn > need+1 {
+			t.Fatalf("after %d pops: %d segments for %d elements", i+1, r.sn, r.len())
+		}
+	}
+	held := 0
+	for _, s := range r.segs {
+		if s != nil {
+			held++
+		}
+	}
+	if held != 0 {
+		t.Fatalf("an empty ring holds %d segments", held)
+	}
+}
+
+// TestLongRingsKeepOrder runs queues whose rings outgrow one segment: a
+// standard queue and a FIFO queue with a single group of several segments,
+// received in batches and acked, half of the copies nacked back once. Every
+// message must come out, in send order for the FIFO group, and Residents
+// must list the backlog oldest first.
+func TestLongRingsKeepOrder(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		w, err := sim.New(sim.Config{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := w.Env()
+		q, err := New(w, Config{Name: "long", FIFO: fifo, VisibilityTimeout: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 3*segSize + 77
+		var ids []sim.ID
+		for range n {
+			m := env.NewMessage("k", []byte("b"), sim.Headers{})
+			if err := q.Send(m, 0); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, env.IDs.Last())
+		}
+		res := q.AppendResidents(nil, n)
+		if len(res) != n {
+			t.Fatalf("fifo %v: %d residents listed, want %d", fifo, len(res), n)
+		}
+		for i, r := range res {
+			if r.Msg != ids[i] {
+				t.Fatalf("fifo %v: resident %d is %v, want %v", fifo, i, r.Msg, ids[i])
+			}
+		}
+		var got []sim.ID
+		nacked := map[sim.ID]bool{}
+		for len(got) < n {
+			ds, err := q.Receive("w", 10)
+			if err != nil || len(ds) == 0 {
+				t.Fatalf("fifo %v: receive after %d: %d deliveries, %v", fifo, len(got), len(ds), err)
+			}
+			for i, d := range ds {
+				id := d.Message.ID
+				if id%2 == 0 && !nacked[id] {
+					nacked[id] = true
+					for _, rest := range ds[i:] {
+						if err := q.Nack(rest.Receipt, 0); err != nil {
+							t.Fatal(err)
+						}
+					}
+					break
+				}
+				if err := q.Ack(d.Receipt); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, id)
+			}
+		}
+		if q.Len() != 0 {
+			t.Fatalf("fifo %v: %d left", fifo, q.Len())
+		}
+		seen := map[sim.ID]bool{}
+		for i, id := range got {
+			if seen[id] {
+				t.Fatalf("fifo %v: %v acked twice", fifo, id)
+			}
+			seen[id] = true
+			if fifo && id != ids[i] {
+				t.Fatalf("fifo %v: ack %d is %v, want %v in send order", fifo, i, id, ids[i])
+			}
+		}
+	}
+}

@@ -20,23 +20,34 @@ const (
 // send of the same message ID is a separate entry. Entries live in a slab of
 // chunks that never move, so their addresses are stable and the slab never copies
 // them when it grows.
+//
+// An entry is 96 bytes, 72 of them the message. What only some copies
+// need lives in a cold record beside it (see cold): a copy that was never
+// received and never dead-lettered, the bulk of a backlog, has none. The
+// slot's life is its tag (see slab.tags), not a field.
 type entry struct {
-	msg      stored.Message // shares headers with equal neighbours (see package stored)
-	sentAt   sim.Tick       // the copy's enqueue time, which retention counts from: when it entered, or for a standard queue's dead letter when it entered its source
-	entered  sim.Tick       // when this copy entered this queue (its age counts from here)
-	gen      uint32         // receipt generation: bumped when the slot is taken and on every receive
-	life     uint32         // bumped when the slot is taken; refs in rings carry it
-	receives int32          // receive count of this copy
-	hidx     int32          // index in the delay or in-flight heap, -1 when in neither; while free, the bits of the slab's next free slot + 1 (0: none)
-	actor    int32          // index into Queue.actors of the last receiver, -1 for none
-	state    state
-	flags    flags  // fDup, fNacked
-	src      uint16 // in a DLQ: 1 + index into Queue.sources of the queue it came from; 0 for none
+	msg     stored.Message // shares headers with equal neighbours (see package stored)
+	entered sim.Tick       // when this copy entered this queue (its age counts from here)
+	gen     uint32         // receipt generation: bumped when the slot is taken and on every receive
+	hidx    int32          // index in the delay or in-flight heap, -1 when in neither; while free, the bits of the slab's next free slot + 1 (0: none)
+	cold    uint32         // 1 + index of the copy's cold record in the slab, 0 for none
+	state   state
+	flags   flags  // fDup, fNacked
+	src     uint16 // in a DLQ: 1 + index into Queue.sources of the queue it came from; 0 for none
 }
 
-// flags are an entry's yes/no facts, packed in one byte so that an entry
-// is 112 bytes, not 120: a slab chunk of 16 entries then fills its
-// allocation size class exactly.
+// cold is what an entry needs once it has been received or was enqueued
+// before it entered (a standard queue's dead letter). An entry without a
+// cold record has received 0 times, no last receiver (actor -1), and its
+// enqueue time is entered. A free record's receives holds the bits of the
+// next free record + 1 (0: none).
+type cold struct {
+	sentAt   sim.Tick // the copy's enqueue time, which retention counts from: when it entered, or for a standard queue's dead letter when it entered its source
+	receives int32    // receive count of this copy
+	actor    int32    // index into Queue.actors of the last receiver, -1 for none
+}
+
+// flags are an entry's yes/no facts, packed in one byte.
 type flags uint8
 
 const (
@@ -89,14 +100,26 @@ type slab struct {
 	chunks [][]entry // see chunkLen
 	n      uint32    // slots handed out so far
 	free   uint32    // 1 + the most recently freed slot, 0 when none is free
-	// tags holds, by slot, the entry's life while its state is not
-	// stFree, and 0 while it is (lives start at 1), so a ring's ref can be
-	// checked against 4 bytes per slot instead of the entry itself: the
-	// compactions of long rings read one tag per ref, not one entry. The
-	// tags come in chunks beside the entries' (tags[k] for chunks[k]), so
-	// they never move or get copied either.
+	// tags holds, by slot, the slot's life: bumped when alloc hands the
+	// slot out (lives run from 1 to lifeMax), with tagFree set until the
+	// entry leaves stFree and again when it is released. A ring's ref is
+	// checked against these 4 bytes per slot instead of the entry itself:
+	// the compactions of long rings read one tag per ref, not one entry.
+	// The tags come in chunks beside the entries' (tags[k] for
+	// chunks[k]), so they never move or get copied either.
 	tags [][]uint32
+
+	colds [][]cold // the cold records, chunked as the entries are
+	nc    uint32   // cold records handed out so far
+	cfree uint32   // 1 + the most recently freed cold record, 0 when none is free
 }
+
+// tagFree marks the tag of a slot whose entry is stFree; the other bits
+// keep its last life, which is at most lifeMax.
+const (
+	tagFree = 1 << 31
+	lifeMax = tagFree - 1
+)
 
 // live reports whether r names the current life of a slot that is not
 // free.
@@ -105,10 +128,13 @@ func (s *slab) live(r ref) bool {
 	return i < s.n && *s.tag(i) == r.life()
 }
 
+// ref returns the ref of slot i's current life.
+func (s *slab) ref(i uint32) ref { return mkref(i, *s.tag(i)&^tagFree) }
+
 // setState moves the entry in slot i to state st, which is not stFree.
 func (s *slab) setState(i uint32, e *entry, st state) {
 	e.state = st
-	*s.tag(i) = e.life
+	*s.tag(i) &^= tagFree
 }
 
 // loc returns the chunk of slot i and its index there.
@@ -152,34 +178,116 @@ func (s *slab) alloc() uint32 {
 		i = s.n
 		s.n++
 	}
-	e := s.at(i)
-	e.life++
-	if e.life == 0 { // after 2^32 lives of the slot: 0 marks a free tag
-		e.life++
+	t := s.tag(i)
+	life := *t&^tagFree + 1
+	if life > lifeMax { // after lifeMax lives of the slot
+		life = 1
 	}
+	*t = life | tagFree
+	e := s.at(i)
 	e.gen++
-	e.receives = 0
 	e.hidx = -1
-	e.actor = -1
 	e.src = 0
 	e.flags = 0
 	return i
 }
 
 // release frees slot i for reuse, dropping the entry's references to its
-// message. O(1).
+// message and its cold record. O(1).
 func (s *slab) release(i uint32) {
 	e := s.at(i)
 	e.msg = stored.Message{} // drop references to key, body and headers
 	e.state = stFree
-	*s.tag(i) = 0
+	*s.tag(i) |= tagFree
+	if e.cold != 0 {
+		c := s.coldAt(e.cold - 1)
+		c.receives = int32(s.cfree)
+		s.cfree = e.cold
+		e.cold = 0
+	}
 	e.hidx = int32(s.free)
 	s.free = i + 1
 }
 
+// coldAt returns cold record k, which mkCold has handed out. O(1).
+func (s *slab) coldAt(k uint32) *cold {
+	a, b := loc(k)
+	return &s.colds[a][b]
+}
+
+// mkCold returns e's cold record, giving e one with the defaults if it has
+// none: the most recently freed record if any, else a new one. O(1); it
+// allocates only when it opens a new chunk of records.
+func (s *slab) mkCold(e *entry) *cold {
+	if e.cold != 0 {
+		return s.coldAt(e.cold - 1)
+	}
+	var k uint32
+	if s.cfree > 0 {
+		k = s.cfree - 1
+		s.cfree = uint32(s.coldAt(k).receives)
+	} else {
+		if s.nc == capacity(len(s.colds)) {
+			s.colds = append(s.colds, make([]cold, chunkLen(len(s.colds))))
+		}
+		k = s.nc
+		s.nc++
+	}
+	e.cold = k + 1
+	c := s.coldAt(k)
+	*c = cold{sentAt: e.entered, actor: -1}
+	return c
+}
+
+// receives returns how many times e has been received. O(1).
+func (s *slab) receives(e *entry) int32 {
+	if e.cold == 0 {
+		return 0
+	}
+	return s.coldAt(e.cold - 1).receives
+}
+
+// actor returns the index into Queue.actors of e's last receiver, -1 for
+// none. O(1).
+func (s *slab) actor(e *entry) int32 {
+	if e.cold == 0 {
+		return -1
+	}
+	return s.coldAt(e.cold - 1).actor
+}
+
+// sentAt returns e's enqueue time, which retention counts from: when it
+// entered, or for a standard queue's dead letter when it entered its
+// source. O(1).
+func (s *slab) sentAt(e *entry) sim.Tick {
+	if e.cold == 0 {
+		return e.entered
+	}
+	return s.coldAt(e.cold - 1).sentAt
+}
+
+// setSentAt sets e's enqueue time; e.entered is set already. A time equal
+// to entered costs no cold record.
+func (s *slab) setSentAt(e *entry, t sim.Tick) {
+	if t != e.entered || e.cold != 0 {
+		s.mkCold(e).sentAt = t
+	}
+}
+
+// received counts a receive of e by the actor with index ai and returns
+// e's receive count. O(1).
+func (s *slab) received(e *entry, ai int32) int32 {
+	c := s.mkCold(e)
+	c.receives++
+	c.actor = ai
+	return c.receives
+}
+
 // capacity returns the number of slots of the chunks allocated so far.
-func (s *slab) capacity() uint32 {
-	k := len(s.chunks)
+func (s *slab) capacity() uint32 { return capacity(len(s.chunks)) }
+
+// capacity returns the number of slots of the first k chunks.
+func capacity(k int) uint32 {
 	if k <= smallCount {
 		return uint32(k) * smallSize
 	}

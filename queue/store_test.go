@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/sim"
@@ -27,10 +28,10 @@ func TestSlabChunksStayPut(t *testing.T) {
 		}
 		seen[e] = i
 		ptrs[i] = e
-		e.sentAt = sim.Tick(i)
+		e.entered = sim.Tick(i)
 	}
 	for i := range uint32(n) {
-		if s.at(i) != ptrs[i] || s.at(i).sentAt != sim.Tick(i) {
+		if s.at(i) != ptrs[i] || s.at(i).entered != sim.Tick(i) {
 			t.Fatalf("slot %d moved or lost its entry", i)
 		}
 	}
@@ -41,21 +42,26 @@ func TestSlabChunksStayPut(t *testing.T) {
 
 // TestSlabReusesFreedSlotsLastInFirstOut frees slots in a known order and
 // checks that alloc hands them back last freed first, each as a new life
-// with its heap index, actor, source and flags reset, before it opens
-// fresh slots, and that a free slot's tag reads as not live.
+// with its heap index, receives, actor, source and flags reset, before it
+// opens fresh slots, and that a free slot's tag reads as not live.
 func TestSlabReusesFreedSlotsLastInFirstOut(t *testing.T) {
 	var s slab
 	for range 40 {
-		s.alloc()
+		i := s.alloc()
+		s.setState(i, s.at(i), stReady)
 	}
 	freed := []uint32{3, 17, 0, 39, 16}
-	lives := map[uint32]uint32{}
+	lives := map[uint32]ref{}
 	for _, i := range freed {
 		e := s.at(i)
-		e.actor, e.src, e.flags = 2, 1, fDup|fNacked
-		lives[i] = e.life
+		s.received(e, 2)
+		e.src, e.flags = 1, fDup|fNacked
+		lives[i] = s.ref(i)
+		if !s.live(lives[i]) {
+			t.Fatalf("slot %d is not live before release", i)
+		}
 		s.release(i)
-		if s.live(mkref(i, lives[i])) {
+		if s.live(lives[i]) {
 			t.Fatalf("slot %d is live after release", i)
 		}
 	}
@@ -65,12 +71,80 @@ func TestSlabReusesFreedSlotsLastInFirstOut(t *testing.T) {
 			t.Fatalf("alloc returned slot %d, want %d (freed last)", i, freed[k])
 		}
 		e := s.at(i)
-		if e.life == lives[i] || e.hidx != -1 || e.actor != -1 || e.src != 0 || e.flags != 0 || e.state != stFree {
+		if s.ref(i) == lives[i] || s.live(lives[i]) || s.live(s.ref(i)) || e.hidx != -1 || s.receives(e) != 0 || s.actor(e) != -1 ||
+			e.src != 0 || e.flags != 0 || e.state != stFree {
 			t.Fatalf("slot %d came back as %+v", i, *e)
+		}
+		s.setState(i, e, stReady)
+		if !s.live(s.ref(i)) || s.live(lives[i]) {
+			t.Fatalf("slot %d: the new life is not live or the old one is", i)
 		}
 	}
 	if i := s.alloc(); i != 40 {
 		t.Fatalf("with no free slot alloc returned %d, want 40", i)
+	}
+}
+
+// TestColdRecordsHoldTheRareFacts checks that an entry has no cold record
+// until it is received or enqueued before it entered, that the facts read
+// back exactly, and that released records are reused last freed first, so
+// their number follows the copies that need one, not all copies ever.
+func TestColdRecordsHoldTheRareFacts(t *testing.T) {
+	var s slab
+	for i := range uint32(600) {
+		s.alloc()
+		e := s.at(i)
+		e.entered = sim.Tick(100 + i)
+		s.setSentAt(e, e.entered)
+		if e.cold != 0 || s.sentAt(e) != e.entered || s.receives(e) != 0 || s.actor(e) != -1 {
+			t.Fatalf("slot %d: fresh entry has cold %d, sentAt %d, receives %d, actor %d", i, e.cold, s.sentAt(e), s.receives(e), s.actor(e))
+		}
+		switch i % 3 {
+		case 1:
+			s.setSentAt(e, sim.Tick(i))
+		case 2:
+			s.received(e, int32(i))
+			if n := s.received(e, int32(i+1)); n != 2 {
+				t.Fatalf("slot %d: second receive counted %d", i, n)
+			}
+		}
+	}
+	if s.nc != 400 {
+		t.Fatalf("%d cold records for 400 copies that need one", s.nc)
+	}
+	for i := range uint32(600) {
+		e := s.at(i)
+		want := [3]int64{int64(100 + i), 0, -1}
+		switch i % 3 {
+		case 1:
+			want[0] = int64(i)
+		case 2:
+			want[1], want[2] = 2, int64(i+1)
+		}
+		if got := [3]int64{int64(s.sentAt(e)), int64(s.receives(e)), int64(s.actor(e))}; got != want {
+			t.Fatalf("slot %d: sentAt, receives, actor %v, want %v", i, got, want)
+		}
+	}
+	for i := range uint32(600) {
+		s.release(i)
+	}
+	for range 600 {
+		j := s.alloc()
+		s.received(s.at(j), 0)
+		if s.receives(s.at(j)) != 1 {
+			t.Fatalf("slot %d: a reused record counted %d receives", j, s.receives(s.at(j)))
+		}
+	}
+	if s.nc != 600 {
+		t.Fatalf("%d cold records for 600 received copies", s.nc)
+	}
+}
+
+// TestEntryIs96Bytes pins the entry's size: 16 entries fill a 1,536-byte
+// and 256 a 24,576-byte allocation size class exactly.
+func TestEntryIs96Bytes(t *testing.T) {
+	if n := reflect.TypeFor[entry]().Size(); n != 96 {
+		t.Fatalf("an entry is %d bytes", n)
 	}
 }
 

@@ -368,7 +368,7 @@ type dedupHit struct {
 // in-flight sets, rings for visible messages and groups, receipts that
 // address the slot directly), except Purge, which deletes everything, and
 // amortised compaction of lazily deleted ring entries. A resident message
-// costs about 130 bytes beyond its body and the ledger's share.
+// costs about 110 bytes beyond its body and the ledger's share.
 //
 // A Queue is not safe for concurrent use.
 type Queue struct {
@@ -724,7 +724,7 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	e := q.s.at(slot)
 	if ev := q.event(sim.KindSent, e, e.msg.Headers().Source); ev != nil {
 		ev.Consumer = q.consumer
-		ev.Origin = e.msg.Origin
+		ev.Origin = q.s.origin(e)
 		ev.Type = e.msg.Headers().Type
 		q.env.Trace.EmitRef(ev)
 	}
@@ -749,9 +749,7 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 func (q *Queue) add(m *stored.Message, sentAt, now sim.Tick) uint32 {
 	slot := q.s.alloc()
 	e := q.s.at(slot)
-	e.msg = *m
-	e.entered = now
-	q.s.setSentAt(e, sentAt)
+	q.s.hold(e, m, sentAt, now)
 	e.flags.set(fDup, false)
 	q.live++
 	r := q.s.ref(slot)
@@ -1140,7 +1138,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 	// temporary and copied.
 	*dst = append(*dst, Delivery{})
 	d := &(*dst)[len(*dst)-1]
-	d.Message = e.msg.Message()
+	q.s.fill(&d.Message, e)
 	d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
 	d.ReceiveCount = int(rc)
 	// A FIFO copy is duplicated at most once, on its first receive: past
@@ -1178,7 +1176,8 @@ func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 			return
 		}
 	}
-	c := q.add(&e.msg, now, now)
+	m := q.s.stored(e)
+	c := q.add(&m, now, now)
 	ce := q.s.at(c)
 	ce.flags.set(fDup, true)
 	q.m.Duplicated++
@@ -1211,7 +1210,8 @@ func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 	if d.cfg.FIFO {
 		sentAt = now
 	}
-	c := d.add(&e.msg, sentAt, now)
+	m := q.s.stored(e)
+	c := d.add(&m, sentAt, now)
 	ce := d.s.at(c) // a new copy: received 0 times
 	for i, s := range d.sources {
 		if s == q {
@@ -1533,7 +1533,7 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 		orig := e.msg
 		nm := q.env.NewMessage(orig.Key, orig.Body, orig.Headers().With("redriven-from", orig.ID.String()))
 		nm.Origin = orig.ID
-		nm.Created = orig.Created
+		nm.Created = q.s.created(e)
 		q.m.Redriven++
 		q.remove(slot)
 		target.redriven(&nm, q)

@@ -21,28 +21,32 @@ const (
 // chunks that never move, so their addresses are stable and the slab never copies
 // them when it grows.
 //
-// An entry is 96 bytes, 72 of them the message. What only some copies
-// need lives in a cold record beside it (see cold): a copy that was never
-// received and never dead-lettered, the bulk of a backlog, has none. The
-// slot's life is its tag (see slab.tags), not a field.
+// An entry is 80 bytes, 56 of them the message. What only some copies
+// need lives in a cold record beside it (see cold): a fresh copy that was
+// never received, the bulk of a backlog, has none. The slot's life is its
+// tag (see slab.tags), not a field.
 type entry struct {
-	msg     stored.Message // shares headers with equal neighbours (see package stored)
-	entered sim.Tick       // when this copy entered this queue (its age counts from here)
-	gen     uint32         // receipt generation: bumped when the slot is taken and on every receive
-	hidx    int32          // index in the delay or in-flight heap, -1 when in neither; while free, the bits of the slab's next free slot + 1 (0: none)
-	cold    uint32         // 1 + index of the copy's cold record in the slab, 0 for none
+	msg     stored.Slim // shares headers with equal neighbours (see package stored); Origin and Created: see cold
+	entered sim.Tick    // when this copy entered this queue (its age counts from here)
+	gen     uint32      // receipt generation: bumped when the slot is taken and on every receive
+	hidx    int32       // index in the delay or in-flight heap, -1 when in neither; while free, the bits of the slab's next free slot + 1 (0: none)
+	cold    uint32      // 1 + index of the copy's cold record in the slab, 0 for none
 	state   state
 	flags   flags  // fDup, fNacked
 	src     uint16 // in a DLQ: 1 + index into Queue.sources of the queue it came from; 0 for none
 }
 
-// cold is what an entry needs once it has been received or was enqueued
-// before it entered (a standard queue's dead letter). An entry without a
-// cold record has received 0 times, no last receiver (actor -1), and its
-// enqueue time is entered. A free record's receives holds the bits of the
-// next free record + 1 (0: none).
+// cold is what an entry needs once it has been received, or when its
+// message has an origin, was created before it entered, or was enqueued
+// before it entered (a dead letter, a duplicate, a redriven copy, a send
+// retried after an outage). An entry without a cold record has received 0
+// times, no last receiver (actor -1), no origin, and was created and
+// enqueued when it entered. A free record's receives holds the bits of
+// the next free record + 1 (0: none). A record is 32 bytes.
 type cold struct {
 	sentAt   sim.Tick // the copy's enqueue time, which retention counts from: when it entered, or for a standard queue's dead letter when it entered its source
+	created  sim.Tick // the message's Created
+	origin   sim.ID   // the message's Origin
 	receives int32    // receive count of this copy
 	actor    int32    // index into Queue.actors of the last receiver, -1 for none
 }
@@ -196,7 +200,7 @@ func (s *slab) alloc() uint32 {
 // message and its cold record. O(1).
 func (s *slab) release(i uint32) {
 	e := s.at(i)
-	e.msg = stored.Message{} // drop references to key, body and headers
+	e.msg = stored.Slim{} // drop references to key, body and headers
 	e.state = stFree
 	*s.tag(i) |= tagFree
 	if e.cold != 0 {
@@ -235,7 +239,7 @@ func (s *slab) mkCold(e *entry) *cold {
 	}
 	e.cold = k + 1
 	c := s.coldAt(k)
-	*c = cold{sentAt: e.entered, actor: -1}
+	*c = cold{sentAt: e.entered, created: e.entered, actor: -1}
 	return c
 }
 
@@ -266,13 +270,36 @@ func (s *slab) sentAt(e *entry) sim.Tick {
 	return s.coldAt(e.cold - 1).sentAt
 }
 
-// setSentAt sets e's enqueue time; e.entered is set already. A time equal
-// to entered costs no cold record.
-func (s *slab) setSentAt(e *entry, t sim.Tick) {
-	if t != e.entered || e.cold != 0 {
-		s.mkCold(e).sentAt = t
+// hold makes e, freshly allocated, a copy of m that entered at tick now
+// with enqueue time sentAt. A fresh message sent now costs no cold
+// record.
+func (s *slab) hold(e *entry, m *stored.Message, sentAt, now sim.Tick) {
+	e.msg = m.Slim()
+	e.entered = now
+	if sentAt != now || m.Created != now || m.Origin != 0 {
+		c := s.mkCold(e)
+		c.sentAt, c.created, c.origin = sentAt, m.Created, m.Origin
 	}
 }
+
+// origin returns the Origin of e's message. O(1).
+func (s *slab) origin(e *entry) sim.ID {
+	if e.cold == 0 {
+		return 0
+	}
+	return s.coldAt(e.cold - 1).origin
+}
+
+// created returns the Created of e's message. O(1).
+func (s *slab) created(e *entry) sim.Tick {
+	if e.cold == 0 {
+		return e.entered
+	}
+	return s.coldAt(e.cold - 1).created
+}
+
+// stored returns e's message as it was stored. O(1), no allocation.
+func (s *slab) stored(e *entry) stored.Message { return e.msg.Message(s.origin(e), s.created(e)) }
 
 // received counts a receive of e by the actor with index ai and returns
 // e's receive count. O(1).
@@ -619,3 +646,16 @@ func (h *theap) fix(i int, due sim.Tick) {
 }
 
 func (h *theap) reset() { h.a = nil }
+
+// fill sets every field of *m to e's message as it was sent, headers
+// copied by value, in place (a sim.Message is 160 bytes; building it in
+// a temporary would copy it twice). O(1), no allocation.
+func (s *slab) fill(m *sim.Message, e *entry) {
+	m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body, *e.msg.Headers()
+	if e.cold == 0 {
+		m.Created, m.Origin = e.entered, 0
+		return
+	}
+	c := s.coldAt(e.cold - 1)
+	m.Created, m.Origin = c.created, c.origin
+}

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -86,64 +87,80 @@ func TestSlabReusesFreedSlotsLastInFirstOut(t *testing.T) {
 }
 
 // TestColdRecordsHoldTheRareFacts checks that an entry has no cold record
-// until it is received or enqueued before it entered, that the facts read
-// back exactly, and that released records are reused last freed first, so
+// while it is a fresh message that entered when it was created and was
+// never received, that every other copy gets one whose facts read back
+// exactly, and that released records are reused last freed first, so
 // their number follows the copies that need one, not all copies ever.
 func TestColdRecordsHoldTheRareFacts(t *testing.T) {
 	var s slab
-	for i := range uint32(600) {
+	var c stored.Cache
+	const n = 600
+	for i := range uint32(n) {
 		s.alloc()
 		e := s.at(i)
-		e.entered = sim.Tick(100 + i)
-		s.setSentAt(e, e.entered)
-		if e.cold != 0 || s.sentAt(e) != e.entered || s.receives(e) != 0 || s.actor(e) != -1 {
-			t.Fatalf("slot %d: fresh entry has cold %d, sentAt %d, receives %d, actor %d", i, e.cold, s.sentAt(e), s.receives(e), s.actor(e))
-		}
-		switch i % 3 {
+		now := sim.Tick(100 + i)
+		m := sim.Message{ID: sim.ID(i + 1), Key: "k", Created: now, Headers: sim.Headers{Type: "t"}}
+		sentAt := now
+		switch i % 5 {
 		case 1:
-			s.setSentAt(e, sim.Tick(i))
+			sentAt = sim.Tick(i)
 		case 2:
+			m.Created = sim.Tick(i)
+		case 3:
+			m.Origin = sim.ID(i)
+		}
+		st := c.Store(&m)
+		s.hold(e, &st, sentAt, now)
+		if (e.cold == 0) != (i%5 == 0 || i%5 == 4) {
+			t.Fatalf("slot %d (case %d): cold record %d", i, i%5, e.cold)
+		}
+		if i%5 == 4 {
 			s.received(e, int32(i))
 			if n := s.received(e, int32(i+1)); n != 2 {
 				t.Fatalf("slot %d: second receive counted %d", i, n)
 			}
 		}
+		var got sim.Message
+		s.fill(&got, e)
+		if !reflect.DeepEqual(got, m) {
+			t.Fatalf("slot %d: message %+v, want %+v", i, got, m)
+		}
+		if got := s.sentAt(e); got != sentAt {
+			t.Fatalf("slot %d: sentAt %d, want %d", i, got, sentAt)
+		}
 	}
-	if s.nc != 400 {
-		t.Fatalf("%d cold records for 400 copies that need one", s.nc)
+	if s.nc != 4*n/5 {
+		t.Fatalf("%d cold records for %d copies that need one", s.nc, 4*n/5)
 	}
-	for i := range uint32(600) {
+	for i := range uint32(n) {
 		e := s.at(i)
-		want := [3]int64{int64(100 + i), 0, -1}
-		switch i % 3 {
-		case 1:
-			want[0] = int64(i)
-		case 2:
-			want[1], want[2] = 2, int64(i+1)
+		rc, actor := int32(0), int32(-1)
+		if i%5 == 4 {
+			rc, actor = 2, int32(i+1)
 		}
-		if got := [3]int64{int64(s.sentAt(e)), int64(s.receives(e)), int64(s.actor(e))}; got != want {
-			t.Fatalf("slot %d: sentAt, receives, actor %v, want %v", i, got, want)
+		if s.receives(e) != rc || s.actor(e) != actor {
+			t.Fatalf("slot %d: receives %d, actor %d, want %d, %d", i, s.receives(e), s.actor(e), rc, actor)
 		}
 	}
-	for i := range uint32(600) {
+	for i := range uint32(n) {
 		s.release(i)
 	}
-	for range 600 {
+	for range n {
 		j := s.alloc()
 		s.received(s.at(j), 0)
-		if s.receives(s.at(j)) != 1 {
-			t.Fatalf("slot %d: a reused record counted %d receives", j, s.receives(s.at(j)))
+		if s.receives(s.at(j)) != 1 || s.origin(s.at(j)) != 0 {
+			t.Fatalf("slot %d: a reused record counted %d receives, origin %d", j, s.receives(s.at(j)), s.origin(s.at(j)))
 		}
 	}
-	if s.nc != 600 {
-		t.Fatalf("%d cold records for 600 received copies", s.nc)
+	if s.nc != n {
+		t.Fatalf("%d cold records for %d received copies", s.nc, n)
 	}
 }
 
-// TestEntryIs96Bytes pins the entry's size: 16 entries fill a 1,536-byte
-// and 256 a 24,576-byte allocation size class exactly.
-func TestEntryIs96Bytes(t *testing.T) {
-	if n := reflect.TypeFor[entry]().Size(); n != 96 {
+// TestEntryIs80Bytes pins the entry's size: 16 entries fill a 1,280-byte
+// and 256 a 20,480-byte allocation size class exactly.
+func TestEntryIs80Bytes(t *testing.T) {
+	if n := reflect.TypeFor[entry]().Size(); n != 80 {
 		t.Fatalf("an entry is %d bytes", n)
 	}
 }

@@ -334,22 +334,27 @@ func (r ref) life() uint32        { return uint32(r) }
 //
 // Up to segSize elements it is one power-of-two circular buffer that
 // doubles as it fills (a small queue, a FIFO group of a few messages,
-// costs a few dozen bytes). Beyond that it holds its elements in segments
-// of segSize, linked through a small circular table of segments: growing
-// adds a segment and never copies or keeps an old array alive, and a
-// segment is let go as soon as popFront empties it, so a draining ring
-// frees as it drains. At most two segments are partly empty, and one
+// costs a few dozen bytes, and the ring itself 48). Beyond that it holds
+// its elements in segments of segSize (see segs): growing adds a segment
+// and never copies an element or keeps an old array alive, and a segment
+// is let go as soon as popFront empties it, so a draining ring frees as
+// it drains.
+type ring[T any] struct {
+	buf  []T // small mode: the circular buffer
+	head int // small mode: index in buf of the first element; large mode: index in the first segment
+	n    int
+	big  *segs[T] // large mode, nil in small mode
+}
+
+// segs holds a large ring's segments in a small circular table of
+// power-of-two length. At most two segments are partly empty, and one
 // emptied segment is kept for reuse, so a ring that crosses a segment
 // boundary back and forth does not allocate each time.
-type ring[T any] struct {
-	buf  []T   // small mode (segs == nil): the circular buffer
-	segs [][]T // large mode: the segments, a circular table of power-of-two length
-	sh   int   // large mode: index in segs of the first segment
-	sn   int   // large mode: number of segments in use
-	head int   // small mode: index in buf of the first element; large mode: index in the first segment
-	n    int
-	// spare is an emptied segment kept for the next one needed, or nil.
-	spare []T
+type segs[T any] struct {
+	s     [][]T // the table
+	first int   // index in s of the first segment
+	n     int   // segments in use
+	spare []T   // an emptied segment kept for the next one needed, or nil
 }
 
 // segBits sets the segment size of a large ring: 1,024 elements, 8 KiB
@@ -367,34 +372,29 @@ func (r *ring[T]) at(i int) T { return *r.slot(i) }
 
 // slot returns the place of the i-th element from the front.
 func (r *ring[T]) slot(i int) *T {
-	if r.segs == nil {
+	if r.big == nil {
 		return &r.buf[(r.head+i)&(len(r.buf)-1)]
 	}
-	o := r.head + i
-	return &r.segs[(r.sh+o>>segBits)&(len(r.segs)-1)][o&segMask]
+	g, o := r.big, r.head+i
+	return &g.s[(g.first+o>>segBits)&(len(g.s)-1)][o&segMask]
 }
 
 // grow makes room for one more element in small mode: it doubles the
-// buffer, or at segSize elements turns the ring into large mode.
+// buffer, or at segSize elements turns the ring into large mode, with the
+// buffer, rotated to start at index 0, as its first segment.
 func (r *ring[T]) grow() {
 	c := len(r.buf) * 2
 	if c == 0 {
 		c = 16
 	}
-	if c > segSize {
-		r.segment()
+	if c <= segSize {
+		nb := make([]T, c)
+		for i := 0; i < r.n; i++ {
+			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+		}
+		r.buf, r.head = nb, 0
 		return
 	}
-	nb := make([]T, c)
-	for i := 0; i < r.n; i++ {
-		nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
-	}
-	r.buf, r.head = nb, 0
-}
-
-// segment turns a full small ring of segSize elements into a large one
-// whose first segment is the buffer, rotated to start at index 0.
-func (r *ring[T]) segment() {
 	first := r.buf
 	if r.head != 0 {
 		first = make([]T, segSize)
@@ -402,74 +402,75 @@ func (r *ring[T]) segment() {
 			first[i] = r.buf[(r.head+i)&segMask]
 		}
 	}
-	r.segs = make([][]T, 4)
-	r.segs[0] = first
-	r.buf, r.sh, r.sn, r.head = nil, 0, 1, 0
+	r.big = &segs[T]{s: make([][]T, 4), n: 1}
+	r.big.s[0] = first
+	r.buf, r.head = nil, 0
 }
 
 // newSeg returns an empty segment, the spare one if there is one.
-func (r *ring[T]) newSeg() []T {
-	if s := r.spare; s != nil {
-		r.spare = nil
+func (g *segs[T]) newSeg() []T {
+	if s := g.spare; s != nil {
+		g.spare = nil
 		return s
 	}
 	return make([]T, segSize)
 }
 
-// room makes the table of segments hold one more segment. It copies only
-// segment headers, 24 bytes per segSize elements.
-func (r *ring[T]) room() {
-	if r.sn < len(r.segs) {
+// room makes the table hold one more segment. It copies only segment
+// headers, 24 bytes per segSize elements.
+func (g *segs[T]) room() {
+	if g.n < len(g.s) {
 		return
 	}
-	ns := make([][]T, 2*len(r.segs))
-	for i := 0; i < r.sn; i++ {
-		ns[i] = r.segs[(r.sh+i)&(len(r.segs)-1)]
+	ns := make([][]T, 2*len(g.s))
+	for i := 0; i < g.n; i++ {
+		ns[i] = g.s[(g.first+i)&(len(g.s)-1)]
 	}
-	r.segs, r.sh = ns, 0
+	g.s, g.first = ns, 0
 }
 
 func (r *ring[T]) pushBack(v T) {
-	if r.segs == nil {
+	if r.big == nil {
 		if r.n == len(r.buf) {
 			r.grow()
 		}
-		if r.segs == nil {
+		if r.big == nil {
 			r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
 			r.n++
 			return
 		}
 	}
-	if r.head+r.n == r.sn<<segBits {
-		r.room()
-		r.segs[(r.sh+r.sn)&(len(r.segs)-1)] = r.newSeg()
-		r.sn++
+	if g := r.big; r.head+r.n == g.n<<segBits {
+		g.room()
+		g.s[(g.first+g.n)&(len(g.s)-1)] = g.newSeg()
+		g.n++
 	}
 	*r.slot(r.n) = v
 	r.n++
 }
 
 func (r *ring[T]) pushFront(v T) {
-	if r.segs == nil {
+	if r.big == nil {
 		if r.n == len(r.buf) {
 			r.grow()
 		}
-		if r.segs == nil {
+		if r.big == nil {
 			r.head = (r.head - 1) & (len(r.buf) - 1)
 			r.buf[r.head] = v
 			r.n++
 			return
 		}
 	}
+	g := r.big
 	if r.head == 0 {
-		r.room()
-		r.sh = (r.sh - 1) & (len(r.segs) - 1)
-		r.segs[r.sh] = r.newSeg()
-		r.sn++
+		g.room()
+		g.first = (g.first - 1) & (len(g.s) - 1)
+		g.s[g.first] = g.newSeg()
+		g.n++
 		r.head = segSize
 	}
 	r.head--
-	r.segs[r.sh][r.head] = v
+	g.s[g.first][r.head] = v
 	r.n++
 }
 
@@ -481,7 +482,7 @@ func (r *ring[T]) popFront() T {
 	v := *p
 	*p = zero
 	r.n--
-	if r.segs == nil {
+	if r.big == nil {
 		r.head = (r.head + 1) & (len(r.buf) - 1)
 		return v
 	}
@@ -495,13 +496,13 @@ func (r *ring[T]) popFront() T {
 // dropFront lets go of the first segment, which holds no element, keeping
 // it as the spare. An empty large ring holds no segment.
 func (r *ring[T]) dropFront() {
-	r.spare = r.segs[r.sh]
-	r.segs[r.sh] = nil
-	r.sh = (r.sh + 1) & (len(r.segs) - 1)
-	r.sn--
+	g := r.big
+	g.spare, g.s[g.first] = g.s[g.first], nil
+	g.first = (g.first + 1) & (len(g.s) - 1)
+	g.n--
 	r.head = 0
 	if r.n == 0 {
-		r.sn, r.sh = 0, 0
+		g.n, g.first = 0, 0
 	}
 }
 
@@ -522,20 +523,21 @@ func (r *ring[T]) filter(keep func(T) bool) {
 		*r.slot(i) = zero
 	}
 	r.n = w
-	if r.segs == nil {
+	g := r.big
+	if g == nil {
 		return
 	}
 	used := (r.head + r.n + segMask) >> segBits // segments that hold an element
 	if r.n == 0 {
 		used = 0
 	}
-	for r.sn > used {
-		k := (r.sh + r.sn - 1) & (len(r.segs) - 1)
-		r.spare, r.segs[k] = r.segs[k], nil
-		r.sn--
+	for g.n > used {
+		k := (g.first + g.n - 1) & (len(g.s) - 1)
+		g.spare, g.s[k] = g.s[k], nil
+		g.n--
 	}
-	if r.sn == 0 {
-		r.sh, r.head = 0, 0
+	if g.n == 0 {
+		g.first, r.head = 0, 0
 	}
 }
 

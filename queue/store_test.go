@@ -228,8 +228,8 @@ func TestRingMatchesASlice(t *testing.T) {
 			}
 			want = want[1:]
 		}
-		if r.sn != 0 || r.len() != 0 {
-			t.Fatalf("top %d: drained ring holds %d segments, len %d", top, r.sn, r.len())
+		if r.big != nil && r.big.n != 0 || r.len() != 0 {
+			t.Fatalf("top %d: drained ring holds segments, len %d", top, r.len())
 		}
 	}
 }
@@ -257,12 +257,12 @@ func TestRingLetsGoOfDrainedSegments(t *testing.T) {
 		if got := r.popFront(); got != ref(i) {
 			t.Fatalf("pop %d returned %d", i, got)
 		}
-		if need := (r.len() + segMask) >> segBits; r.sn > need+1 {
-			t.Fatalf("after %d pops: %d segments for %d elements", i+1, r.sn, r.len())
+		if need := (r.len() + segMask) >> segBits; r.big.n > need+1 {
+			t.Fatalf("after %d pops: %d segments for %d elements", i+1, r.big.n, r.len())
 		}
 	}
 	held := 0
-	for _, s := range r.segs {
+	for _, s := range r.big.s {
 		if s != nil {
 			held++
 		}
@@ -343,5 +343,29 @@ func TestLongRingsKeepOrder(t *testing.T) {
 				t.Fatalf("fifo %v: ack %d is %v, want %v in send order", fifo, i, id, ids[i])
 			}
 		}
+	}
+}
+
+// TestResidentCopyCostsAbout100Bytes pins what a fresh resident copy
+// costs a queue beyond its body: an 80-byte entry, a 4-byte tag and 8
+// bytes in each of two rings, with the rings' partly filled segments on
+// top. A field added to the entry, or a ring that doubles again, fails it.
+func TestResidentCopyCostsAbout100Bytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 200k messages")
+	}
+	for _, fifo := range []bool{false, true} {
+		if got := residentBytes(200_000, fifo); got > 112 {
+			t.Errorf("fifo=%v: %.1f bytes per resident message, want <= 112", fifo, got)
+		}
+	}
+}
+
+// TestSmallRingHeaderIs48Bytes pins the size of a ring itself: every FIFO
+// group and every queue holds rings, most of them small, so the segments'
+// bookkeeping stays behind a pointer that only a large ring sets.
+func TestSmallRingHeaderIs48Bytes(t *testing.T) {
+	if n := reflect.TypeFor[ring[ref]]().Size(); n != 48 {
+		t.Fatalf("a ring is %d bytes", n)
 	}
 }

@@ -74,9 +74,9 @@ func (x *flags) set(f flags, on bool) {
 // The slab's chunks: below slot chunkSize every chunk holds smallSize
 // slots, so a queue of a few messages allocates a few entries and one of
 // a hundred wastes at most smallSize-1 of them (a small chunk of 16
-// entries is 1,792 bytes, an allocation size class); from slot chunkSize
-// on every chunk holds chunkSize slots, so a queue of millions holds few
-// chunks. A chunk is allocated when the first of its slots is and never
+// entries is 1,280 bytes, an allocation size class); from slot chunkSize
+// on every chunk holds chunkSize slots (20,480 bytes, a size class too),
+// so a queue of millions holds few chunks. A chunk is allocated when the first of its slots is and never
 // moves; only the slice of chunk headers is copied as it grows.
 const (
 	chunkBits  = 8

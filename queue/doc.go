@@ -137,7 +137,8 @@
 // letters for retention); a FIFO receive also reads the refs of the groups
 // it takes from, and only Purge touches every message. Content-based
 // deduplication hashes each body once per send. A resident message costs
-// about 220 bytes beyond its body, and no Go map order ever reaches the
+// about 110 bytes beyond its body and the ledger's share (an 80-byte entry,
+// a tag, its refs in the rings), and no Go map order ever reaches the
 // trace.
 //
 // # Names

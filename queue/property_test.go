@@ -332,7 +332,7 @@ func checkInternals(q *Queue) error {
 			}
 			in := 0
 			for j := 0; j < g.refs.len(); j++ {
-				if q.isLive(g.refs.buf[(g.refs.head+j)&(len(g.refs.buf)-1)]) {
+				if q.isLive(g.refs.at(j)) {
 					in++
 				}
 			}

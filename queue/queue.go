@@ -368,7 +368,7 @@ type dedupHit struct {
 // in-flight sets, rings for visible messages and groups, receipts that
 // address the slot directly), except Purge, which deletes everything, and
 // amortised compaction of lazily deleted ring entries. A resident message
-// costs about 220 bytes beyond its body.
+// costs about 110 bytes beyond its body and the ledger's share.
 //
 // A Queue is not safe for concurrent use.
 type Queue struct {
@@ -562,7 +562,7 @@ func (q *Queue) Step(now sim.Tick) {
 				break
 			}
 			slot := q.all.front().slot()
-			if q.s.at(slot).sentAt+r > now {
+			if q.s.sentAt(q.s.at(slot))+r > now {
 				break
 			}
 			q.expire(slot)
@@ -729,7 +729,7 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	if q.tracing() {
 		ev := q.event(sim.KindSent, e, e.msg.Headers().Source)
 		ev.Consumer = q.consumer
-		ev.Origin = e.msg.Origin
+		ev.Origin = q.s.origin(e)
 		ev.Type = e.msg.Headers().Type
 		q.env.Trace.EmitRef(&ev)
 	}
@@ -755,12 +755,10 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 func (q *Queue) add(m *stored.Message, sentAt, now sim.Tick) uint32 {
 	slot := q.s.alloc()
 	e := q.s.at(slot)
-	e.msg = *m
-	e.sentAt = sentAt
-	e.entered = now
+	q.s.hold(e, m, sentAt, now)
 	e.flags.set(fDup, false)
 	q.live++
-	r := mkref(slot, e.life)
+	r := q.s.ref(slot)
 	q.all.pushBack(r)
 	if q.all.len() > 2*q.live+64 {
 		q.all.filter(q.isLive)
@@ -781,7 +779,7 @@ func (q *Queue) isReady(r ref) bool {
 		return false
 	}
 	e := q.s.at(r.slot())
-	return e.life == r.life() && e.state == stReady
+	return *q.s.tag(r.slot()) == r.life() && e.state == stReady
 }
 
 // trimAll drops deleted copies from the front of the all ring.
@@ -800,7 +798,7 @@ func (q *Queue) join(slot uint32) *group {
 		g = &group{key: e.msg.Key}
 		q.groups[e.msg.Key] = g
 	}
-	g.refs.pushBack(mkref(slot, e.life))
+	g.refs.pushBack(q.s.ref(slot))
 	if g.refs.len() > 2*q.live+64 {
 		g.refs.filter(q.isLive)
 	}
@@ -815,7 +813,7 @@ func (q *Queue) enqueueNew(slot uint32) {
 	q.s.setState(slot, e, stReady)
 	q.nVisible++
 	if !q.cfg.FIFO {
-		q.ready.pushBack(mkref(slot, e.life))
+		q.ready.pushBack(q.s.ref(slot))
 		if q.ready.len() > 2*q.nVisible+64 {
 			q.ready.filter(q.isReady)
 		}
@@ -832,7 +830,7 @@ func (q *Queue) returnReady(slot uint32) {
 	q.s.setState(slot, e, stReady)
 	q.nVisible++
 	if !q.cfg.FIFO {
-		q.ready.pushBack(mkref(slot, e.life))
+		q.ready.pushBack(q.s.ref(slot))
 		if q.ready.len() > 2*q.nVisible+64 {
 			q.ready.filter(q.isReady)
 		}
@@ -904,9 +902,9 @@ func (q *Queue) putBack(slot uint32, front bool) {
 	e := q.s.at(slot)
 	if !q.cfg.FIFO {
 		if front {
-			q.ready.pushFront(mkref(slot, e.life))
+			q.ready.pushFront(q.s.ref(slot))
 		} else {
-			q.ready.pushBack(mkref(slot, e.life))
+			q.ready.pushBack(q.s.ref(slot))
 		}
 		return
 	}
@@ -936,7 +934,7 @@ func (q *Queue) remove(slot uint32) {
 			if st == stInFlight || st == stHeld {
 				g.busy--
 			}
-			if g.refs.len() > 0 && g.refs.front() == mkref(slot, e.life) {
+			if g.refs.len() > 0 && g.refs.front() == q.s.ref(slot) {
 				g.refs.popFront()
 			}
 		}
@@ -1053,7 +1051,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 			g := q.groups[q.s.at(slot).msg.Key]
 			q.run = q.run[:0]
 			for i := 0; i < g.refs.len() && len(q.run) < max-n; i++ {
-				r := g.refs.buf[(g.refs.head+i)&(len(g.refs.buf)-1)]
+				r := g.refs.at(i)
 				if !q.isLive(r) {
 					continue
 				}
@@ -1119,14 +1117,13 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 // exceed MaxReceiveCount moves to the dead-letter queue instead.
 func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now sim.Tick, dup bool, dst *[]Delivery) bool {
 	e := q.s.at(slot)
-	if q.cfg.DeadLetter != nil && q.cfg.MaxReceiveCount > 0 && int(e.receives) >= q.cfg.MaxReceiveCount {
+	if q.cfg.DeadLetter != nil && q.cfg.MaxReceiveCount > 0 && int(q.s.receives(e)) >= q.cfg.MaxReceiveCount {
 		q.deadLetter(slot, consumer, "receive count would exceed "+strconv.Itoa(q.cfg.MaxReceiveCount))
 		return false
 	}
-	e.receives++
+	rc := q.s.received(e, ai)
 	e.gen++
 	q.s.setState(slot, e, stInFlight)
-	e.actor = ai
 	q.nVisible--
 	q.nInFlight++
 	q.flight.push(slot, now+vt)
@@ -1135,7 +1132,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 	}
 	q.m.Receives++
 	kind := sim.KindReceived
-	if e.receives > 1 {
+	if rc > 1 {
 		kind = sim.KindRedelivered
 		q.m.Redeliveries++
 	}
@@ -1155,16 +1152,16 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		*dst = append(*dst, Delivery{})
 	}
 	d := &(*dst)[len(*dst)-1]
-	d.Message = e.msg.Message()
+	q.s.fill(&d.Message, e)
 	d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
-	d.ReceiveCount = int(e.receives)
+	d.ReceiveCount = int(rc)
 	// A FIFO copy is duplicated at most once, on its first receive: past
 	// the dedup window a duplicate stands for a sender's late retry, which
 	// happens once per send, not once per redelivery.
 	// A broker duplicate is never itself duplicated: broker.duplicate
 	// stands for the occasional extra copy of at-least-once delivery, and
 	// duplicating duplicates would grow without end.
-	if dup && !e.flags.has(fDup) && (g == nil || e.receives == 1) {
+	if dup && !e.flags.has(fDup) && (g == nil || rc == 1) {
 		if f := q.fDuplicate.Check(&faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}); f != nil {
 			q.duplicate(slot, consumer, f.Rule, now)
 		}
@@ -1194,7 +1191,8 @@ func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 			return
 		}
 	}
-	c := q.add(&e.msg, now, now)
+	m := q.s.stored(e)
+	c := q.add(&m, now, now)
 	ce := q.s.at(c)
 	ce.flags.set(fDup, true)
 	q.m.Duplicated++
@@ -1225,13 +1223,13 @@ func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 		q.env.Trace.EmitRef(&ev)
 	}
 	now := q.env.Now()
-	sentAt := e.sentAt
+	sentAt := q.s.sentAt(e)
 	if d.cfg.FIFO {
 		sentAt = now
 	}
-	c := d.add(&e.msg, sentAt, now)
-	ce := d.s.at(c)
-	ce.receives = 0
+	m := q.s.stored(e)
+	c := d.add(&m, sentAt, now)
+	ce := d.s.at(c) // a new copy: received 0 times
 	for i, s := range d.sources {
 		if s == q {
 			ce.src = uint16(i + 1)
@@ -1263,7 +1261,7 @@ func (q *Queue) lookup(r Receipt, op string) (uint32, *entry, error) {
 		case r.gen < e.gen || e.state == stFree:
 			why := "message deleted since"
 			if e.state != stFree && e.msg.ID == r.id {
-				why = "message received again since (receive count " + strconv.Itoa(int(e.receives)) + ")"
+				why = "message received again since (receive count " + strconv.Itoa(int(q.s.receives(e))) + ")"
 			}
 			err = fmt.Errorf("%w: %s: %s with %s: %s", ErrStaleReceipt, q.where, op, r, why)
 		default:
@@ -1555,7 +1553,7 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 		orig := e.msg
 		nm := q.env.NewMessage(orig.Key, orig.Body, orig.Headers().With("redriven-from", orig.ID.String()))
 		nm.Origin = orig.ID
-		nm.Created = orig.Created
+		nm.Created = q.s.created(e)
 		q.m.Redriven++
 		q.remove(slot)
 		target.redriven(&nm, q)
@@ -1660,10 +1658,11 @@ func (q *Queue) actor(name string) int32 {
 }
 
 func (q *Queue) actorName(e *entry) string {
-	if e.actor < 0 {
+	a := q.s.actor(e)
+	if a < 0 {
 		return ""
 	}
-	return q.actors[e.actor]
+	return q.actors[a]
 }
 
 // tracing reports whether a sink listens to the trace. When none does, it
@@ -1686,7 +1685,7 @@ func (q *Queue) tracing() bool {
 // marks, and the trace never retains it.
 func (q *Queue) event(k sim.Kind, e *entry, actor string) sim.Event {
 	return sim.Event{Tick: q.env.Now(), Kind: k, Where: q.where, Actor: actor, Msg: e.msg.ID, Key: e.msg.Key,
-		Corr: e.msg.Headers().CorrelationID, Attempt: int(e.receives)}
+		Corr: e.msg.Headers().CorrelationID, Attempt: int(q.s.receives(e))}
 }
 
 // made reports a nil or zero Queue as an error instead of a panic.
@@ -1745,12 +1744,12 @@ func (q *Queue) AppendResidents(dst []Resident, max int) []Resident {
 		return dst
 	}
 	for i := 0; i < q.all.len() && max > 0; i++ {
-		r := q.all.buf[(q.all.head+i)&(len(q.all.buf)-1)]
+		r := q.all.at(i)
 		if !q.isLive(r) {
 			continue
 		}
 		e := q.s.at(r.slot())
-		x := Resident{Msg: e.msg.ID, Key: e.msg.Key, ReceiveCount: int(e.receives), Entered: e.entered, Enqueued: e.sentAt, Consumer: q.actorName(e)}
+		x := Resident{Msg: e.msg.ID, Key: e.msg.Key, ReceiveCount: int(q.s.receives(e)), Entered: e.entered, Enqueued: q.s.sentAt(e), Consumer: q.actorName(e)}
 		switch e.state {
 		case stInFlight:
 			x.Status, x.Due = StatusInFlight, q.flight.a[e.hidx].due

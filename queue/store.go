@@ -1,8 +1,6 @@
 package queue
 
 import (
-	"slices"
-
 	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -22,23 +20,38 @@ const (
 // send of the same message ID is a separate entry. Entries live in a slab of
 // chunks that never move, so their addresses are stable and the slab never copies
 // them when it grows.
+//
+// An entry is 80 bytes, 56 of them the message. What only some copies
+// need lives in a cold record beside it (see cold): a fresh copy that was
+// never received, the bulk of a backlog, has none. The slot's life is its
+// tag (see slab.tags), not a field.
 type entry struct {
-	msg      stored.Message // shares headers with equal neighbours (see package stored)
-	sentAt   sim.Tick       // the copy's enqueue time, which retention counts from: when it entered, or for a standard queue's dead letter when it entered its source
-	entered  sim.Tick       // when this copy entered this queue (its age counts from here)
-	gen      uint32         // receipt generation: bumped when the slot is taken and on every receive
-	life     uint32         // bumped when the slot is taken; refs in rings carry it
-	receives int32          // receive count of this copy
-	hidx     int32          // index in the delay or in-flight heap, -1 when in neither; while free, the bits of the slab's next free slot + 1 (0: none)
-	actor    int32          // index into Queue.actors of the last receiver, -1 for none
-	state    state
-	flags    flags  // fDup, fNacked
-	src      uint16 // in a DLQ: 1 + index into Queue.sources of the queue it came from; 0 for none
+	msg     stored.Slim // shares headers with equal neighbours (see package stored); Origin and Created: see cold
+	entered sim.Tick    // when this copy entered this queue (its age counts from here)
+	gen     uint32      // receipt generation: bumped when the slot is taken and on every receive
+	hidx    int32       // index in the delay or in-flight heap, -1 when in neither; while free, the bits of the slab's next free slot + 1 (0: none)
+	cold    uint32      // 1 + index of the copy's cold record in the slab, 0 for none
+	state   state
+	flags   flags  // fDup, fNacked
+	src     uint16 // in a DLQ: 1 + index into Queue.sources of the queue it came from; 0 for none
 }
 
-// flags are an entry's yes/no facts, packed in one byte so that an entry
-// is 112 bytes, not 120: a slab chunk of 16 entries then fills its
-// allocation size class exactly.
+// cold is what an entry needs once it has been received, or when its
+// message has an origin, was created before it entered, or was enqueued
+// before it entered (a dead letter, a duplicate, a redriven copy, a send
+// retried after an outage). An entry without a cold record has received 0
+// times, no last receiver (actor -1), no origin, and was created and
+// enqueued when it entered. A free record's receives holds the bits of
+// the next free record + 1 (0: none). A record is 32 bytes.
+type cold struct {
+	sentAt   sim.Tick // the copy's enqueue time, which retention counts from: when it entered, or for a standard queue's dead letter when it entered its source
+	created  sim.Tick // the message's Created
+	origin   sim.ID   // the message's Origin
+	receives int32    // receive count of this copy
+	actor    int32    // index into Queue.actors of the last receiver, -1 for none
+}
+
+// flags are an entry's yes/no facts, packed in one byte.
 type flags uint8
 
 const (
@@ -61,9 +74,9 @@ func (x *flags) set(f flags, on bool) {
 // The slab's chunks: below slot chunkSize every chunk holds smallSize
 // slots, so a queue of a few messages allocates a few entries and one of
 // a hundred wastes at most smallSize-1 of them (a small chunk of 16
-// entries is 1,792 bytes, an allocation size class); from slot chunkSize
-// on every chunk holds chunkSize slots, so a queue of millions holds few
-// chunks. A chunk is allocated when the first of its slots is and never
+// entries is 1,280 bytes, an allocation size class); from slot chunkSize
+// on every chunk holds chunkSize slots (20,480 bytes, a size class too),
+// so a queue of millions holds few chunks. A chunk is allocated when the first of its slots is and never
 // moves; only the slice of chunk headers is copied as it grows.
 const (
 	chunkBits  = 8
@@ -91,32 +104,61 @@ type slab struct {
 	chunks [][]entry // see chunkLen
 	n      uint32    // slots handed out so far
 	free   uint32    // 1 + the most recently freed slot, 0 when none is free
-	// tags holds, by slot, the entry's life while its state is not
-	// stFree, and 0 while it is (lives start at 1), so a ring's ref can be
-	// checked against 4 bytes per slot instead of the entry itself: the
-	// compactions of long rings read one tag per ref, not one entry.
-	tags []uint32
+	// tags holds, by slot, the slot's life: bumped when alloc hands the
+	// slot out (lives run from 1 to lifeMax), with tagFree set until the
+	// entry leaves stFree and again when it is released. A ring's ref is
+	// checked against these 4 bytes per slot instead of the entry itself:
+	// the compactions of long rings read one tag per ref, not one entry.
+	// The tags come in chunks beside the entries' (tags[k] for
+	// chunks[k]), so they never move or get copied either.
+	tags [][]uint32
+
+	colds [][]cold // the cold records, chunked as the entries are
+	nc    uint32   // cold records handed out so far
+	cfree uint32   // 1 + the most recently freed cold record, 0 when none is free
 }
+
+// tagFree marks the tag of a slot whose entry is stFree; the other bits
+// keep its last life, which is at most lifeMax.
+const (
+	tagFree = 1 << 31
+	lifeMax = tagFree - 1
+)
 
 // live reports whether r names the current life of a slot that is not
 // free.
 func (s *slab) live(r ref) bool {
 	i := r.slot()
-	return i < uint32(len(s.tags)) && s.tags[i] == r.life()
+	return i < s.n && *s.tag(i) == r.life()
 }
+
+// ref returns the ref of slot i's current life.
+func (s *slab) ref(i uint32) ref { return mkref(i, *s.tag(i)&^tagFree) }
 
 // setState moves the entry in slot i to state st, which is not stFree.
 func (s *slab) setState(i uint32, e *entry, st state) {
 	e.state = st
-	s.tags[i] = e.life
+	*s.tag(i) &^= tagFree
+}
+
+// loc returns the chunk of slot i and its index there.
+func loc(i uint32) (k, j uint32) {
+	if i < chunkSize {
+		return i >> smallBits, i & smallMask
+	}
+	return i>>chunkBits + smallCount - 1, i & chunkMask
 }
 
 // at returns the entry in slot i, which alloc has handed out. O(1).
 func (s *slab) at(i uint32) *entry {
-	if i < chunkSize {
-		return &s.chunks[i>>smallBits][i&smallMask]
-	}
-	return &s.chunks[int(i>>chunkBits)+smallCount-1][i&chunkMask]
+	k, j := loc(i)
+	return &s.chunks[k][j]
+}
+
+// tag returns the tag of slot i, which alloc has handed out. O(1).
+func (s *slab) tag(i uint32) *uint32 {
+	k, j := loc(i)
+	return &s.tags[k][j]
 }
 
 // alloc hands out a slot, the most recently freed one if any, and makes
@@ -131,43 +173,148 @@ func (s *slab) alloc() uint32 {
 		if s.n == s.capacity() {
 			if s.chunks == nil {
 				s.chunks = make([][]entry, 0, 8) // the chunks of 128 slots, in one allocation
+				s.tags = make([][]uint32, 0, 8)
 			}
 			k := chunkLen(len(s.chunks))
 			s.chunks = append(s.chunks, make([]entry, k))
-			s.tags = slices.Grow(s.tags, k) // a tag per slot of the chunk, in the chunk's step, not one append at a time
+			s.tags = append(s.tags, make([]uint32, k))
 		}
 		i = s.n
 		s.n++
-		s.tags = append(s.tags, 0)
 	}
+	t := s.tag(i)
+	life := *t&^tagFree + 1
+	if life > lifeMax { // after lifeMax lives of the slot
+		life = 1
+	}
+	*t = life | tagFree
 	e := s.at(i)
-	e.life++
-	if e.life == 0 { // after 2^32 lives of the slot: 0 marks a free tag
-		e.life++
-	}
 	e.gen++
-	e.receives = 0
 	e.hidx = -1
-	e.actor = -1
 	e.src = 0
 	e.flags = 0
 	return i
 }
 
 // release frees slot i for reuse, dropping the entry's references to its
-// message. O(1).
+// message and its cold record. O(1).
 func (s *slab) release(i uint32) {
 	e := s.at(i)
-	e.msg = stored.Message{} // drop references to key, body and headers
+	e.msg = stored.Slim{} // drop references to key, body and headers
 	e.state = stFree
-	s.tags[i] = 0
+	*s.tag(i) |= tagFree
+	if e.cold != 0 {
+		c := s.coldAt(e.cold - 1)
+		c.receives = int32(s.cfree)
+		s.cfree = e.cold
+		e.cold = 0
+	}
 	e.hidx = int32(s.free)
 	s.free = i + 1
 }
 
+// coldAt returns cold record k, which mkCold has handed out. O(1).
+func (s *slab) coldAt(k uint32) *cold {
+	a, b := loc(k)
+	return &s.colds[a][b]
+}
+
+// mkCold returns e's cold record, giving e one with the defaults if it has
+// none: the most recently freed record if any, else a new one. O(1); it
+// allocates only when it opens a new chunk of records.
+func (s *slab) mkCold(e *entry) *cold {
+	if e.cold != 0 {
+		return s.coldAt(e.cold - 1)
+	}
+	var k uint32
+	if s.cfree > 0 {
+		k = s.cfree - 1
+		s.cfree = uint32(s.coldAt(k).receives)
+	} else {
+		if s.nc == capacity(len(s.colds)) {
+			s.colds = append(s.colds, make([]cold, chunkLen(len(s.colds))))
+		}
+		k = s.nc
+		s.nc++
+	}
+	e.cold = k + 1
+	c := s.coldAt(k)
+	*c = cold{sentAt: e.entered, created: e.entered, actor: -1}
+	return c
+}
+
+// receives returns how many times e has been received. O(1).
+func (s *slab) receives(e *entry) int32 {
+	if e.cold == 0 {
+		return 0
+	}
+	return s.coldAt(e.cold - 1).receives
+}
+
+// actor returns the index into Queue.actors of e's last receiver, -1 for
+// none. O(1).
+func (s *slab) actor(e *entry) int32 {
+	if e.cold == 0 {
+		return -1
+	}
+	return s.coldAt(e.cold - 1).actor
+}
+
+// sentAt returns e's enqueue time, which retention counts from: when it
+// entered, or for a standard queue's dead letter when it entered its
+// source. O(1).
+func (s *slab) sentAt(e *entry) sim.Tick {
+	if e.cold == 0 {
+		return e.entered
+	}
+	return s.coldAt(e.cold - 1).sentAt
+}
+
+// hold makes e, freshly allocated, a copy of m that entered at tick now
+// with enqueue time sentAt. A fresh message sent now costs no cold
+// record.
+func (s *slab) hold(e *entry, m *stored.Message, sentAt, now sim.Tick) {
+	e.msg = m.Slim()
+	e.entered = now
+	if sentAt != now || m.Created != now || m.Origin != 0 {
+		c := s.mkCold(e)
+		c.sentAt, c.created, c.origin = sentAt, m.Created, m.Origin
+	}
+}
+
+// origin returns the Origin of e's message. O(1).
+func (s *slab) origin(e *entry) sim.ID {
+	if e.cold == 0 {
+		return 0
+	}
+	return s.coldAt(e.cold - 1).origin
+}
+
+// created returns the Created of e's message. O(1).
+func (s *slab) created(e *entry) sim.Tick {
+	if e.cold == 0 {
+		return e.entered
+	}
+	return s.coldAt(e.cold - 1).created
+}
+
+// stored returns e's message as it was stored. O(1), no allocation.
+func (s *slab) stored(e *entry) stored.Message { return e.msg.Message(s.origin(e), s.created(e)) }
+
+// received counts a receive of e by the actor with index ai and returns
+// e's receive count. O(1).
+func (s *slab) received(e *entry, ai int32) int32 {
+	c := s.mkCold(e)
+	c.receives++
+	c.actor = ai
+	return c.receives
+}
+
 // capacity returns the number of slots of the chunks allocated so far.
-func (s *slab) capacity() uint32 {
-	k := len(s.chunks)
+func (s *slab) capacity() uint32 { return capacity(len(s.chunks)) }
+
+// capacity returns the number of slots of the first k chunks.
+func capacity(k int) uint32 {
 	if k <= smallCount {
 		return uint32(k) * smallSize
 	}
@@ -182,75 +329,219 @@ func mkref(slot, life uint32) ref { return ref(uint64(slot)<<32 | uint64(life)) 
 func (r ref) slot() uint32        { return uint32(r >> 32) }
 func (r ref) life() uint32        { return uint32(r) }
 
-// ring is a double-ended queue on a power-of-two circular buffer. Push and
-// pop at either end are O(1) amortised.
+// ring is a double-ended queue. Push and pop at either end are O(1)
+// amortised and never copy more than segSize elements.
+//
+// Up to segSize elements it is one power-of-two circular buffer that
+// doubles as it fills (a small queue, a FIFO group of a few messages,
+// costs a few dozen bytes, and the ring itself 48). Beyond that it holds
+// its elements in segments of segSize (see segs): growing adds a segment
+// and never copies an element or keeps an old array alive, and a segment
+// is let go as soon as popFront empties it, so a draining ring frees as
+// it drains.
 type ring[T any] struct {
-	buf  []T
-	head int
+	buf  []T // small mode: the circular buffer
+	head int // small mode: index in buf of the first element; large mode: index in the first segment
 	n    int
+	big  *segs[T] // large mode, nil in small mode
 }
+
+// segs holds a large ring's segments in a small circular table of
+// power-of-two length. At most two segments are partly empty, and one
+// emptied segment is kept for reuse, so a ring that crosses a segment
+// boundary back and forth does not allocate each time.
+type segs[T any] struct {
+	s     [][]T // the table
+	first int   // index in s of the first segment
+	n     int   // segments in use
+	spare []T   // an emptied segment kept for the next one needed, or nil
+}
+
+// segBits sets the segment size of a large ring: 1,024 elements, 8 KiB
+// of refs.
+const (
+	segBits = 10
+	segSize = 1 << segBits
+	segMask = segSize - 1
+)
 
 func (r *ring[T]) len() int { return r.n }
 
+// at returns the i-th element from the front, 0 <= i < len. O(1).
+func (r *ring[T]) at(i int) T { return *r.slot(i) }
+
+// slot returns the place of the i-th element from the front.
+func (r *ring[T]) slot(i int) *T {
+	if r.big == nil {
+		return &r.buf[(r.head+i)&(len(r.buf)-1)]
+	}
+	g, o := r.big, r.head+i
+	return &g.s[(g.first+o>>segBits)&(len(g.s)-1)][o&segMask]
+}
+
+// grow makes room for one more element in small mode: it doubles the
+// buffer, or at segSize elements turns the ring into large mode, with the
+// buffer, rotated to start at index 0, as its first segment.
 func (r *ring[T]) grow() {
 	c := len(r.buf) * 2
 	if c == 0 {
 		c = 16
 	}
-	nb := make([]T, c)
-	for i := 0; i < r.n; i++ {
-		nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+	if c <= segSize {
+		nb := make([]T, c)
+		for i := 0; i < r.n; i++ {
+			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+		}
+		r.buf, r.head = nb, 0
+		return
 	}
-	r.buf, r.head = nb, 0
+	first := r.buf
+	if r.head != 0 {
+		first = make([]T, segSize)
+		for i := 0; i < r.n; i++ {
+			first[i] = r.buf[(r.head+i)&segMask]
+		}
+	}
+	r.big = &segs[T]{s: make([][]T, 4), n: 1}
+	r.big.s[0] = first
+	r.buf, r.head = nil, 0
+}
+
+// newSeg returns an empty segment, the spare one if there is one.
+func (g *segs[T]) newSeg() []T {
+	if s := g.spare; s != nil {
+		g.spare = nil
+		return s
+	}
+	return make([]T, segSize)
+}
+
+// room makes the table hold one more segment. It copies only segment
+// headers, 24 bytes per segSize elements.
+func (g *segs[T]) room() {
+	if g.n < len(g.s) {
+		return
+	}
+	ns := make([][]T, 2*len(g.s))
+	for i := 0; i < g.n; i++ {
+		ns[i] = g.s[(g.first+i)&(len(g.s)-1)]
+	}
+	g.s, g.first = ns, 0
 }
 
 func (r *ring[T]) pushBack(v T) {
-	if r.n == len(r.buf) {
-		r.grow()
+	if r.big == nil {
+		if r.n == len(r.buf) {
+			r.grow()
+		}
+		if r.big == nil {
+			r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+			r.n++
+			return
+		}
 	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+	if g := r.big; r.head+r.n == g.n<<segBits {
+		g.room()
+		g.s[(g.first+g.n)&(len(g.s)-1)] = g.newSeg()
+		g.n++
+	}
+	*r.slot(r.n) = v
 	r.n++
 }
 
 func (r *ring[T]) pushFront(v T) {
-	if r.n == len(r.buf) {
-		r.grow()
+	if r.big == nil {
+		if r.n == len(r.buf) {
+			r.grow()
+		}
+		if r.big == nil {
+			r.head = (r.head - 1) & (len(r.buf) - 1)
+			r.buf[r.head] = v
+			r.n++
+			return
+		}
 	}
-	r.head = (r.head - 1) & (len(r.buf) - 1)
-	r.buf[r.head] = v
+	g := r.big
+	if r.head == 0 {
+		g.room()
+		g.first = (g.first - 1) & (len(g.s) - 1)
+		g.s[g.first] = g.newSeg()
+		g.n++
+		r.head = segSize
+	}
+	r.head--
+	g.s[g.first][r.head] = v
 	r.n++
 }
 
-func (r *ring[T]) front() T { return r.buf[r.head] }
+func (r *ring[T]) front() T { return *r.slot(0) }
 
 func (r *ring[T]) popFront() T {
 	var zero T
-	v := r.buf[r.head]
-	r.buf[r.head] = zero
-	r.head = (r.head + 1) & (len(r.buf) - 1)
+	p := r.slot(0)
+	v := *p
+	*p = zero
 	r.n--
+	if r.big == nil {
+		r.head = (r.head + 1) & (len(r.buf) - 1)
+		return v
+	}
+	r.head++
+	if r.head == segSize || r.n == 0 {
+		r.dropFront()
+	}
 	return v
 }
 
+// dropFront lets go of the first segment, which holds no element, keeping
+// it as the spare. An empty large ring holds no segment.
+func (r *ring[T]) dropFront() {
+	g := r.big
+	g.spare, g.s[g.first] = g.s[g.first], nil
+	g.first = (g.first + 1) & (len(g.s) - 1)
+	g.n--
+	r.head = 0
+	if r.n == 0 {
+		g.n, g.first = 0, 0
+	}
+}
+
 // filter keeps the elements for which keep returns true, in order. It is
-// O(len) and used only for amortised compaction of lazily deleted refs.
+// O(len) and used only for amortised compaction of lazily deleted refs; a
+// large ring lets go of the segments it no longer needs.
 func (r *ring[T]) filter(keep func(T) bool) {
 	var zero T
 	w := 0
 	for i := 0; i < r.n; i++ {
-		v := r.buf[(r.head+i)&(len(r.buf)-1)]
+		v := r.at(i)
 		if keep(v) {
-			r.buf[(r.head+w)&(len(r.buf)-1)] = v
+			*r.slot(w) = v
 			w++
 		}
 	}
 	for i := w; i < r.n; i++ {
-		r.buf[(r.head+i)&(len(r.buf)-1)] = zero
+		*r.slot(i) = zero
 	}
 	r.n = w
+	g := r.big
+	if g == nil {
+		return
+	}
+	used := (r.head + r.n + segMask) >> segBits // segments that hold an element
+	if r.n == 0 {
+		used = 0
+	}
+	for g.n > used {
+		k := (g.first + g.n - 1) & (len(g.s) - 1)
+		g.spare, g.s[k] = g.s[k], nil
+		g.n--
+	}
+	if g.n == 0 {
+		g.first, r.head = 0, 0
+	}
 }
 
-// reset empties the ring and lets go of its buffer.
+// reset empties the ring and lets go of its buffers.
 func (r *ring[T]) reset() { *r = ring[T]{} }
 
 // theap is a binary min-heap of slots ordered by (due, message ID, slot).
@@ -357,3 +648,16 @@ func (h *theap) fix(i int, due sim.Tick) {
 }
 
 func (h *theap) reset() { h.a = nil }
+
+// fill sets every field of *m to e's message as it was sent, headers
+// copied by value, in place (a sim.Message is 160 bytes; building it in
+// a temporary would copy it twice). O(1), no allocation.
+func (s *slab) fill(m *sim.Message, e *entry) {
+	m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body, *e.msg.Headers()
+	if e.cold == 0 {
+		m.Created, m.Origin = e.entered, 0
+		return
+	}
+	c := s.coldAt(e.cold - 1)
+	m.Created, m.Origin = c.created, c.origin
+}

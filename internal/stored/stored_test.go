@@ -53,3 +53,23 @@ func TestStoreAllocatesOnlyForNewHeaders(t *testing.T) {
 		t.Fatalf("%v allocations per repeat", n)
 	}
 }
+
+// TestSlimKeepsTheRest checks that a Slim and the Origin and Created kept
+// apart give back the stored message, headers shared, not copied.
+func TestSlimKeepsTheRest(t *testing.T) {
+	var c Cache
+	for _, m := range []sim.Message{
+		{ID: 1, Key: "k", Body: []byte("b"), Created: 3},
+		{ID: 2, Headers: sim.Headers{Type: "t", Extra: []sim.Header{}}, Origin: 1, Created: 9},
+	} {
+		st := c.Store(&m)
+		s := st.Slim()
+		back := s.Message(st.Origin, st.Created)
+		if !reflect.DeepEqual(back, st) || s.Headers() != st.Headers() {
+			t.Errorf("message %d came back as %+v, want %+v", m.ID, back, st)
+		}
+		if got := back.Message(); !reflect.DeepEqual(got, m) {
+			t.Errorf("message %d came back as %+v, want %+v", m.ID, got, m)
+		}
+	}
+}

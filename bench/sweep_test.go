@@ -57,6 +57,13 @@ func logSweepChecks() []sim.Checker {
 // run until drained, then the checks. It returns the world and the
 // checks' verdict.
 func queueSeedAPI(seed uint64) (*sim.World, error) {
+	return queueSeedParts(seed, true, true)
+}
+
+// queueSeedParts is queueSeedAPI stopped after building the world and its
+// components (run false), or after running it until drained (check
+// false): the benchmarks that split a seed into its parts call it.
+func queueSeedParts(seed uint64, run, check bool) (*sim.World, error) {
 	w, err := sim.New(sim.Config{Seed: seed})
 	if err != nil {
 		return nil, err
@@ -76,8 +83,14 @@ func queueSeedAPI(seed uint64) (*sim.World, error) {
 	if _, err := queue.NewConsumer(w, queue.ConsumerConfig{Queue: q, Name: "billing", Faults: in}); err != nil {
 		return nil, err
 	}
+	if !run {
+		return w, nil
+	}
 	if err := w.RunUntil(func() bool { return p.Done() && q.Len() == 0 }, sweepMaxTicks); err != nil {
 		return nil, err
+	}
+	if !check {
+		return w, nil
 	}
 	return w, sim.Check(w.Ledger(), queueSweepChecks()...)
 }
@@ -198,7 +211,8 @@ func atGOGC(pct int, f func()) {
 
 // BenchmarkSweepQueue is the queue sweep (100 messages, 3 fault rules,
 // checks on) per seed: through the Go API, the same at GOGC=400 (how much
-// of a seed is the collector), through simtest, through the scenario
+// of a seed is the collector), its parts (building, and building plus
+// running), through simtest, through the scenario
 // runner (what explore runs per seed), and the hand-written floor.
 func BenchmarkSweepQueue(b *testing.B) {
 	api := func(s uint64) {
@@ -208,6 +222,20 @@ func BenchmarkSweepQueue(b *testing.B) {
 	}
 	b.Run("api", func(b *testing.B) { sweep(b, api) })
 	b.Run("api-gogc400", func(b *testing.B) { atGOGC(400, func() { sweep(b, api) }) })
+	// The seed's parts: building alone, and building plus running without
+	// the checks; api minus api-run is what the checks cost.
+	for _, part := range []struct {
+		name string
+		run  bool
+	}{{"api-build", false}, {"api-run", true}} {
+		b.Run(part.name, func(b *testing.B) {
+			sweep(b, func(s uint64) {
+				if _, err := queueSeedParts(s, part.run, false); err != nil {
+					b.Fatalf("seed %d: %v", s, err)
+				}
+			})
+		})
+	}
 	b.Run("simtest", func(b *testing.B) { sweep(b, func(s uint64) { probe(b, s, queueSeedSimtest) }) })
 	b.Run("scenario", func(b *testing.B) {
 		sc, err := scenario.Load("sweep.yaml", []byte(queueSweepScenario))

@@ -401,6 +401,8 @@ func rows(t *table) {
 	t.ratio("Log sweep: Go API seed / hand-written floor", "bench.SweepLog/api", "ns/op", "bench.SweepLog/floor", "ns/op", 4, 0)
 	t.bytes("Queue sweep: allocation per seed", "bench.SweepQueue/api", "B/op", 32*1024)
 	t.bytes("Log sweep: allocation per seed", "bench.SweepLog/api", "B/op", 32*1024)
+	t.ratio("Queue sweep: building the world and its components / the whole Go API seed", "bench.SweepQueue/api-build", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 0)
+	t.ratio("Queue sweep: building and running, checks left out / the whole Go API seed", "bench.SweepQueue/api-run", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 0)
 	t.ratio("Queue sweep: seed at GOGC=100 / at GOGC=400 (the collector's share)", "bench.SweepQueue/api", "ns/op", "bench.SweepQueue/api-gogc400", "ns/op", 0, 0)
 	t.ratio("Log sweep: seed at GOGC=100 / at GOGC=400", "bench.SweepLog/api", "ns/op", "bench.SweepLog/api-gogc400", "ns/op", 0, 0)
 	t.ratio("Queue sweep: simtest seed / Go API seed", "bench.SweepQueue/simtest", "ns/op", "bench.SweepQueue/api", "ns/op", 1.2, 0)

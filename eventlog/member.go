@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/brokerlab/brokerlab/faults"
-	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -131,18 +130,25 @@ const (
 )
 
 // held is a record of the member's last poll as the log keeps it: its
-// partition and a copy of its entry (88 bytes; the message's body and
-// headers are shared, not copied), so the record survives retention and
-// compaction while the member works through the batch, and a handler
-// member never builds the 184-byte Record that Poll hands out.
+// partition, offset, creation tick and origin and a copy of its entry (96
+// bytes in all; the message's body and headers are shared, not copied),
+// so the record survives retention and compaction while the member works
+// through the batch, and a handler member never builds the 184-byte
+// Record that Poll hands out.
 type held struct {
-	p int
-	e entry
+	p       int
+	off     int64
+	created sim.Tick
+	origin  sim.ID
+	e       entry
 }
+
+// message returns the held record's message.
+func (h *held) message() sim.Message { return h.e.message(h.created, h.origin) }
 
 // record returns h as Poll hands it out.
 func (h *held) record() Record {
-	return Record{Partition: h.p, Offset: h.e.off, Tick: h.e.tick, Message: h.e.msg.Message()}
+	return Record{Partition: h.p, Offset: h.off, Tick: h.e.tick, Message: h.message()}
 }
 
 // reserve makes room in m.got and m.out for n more records. The first
@@ -469,14 +475,14 @@ func (m *Member) wake() {
 // It returns the firing, which belongs to the injector and is overwritten
 // by its next firing, or nil. When no rule targets p it costs one look-up
 // and builds no context.
-func (m *Member) fault(p faults.Point, msg *stored.Message) *faults.Firing {
+func (m *Member) fault(p faults.Point, e *entry) *faults.Firing {
 	in := m.g.t.cfg.Faults
 	if !in.Has(p) {
 		return nil
 	}
 	c := faults.Context{Where: m.g.t.where, Consumer: m.cfg.Name, Group: m.g.name}
-	if msg != nil {
-		c.Key, c.Type, c.Msg = msg.Key, msg.Headers().Type, msg.ID
+	if e != nil {
+		c.Key, c.Type, c.Msg = e.key, e.hdr.Type, e.id
 	}
 	return in.CheckRef(p, &c)
 }
@@ -531,18 +537,18 @@ func (m *Member) process(now sim.Tick) {
 			return
 		}
 		r := &m.got[m.next]
-		i := m.find(r.p, r.e.off)
+		i := m.find(r.p, r.off)
 		if i < 0 {
 			m.busy = false // dropped by a rebalance or a seek: abandoned unhandled
 			m.next++
 			continue
 		}
 		if !m.busy {
-			if f := m.fault(faults.MemberCrash, &r.e.msg); f != nil {
+			if f := m.fault(faults.MemberCrash, &r.e); f != nil {
 				m.crash(f.Rule, "")
 				return
 			}
-			m.prepare(&m.d, r.p, r.e.off, r.e.msg.Message(), m.out[i].attempt)
+			m.prepare(&m.d, r.p, r.off, r.message(), m.out[i].attempt)
 			if t := sim.DurationOf(m.h, &m.d); t > 0 {
 				m.busy, m.busyUntil = true, now+t
 				return
@@ -555,7 +561,7 @@ func (m *Member) process(now sim.Tick) {
 			m.dropAll()
 			break
 		}
-		if f := m.fault(faults.ConsumerCrashAfterEffect, &r.e.msg); f != nil {
+		if f := m.fault(faults.ConsumerCrashAfterEffect, &r.e); f != nil {
 			m.crash(f.Rule, "after effect")
 			return
 		}

@@ -48,7 +48,7 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 
 // poll is Fetch without the Records: it leaves the batch in m.got and
 // returns its length. A handler member's Step polls with it, so a record
-// is copied out of the log once, as its 88-byte entry.
+// is copied out of the log once, as a 96-byte held record.
 func (m *Member) poll(max int) (int, error) {
 	m.got, m.next = m.got[:0], 0
 	if m.state != stateActive || m.busy {
@@ -108,12 +108,12 @@ func (m *Member) poll(max int) (int, error) {
 		m.reads = m.reads[:0]
 		for i := range m.got {
 			r := &m.got[i]
-			m.reads = append(m.reads, Read{Partition: r.p, Offset: r.e.off, Value: r.e.msg.ID, Epoch: g.parts[r.p].epoch})
+			m.reads = append(m.reads, Read{Partition: r.p, Offset: r.off, Value: r.e.id, Epoch: g.parts[r.p].epoch})
 		}
 		h.Poll(now, g.name, m.cfg.Name, m.reads...)
 	}
 	if m.cfg.Commit == CommitBefore {
-		if f := m.fault(faults.ConsumerCrashBeforeCommit, &m.got[0].e.msg); f != nil {
+		if f := m.fault(faults.ConsumerCrashBeforeCommit, &m.got[0].e); f != nil {
 			m.crash(f.Rule, "before commit")
 			m.got = m.got[:0]
 			return 0, nil
@@ -197,10 +197,10 @@ func (m *Member) finish(d *sim.Delivery, err error) error {
 	if m.cfg.Commit == CommitBefore {
 		next++
 		part := g.t.parts[p]
-		if e := part.at(d.Offset); e != nil && !g.applied(p, d.Offset) && d.Effects() == 0 && !d.Skipped() {
+		if i := part.at(d.Offset); i >= 0 && !g.applied(p, d.Offset) && d.Effects() == 0 && !d.Skipped() {
 			gp := &g.parts[p]
 			if c := gp.committed; c > d.Offset && c <= part.end {
-				g.lose(m.cfg.Name, p, e, gp.passedBy(), "")
+				g.lose(m.cfg.Name, p, part.recs.at(i), d.Offset, gp.passedBy(), "")
 			} else if !slices.Contains(gp.skipped, d.Offset) {
 				// The broker has no commit past it (the commit was lost or
 				// refused): a rebalance may still hand it to a reader.
@@ -330,16 +330,16 @@ func (m *Member) release(p int, rule string) {
 			continue
 		}
 		if o.off < c && o.off < gp.pos {
-			if e := part.at(o.off); e != nil && !g.applied(p, o.off) {
-				g.lose(m.cfg.Name, p, e, gp.passedBy(), rule)
+			if i := part.at(o.off); i >= 0 && !g.applied(p, o.off) {
+				g.lose(m.cfg.Name, p, part.recs.at(i), o.off, gp.passedBy(), rule)
 			}
 		}
 	}
 	m.out = m.out[:j]
 	if gp.pos >= 0 && gp.pos < c {
-		for i := part.search(max(gp.pos, part.start)); i < part.recs.len() && part.recs.at(i).off < c; i++ {
-			if e := part.recs.at(i); !g.applied(p, e.off) {
-				g.lose(m.cfg.Name, p, e, gp.passedBy(), rule)
+		for i := part.search(max(gp.pos, part.start)); i < part.recs.len() && part.off(i) < c; i++ {
+			if o := part.off(i); !g.applied(p, o) {
+				g.lose(m.cfg.Name, p, part.recs.at(i), o, gp.passedBy(), rule)
 			}
 		}
 	}

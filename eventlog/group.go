@@ -919,7 +919,7 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 		e, off := part.recs.at(i), part.off(i)
 		created, origin := part.extra(i)
 		n := g.attempt(gp, off)
-		m.got = append(m.got, held{p: p, off: off, created: created, origin: origin, e: *e})
+		m.got = append(m.got, held{e: e, p: p, off: off, created: created, origin: origin})
 		m.out = append(m.out, outRec{p: p, off: off, id: e.id, attempt: n})
 		if tr.Enabled() {
 			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.id, Key: e.key,

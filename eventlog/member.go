@@ -130,17 +130,18 @@ const (
 )
 
 // held is a record of the member's last poll as the log keeps it: its
-// partition, offset, creation tick and origin and a copy of its entry (96
-// bytes in all; the message's body and headers are shared, not copied),
-// so the record survives retention and compaction while the member works
-// through the batch, and a handler member never builds the 184-byte
-// Record that Poll hands out.
+// partition, offset, creation tick and origin, and its entry in the log
+// (40 bytes), so a handler member never builds the 184-byte Record that
+// Poll hands out. While the member has not handled it (from got[next] on),
+// e points into the partition; before the log clears or moves that entry
+// (retention, compaction), it gives the member a copy (Log.detach), so the
+// record survives while the member works through the batch.
 type held struct {
+	e       *entry
 	p       int
 	off     int64
 	created sim.Tick
 	origin  sim.ID
-	e       entry
 }
 
 // message returns the held record's message.
@@ -544,7 +545,7 @@ func (m *Member) process(now sim.Tick) {
 			continue
 		}
 		if !m.busy {
-			if f := m.fault(faults.MemberCrash, &r.e); f != nil {
+			if f := m.fault(faults.MemberCrash, r.e); f != nil {
 				m.crash(f.Rule, "")
 				return
 			}
@@ -561,7 +562,7 @@ func (m *Member) process(now sim.Tick) {
 			m.dropAll()
 			break
 		}
-		if f := m.fault(faults.ConsumerCrashAfterEffect, &r.e); f != nil {
+		if f := m.fault(faults.ConsumerCrashAfterEffect, r.e); f != nil {
 			m.crash(f.Rule, "after effect")
 			return
 		}

@@ -48,8 +48,9 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 
 // poll is Fetch without the Records: it leaves the batch in m.got and
 // returns its length. A handler member's Step polls with it, so a record
-// is copied out of the log once, as a 96-byte held record.
+// is never copied out of the log: a 40-byte held record points at it.
 func (m *Member) poll(max int) (int, error) {
+	clear(m.got) // lets go of the last batch's entries
 	m.got, m.next = m.got[:0], 0
 	if m.state != stateActive || m.busy {
 		return 0, nil
@@ -113,7 +114,7 @@ func (m *Member) poll(max int) (int, error) {
 		h.Poll(now, g.name, m.cfg.Name, m.reads...)
 	}
 	if m.cfg.Commit == CommitBefore {
-		if f := m.fault(faults.ConsumerCrashBeforeCommit, &m.got[0].e); f != nil {
+		if f := m.fault(faults.ConsumerCrashBeforeCommit, m.got[0].e); f != nil {
 			m.crash(f.Rule, "before commit")
 			m.got = m.got[:0]
 			return 0, nil

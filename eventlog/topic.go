@@ -641,6 +641,7 @@ func (t *Log) expire(p int, part *partition, why, rule string) {
 		tr.Skip() // numbers the event as Emit would, without building it
 	}
 	t.forget(p, off)
+	t.detach(p, off, off+1)
 	part.floor = off + 1
 	part.dropHead()
 }
@@ -650,6 +651,23 @@ func (t *Log) expire(p int, part *partition, why, rule string) {
 func (t *Log) forget(p int, off int64) {
 	for _, g := range t.groups {
 		g.parts[p].forgetTo(off)
+	}
+}
+
+// detach gives every member that holds records of partition p at offsets
+// in [from, to) it has not handled yet a copy of their entries, which the
+// partition is about to clear or move. O(groups x members) when no member
+// is in the middle of a batch, as is usual when the log steps.
+func (t *Log) detach(p int, from, to int64) {
+	for _, g := range t.groups {
+		for _, m := range g.all {
+			for i := m.next; i < len(m.got); i++ {
+				if h := &m.got[i]; h.p == p && h.off >= from && h.off < to {
+					c := *h.e
+					h.e = &c
+				}
+			}
+		}
 	}
 }
 
@@ -671,6 +689,7 @@ func (t *Log) Compact() {
 	t.lastCompact = now
 	detailed := t.env.Trace.Detailed()
 	for p, part := range t.parts {
+		t.detach(p, part.start, part.end)
 		latest := make(map[string]int64, part.size())
 		for i := part.head; i < part.recs.len(); i++ {
 			if e := part.recs.at(i); e.key != "" {

@@ -211,6 +211,7 @@ type Group struct {
 	all   []*Member // every member ever created for the group, in creation order
 	parts []groupPart
 	asg   []Assignment
+	names []string // scratch of rebalance: the members' names
 
 	commits, rejected, rebalances, commitsLost int64
 }
@@ -406,12 +407,12 @@ func (g *Group) rebalance(why, rule string) {
 	}
 	g.gen++
 	g.rebalances++
-	names := make([]string, len(g.mems))
-	for i, m := range g.mems {
-		names[i] = m.cfg.Name
+	g.names = g.names[:0]
+	for _, m := range g.mems {
+		g.names = append(g.names, m.cfg.Name)
 		m.owned = m.owned[:0]
 	}
-	g.asg = assign(g.cfg.Strategy, names, len(g.parts), g.asg)
+	g.asg = assign(g.cfg.Strategy, g.names, len(g.parts), g.asg)
 	for p := range g.parts {
 		g.parts[p].owner = nil
 	}
@@ -920,7 +921,7 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 		created, origin := part.extra(i)
 		n := g.attempt(gp, off)
 		m.got = append(m.got, held{e: e, p: p, off: off, created: created, origin: origin})
-		m.out = append(m.out, outRec{p: p, off: off, id: e.id, attempt: n})
+		m.out = append(m.out, outRec{off: off, id: e.id, p: int32(p), attempt: int32(n)})
 		if tr.Enabled() {
 			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.id, Key: e.key,
 				Corr: e.hdr.CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: off}

@@ -167,10 +167,10 @@ func (m *Member) reserve(n int) {
 
 // outRec is a record a member fetched and has not handled: outstanding.
 type outRec struct {
-	p       int
 	off     int64
 	id      sim.ID
-	attempt int
+	p       int32
+	attempt int32
 }
 
 // Member is a consumer-group member, a sim.Component of sim.PhaseConsumer.
@@ -549,7 +549,7 @@ func (m *Member) process(now sim.Tick) {
 				m.crash(f.Rule, "")
 				return
 			}
-			m.prepare(&m.d, r.p, r.off, r.message(), m.out[i].attempt)
+			m.prepare(&m.d, r.p, r.off, r.message(), int(m.out[i].attempt))
 			if t := sim.DurationOf(m.h, &m.d); t > 0 {
 				m.busy, m.busyUntil = true, now+t
 				return

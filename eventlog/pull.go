@@ -139,7 +139,7 @@ func (m *Member) Delivery(r Record) *sim.Delivery {
 	d := &sim.Delivery{}
 	attempt := 0
 	if i := m.find(r.Partition, r.Offset); i >= 0 {
-		attempt = m.out[i].attempt
+		attempt = int(m.out[i].attempt)
 	}
 	m.prepare(d, r.Partition, r.Offset, r.Message, attempt)
 	return d
@@ -218,7 +218,7 @@ func (m *Member) finish(d *sim.Delivery, err error) error {
 func (m *Member) rewind(p int, next int64) {
 	j := 0
 	for _, o := range m.out {
-		if o.p == p && o.off >= next {
+		if int(o.p) == p && o.off >= next {
 			continue
 		}
 		m.out[j] = o
@@ -244,7 +244,7 @@ func (m *Member) rewind(p int, next int64) {
 func (m *Member) dropAll() {
 	for len(m.out) > 0 {
 		o := m.out[0]
-		m.rewind(o.p, o.off)
+		m.rewind(int(o.p), o.off)
 	}
 }
 
@@ -253,7 +253,7 @@ func (m *Member) dropAll() {
 func (m *Member) drop(p int) {
 	j := 0
 	for _, o := range m.out {
-		if o.p != p {
+		if int(o.p) != p {
 			m.out[j] = o
 			j++
 		}
@@ -265,7 +265,7 @@ func (m *Member) drop(p int) {
 // of partition p, or -1. O(outstanding records).
 func (m *Member) find(p int, off int64) int {
 	for i := range m.out {
-		if m.out[i].p == p && m.out[i].off == off {
+		if int(m.out[i].p) == p && m.out[i].off == off {
 			return i
 		}
 	}
@@ -281,7 +281,7 @@ func (m *Member) Outstanding() int { return len(m.out) }
 func (m *Member) progress(p int) int64 {
 	off := m.g.parts[p].pos
 	for i := range m.out {
-		if o := &m.out[i]; o.p == p && o.off < off {
+		if o := &m.out[i]; int(o.p) == p && o.off < off {
 			off = o.off
 		}
 	}
@@ -325,7 +325,7 @@ func (m *Member) release(p int, rule string) {
 	}
 	j := 0
 	for _, o := range m.out {
-		if o.p != p {
+		if int(o.p) != p {
 			m.out[j] = o
 			j++
 			continue

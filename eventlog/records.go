@@ -14,6 +14,12 @@ const (
 	recSmall = 7 // small chunks covering [0, recChunk)
 )
 
+// recHeader is the room for chunks a partition's records take with their
+// first: the first four small chunks (32 entries), in a 96-byte header, as
+// most partitions of a small topic hold no more; a fifth grows it as
+// append does.
+const recHeader = 4
+
 // records is a sequence of a partition's entries (or of what it keeps
 // beside them, see partition), indexed from 0, in chunks that are never
 // copied: appending adds a chunk when the last is full, so a
@@ -77,7 +83,7 @@ func (r *records[T]) push(e T) {
 			c = make([]T, recChunk)
 		}
 		if r.chunks == nil {
-			r.chunks = make([][]T, 0, recSmall) // room for the small chunks: grown once they are full
+			r.chunks = make([][]T, 0, recHeader)
 		}
 		r.chunks = append(r.chunks, c)
 	}

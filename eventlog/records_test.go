@@ -75,7 +75,7 @@ func TestRecordsMatchASlice(t *testing.T) {
 			for i := p.head; i < p.recs.len(); i++ {
 				if p.off(i)%2 == 0 {
 					if w < i {
-						if !p.wide {
+						if !p.wide() {
 							p.widen()
 						}
 						p.move(i, w)
@@ -92,7 +92,7 @@ func TestRecordsMatchASlice(t *testing.T) {
 			}
 			want = kept
 		}
-		if p.wide {
+		if p.wide() {
 			wides++
 		}
 		check(step)

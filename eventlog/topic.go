@@ -154,9 +154,8 @@ type aside struct {
 // empty again. A narrow record costs 64 bytes, a wide one 88.
 type partition struct {
 	recs  records[entry]
-	side  records[aside] // empty while narrow
-	wide  bool
-	base  int64 // the offset of entry 0 while narrow
+	side  *records[aside] // nil while narrow
+	base  int64           // the offset of entry 0 while narrow
 	head  int
 	start int64
 	floor int64
@@ -166,7 +165,7 @@ type partition struct {
 
 // off returns the offset of entry i. O(1).
 func (p *partition) off(i int) int64 {
-	if p.wide {
+	if p.wide() {
 		return p.side.at(i).off
 	}
 	return p.base + int64(i)
@@ -175,7 +174,7 @@ func (p *partition) off(i int) int64 {
 // extra returns the creation tick and the origin of the message of entry
 // i. O(1).
 func (p *partition) extra(i int) (sim.Tick, sim.ID) {
-	if p.wide {
+	if p.wide() {
 		a := p.side.at(i)
 		return a.created, a.origin
 	}
@@ -197,19 +196,21 @@ func (e *entry) message(created sim.Tick, origin sim.ID) sim.Message {
 // widen makes the partition wide, giving every entry held its aside.
 // O(entries held), once until the partition is empty again.
 func (p *partition) widen() {
+	p.side = &records[aside]{}
 	for i := range p.recs.len() {
 		p.side.push(aside{off: p.base + int64(i), created: p.recs.at(i).tick})
 	}
-	p.wide = true
 }
+
+// wide reports whether the partition keeps an aside per entry.
+func (p *partition) wide() bool { return p.side != nil }
 
 // narrow makes the empty partition narrow again: its next record gets
 // offset end.
 func (p *partition) narrow() {
 	p.recs.truncate(0)
-	p.side.truncate(0)
+	p.side = nil
 	p.head = 0
-	p.wide = false
 	p.base = p.end
 }
 
@@ -218,11 +219,11 @@ func (p *partition) narrow() {
 // is full, and widens the partition (see partition) when m needs it.
 func (p *partition) push(now sim.Tick, m *sim.Message, hdr *sim.Headers) int64 {
 	off := p.end
-	if !p.wide && (m.Created != now || m.Origin != 0 || p.base+int64(p.recs.len()) != off) {
+	if !p.wide() && (m.Created != now || m.Origin != 0 || p.base+int64(p.recs.len()) != off) {
 		p.widen()
 	}
 	p.recs.push(entry{id: m.ID, tick: now, key: m.Key, body: m.Body, hdr: hdr})
-	if p.wide {
+	if p.wide() {
 		p.side.push(aside{off: off, created: m.Created, origin: m.Origin})
 	}
 	p.end++
@@ -241,7 +242,7 @@ func (p *partition) move(i, w int) {
 // live record is left.
 func (p *partition) truncate(n int) {
 	p.recs.truncate(n)
-	if p.wide {
+	if p.wide() {
 		p.side.truncate(n)
 	}
 	if p.head == p.recs.len() {
@@ -273,7 +274,7 @@ func (p *partition) search(off int64) int {
 	if n == 0 {
 		return p.recs.len()
 	}
-	if !p.wide {
+	if !p.wide() {
 		return p.head + int(min(max(off-p.base-int64(p.head), 0), int64(n)))
 	}
 	if i := off - p.off(p.head); i >= 0 && i < int64(n) && p.off(p.head+int(i)) == off {
@@ -294,7 +295,7 @@ func (p *partition) dropHead() {
 		p.narrow()
 	case p.head >= recChunk:
 		p.recs.dropFront()
-		if p.wide {
+		if p.wide() {
 			p.side.dropFront()
 		} else {
 			p.base += recChunk
@@ -704,7 +705,7 @@ func (t *Log) Compact() {
 		for i := part.head; i < part.recs.len(); i++ {
 			if keep(i) {
 				if w < i {
-					if !part.wide {
+					if !part.wide() {
 						part.widen() // a gap opens: offsets are kept from now on
 					}
 					part.move(i, w)

@@ -512,13 +512,13 @@ func (g *Group) rejectRule(member string, p int, off int64, why, rule string) {
 
 func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 	name := m.cfg.Name
-	if in := g.t.cfg.Faults; in.Has(faults.BrokerUnavailable) || in.Has(faults.BrokerAckLost) {
+	if fx := &g.t.fx; fx.unavailable.Armed() || fx.ackLost.Armed() {
 		c := faults.Context{Where: g.t.where, Consumer: name, Group: g.name}
-		if f, ok := in.Check(faults.BrokerUnavailable, c); ok {
+		if f := fx.unavailable.Check(&c); f != nil {
 			g.rejectRule(name, p, off, "broker unavailable", f.Rule)
 			return fmt.Errorf("%w: commit by group %s: %s", ErrUnavailable, g.name, f.Error)
 		}
-		if _, ok := in.Check(faults.BrokerAckLost, c); ok {
+		if f := fx.ackLost.Check(&c); f != nil {
 			g.commitsLost++
 			return nil
 		}
@@ -918,9 +918,12 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 	got := 0
 	for ; i < part.recs.len() && got < max; i++ {
 		e, off := part.recs.at(i), part.off(i)
-		created, origin := part.extra(i)
+		var a *aside
+		if part.wide() {
+			a = part.side.at(i)
+		}
 		n := g.attempt(gp, off)
-		m.got = append(m.got, held{e: e, p: p, off: off, created: created, origin: origin})
+		m.got = append(m.got, held{e: e, a: a, p: p, off: off})
 		m.out = append(m.out, outRec{off: off, id: e.id, p: int32(p), attempt: int32(n)})
 		if tr.Enabled() {
 			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.id, Key: e.key,

@@ -130,22 +130,27 @@ const (
 )
 
 // held is a record of the member's last poll as the log keeps it: its
-// partition, offset, creation tick and origin, and its entry in the log
-// (40 bytes), so a handler member never builds the 184-byte Record that
-// Poll hands out. While the member has not handled it (from got[next] on),
-// e points into the partition; before the log clears or moves that entry
-// (retention, compaction), it gives the member a copy (Log.detach), so the
-// record survives while the member works through the batch.
+// partition and offset, its entry in the log and, when the partition is
+// wide, its aside (32 bytes), so a handler member never builds the
+// 184-byte Record that Poll hands out. While the member has not handled
+// it (from got[next] on), e and a point into the partition; before the
+// log clears or moves them (retention, compaction), it gives the member a
+// copy (Log.detach), so the record survives while the member works
+// through the batch.
 type held struct {
-	e       *entry
-	p       int
-	off     int64
-	created sim.Tick
-	origin  sim.ID
+	e   *entry
+	a   *aside // nil: created in the tick it was appended, no origin
+	p   int
+	off int64
 }
 
 // message returns the held record's message.
-func (h *held) message() sim.Message { return h.e.message(h.created, h.origin) }
+func (h *held) message() sim.Message {
+	if h.a != nil {
+		return h.e.message(h.a.created, h.a.origin)
+	}
+	return h.e.message(h.e.tick, 0)
+}
 
 // record returns h as Poll hands it out.
 func (h *held) record() Record {
@@ -472,20 +477,19 @@ func (m *Member) wake() {
 	}
 }
 
-// fault consults point p for the member, about the message msg if set.
-// It returns the firing, which belongs to the injector and is overwritten
-// by its next firing, or nil. When no rule targets p it costs one look-up
-// and builds no context.
-func (m *Member) fault(p faults.Point, e *entry) *faults.Firing {
-	in := m.g.t.cfg.Faults
-	if !in.Has(p) {
+// fault consults point s (one of the topic's sites) for the member, about
+// the record e if set. It returns the firing, which belongs to the
+// injector and is overwritten by its next firing, or nil. When no rule
+// targets the point it costs a bit test and builds no context.
+func (m *Member) fault(s faults.Site, e *entry) *faults.Firing {
+	if !s.Armed() {
 		return nil
 	}
 	c := faults.Context{Where: m.g.t.where, Consumer: m.cfg.Name, Group: m.g.name}
 	if e != nil {
 		c.Key, c.Type, c.Msg = e.key, e.hdr.Type, e.id
 	}
-	return in.CheckRef(p, &c)
+	return s.Check(&c)
 }
 
 // Step runs the member at tick now. A handler member finishes the record
@@ -545,7 +549,7 @@ func (m *Member) process(now sim.Tick) {
 			continue
 		}
 		if !m.busy {
-			if f := m.fault(faults.MemberCrash, r.e); f != nil {
+			if f := m.fault(m.g.t.fx.crash, r.e); f != nil {
 				m.crash(f.Rule, "")
 				return
 			}
@@ -562,7 +566,7 @@ func (m *Member) process(now sim.Tick) {
 			m.dropAll()
 			break
 		}
-		if f := m.fault(faults.ConsumerCrashAfterEffect, r.e); f != nil {
+		if f := m.fault(m.g.t.fx.crashAfter, r.e); f != nil {
 			m.crash(f.Rule, "after effect")
 			return
 		}
@@ -576,7 +580,7 @@ func (m *Member) process(now sim.Tick) {
 	case CommitAfter, CommitOffByOne:
 		_ = m.Commit()
 	default:
-		if f := m.fault(faults.MemberSessionTimeout, nil); f != nil {
+		if f := m.fault(m.g.t.fx.sessionTimeout, nil); f != nil {
 			m.Stall(m.g.cfg.SessionTimeout + 1)
 		}
 	}

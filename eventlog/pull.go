@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -61,7 +60,7 @@ func (m *Member) poll(max int) (int, error) {
 		m.join("joined")
 	}
 	m.lastPoll = now
-	if f := m.fault(faults.MemberLeave, nil); f != nil {
+	if f := m.fault(m.g.t.fx.leave, nil); f != nil {
 		rule := f.Rule
 		ev := sim.Event{Kind: sim.KindAction, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: rule}
 		if g.env.Trace.Detailed() {
@@ -75,7 +74,7 @@ func (m *Member) poll(max int) (int, error) {
 		_ = m.commitProgress()
 		m.lastAuto = now
 	}
-	if f := m.fault(faults.BrokerUnavailable, nil); f != nil {
+	if f := m.fault(m.g.t.fx.unavailable, nil); f != nil {
 		ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: f.Rule}
 		if g.env.Trace.Detailed() {
 			ev.Detail = "poll: broker unavailable"
@@ -114,7 +113,7 @@ func (m *Member) poll(max int) (int, error) {
 		h.Poll(now, g.name, m.cfg.Name, m.reads...)
 	}
 	if m.cfg.Commit == CommitBefore {
-		if f := m.fault(faults.ConsumerCrashBeforeCommit, m.got[0].e); f != nil {
+		if f := m.fault(m.g.t.fx.crashBefore, m.got[0].e); f != nil {
 			m.crash(f.Rule, "before commit")
 			m.got = m.got[:0]
 			return 0, nil
@@ -360,11 +359,11 @@ func (m *Member) Commit() error {
 	if m.state != stateActive || !m.in {
 		return fmt.Errorf("%w: %q in group %s", ErrNotActive, m.cfg.Name, m.g.name)
 	}
-	if f := m.fault(faults.ConsumerCrashBeforeCommit, nil); f != nil {
+	if f := m.fault(m.g.t.fx.crashBefore, nil); f != nil {
 		m.crash(f.Rule, "before commit")
 		return fmt.Errorf("%w: %q crashed before its commit", ErrNotActive, m.cfg.Name)
 	}
-	if f := m.fault(faults.MemberSessionTimeout, nil); f != nil {
+	if f := m.fault(m.g.t.fx.sessionTimeout, nil); f != nil {
 		m.pending = m.pending[:0]
 		for _, p := range m.owned {
 			if off, ok := m.commitPoint(p); ok {

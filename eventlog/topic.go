@@ -319,6 +319,29 @@ func (p *partition) at(off int64) int {
 	return -1
 }
 
+// sites are the fault points a topic, its groups and their members
+// consult, resolved once when the topic is made (faults.Site), so that a
+// consultation of a point no rule targets costs a bit test.
+type sites struct {
+	unavailable, ackLost, partitionsAdded, overtake       faults.Site
+	leave, crash, crashAfter, crashBefore, sessionTimeout faults.Site
+}
+
+// newSites resolves the points of in, which may be nil.
+func newSites(in *faults.Injector) sites {
+	return sites{
+		unavailable:     in.Site(faults.BrokerUnavailable),
+		ackLost:         in.Site(faults.BrokerAckLost),
+		partitionsAdded: in.Site(faults.PartitionsAdded),
+		overtake:        in.Site(faults.RetentionOvertake),
+		leave:           in.Site(faults.MemberLeave),
+		crash:           in.Site(faults.MemberCrash),
+		crashAfter:      in.Site(faults.ConsumerCrashAfterEffect),
+		crashBefore:     in.Site(faults.ConsumerCrashBeforeCommit),
+		sessionTimeout:  in.Site(faults.MemberSessionTimeout),
+	}
+}
+
 // Log is a partitioned append-only log. It implements sim.Publisher and
 // sim.Component: it runs in sim.PhaseBroker (retention, compaction, session
 // timeouts and the log's fault points). Not safe for concurrent use.
@@ -328,6 +351,7 @@ type Log struct {
 	where   string
 	parts   []*partition
 	hdrs    stored.Cache // shares equal headers of consecutive records
+	fx      sites
 	rr      int
 	groups  []*Group
 	history *History
@@ -353,7 +377,7 @@ func New(w *sim.World, cfg Config) (*Log, error) {
 	if cfg.CompactEvery == 0 {
 		cfg.CompactEvery = DefaultCompactEvery
 	}
-	t := &Log{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name}
+	t := &Log{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name, fx: newSites(cfg.Faults)}
 	parts := make([]partition, cfg.Partitions) // one allocation for the first partitions
 	t.parts = make([]*partition, cfg.Partitions)
 	for i := range parts {
@@ -425,8 +449,8 @@ func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) {
 	if p < 0 || p >= len(t.parts) {
 		return Position{}, fmt.Errorf("%w: %d (topic %s has %d)", ErrNoPartition, p, t.cfg.Name, len(t.parts))
 	}
-	if in := t.cfg.Faults; in.Has(faults.BrokerUnavailable) {
-		if f, ok := in.Check(faults.BrokerUnavailable, faults.Context{Where: t.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); ok {
+	if s := t.fx.unavailable; s.Armed() {
+		if f := s.Check(&faults.Context{Where: t.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); f != nil {
 			t.rejections++
 			ev := sim.Event{Kind: sim.KindRejected, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Key: m.Key, Rule: f.Rule}
 			if t.env.Trace.Detailed() {
@@ -552,8 +576,8 @@ func (t *Log) AddPartitions(n int) error {
 // and the groups' session timeouts. O(partitions + groups x members +
 // records deleted), plus O(records) when compaction runs.
 func (t *Log) Step(now sim.Tick) {
-	if in := t.cfg.Faults; in.Has(faults.PartitionsAdded) {
-		if f, ok := in.Check(faults.PartitionsAdded, faults.Context{Where: t.where}); ok {
+	if s := t.fx.partitionsAdded; s.Armed() {
+		if f := s.Check(&faults.Context{Where: t.where}); f != nil {
 			n := int(f.Param)
 			if n < 1 {
 				n = 1
@@ -561,10 +585,10 @@ func (t *Log) Step(now sim.Tick) {
 			_ = t.AddPartitions(n)
 		}
 	}
-	if in := t.cfg.Faults; in.Has(faults.RetentionOvertake) {
+	if s := t.fx.overtake; s.Armed() {
 		for _, g := range t.groups {
-			if f, ok := in.Check(faults.RetentionOvertake, faults.Context{Where: t.where, Group: g.name}); ok {
-				t.overtake(g, f)
+			if f := s.Check(&faults.Context{Where: t.where, Group: g.name}); f != nil {
+				t.overtake(g, *f)
 			}
 		}
 	}
@@ -664,8 +688,12 @@ func (t *Log) detach(p int, from, to int64) {
 		for _, m := range g.all {
 			for i := m.next; i < len(m.got); i++ {
 				if h := &m.got[i]; h.p == p && h.off >= from && h.off < to {
-					c := *h.e
-					h.e = &c
+					e := *h.e
+					h.e = &e
+					if h.a != nil {
+						a := *h.a
+						h.a = &a
+					}
 				}
 			}
 		}

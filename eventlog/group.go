@@ -419,7 +419,7 @@ func (g *Group) rebalance(why, rule string) {
 	for _, a := range g.asg {
 		m := g.Member(a.Member)
 		m.gen = g.gen
-		m.owned = append(m.owned[:0], a.Partitions...)
+		m.own(a.Partitions)
 		for _, p := range a.Partitions {
 			gp := &g.parts[p]
 			gp.owner = m

@@ -170,6 +170,19 @@ func (m *Member) reserve(n int) {
 	}
 }
 
+// own makes ps the member's partitions. Its owned and touched partitions
+// (a poll touches each owned one at most once) share one allocation, made
+// when the member first owns more partitions than there is room for, so
+// neither grows by appending.
+func (m *Member) own(ps []int) {
+	if n := len(ps); cap(m.owned) < n {
+		buf := make([]int, 2*n)
+		m.touched = append(buf[n:n:2*n], m.touched...) // at most the old cap(owned) < n
+		m.owned = buf[:0:n]
+	}
+	m.owned = append(m.owned[:0], ps...)
+}
+
 // outRec is a record a member fetched and has not handled: outstanding.
 type outRec struct {
 	off     int64

@@ -449,15 +449,9 @@ func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) {
 	if p < 0 || p >= len(t.parts) {
 		return Position{}, fmt.Errorf("%w: %d (topic %s has %d)", ErrNoPartition, p, t.cfg.Name, len(t.parts))
 	}
-	if s := t.fx.unavailable; s.Armed() {
-		if f := s.Check(&faults.Context{Where: t.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); f != nil {
-			t.rejections++
-			ev := sim.Event{Kind: sim.KindRejected, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Key: m.Key, Rule: f.Rule}
-			if t.env.Trace.Detailed() {
-				ev.Detail = "produce: broker unavailable"
-			}
-			t.env.Emit(ev)
-			return Position{}, fmt.Errorf("%w: produce to %s: %s", ErrUnavailable, t.cfg.Name, f.Error)
+	if t.fx.unavailable.Armed() {
+		if err := t.refuse(&m); err != nil {
+			return Position{}, err
 		}
 	}
 	now := t.env.Now()
@@ -479,6 +473,23 @@ func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) {
 		t.history.Send(now, proc, p, off, m.ID)
 	}
 	return Position{Partition: p, Offset: off}, nil
+}
+
+// refuse consults broker.unavailable for a produce of m; when it fires, it
+// traces the rejection and returns the error ProduceTo returns. Kept out
+// of ProduceTo, whose frame every produce pays for.
+func (t *Log) refuse(m *sim.Message) error {
+	f := t.fx.unavailable.Check(&faults.Context{Where: t.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID})
+	if f == nil {
+		return nil
+	}
+	t.rejections++
+	ev := sim.Event{Kind: sim.KindRejected, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Key: m.Key, Rule: f.Rule}
+	if t.env.Trace.Detailed() {
+		ev.Detail = "produce: broker unavailable"
+	}
+	t.env.Emit(ev)
+	return fmt.Errorf("%w: produce to %s: %s", ErrUnavailable, t.cfg.Name, f.Error)
 }
 
 // Publish implements sim.Publisher: it produces m keyed by m.Key.

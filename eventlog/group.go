@@ -917,10 +917,11 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 	}
 	got := 0
 	for ; i < part.recs.len() && got < max; i++ {
-		e, off := part.recs.at(i), part.off(i)
+		e, off := part.recs.at(i), part.base+int64(i)
 		var a *aside
 		if part.wide() {
 			a = part.side.at(i)
+			off = a.off
 		}
 		n := g.attempt(gp, off)
 		m.got = append(m.got, held{e: e, a: a, p: p, off: off})

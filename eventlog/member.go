@@ -267,16 +267,32 @@ type Member struct {
 	until     sim.Tick // end of a stall or a restart
 	busy      bool     // the handler is working on got[next]
 	busyUntil sim.Tick
-	pending   []Position // commits held back by a stall
-	got       []held     // the last poll
-	next      int        // the index in got of the record to handle next
-	batch     []Record   // the last poll as Poll returns it; built only for Poll's callers
-	out       []outRec   // outstanding records, in fetch order
+	got       []held   // the last poll
+	next      int      // the index in got of the record to handle next
+	out       []outRec // outstanding records, in fetch order
 	touched   []int
-	reads     []Read
+	x         *memberBufs // nil until first needed
 	d         sim.Delivery
 
 	crashes int
+}
+
+// memberBufs are the buffers only some members need: the commits a stall
+// holds back, the records Poll returns and the reads a history records. A
+// member makes them at the first use, so a handler member that needs none
+// takes 576 bytes.
+type memberBufs struct {
+	pending []Position // commits held back by a stall
+	batch   []Record   // the last poll as Poll returns it; built only for Poll's callers
+	reads   []Read
+}
+
+// bufs returns the member's buffers, making them at the first call.
+func (m *Member) bufs() *memberBufs {
+	if m.x == nil {
+		m.x = &memberBufs{}
+	}
+	return m.x
 }
 
 // memberHandler calls the member's current handler, so SetHandler takes
@@ -375,7 +391,10 @@ func (m *Member) SetHandler(h sim.Handler) { m.cfg.Handler = h }
 func (m *Member) join(why string) {
 	now := m.g.env.Now()
 	m.state, m.expired, m.busy = stateActive, false, false
-	m.pending, m.out, m.got, m.batch, m.next = m.pending[:0], m.out[:0], m.got[:0], m.batch[:0], 0
+	m.out, m.got, m.next = m.out[:0], m.got[:0], 0
+	if x := m.x; x != nil {
+		x.pending, x.batch = x.pending[:0], x.batch[:0]
+	}
 	m.lastPoll, m.lastAuto = now, now
 	m.g.add(m, why)
 }
@@ -448,7 +467,9 @@ func (m *Member) crash(rule, why string) {
 	g.env.Emit(ev)
 	m.state, m.busy = stateDown, false
 	m.until = now + m.cfg.RestartAfter
-	m.pending = m.pending[:0]
+	if x := m.x; x != nil {
+		x.pending = x.pending[:0]
+	}
 	if m.in {
 		g.remove(m, "crashed", rule)
 	}
@@ -475,15 +496,17 @@ func (m *Member) Stall(d sim.Tick) {
 func (m *Member) wake() {
 	g := m.g
 	m.state = stateActive
-	for _, p := range m.pending {
-		if g.commit(m, m.gen, p.Partition, p.Offset) == nil {
-			if gp := &g.parts[p.Partition]; gp.pos >= 0 && gp.pos < p.Offset {
-				gp.pos = p.Offset
-				gp.epoch++
+	if x := m.x; x != nil {
+		for _, p := range x.pending {
+			if g.commit(m, m.gen, p.Partition, p.Offset) == nil {
+				if gp := &g.parts[p.Partition]; gp.pos >= 0 && gp.pos < p.Offset {
+					gp.pos = p.Offset
+					gp.epoch++
+				}
 			}
 		}
+		x.pending = x.pending[:0]
 	}
-	m.pending = m.pending[:0]
 	m.lastPoll = g.env.Now()
 	if m.expired {
 		m.join("joined")

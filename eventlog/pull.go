@@ -35,14 +35,18 @@ func (m *Member) Poll(max int) []Record {
 // so the records are read again; nothing was committed past them.
 func (m *Member) Fetch(max int) ([]Record, error) {
 	n, err := m.poll(max)
-	m.batch = m.batch[:0]
 	if n == 0 {
+		if m.x != nil {
+			m.x.batch = m.x.batch[:0]
+		}
 		return nil, err
 	}
+	x := m.bufs()
+	x.batch = x.batch[:0]
 	for i := range m.got {
-		m.batch = append(m.batch, m.got[i].record())
+		x.batch = append(x.batch, m.got[i].record())
 	}
-	return m.batch, nil
+	return x.batch, nil
 }
 
 // poll is Fetch without the Records: it leaves the batch in m.got and
@@ -105,12 +109,13 @@ func (m *Member) poll(max int) (int, error) {
 		return 0, nil
 	}
 	if h := g.t.history; h != nil {
-		m.reads = m.reads[:0]
+		x := m.bufs()
+		x.reads = x.reads[:0]
 		for i := range m.got {
 			r := &m.got[i]
-			m.reads = append(m.reads, Read{Partition: r.p, Offset: r.off, Value: r.e.id, Epoch: g.parts[r.p].epoch})
+			x.reads = append(x.reads, Read{Partition: r.p, Offset: r.off, Value: r.e.id, Epoch: g.parts[r.p].epoch})
 		}
-		h.Poll(now, g.name, m.cfg.Name, m.reads...)
+		h.Poll(now, g.name, m.cfg.Name, x.reads...)
 	}
 	if m.cfg.Commit == CommitBefore {
 		if f := m.fault(m.g.t.fx.crashBefore, m.got[0].e); f != nil {
@@ -364,10 +369,11 @@ func (m *Member) Commit() error {
 		return fmt.Errorf("%w: %q crashed before its commit", ErrNotActive, m.cfg.Name)
 	}
 	if f := m.fault(m.g.t.fx.sessionTimeout, nil); f != nil {
-		m.pending = m.pending[:0]
+		x := m.bufs()
+		x.pending = x.pending[:0]
 		for _, p := range m.owned {
 			if off, ok := m.commitPoint(p); ok {
-				m.pending = append(m.pending, Position{Partition: p, Offset: off})
+				x.pending = append(x.pending, Position{Partition: p, Offset: off})
 			}
 		}
 		m.Stall(m.g.cfg.SessionTimeout + 1)

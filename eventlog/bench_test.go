@@ -129,3 +129,55 @@ func BenchmarkSliceLogBaseline(b *testing.B) {
 		b.Fatalf("sum %d", sum)
 	}
 }
+
+// BenchmarkLogModel is BenchmarkLogProducePollCommit without the ledger
+// (the world's trace replaced by one with no sink): the model's own share.
+// "now" produces every message in the tick it was created, as a producer
+// does, which a partition keeps in its narrow form (64 bytes a record);
+// "earlier" produces messages created before, as a relay does (and as
+// benchMessages makes them, all at tick 0), which the partition keeps
+// with an aside each (88 bytes a record).
+func BenchmarkLogModel(b *testing.B) {
+	for _, now := range []bool{true, false} {
+		name := "earlier"
+		if now {
+			name = "now"
+		}
+		b.Run(name, func(b *testing.B) {
+			w, _ := sim.New(sim.Config{Seed: 1})
+			env := w.Env()
+			env.Trace = sim.NewTrace()
+			t, err := eventlog.New(w, eventlog.Config{Name: "bench", Partitions: benchPartitions, RetentionRecords: benchKeep})
+			if err != nil {
+				b.Fatal(err)
+			}
+			g, _ := eventlog.NewGroup(w, t, eventlog.GroupConfig{Name: "g"})
+			var sum int
+			m, _ := eventlog.NewMember(w, g, eventlog.MemberConfig{Name: "a", Batch: benchBatch * benchPartitions, Handler: sim.HandlerFunc(func(d *sim.Delivery) error {
+				sum += len(d.Msg.Body)
+				d.Apply("")
+				return nil
+			})})
+			msgs := benchMessages(env, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if now {
+					msgs[i].Created = env.Now()
+				}
+				if _, err := t.Produce(msgs[i]); err != nil {
+					b.Fatal(err)
+				}
+				if i%benchBatch == benchBatch-1 {
+					tick := env.Clock.Advance()
+					t.Step(tick)
+					m.Step(tick)
+				}
+			}
+			m.Step(env.Clock.Advance())
+			if g.Metrics().Lag != 0 || sum != b.N*len(benchBody) {
+				b.Fatalf("lag %d, sum %d", g.Metrics().Lag, sum)
+			}
+		})
+	}
+}

@@ -182,7 +182,7 @@ func (gp *groupPart) forgetTo(off int64) {
 func (gp *groupPart) forgetGone(part *partition) {
 	j := 0
 	for _, x := range gp.again {
-		if part.at(x.off) != nil {
+		if part.at(x.off) >= 0 {
 			gp.again[j] = x
 			j++
 		}
@@ -211,6 +211,7 @@ type Group struct {
 	all   []*Member // every member ever created for the group, in creation order
 	parts []groupPart
 	asg   []Assignment
+	names []string // scratch of rebalance: the members' names
 
 	commits, rejected, rebalances, commitsLost int64
 }
@@ -406,19 +407,19 @@ func (g *Group) rebalance(why, rule string) {
 	}
 	g.gen++
 	g.rebalances++
-	names := make([]string, len(g.mems))
-	for i, m := range g.mems {
-		names[i] = m.cfg.Name
+	g.names = g.names[:0]
+	for _, m := range g.mems {
+		g.names = append(g.names, m.cfg.Name)
 		m.owned = m.owned[:0]
 	}
-	g.asg = assign(g.cfg.Strategy, names, len(g.parts), g.asg)
+	g.asg = assign(g.cfg.Strategy, g.names, len(g.parts), g.asg)
 	for p := range g.parts {
 		g.parts[p].owner = nil
 	}
 	for _, a := range g.asg {
 		m := g.Member(a.Member)
 		m.gen = g.gen
-		m.owned = append(m.owned[:0], a.Partitions...)
+		m.own(a.Partitions)
 		for _, p := range a.Partitions {
 			gp := &g.parts[p]
 			gp.owner = m
@@ -511,13 +512,13 @@ func (g *Group) rejectRule(member string, p int, off int64, why, rule string) {
 
 func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 	name := m.cfg.Name
-	if in := g.t.cfg.Faults; in.Has(faults.BrokerUnavailable) || in.Has(faults.BrokerAckLost) {
+	if fx := &g.t.fx; fx.unavailable.Armed() || fx.ackLost.Armed() {
 		c := faults.Context{Where: g.t.where, Consumer: name, Group: g.name}
-		if f, ok := in.Check(faults.BrokerUnavailable, c); ok {
+		if f := fx.unavailable.Check(&c); f != nil {
 			g.rejectRule(name, p, off, "broker unavailable", f.Rule)
 			return fmt.Errorf("%w: commit by group %s: %s", ErrUnavailable, g.name, f.Error)
 		}
-		if _, ok := in.Check(faults.BrokerAckLost, c); ok {
+		if f := fx.ackLost.Check(&c); f != nil {
 			g.commitsLost++
 			return nil
 		}
@@ -582,8 +583,8 @@ func (g *Group) settle(actor string, p int, gp *groupPart, to int64, keep bool) 
 	for _, off := range gp.skipped {
 		switch {
 		case off < to:
-			if e := part.at(off); e != nil && !g.applied(p, off) {
-				g.lose(actor, p, e, sim.CauseCommitBeforeProcess, "")
+			if i := part.at(off); i >= 0 && !g.applied(p, off) {
+				g.lose(actor, p, part.recs.at(i), off, sim.CauseCommitBeforeProcess, "")
 			}
 		case keep:
 			gp.skipped[j] = off
@@ -593,12 +594,12 @@ func (g *Group) settle(actor string, p int, gp *groupPart, to int64, keep bool) 
 	gp.skipped = gp.skipped[:j]
 }
 
-// lose traces that the group lost the record e of partition p with cause:
+// lose traces that the group lost the record e at offset off of partition p with cause:
 // the ledger books the loss from this event. actor is the member (or the
 // group) whose action lost it; rule the fault rule behind it, if any.
-func (g *Group) lose(actor string, p int, e *entry, cause sim.Cause, rule string) {
-	ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindLost, Where: g.t.where, Actor: actor, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
-		Cause: cause, Corr: e.msg.Headers().CorrelationID, HasPos: true, Partition: p, Offset: e.off, Rule: rule}
+func (g *Group) lose(actor string, p int, e *entry, off int64, cause sim.Cause, rule string) {
+	ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindLost, Where: g.t.where, Actor: actor, Consumer: g.name, Msg: e.id, Key: e.key,
+		Cause: cause, Corr: e.hdr.CorrelationID, HasPos: true, Partition: p, Offset: off, Rule: rule}
 	g.env.Trace.EmitRef(&ev)
 }
 
@@ -790,12 +791,12 @@ func (g *Group) standing(q int, gp *groupPart) (int64, *Member) {
 // at or past the offset it stands at.
 func (g *Group) skip(q int, gp *groupPart, part *partition, off int64) {
 	from, m := g.standing(q, gp)
-	for i := part.search(max(from, part.start)); i < part.recs.len() && part.recs.at(i).off < off; i++ {
-		e := part.recs.at(i)
-		if m != nil && e.off < gp.pos && m.find(q, e.off) < 0 || g.applied(q, e.off) {
+	for i := part.search(max(from, part.start)); i < part.recs.len() && part.off(i) < off; i++ {
+		o := part.off(i)
+		if m != nil && o < gp.pos && m.find(q, o) < 0 || g.applied(q, o) {
 			continue // handled already
 		}
-		g.lose(g.name, q, e, sim.CauseSeek, "")
+		g.lose(g.name, q, part.recs.at(i), o, sim.CauseSeek, "")
 	}
 }
 
@@ -916,18 +917,23 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 	}
 	got := 0
 	for ; i < part.recs.len() && got < max; i++ {
-		e := part.recs.at(i)
-		n := g.attempt(gp, e.off)
-		m.got = append(m.got, held{p: p, e: *e})
-		m.out = append(m.out, outRec{p: p, off: e.off, id: e.msg.ID, attempt: n})
+		e, off := part.recs.at(i), part.base+int64(i)
+		var a *aside
+		if part.wide() {
+			a = part.side.at(i)
+			off = a.off
+		}
+		n := g.attempt(gp, off)
+		m.got = append(m.got, held{e: e, a: a, p: p, off: off})
+		m.out = append(m.out, outRec{off: off, id: e.id, p: int32(p), attempt: int32(n)})
 		if tr.Enabled() {
-			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.msg.ID, Key: e.msg.Key,
-				Corr: e.msg.Headers().CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: e.off}
+			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.id, Key: e.key,
+				Corr: e.hdr.CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: off}
 			tr.EmitRef(&ev)
 		} else {
 			tr.Skip() // numbers the event as Emit would, without building it
 		}
-		gp.pos = e.off + 1
+		gp.pos = off + 1
 		got++
 	}
 	if i == part.recs.len() {
@@ -945,9 +951,9 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 // the member whose fetch resolved it.
 func (g *Group) owed(actor string, p int, gp *groupPart, part *partition, to int64, cause sim.Cause) {
 	if gp.owe >= 0 {
-		for i := part.search(max(gp.owe, part.start)); i < part.recs.len() && part.recs.at(i).off < to; i++ {
-			if e := part.recs.at(i); !g.applied(p, e.off) {
-				g.lose(actor, p, e, cause, "")
+		for i := part.search(max(gp.owe, part.start)); i < part.recs.len() && part.off(i) < to; i++ {
+			if o := part.off(i); !g.applied(p, o) {
+				g.lose(actor, p, part.recs.at(i), o, cause, "")
 			}
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/brokerlab/brokerlab/faults"
-	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -131,18 +130,31 @@ const (
 )
 
 // held is a record of the member's last poll as the log keeps it: its
-// partition and a copy of its entry (88 bytes; the message's body and
-// headers are shared, not copied), so the record survives retention and
-// compaction while the member works through the batch, and a handler
-// member never builds the 184-byte Record that Poll hands out.
+// partition and offset, its entry in the log and, when the partition is
+// wide, its aside (32 bytes), so a handler member never builds the
+// 184-byte Record that Poll hands out. While the member has not handled
+// it (from got[next] on), e and a point into the partition; before the
+// log clears or moves them (retention, compaction), it gives the member a
+// copy (Log.detach), so the record survives while the member works
+// through the batch.
 type held struct {
-	p int
-	e entry
+	e   *entry
+	a   *aside // nil: created in the tick it was appended, no origin
+	p   int
+	off int64
+}
+
+// message returns the held record's message.
+func (h *held) message() sim.Message {
+	if h.a != nil {
+		return h.e.message(h.a.created, h.a.origin)
+	}
+	return h.e.message(h.e.tick, 0)
 }
 
 // record returns h as Poll hands it out.
 func (h *held) record() Record {
-	return Record{Partition: h.p, Offset: h.e.off, Tick: h.e.tick, Message: h.e.msg.Message()}
+	return Record{Partition: h.p, Offset: h.off, Tick: h.e.tick, Message: h.message()}
 }
 
 // reserve makes room in m.got and m.out for n more records. The first
@@ -158,12 +170,25 @@ func (m *Member) reserve(n int) {
 	}
 }
 
+// own makes ps the member's partitions. Its owned and touched partitions
+// (a poll touches each owned one at most once) share one allocation, made
+// when the member first owns more partitions than there is room for, so
+// neither grows by appending.
+func (m *Member) own(ps []int) {
+	if n := len(ps); cap(m.owned) < n {
+		buf := make([]int, 2*n)
+		m.touched = append(buf[n:n:2*n], m.touched...) // at most the old cap(owned) < n
+		m.owned = buf[:0:n]
+	}
+	m.owned = append(m.owned[:0], ps...)
+}
+
 // outRec is a record a member fetched and has not handled: outstanding.
 type outRec struct {
-	p       int
 	off     int64
 	id      sim.ID
-	attempt int
+	p       int32
+	attempt int32
 }
 
 // Member is a consumer-group member, a sim.Component of sim.PhaseConsumer.
@@ -242,16 +267,32 @@ type Member struct {
 	until     sim.Tick // end of a stall or a restart
 	busy      bool     // the handler is working on got[next]
 	busyUntil sim.Tick
-	pending   []Position // commits held back by a stall
-	got       []held     // the last poll
-	next      int        // the index in got of the record to handle next
-	batch     []Record   // the last poll as Poll returns it; built only for Poll's callers
-	out       []outRec   // outstanding records, in fetch order
+	got       []held   // the last poll
+	next      int      // the index in got of the record to handle next
+	out       []outRec // outstanding records, in fetch order
 	touched   []int
-	reads     []Read
+	x         *memberBufs // nil until first needed
 	d         sim.Delivery
 
 	crashes int
+}
+
+// memberBufs are the buffers only some members need: the commits a stall
+// holds back, the records Poll returns and the reads a history records. A
+// member makes them at the first use, so a handler member that needs none
+// takes 576 bytes.
+type memberBufs struct {
+	pending []Position // commits held back by a stall
+	batch   []Record   // the last poll as Poll returns it; built only for Poll's callers
+	reads   []Read
+}
+
+// bufs returns the member's buffers, making them at the first call.
+func (m *Member) bufs() *memberBufs {
+	if m.x == nil {
+		m.x = &memberBufs{}
+	}
+	return m.x
 }
 
 // memberHandler calls the member's current handler, so SetHandler takes
@@ -350,7 +391,10 @@ func (m *Member) SetHandler(h sim.Handler) { m.cfg.Handler = h }
 func (m *Member) join(why string) {
 	now := m.g.env.Now()
 	m.state, m.expired, m.busy = stateActive, false, false
-	m.pending, m.out, m.got, m.batch, m.next = m.pending[:0], m.out[:0], m.got[:0], m.batch[:0], 0
+	m.out, m.got, m.next = m.out[:0], m.got[:0], 0
+	if x := m.x; x != nil {
+		x.pending, x.batch = x.pending[:0], x.batch[:0]
+	}
 	m.lastPoll, m.lastAuto = now, now
 	m.g.add(m, why)
 }
@@ -423,7 +467,9 @@ func (m *Member) crash(rule, why string) {
 	g.env.Emit(ev)
 	m.state, m.busy = stateDown, false
 	m.until = now + m.cfg.RestartAfter
-	m.pending = m.pending[:0]
+	if x := m.x; x != nil {
+		x.pending = x.pending[:0]
+	}
 	if m.in {
 		g.remove(m, "crashed", rule)
 	}
@@ -450,35 +496,36 @@ func (m *Member) Stall(d sim.Tick) {
 func (m *Member) wake() {
 	g := m.g
 	m.state = stateActive
-	for _, p := range m.pending {
-		if g.commit(m, m.gen, p.Partition, p.Offset) == nil {
-			if gp := &g.parts[p.Partition]; gp.pos >= 0 && gp.pos < p.Offset {
-				gp.pos = p.Offset
-				gp.epoch++
+	if x := m.x; x != nil {
+		for _, p := range x.pending {
+			if g.commit(m, m.gen, p.Partition, p.Offset) == nil {
+				if gp := &g.parts[p.Partition]; gp.pos >= 0 && gp.pos < p.Offset {
+					gp.pos = p.Offset
+					gp.epoch++
+				}
 			}
 		}
+		x.pending = x.pending[:0]
 	}
-	m.pending = m.pending[:0]
 	m.lastPoll = g.env.Now()
 	if m.expired {
 		m.join("joined")
 	}
 }
 
-// fault consults point p for the member, about the message msg if set.
-// It returns the firing, which belongs to the injector and is overwritten
-// by its next firing, or nil. When no rule targets p it costs one look-up
-// and builds no context.
-func (m *Member) fault(p faults.Point, msg *stored.Message) *faults.Firing {
-	in := m.g.t.cfg.Faults
-	if !in.Has(p) {
+// fault consults point s (one of the topic's sites) for the member, about
+// the record e if set. It returns the firing, which belongs to the
+// injector and is overwritten by its next firing, or nil. When no rule
+// targets the point it costs a bit test and builds no context.
+func (m *Member) fault(s faults.Site, e *entry) *faults.Firing {
+	if !s.Armed() {
 		return nil
 	}
 	c := faults.Context{Where: m.g.t.where, Consumer: m.cfg.Name, Group: m.g.name}
-	if msg != nil {
-		c.Key, c.Type, c.Msg = msg.Key, msg.Headers().Type, msg.ID
+	if e != nil {
+		c.Key, c.Type, c.Msg = e.key, e.hdr.Type, e.id
 	}
-	return in.CheckRef(p, &c)
+	return s.Check(&c)
 }
 
 // Step runs the member at tick now. A handler member finishes the record
@@ -531,18 +578,18 @@ func (m *Member) process(now sim.Tick) {
 			return
 		}
 		r := &m.got[m.next]
-		i := m.find(r.p, r.e.off)
+		i := m.find(r.p, r.off)
 		if i < 0 {
 			m.busy = false // dropped by a rebalance or a seek: abandoned unhandled
 			m.next++
 			continue
 		}
 		if !m.busy {
-			if f := m.fault(faults.MemberCrash, &r.e.msg); f != nil {
+			if f := m.fault(m.g.t.fx.crash, r.e); f != nil {
 				m.crash(f.Rule, "")
 				return
 			}
-			m.prepare(&m.d, r.p, r.e.off, r.e.msg.Message(), m.out[i].attempt)
+			m.prepare(&m.d, r.p, r.off, r.message(), int(m.out[i].attempt))
 			if t := sim.DurationOf(m.h, &m.d); t > 0 {
 				m.busy, m.busyUntil = true, now+t
 				return
@@ -555,7 +602,7 @@ func (m *Member) process(now sim.Tick) {
 			m.dropAll()
 			break
 		}
-		if f := m.fault(faults.ConsumerCrashAfterEffect, &r.e.msg); f != nil {
+		if f := m.fault(m.g.t.fx.crashAfter, r.e); f != nil {
 			m.crash(f.Rule, "after effect")
 			return
 		}
@@ -569,7 +616,7 @@ func (m *Member) process(now sim.Tick) {
 	case CommitAfter, CommitOffByOne:
 		_ = m.Commit()
 	default:
-		if f := m.fault(faults.MemberSessionTimeout, nil); f != nil {
+		if f := m.fault(m.g.t.fx.sessionTimeout, nil); f != nil {
 			m.Stall(m.g.cfg.SessionTimeout + 1)
 		}
 	}

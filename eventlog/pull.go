@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -36,20 +35,25 @@ func (m *Member) Poll(max int) []Record {
 // so the records are read again; nothing was committed past them.
 func (m *Member) Fetch(max int) ([]Record, error) {
 	n, err := m.poll(max)
-	m.batch = m.batch[:0]
 	if n == 0 {
+		if m.x != nil {
+			m.x.batch = m.x.batch[:0]
+		}
 		return nil, err
 	}
+	x := m.bufs()
+	x.batch = x.batch[:0]
 	for i := range m.got {
-		m.batch = append(m.batch, m.got[i].record())
+		x.batch = append(x.batch, m.got[i].record())
 	}
-	return m.batch, nil
+	return x.batch, nil
 }
 
 // poll is Fetch without the Records: it leaves the batch in m.got and
 // returns its length. A handler member's Step polls with it, so a record
-// is copied out of the log once, as its 88-byte entry.
+// is never copied out of the log: a 40-byte held record points at it.
 func (m *Member) poll(max int) (int, error) {
+	clear(m.got) // lets go of the last batch's entries
 	m.got, m.next = m.got[:0], 0
 	if m.state != stateActive || m.busy {
 		return 0, nil
@@ -60,7 +64,7 @@ func (m *Member) poll(max int) (int, error) {
 		m.join("joined")
 	}
 	m.lastPoll = now
-	if f := m.fault(faults.MemberLeave, nil); f != nil {
+	if f := m.fault(m.g.t.fx.leave, nil); f != nil {
 		rule := f.Rule
 		ev := sim.Event{Kind: sim.KindAction, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: rule}
 		if g.env.Trace.Detailed() {
@@ -74,7 +78,7 @@ func (m *Member) poll(max int) (int, error) {
 		_ = m.commitProgress()
 		m.lastAuto = now
 	}
-	if f := m.fault(faults.BrokerUnavailable, nil); f != nil {
+	if f := m.fault(m.g.t.fx.unavailable, nil); f != nil {
 		ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: f.Rule}
 		if g.env.Trace.Detailed() {
 			ev.Detail = "poll: broker unavailable"
@@ -105,15 +109,16 @@ func (m *Member) poll(max int) (int, error) {
 		return 0, nil
 	}
 	if h := g.t.history; h != nil {
-		m.reads = m.reads[:0]
+		x := m.bufs()
+		x.reads = x.reads[:0]
 		for i := range m.got {
 			r := &m.got[i]
-			m.reads = append(m.reads, Read{Partition: r.p, Offset: r.e.off, Value: r.e.msg.ID, Epoch: g.parts[r.p].epoch})
+			x.reads = append(x.reads, Read{Partition: r.p, Offset: r.off, Value: r.e.id, Epoch: g.parts[r.p].epoch})
 		}
-		h.Poll(now, g.name, m.cfg.Name, m.reads...)
+		h.Poll(now, g.name, m.cfg.Name, x.reads...)
 	}
 	if m.cfg.Commit == CommitBefore {
-		if f := m.fault(faults.ConsumerCrashBeforeCommit, &m.got[0].e.msg); f != nil {
+		if f := m.fault(m.g.t.fx.crashBefore, m.got[0].e); f != nil {
 			m.crash(f.Rule, "before commit")
 			m.got = m.got[:0]
 			return 0, nil
@@ -138,7 +143,7 @@ func (m *Member) Delivery(r Record) *sim.Delivery {
 	d := &sim.Delivery{}
 	attempt := 0
 	if i := m.find(r.Partition, r.Offset); i >= 0 {
-		attempt = m.out[i].attempt
+		attempt = int(m.out[i].attempt)
 	}
 	m.prepare(d, r.Partition, r.Offset, r.Message, attempt)
 	return d
@@ -197,10 +202,10 @@ func (m *Member) finish(d *sim.Delivery, err error) error {
 	if m.cfg.Commit == CommitBefore {
 		next++
 		part := g.t.parts[p]
-		if e := part.at(d.Offset); e != nil && !g.applied(p, d.Offset) && d.Effects() == 0 && !d.Skipped() {
+		if i := part.at(d.Offset); i >= 0 && !g.applied(p, d.Offset) && d.Effects() == 0 && !d.Skipped() {
 			gp := &g.parts[p]
 			if c := gp.committed; c > d.Offset && c <= part.end {
-				g.lose(m.cfg.Name, p, e, gp.passedBy(), "")
+				g.lose(m.cfg.Name, p, part.recs.at(i), d.Offset, gp.passedBy(), "")
 			} else if !slices.Contains(gp.skipped, d.Offset) {
 				// The broker has no commit past it (the commit was lost or
 				// refused): a rebalance may still hand it to a reader.
@@ -217,7 +222,7 @@ func (m *Member) finish(d *sim.Delivery, err error) error {
 func (m *Member) rewind(p int, next int64) {
 	j := 0
 	for _, o := range m.out {
-		if o.p == p && o.off >= next {
+		if int(o.p) == p && o.off >= next {
 			continue
 		}
 		m.out[j] = o
@@ -243,7 +248,7 @@ func (m *Member) rewind(p int, next int64) {
 func (m *Member) dropAll() {
 	for len(m.out) > 0 {
 		o := m.out[0]
-		m.rewind(o.p, o.off)
+		m.rewind(int(o.p), o.off)
 	}
 }
 
@@ -252,7 +257,7 @@ func (m *Member) dropAll() {
 func (m *Member) drop(p int) {
 	j := 0
 	for _, o := range m.out {
-		if o.p != p {
+		if int(o.p) != p {
 			m.out[j] = o
 			j++
 		}
@@ -264,7 +269,7 @@ func (m *Member) drop(p int) {
 // of partition p, or -1. O(outstanding records).
 func (m *Member) find(p int, off int64) int {
 	for i := range m.out {
-		if m.out[i].p == p && m.out[i].off == off {
+		if int(m.out[i].p) == p && m.out[i].off == off {
 			return i
 		}
 	}
@@ -280,7 +285,7 @@ func (m *Member) Outstanding() int { return len(m.out) }
 func (m *Member) progress(p int) int64 {
 	off := m.g.parts[p].pos
 	for i := range m.out {
-		if o := &m.out[i]; o.p == p && o.off < off {
+		if o := &m.out[i]; int(o.p) == p && o.off < off {
 			off = o.off
 		}
 	}
@@ -324,22 +329,22 @@ func (m *Member) release(p int, rule string) {
 	}
 	j := 0
 	for _, o := range m.out {
-		if o.p != p {
+		if int(o.p) != p {
 			m.out[j] = o
 			j++
 			continue
 		}
 		if o.off < c && o.off < gp.pos {
-			if e := part.at(o.off); e != nil && !g.applied(p, o.off) {
-				g.lose(m.cfg.Name, p, e, gp.passedBy(), rule)
+			if i := part.at(o.off); i >= 0 && !g.applied(p, o.off) {
+				g.lose(m.cfg.Name, p, part.recs.at(i), o.off, gp.passedBy(), rule)
 			}
 		}
 	}
 	m.out = m.out[:j]
 	if gp.pos >= 0 && gp.pos < c {
-		for i := part.search(max(gp.pos, part.start)); i < part.recs.len() && part.recs.at(i).off < c; i++ {
-			if e := part.recs.at(i); !g.applied(p, e.off) {
-				g.lose(m.cfg.Name, p, e, gp.passedBy(), rule)
+		for i := part.search(max(gp.pos, part.start)); i < part.recs.len() && part.off(i) < c; i++ {
+			if o := part.off(i); !g.applied(p, o) {
+				g.lose(m.cfg.Name, p, part.recs.at(i), o, gp.passedBy(), rule)
 			}
 		}
 	}
@@ -359,15 +364,16 @@ func (m *Member) Commit() error {
 	if m.state != stateActive || !m.in {
 		return fmt.Errorf("%w: %q in group %s", ErrNotActive, m.cfg.Name, m.g.name)
 	}
-	if f := m.fault(faults.ConsumerCrashBeforeCommit, nil); f != nil {
+	if f := m.fault(m.g.t.fx.crashBefore, nil); f != nil {
 		m.crash(f.Rule, "before commit")
 		return fmt.Errorf("%w: %q crashed before its commit", ErrNotActive, m.cfg.Name)
 	}
-	if f := m.fault(faults.MemberSessionTimeout, nil); f != nil {
-		m.pending = m.pending[:0]
+	if f := m.fault(m.g.t.fx.sessionTimeout, nil); f != nil {
+		x := m.bufs()
+		x.pending = x.pending[:0]
 		for _, p := range m.owned {
 			if off, ok := m.commitPoint(p); ok {
-				m.pending = append(m.pending, Position{Partition: p, Offset: off})
+				x.pending = append(x.pending, Position{Partition: p, Offset: off})
 			}
 		}
 		m.Stall(m.g.cfg.SessionTimeout + 1)

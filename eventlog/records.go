@@ -3,7 +3,7 @@ package eventlog
 import "math/bits"
 
 // recChunk is the number of entries in a full chunk of a partition (256
-// entries of 88 bytes: 22 KiB).
+// entries of 64 bytes: 16 KiB).
 const recChunk = 256
 
 // The small chunks: a partition's entries [0, recChunk) start in chunks of
@@ -14,8 +14,15 @@ const (
 	recSmall = 7 // small chunks covering [0, recChunk)
 )
 
-// records is a partition's entries, indexed from 0, in chunks that are
-// never copied: appending adds a chunk when the last is full, so a
+// recHeader is the room for chunks a partition's records take with their
+// first: the first four small chunks (32 entries), in a 96-byte header, as
+// most partitions of a small topic hold no more; a fifth grows it as
+// append does.
+const recHeader = 4
+
+// records is a sequence of a partition's entries (or of what it keeps
+// beside them, see partition), indexed from 0, in chunks that are never
+// copied: appending adds a chunk when the last is full, so a
 // partition of n records costs its entries, at most twice n while it is
 // small and n plus one chunk after, plus one pointer per chunk, never the
 // old and new arrays of a doubling slice. Entries [0, recChunk) live in
@@ -23,19 +30,19 @@ const (
 // holds recChunk entries, entry i of them in chunk i/recChunk (shifted by
 // the small chunks while they are there). dropFront shifts every index
 // down by recChunk.
-type records struct {
-	chunks [][]entry
-	n      int     // entries held
-	full   bool    // the small chunks are gone: every chunk holds recChunk entries
-	spare  []entry // a dropped full chunk, cleared, kept for the next push that needs one
+type records[T any] struct {
+	chunks [][]T
+	n      int  // entries held
+	full   bool // the small chunks are gone: every chunk holds recChunk entries
+	spare  []T  // a dropped full chunk, cleared, kept for the next push that needs one
 }
 
 // len returns the number of entries held.
-func (r *records) len() int { return r.n }
+func (r *records[T]) len() int { return r.n }
 
 // at returns entry i, 0 <= i < len. The pointer stays valid until the
 // entry's chunk is dropped or the records are truncated below i. O(1).
-func (r *records) at(i int) *entry {
+func (r *records[T]) at(i int) *T {
 	switch {
 	case r.full:
 		return &r.chunks[i/recChunk][i%recChunk]
@@ -49,7 +56,7 @@ func (r *records) at(i int) *entry {
 }
 
 // capacity returns the entries the first k chunks hold.
-func (r *records) capacity(k int) int {
+func (r *records[T]) capacity(k int) int {
 	switch {
 	case r.full:
 		return k * recChunk
@@ -62,21 +69,21 @@ func (r *records) capacity(k int) int {
 }
 
 // push appends e. O(1); it allocates only when the last chunk is full.
-func (r *records) push(e entry) {
+func (r *records[T]) push(e T) {
 	if k := len(r.chunks); r.n == r.capacity(k) {
-		var c []entry
+		var c []T
 		switch {
 		case !r.full && k == 0:
-			c = make([]entry, recFirst)
+			c = make([]T, recFirst)
 		case !r.full && k < recSmall:
-			c = make([]entry, recFirst<<(k-1))
+			c = make([]T, recFirst<<(k-1))
 		case r.spare != nil:
 			c, r.spare = r.spare, nil
 		default:
-			c = make([]entry, recChunk)
+			c = make([]T, recChunk)
 		}
 		if r.chunks == nil {
-			r.chunks = make([][]entry, 0, recSmall) // room for the small chunks: grown once they are full
+			r.chunks = make([][]T, 0, recHeader)
 		}
 		r.chunks = append(r.chunks, c)
 	}
@@ -87,7 +94,7 @@ func (r *records) push(e entry) {
 // dropFront forgets entries [0, recChunk), which must all be cleared
 // already and must not be the last ones held: the small chunks, or the
 // first full chunk. Every index moves down by recChunk.
-func (r *records) dropFront() {
+func (r *records[T]) dropFront() {
 	k := 1
 	if !r.full {
 		k = recSmall
@@ -104,9 +111,10 @@ func (r *records) dropFront() {
 
 // truncate clears entries [n, len) and keeps the first n. Chunks past the
 // one holding entry n-1 are let go; the first chunk is kept for reuse.
-func (r *records) truncate(n int) {
+func (r *records[T]) truncate(n int) {
+	var zero T
 	for i := n; i < r.n; i++ {
-		*r.at(i) = entry{}
+		*r.at(i) = zero
 	}
 	keep := 1
 	for r.capacity(keep) < n {

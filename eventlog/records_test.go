@@ -2,21 +2,23 @@ package eventlog
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
-	"github.com/brokerlab/brokerlab/internal/stored"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// TestRecordsMatchASlice drives a partition's records through appends,
-// drops from the head and truncations (as retention and compaction do),
-// across many chunk boundaries, and checks every live entry against a plain
-// slice after every step.
+// TestRecordsMatchASlice drives a partition through appends (some of
+// messages created before the tick they are appended in, or copies with an
+// origin, which widen it), drops from the head and compactions (as
+// retention and compaction do), across many chunk boundaries, and checks
+// every live record's offset, message and tick against a plain slice after
+// every step.
 func TestRecordsMatchASlice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var p partition
-	var want []int64 // live offsets
-	next := int64(0)
+	var want []Record // live records
+	wides := 0
 	check := func(step int) {
 		t.Helper()
 		if p.size() != len(want) {
@@ -25,47 +27,78 @@ func TestRecordsMatchASlice(t *testing.T) {
 		if p.head >= recChunk {
 			t.Fatalf("step %d: head %d not below a chunk", step, p.head)
 		}
-		for i, off := range want {
-			if got := p.recs.at(p.head + i).off; got != off {
-				t.Fatalf("step %d: live record %d has offset %d, want %d", step, i, got, off)
+		for i, r := range want {
+			if got := p.record(0, p.head+i); !reflect.DeepEqual(got, r) {
+				t.Fatalf("step %d: live record %d is %+v, want %+v", step, i, got, r)
 			}
 		}
-		if len(want) > 0 && p.search(want[len(want)/2]) != p.head+len(want)/2 {
-			t.Fatalf("step %d: search misses offset %d", step, want[len(want)/2])
+		if len(want) > 0 {
+			if p.start != want[0].Offset {
+				t.Fatalf("step %d: log start %d, want %d", step, p.start, want[0].Offset)
+			}
+			mid := want[len(want)/2].Offset
+			if p.search(mid) != p.head+len(want)/2 || p.at(mid) != p.head+len(want)/2 {
+				t.Fatalf("step %d: search misses offset %d", step, mid)
+			}
+			if p.search(mid-1) > p.head+len(want)/2 || p.search(p.end) != p.recs.len() || p.at(p.end) >= 0 {
+				t.Fatalf("step %d: search of a missing offset", step)
+			}
 		}
 	}
+	var none sim.Headers
 	for step := range 4000 {
+		tick := sim.Tick(step)
 		switch r := rng.IntN(10); {
 		case r < 6: // a burst of appends
 			for range rng.IntN(200) {
-				p.recs.push(entry{off: next, msg: stored.Message{ID: sim.ID(next + 1)}})
-				want = append(want, next)
-				next++
-				p.end = next
+				m := sim.Message{ID: sim.ID(p.end + 1), Key: "k", Created: tick}
+				switch rng.IntN(50) {
+				case 0:
+					m.Created = tick - 3 // relayed: created earlier
+				case 1:
+					m.Origin = 7 // a copy
+				}
+				off := p.push(tick, &m, &none)
+				if off != p.end-1 {
+					t.Fatalf("step %d: appended at %d, end %d", step, off, p.end)
+				}
+				want = append(want, Record{Partition: 0, Offset: off, Tick: tick, Message: m})
 			}
 		case r < 9: // retention: drop some from the head
 			for k := rng.IntN(300); k > 0 && p.size() > 0; k-- {
 				p.dropHead()
 				want = want[1:]
 			}
-		default: // compaction: keep every other live record
+		default: // compaction: keep every other live record, as Compact does
 			w := p.head
-			var kept []int64
+			var kept []Record
 			for i := p.head; i < p.recs.len(); i++ {
-				if e := *p.recs.at(i); e.off%2 == 0 {
-					*p.recs.at(w) = e
+				if p.off(i)%2 == 0 {
+					if w < i {
+						if !p.wide() {
+							p.widen()
+						}
+						p.move(i, w)
+					}
 					w++
-					kept = append(kept, e.off)
+					kept = append(kept, want[i-p.head])
 				}
 			}
-			p.recs.truncate(w)
+			p.truncate(w)
 			if p.head == p.recs.len() {
-				p.recs.truncate(0)
-				p.head = 0
+				p.start = p.end
+			} else {
+				p.start = p.off(p.head)
 			}
 			want = kept
 		}
+		if p.wide() {
+			wides++
+		}
 		check(step)
+	}
+	if wides == 0 || wides == 4000 {
+		t.Fatalf("the partition was wide after %d of 4000 steps: both forms are not covered", wides)
 	}
 }
 
@@ -73,10 +106,10 @@ func TestRecordsMatchASlice(t *testing.T) {
 // written while the partition grows from one entry to many chunks: the
 // storage adds chunks and never copies records into a bigger array.
 func TestRecordsNeverCopied(t *testing.T) {
-	var r records
+	var r records[entry]
 	var ptrs []*entry
 	for i := range 40 * recChunk {
-		r.push(entry{off: int64(i)})
+		r.push(entry{id: sim.ID(i)})
 		ptrs = append(ptrs, r.at(i))
 	}
 	for i, p := range ptrs {
@@ -88,8 +121,8 @@ func TestRecordsNeverCopied(t *testing.T) {
 		t.Fatalf("%d chunks for %d records, want %d", got, r.len(), 39+recSmall)
 	}
 	for i := range r.len() {
-		if r.at(i).off != int64(i) {
-			t.Fatalf("entry %d holds offset %d", i, r.at(i).off)
+		if r.at(i).id != sim.ID(i) {
+			t.Fatalf("entry %d holds record %d", i, r.at(i).id)
 		}
 	}
 }
@@ -97,9 +130,9 @@ func TestRecordsNeverCopied(t *testing.T) {
 // TestRecordsStartSmall checks that a partition with a few records holds a
 // few entries, not a whole chunk.
 func TestRecordsStartSmall(t *testing.T) {
-	var r records
+	var r records[entry]
 	for i := range 10 {
-		r.push(entry{off: int64(i)})
+		r.push(entry{id: sim.ID(i)})
 	}
 	held := 0
 	for _, c := range r.chunks {

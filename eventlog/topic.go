@@ -115,12 +115,25 @@ type Record struct {
 // (a keyed record with a nil body).
 func (r Record) Tombstone() bool { return r.Message.Key != "" && r.Message.Body == nil }
 
-// entry is one record of a partition: 88 bytes, the message kept as
-// package stored keeps it (headers shared with equal neighbours).
+// entry is one record of a partition as the log keeps it: 64 bytes. Its
+// offset, the message's creation tick and its origin are not in it: the
+// partition derives them (see partition), as most records are appended
+// in offset order, in the tick they were created, as originals. The
+// headers are shared with equal neighbours (package stored) and never nil.
 type entry struct {
-	off  int64
-	tick sim.Tick
-	msg  stored.Message
+	id   sim.ID
+	tick sim.Tick // when the record was appended
+	key  string
+	body []byte
+	hdr  *sim.Headers
+}
+
+// aside is what a partition keeps beside an entry once it is wide: the
+// record's offset, the message's creation tick and its origin.
+type aside struct {
+	off     int64
+	created sim.Tick
+	origin  sim.ID
 }
 
 // partition is one append-only sequence. Entries [head, recs.len()) of recs
@@ -131,13 +144,110 @@ type entry struct {
 // (retention) move; end is the next offset. A position in [floor, end] is
 // valid: one where compaction removed the record is equivalent to the next
 // record that remains, or to end.
+//
+// A narrow partition (the usual case) keeps the entries alone: entry i has
+// offset base+i, its message was created in the tick it was appended, and
+// it has no origin. The first record that breaks this (a message created
+// earlier, a copy with an origin, or compaction leaving a gap) makes the
+// partition wide: from then on side holds an aside per entry, index by
+// index, moved, dropped and truncated with recs, until the partition is
+// empty again. A narrow record costs 64 bytes, a wide one 88.
 type partition struct {
-	recs  records
+	recs  records[entry]
+	side  *records[aside] // nil while narrow
+	base  int64           // the offset of entry 0 while narrow
 	head  int
 	start int64
 	floor int64
 	end   int64
 	bytes int64
+}
+
+// off returns the offset of entry i. O(1).
+func (p *partition) off(i int) int64 {
+	if p.wide() {
+		return p.side.at(i).off
+	}
+	return p.base + int64(i)
+}
+
+// extra returns the creation tick and the origin of the message of entry
+// i. O(1).
+func (p *partition) extra(i int) (sim.Tick, sim.ID) {
+	if p.wide() {
+		a := p.side.at(i)
+		return a.created, a.origin
+	}
+	return p.recs.at(i).tick, 0
+}
+
+// record returns entry i as a consumer sees it. O(1).
+func (p *partition) record(part, i int) Record {
+	e := p.recs.at(i)
+	created, origin := p.extra(i)
+	return Record{Partition: part, Offset: p.off(i), Tick: e.tick, Message: e.message(created, origin)}
+}
+
+// message returns the message of e, created at created with origin origin.
+func (e *entry) message(created sim.Tick, origin sim.ID) sim.Message {
+	return sim.Message{ID: e.id, Key: e.key, Body: e.body, Headers: *e.hdr, Created: created, Origin: origin}
+}
+
+// widen makes the partition wide, giving every entry held its aside.
+// O(entries held), once until the partition is empty again.
+func (p *partition) widen() {
+	p.side = &records[aside]{}
+	for i := range p.recs.len() {
+		p.side.push(aside{off: p.base + int64(i), created: p.recs.at(i).tick})
+	}
+}
+
+// wide reports whether the partition keeps an aside per entry.
+func (p *partition) wide() bool { return p.side != nil }
+
+// narrow makes the empty partition narrow again: its next record gets
+// offset end.
+func (p *partition) narrow() {
+	p.recs.truncate(0)
+	p.side = nil
+	p.head = 0
+	p.base = p.end
+}
+
+// push appends a record of m with headers hdr at offset end in tick now,
+// and returns its offset. O(1) amortised; it allocates only when a chunk
+// is full, and widens the partition (see partition) when m needs it.
+func (p *partition) push(now sim.Tick, m *sim.Message, hdr *sim.Headers) int64 {
+	off := p.end
+	if !p.wide() && (m.Created != now || m.Origin != 0 || p.base+int64(p.recs.len()) != off) {
+		p.widen()
+	}
+	p.recs.push(entry{id: m.ID, tick: now, key: m.Key, body: m.Body, hdr: hdr})
+	if p.wide() {
+		p.side.push(aside{off: off, created: m.Created, origin: m.Origin})
+	}
+	p.end++
+	p.bytes += int64(len(m.Key) + len(m.Body))
+	return off
+}
+
+// move copies entry i (and its aside) to index w <= i, as compaction
+// closes the gaps it leaves; the partition must be wide.
+func (p *partition) move(i, w int) {
+	*p.recs.at(w) = *p.recs.at(i)
+	*p.side.at(w) = *p.side.at(i)
+}
+
+// truncate keeps the first n entries; it narrows the partition when no
+// live record is left.
+func (p *partition) truncate(n int) {
+	p.recs.truncate(n)
+	if p.wide() {
+		p.side.truncate(n)
+	}
+	if p.head == p.recs.len() {
+		p.narrow()
+	}
 }
 
 // valid reports whether off is a valid fetch position: not below what
@@ -148,7 +258,7 @@ func (p *partition) valid(off int64) bool { return off >= p.floor && off <= p.en
 // the end when there is none: the position equivalent to off. O(log n).
 func (p *partition) next(off int64) int64 {
 	if i := p.search(off); i < p.recs.len() {
-		return p.recs.at(i).off
+		return p.off(i)
 	}
 	return p.end
 }
@@ -164,41 +274,72 @@ func (p *partition) search(off int64) int {
 	if n == 0 {
 		return p.recs.len()
 	}
-	if i := off - p.recs.at(p.head).off; i >= 0 && i < int64(n) && p.recs.at(p.head+int(i)).off == off {
+	if !p.wide() {
+		return p.head + int(min(max(off-p.base-int64(p.head), 0), int64(n)))
+	}
+	if i := off - p.off(p.head); i >= 0 && i < int64(n) && p.off(p.head+int(i)) == off {
 		return p.head + int(i)
 	}
-	return p.head + sort.Search(n, func(i int) bool { return p.recs.at(p.head+i).off >= off })
+	return p.head + sort.Search(n, func(i int) bool { return p.off(p.head+i) >= off })
 }
 
 // dropHead forgets the first live record and lets go of a chunk once every
 // record in it is gone.
 func (p *partition) dropHead() {
 	e := p.recs.at(p.head)
-	p.bytes -= int64(len(e.msg.Key) + len(e.msg.Body))
+	p.bytes -= int64(len(e.key) + len(e.body))
 	*e = entry{}
 	p.head++
-	if p.head == p.recs.len() {
-		p.recs.truncate(0)
-		p.head = 0
-	} else if p.head >= recChunk {
+	switch {
+	case p.head == p.recs.len():
+		p.narrow()
+	case p.head >= recChunk:
 		p.recs.dropFront()
+		if p.wide() {
+			p.side.dropFront()
+		} else {
+			p.base += recChunk
+		}
 		p.head -= recChunk
 	}
 	if p.head < p.recs.len() {
-		p.start = p.recs.at(p.head).off
+		p.start = p.off(p.head)
 	} else {
 		p.start = p.end
 	}
 }
 
-// at returns the live record at offset off, or nil when there is none
-// (deleted by retention or compaction, or not written yet). O(1) without
-// compaction gaps, else O(log n).
-func (p *partition) at(off int64) *entry {
-	if i := p.search(off); i < p.recs.len() && p.recs.at(i).off == off {
-		return p.recs.at(i)
+// at returns the index in recs of the live record at offset off, or -1
+// when there is none (deleted by retention or compaction, or not written
+// yet). O(1) without compaction gaps, else O(log n).
+func (p *partition) at(off int64) int {
+	if i := p.search(off); i < p.recs.len() && p.off(i) == off {
+		return i
 	}
-	return nil
+	return -1
+}
+
+// sites are the fault points a topic, its groups and their members
+// consult, resolved once when the topic is made (faults.Site), so that a
+// consultation of a point no rule targets costs a bit test.
+type sites struct {
+	unavailable, ackLost, partitionsAdded, overtake       faults.Site
+	leave, crash, crashAfter, crashBefore, sessionTimeout faults.Site
+}
+
+// newSites resolves the points of in, which may be nil.
+func newSites(in *faults.Injector) sites {
+	return sites{
+		unavailable:     in.Site(faults.BrokerUnavailable),
+		ackLost:         in.Site(faults.BrokerAckLost),
+		partitionsAdded: in.Site(faults.PartitionsAdded),
+		overtake:        in.Site(faults.RetentionOvertake),
+		leave:           in.Site(faults.MemberLeave),
+		crash:           in.Site(faults.MemberCrash),
+		crashAfter:      in.Site(faults.ConsumerCrashAfterEffect),
+		crashBefore:     in.Site(faults.ConsumerCrashBeforeCommit),
+		sessionTimeout:  in.Site(faults.MemberSessionTimeout),
+	}
 }
 
 // Log is a partitioned append-only log. It implements sim.Publisher and
@@ -210,6 +351,7 @@ type Log struct {
 	where   string
 	parts   []*partition
 	hdrs    stored.Cache // shares equal headers of consecutive records
+	fx      sites
 	rr      int
 	groups  []*Group
 	history *History
@@ -235,7 +377,7 @@ func New(w *sim.World, cfg Config) (*Log, error) {
 	if cfg.CompactEvery == 0 {
 		cfg.CompactEvery = DefaultCompactEvery
 	}
-	t := &Log{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name}
+	t := &Log{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name, fx: newSites(cfg.Faults)}
 	parts := make([]partition, cfg.Partitions) // one allocation for the first partitions
 	t.parts = make([]*partition, cfg.Partitions)
 	for i := range parts {
@@ -307,23 +449,14 @@ func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) {
 	if p < 0 || p >= len(t.parts) {
 		return Position{}, fmt.Errorf("%w: %d (topic %s has %d)", ErrNoPartition, p, t.cfg.Name, len(t.parts))
 	}
-	if in := t.cfg.Faults; in.Has(faults.BrokerUnavailable) {
-		if f, ok := in.Check(faults.BrokerUnavailable, faults.Context{Where: t.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}); ok {
-			t.rejections++
-			ev := sim.Event{Kind: sim.KindRejected, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Key: m.Key, Rule: f.Rule}
-			if t.env.Trace.Detailed() {
-				ev.Detail = "produce: broker unavailable"
-			}
-			t.env.Emit(ev)
-			return Position{}, fmt.Errorf("%w: produce to %s: %s", ErrUnavailable, t.cfg.Name, f.Error)
+	if t.fx.unavailable.Armed() {
+		if err := t.refuse(&m); err != nil {
+			return Position{}, err
 		}
 	}
 	now := t.env.Now()
-	part := t.parts[p]
-	off := part.end
-	part.recs.push(entry{off: off, tick: now, msg: t.hdrs.Store(&m)})
-	part.end++
-	part.bytes += int64(len(m.Key) + len(m.Body))
+	s := t.hdrs.Store(&m)
+	off := t.parts[p].push(now, &m, s.Headers())
 	t.produced++
 	if tr := t.env.Trace; tr.Enabled() {
 		ev := sim.Event{Tick: now, Kind: sim.KindProduced, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Origin: m.Origin, Key: m.Key,
@@ -340,6 +473,23 @@ func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) {
 		t.history.Send(now, proc, p, off, m.ID)
 	}
 	return Position{Partition: p, Offset: off}, nil
+}
+
+// refuse consults broker.unavailable for a produce of m; when it fires, it
+// traces the rejection and returns the error ProduceTo returns. Kept out
+// of ProduceTo, whose frame every produce pays for.
+func (t *Log) refuse(m *sim.Message) error {
+	f := t.fx.unavailable.Check(&faults.Context{Where: t.where, Key: m.Key, Type: m.Headers.Type, Msg: m.ID})
+	if f == nil {
+		return nil
+	}
+	t.rejections++
+	ev := sim.Event{Kind: sim.KindRejected, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Key: m.Key, Rule: f.Rule}
+	if t.env.Trace.Detailed() {
+		ev.Detail = "produce: broker unavailable"
+	}
+	t.env.Emit(ev)
+	return fmt.Errorf("%w: produce to %s: %s", ErrUnavailable, t.cfg.Name, f.Error)
 }
 
 // Publish implements sim.Publisher: it produces m keyed by m.Key.
@@ -385,8 +535,7 @@ func (t *Log) Fetch(p int, off int64, max int, dst []Record) ([]Record, error) {
 		return dst, fmt.Errorf("%w: offset %d, partition %d holds [%d, %d)", ErrOffsetOutOfRange, off, p, part.start, part.end)
 	}
 	for i := part.search(off); i < part.recs.len() && max > 0; i++ {
-		e := part.recs.at(i)
-		dst = append(dst, Record{Partition: p, Offset: e.off, Tick: e.tick, Message: e.msg.Message()})
+		dst = append(dst, part.record(p, i))
 		max--
 	}
 	return dst, nil
@@ -405,7 +554,7 @@ func (t *Log) OffsetForTick(p int, at sim.Tick) (int64, error) {
 	if i == n {
 		return part.end, nil
 	}
-	return part.recs.at(part.head + i).off, nil
+	return part.off(part.head + i), nil
 }
 
 // AddPartitions adds n empty partitions. Keys are remapped from now on, so a
@@ -438,8 +587,8 @@ func (t *Log) AddPartitions(n int) error {
 // and the groups' session timeouts. O(partitions + groups x members +
 // records deleted), plus O(records) when compaction runs.
 func (t *Log) Step(now sim.Tick) {
-	if in := t.cfg.Faults; in.Has(faults.PartitionsAdded) {
-		if f, ok := in.Check(faults.PartitionsAdded, faults.Context{Where: t.where}); ok {
+	if s := t.fx.partitionsAdded; s.Armed() {
+		if f := s.Check(&faults.Context{Where: t.where}); f != nil {
 			n := int(f.Param)
 			if n < 1 {
 				n = 1
@@ -447,10 +596,10 @@ func (t *Log) Step(now sim.Tick) {
 			_ = t.AddPartitions(n)
 		}
 	}
-	if in := t.cfg.Faults; in.Has(faults.RetentionOvertake) {
+	if s := t.fx.overtake; s.Armed() {
 		for _, g := range t.groups {
-			if f, ok := in.Check(faults.RetentionOvertake, faults.Context{Where: t.where, Group: g.name}); ok {
-				t.overtake(g, f)
+			if f := s.Check(&faults.Context{Where: t.where, Group: g.name}); f != nil {
+				t.overtake(g, *f)
 			}
 		}
 	}
@@ -515,10 +664,11 @@ func (t *Log) retain(now sim.Tick) {
 // loss for every group that expected the record and had not applied it.
 func (t *Log) expire(p int, part *partition, why, rule string) {
 	e := part.recs.at(part.head) // valid until dropHead below
+	off := part.off(part.head)
 	t.expired++
 	if tr := t.env.Trace; tr.Enabled() {
-		ev := sim.Event{Tick: t.env.Now(), Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, Cause: sim.CauseRetention,
-			HasPos: true, Partition: p, Offset: e.off, Rule: rule}
+		ev := sim.Event{Tick: t.env.Now(), Kind: sim.KindExpired, Where: t.where, Msg: e.id, Key: e.key, Cause: sim.CauseRetention,
+			HasPos: true, Partition: p, Offset: off, Rule: rule}
 		if tr.Detailed() {
 			ev.Detail = why
 		}
@@ -526,8 +676,9 @@ func (t *Log) expire(p int, part *partition, why, rule string) {
 	} else {
 		tr.Skip() // numbers the event as Emit would, without building it
 	}
-	t.forget(p, e.off)
-	part.floor = e.off + 1
+	t.forget(p, off)
+	t.detach(p, off, off+1)
+	part.floor = off + 1
 	part.dropHead()
 }
 
@@ -536,6 +687,27 @@ func (t *Log) expire(p int, part *partition, why, rule string) {
 func (t *Log) forget(p int, off int64) {
 	for _, g := range t.groups {
 		g.parts[p].forgetTo(off)
+	}
+}
+
+// detach gives every member that holds records of partition p at offsets
+// in [from, to) it has not handled yet a copy of their entries, which the
+// partition is about to clear or move. O(groups x members) when no member
+// is in the middle of a batch, as is usual when the log steps.
+func (t *Log) detach(p int, from, to int64) {
+	for _, g := range t.groups {
+		for _, m := range g.all {
+			for i := m.next; i < len(m.got); i++ {
+				if h := &m.got[i]; h.p == p && h.off >= from && h.off < to {
+					e := *h.e
+					h.e = &e
+					if h.a != nil {
+						a := *h.a
+						h.a = &a
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -557,36 +729,43 @@ func (t *Log) Compact() {
 	t.lastCompact = now
 	detailed := t.env.Trace.Detailed()
 	for p, part := range t.parts {
+		t.detach(p, part.start, part.end)
 		latest := make(map[string]int64, part.size())
 		for i := part.head; i < part.recs.len(); i++ {
-			if e := part.recs.at(i); e.msg.Key != "" {
-				latest[e.msg.Key] = e.off
+			if e := part.recs.at(i); e.key != "" {
+				latest[e.key] = part.off(i)
 			}
+		}
+		keep := func(i int) bool {
+			e := part.recs.at(i)
+			return e.key == "" || latest[e.key] == part.off(i) && (e.body != nil || now-e.tick < t.cfg.TombstoneRetention)
 		}
 		w := part.head
 		for i := part.head; i < part.recs.len(); i++ {
-			e := *part.recs.at(i)
-			keep := e.msg.Key == "" || latest[e.msg.Key] == e.off && (e.msg.Body != nil || now-e.tick < t.cfg.TombstoneRetention)
-			if keep {
-				*part.recs.at(w) = e
+			if keep(i) {
+				if w < i {
+					if !part.wide() {
+						part.widen() // a gap opens: offsets are kept from now on
+					}
+					part.move(i, w)
+				}
 				w++
 				continue
 			}
+			e, off := part.recs.at(i), part.off(i)
 			t.compacted++
-			part.bytes -= int64(len(e.msg.Key) + len(e.msg.Body))
-			ev := sim.Event{Kind: sim.KindExpired, Where: t.where, Msg: e.msg.ID, Key: e.msg.Key, Cause: sim.CauseCompaction, HasPos: true, Partition: p, Offset: e.off}
+			part.bytes -= int64(len(e.key) + len(e.body))
+			ev := sim.Event{Kind: sim.KindExpired, Where: t.where, Msg: e.id, Key: e.key, Cause: sim.CauseCompaction, HasPos: true, Partition: p, Offset: off}
 			if detailed {
 				ev.Detail = "compacted"
 			}
 			t.env.Emit(ev)
 		}
-		part.recs.truncate(w)
+		part.truncate(w)
 		if part.head == part.recs.len() {
-			part.recs.truncate(0)
-			part.head = 0
 			part.start = part.end
 		} else {
-			part.start = part.recs.at(part.head).off
+			part.start = part.off(part.head)
 		}
 		for _, g := range t.groups {
 			g.parts[p].forgetGone(part)

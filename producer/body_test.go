@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"math"
 	"strconv"
 	"testing"
 )
@@ -91,7 +92,7 @@ func TestDefaultBodiesFillTheirBlocks(t *testing.T) {
 
 // TestDefaultBodiesOfAShortRunShareOneBlock checks that a producer that
 // knows its count cuts every default body of a short run from one block
-// no larger than the bodies need with the longest number.
+// of exactly the bytes they need.
 func TestDefaultBodiesOfAShortRunShareOneBlock(t *testing.T) {
 	p := &Producer{prefix: "shop#", cfg: Config{Count: 100}}
 	first := p.defaultBody(0)
@@ -100,7 +101,7 @@ func TestDefaultBodiesOfAShortRunShareOneBlock(t *testing.T) {
 			t.Fatalf("body %d: %q, want %q", i, got, want)
 		}
 	}
-	if c := cap(p.bodies); c > 100*len("shop#100") || &p.bodies[:1][0] != &first[:1][0] {
+	if c := cap(p.bodies); c > len(p.bodies) || &p.bodies[:1][0] != &first[:1][0] {
 		t.Fatalf("100 bodies took more than one block (the last holds %d bytes)", c)
 	}
 }
@@ -126,5 +127,21 @@ func TestKeysAreMadeInBlocks(t *testing.T) {
 	})
 	if allocs > 2 { // the memo and one block
 		t.Errorf("%d keys took %v allocations, want 2", keyBlock, allocs)
+	}
+}
+
+// TestDigitsIn checks digitsIn against the lengths of the numbers.
+func TestDigitsIn(t *testing.T) {
+	for _, r := range [][2]int{{1, 0}, {1, 1}, {1, 9}, {1, 10}, {5, 100}, {99, 1001}, {1, 12345}, {10000, 10000}} {
+		want := 0
+		for k := r[0]; k <= r[1]; k++ {
+			want += len(strconv.Itoa(k))
+		}
+		if got := digitsIn(r[0], r[1]); got != want {
+			t.Errorf("digitsIn(%d, %d) = %d, want %d", r[0], r[1], got, want)
+		}
+	}
+	if got, want := digitsIn(math.MaxInt-9, math.MaxInt), 10*len(strconv.Itoa(math.MaxInt)); got != want {
+		t.Errorf("digitsIn(MaxInt-9, MaxInt) = %d, want %d", got, want)
 	}
 }

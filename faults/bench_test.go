@@ -34,3 +34,32 @@ func benchCheckRef(b *testing.B, record bool) {
 		}
 	}
 }
+
+// BenchmarkHandler measures the handler wrapper per delivery of a
+// handler that does nothing: "unarmed" when no handler point is armed
+// (another point is), "transient" with a transient rule that fires on
+// one delivery in a hundred.
+func BenchmarkHandler(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		rule Rule
+	}{
+		{"unarmed", Rule{Name: "dup", Point: BrokerDuplicate}},
+		{"transient", Rule{Name: "flaky", Point: HandlerTransient, Probability: 0.01}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			w, _ := sim.New(sim.Config{Seed: 1})
+			in, err := New(w, Config{Plan: Plan{Rules: []Rule{tc.rule}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h := in.Handler(sim.HandlerFunc(func(*sim.Delivery) error { return nil }))
+			d := sim.NewDelivery(w.Env(), sim.Message{ID: 1, Key: "k"}, "queue:q", "worker", "", 1)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				d.Msg.ID = sim.ID(i)
+				_ = h.Handle(d)
+			}
+		})
+	}
+}

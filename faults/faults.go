@@ -297,10 +297,18 @@ type Injector struct {
 	// Site.Consulted). add, disable and New keep them, so a Site answers
 	// Armed and Consulted with a bit test.
 	armedPts, consultedPts uint64
-	last                   Firing     // the latest firing, which CheckRef points to
-	fired                  []Decision // every firing when recording, up to MaxDecisions
-	omitted                int        // firings not listed in fired
-	rec                    *recorder  // non-nil when recording or replaying
+	// states and pts hold the rules of the plan and their points, made
+	// at once by New so a plan costs a few allocations however many
+	// rules it has; add takes from them while they have room and
+	// allocates a rule or point of its own after (rules added later).
+	// Rules and points are referred to by pointer, so neither is ever
+	// appended to past its capacity.
+	states  []ruleState
+	pts     []pointRules
+	last    Firing     // the latest firing, which CheckRef points to
+	fired   []Decision // every firing when recording, up to MaxDecisions
+	omitted int        // firings not listed in fired
+	rec     *recorder  // non-nil when recording or replaying
 }
 
 // pointRules are the rules of one point, in plan order.
@@ -308,6 +316,10 @@ type pointRules struct {
 	i     int // the point's index in Points
 	point Point
 	rules []*ruleState
+	// first holds the point's first rule: rules starts as first[:0:1],
+	// so a point of one rule, the common case, allocates no list; a
+	// second rule moves the list to the heap.
+	first [1]*ruleState
 }
 
 // of returns the rules of point p: a scan of the few targeted points,
@@ -345,6 +357,8 @@ func New(w *sim.World, cfg Config) (*Injector, error) {
 	if n := len(cfg.Plan.Rules); n > 0 {
 		in.rules = make([]*ruleState, 0, n)
 		in.byPoint = make([]*pointRules, 0, n)
+		in.states = make([]ruleState, 0, n)
+		in.pts = make([]pointRules, 0, n)
 	}
 	for _, r := range cfg.Plan.Rules {
 		in.add(r)
@@ -388,9 +402,19 @@ func (r *ruleState) disable() {
 	r.in.rearm()
 }
 
+// add appends rule r, which Validate accepted, to its point's rules and
+// rearms the injector. O(points targeted + rules).
 func (in *Injector) add(r Rule) *ruleState {
-	rs := &ruleState{Rule: r, in: in, stream: *in.env.Stream("fault/" + r.Name), any: r.Match == Match{},
-		until: r.Until, limit: r.Count}
+	var rs *ruleState
+	if len(in.states) < cap(in.states) {
+		in.states = in.states[:len(in.states)+1]
+		rs = &in.states[len(in.states)-1]
+	} else {
+		rs = &ruleState{}
+	}
+	// Filled in place: a literal would be built in a temporary and copied.
+	rs.Rule, rs.in, rs.stream, rs.any = r, in, *in.env.Stream("fault/" + r.Name), r.Match == Match{}
+	rs.until, rs.limit = r.Until, r.Count
 	if rs.until == 0 {
 		rs.until = math.MaxInt64
 	}
@@ -400,7 +424,14 @@ func (in *Injector) add(r Rule) *ruleState {
 	in.rules = append(in.rules, rs)
 	x := in.find(r.Point)
 	if x == nil {
-		x = &pointRules{i: index(r.Point), point: r.Point}
+		if len(in.pts) < cap(in.pts) {
+			in.pts = in.pts[:len(in.pts)+1]
+			x = &in.pts[len(in.pts)-1]
+		} else {
+			x = &pointRules{}
+		}
+		x.i, x.point = index(r.Point), r.Point
+		x.rules = x.first[:0:1]
 		in.byPoint = append(in.byPoint, x)
 		in.targeted |= 1 << x.i
 	}

@@ -218,3 +218,47 @@ func TestPointsAreSortedAndDocumented(t *testing.T) {
 		t.Fatalf("%d points", len(Points))
 	}
 }
+
+// TestNewAllocatesPerPlanNotPerRule checks that New makes a plan's rules
+// and points in a few allocations however many rules it has, and that
+// rules added later, at a new point or one already targeted, fire in plan
+// order after them.
+func TestNewAllocatesPerPlanNotPerRule(t *testing.T) {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	plan := Plan{Rules: []Rule{
+		{Name: "flaky", Point: HandlerTransient, Probability: 0.05},
+		{Name: "dup", Point: BrokerDuplicate, Probability: 0.02},
+		{Name: "crash", Point: ConsumerCrashAfterEffect, Probability: 0.02},
+		{Name: "dup-b", Point: BrokerDuplicate, Match: Match{Key: "b"}},
+	}}
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := New(w, Config{Plan: plan}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// The injector, its rule and point lists, the rules, the points, and
+	// the list of the point with two rules.
+	if allocs > 6 {
+		t.Errorf("a plan of %d rules took %v allocations, want at most 6", len(plan.Rules), allocs)
+	}
+	in, err := New(w, Config{Plan: Plan{Rules: []Rule{{Name: "only-a", Point: BrokerDuplicate, Match: Match{Key: "a"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []Rule{{Name: "dup", Point: BrokerDuplicate}, {Name: "late", Point: BrokerDelay}, {Name: "never", Point: BrokerDuplicate}} {
+		if _, err := in.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, want := range map[string]string{"a": "only-a", "b": "dup"} {
+		if f, ok := in.Check(BrokerDuplicate, Context{Key: key}); !ok || f.Rule != want {
+			t.Errorf("key %s: %+v %v, want rule %s", key, f, ok, want)
+		}
+	}
+	if f, ok := in.Check(BrokerDelay, Context{}); !ok || f.Rule != "late" {
+		t.Errorf("delay: %+v %v, want rule late", f, ok)
+	}
+	if got := len(in.of(BrokerDuplicate)); got != 3 {
+		t.Errorf("broker.duplicate has %d rules, want 3", got)
+	}
+}

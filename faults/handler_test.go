@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/sim"
@@ -77,5 +78,68 @@ func TestHandlerFailuresReuseTheirErrors(t *testing.T) {
 	d.Msg.Key = "flaky"
 	if n := testing.AllocsPerRun(20, func() { _ = h.Handle(d) }); n != 0 {
 		t.Errorf("a repeated firing allocates %v times", n)
+	}
+}
+
+// TestHandlerFollowsRulesAddedAndDisabled checks that a wrapper made
+// before any handler rule existed fails deliveries as soon as a rule is
+// added at each failure point, stops as soon as the rule is disabled
+// through its handle, and still fails the further attempts a transient
+// firing owes after its rule was disabled.
+func TestHandlerFollowsRulesAddedAndDisabled(t *testing.T) {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	in, err := New(w, Config{Plan: Plan{Rules: []Rule{
+		{Name: "dup", Point: BrokerDuplicate}, // armed, but no handler point
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := in.Handler(sim.Effect(""))
+	deliver := func(id sim.ID) error {
+		return h.Handle(sim.NewDelivery(w.Env(), sim.Message{ID: id, Key: "k"}, "queue:q", "worker", "", 1))
+	}
+	if err := deliver(1); err != nil {
+		t.Fatalf("no handler rule: %v", err)
+	}
+	for i, tc := range []struct {
+		point Point
+		class sim.Class
+	}{
+		{HandlerPoison, sim.ClassPoison},
+		{HandlerPermanent, sim.ClassPermanent},
+		{HandlerRateLimited, sim.ClassTransient},
+		{HandlerTransient, sim.ClassTransient},
+	} {
+		r, err := in.Add(Rule{Name: string(tc.point), Point: tc.point})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := sim.ID(10 + i)
+		if err := deliver(id); sim.Classify(err) != tc.class {
+			t.Errorf("%s added: %v, want class %v", tc.point, err, tc.class)
+		}
+		r.Disable()
+		if err := deliver(id); err != nil {
+			t.Errorf("%s disabled: %v", tc.point, err)
+		}
+		if r.Fired() != 1 {
+			t.Errorf("%s fired %d times, want 1", tc.point, r.Fired())
+		}
+	}
+	r, err := in.Add(Rule{Name: "flaky", Point: HandlerTransient, Param: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := deliver(20); sim.Classify(err) != sim.ClassTransient {
+		t.Fatalf("flaky: %v", err)
+	}
+	r.Disable()
+	for i := 2; i <= 3; i++ { // the firing owes two more failures
+		if err := deliver(20); !errors.Is(err, sim.ErrTransient) {
+			t.Fatalf("attempt %d after disabling: %v", i, err)
+		}
+	}
+	if err := deliver(20); err != nil {
+		t.Fatalf("fourth attempt: %v", err)
 	}
 }

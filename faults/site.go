@@ -57,6 +57,15 @@ var _ [64 - len(points)]struct{}
 // and disabled, so it is cheap enough to ask for every message.
 func (s Site) Armed() bool { return s.in != nil && s.in.armedPts&(1<<s.i) != 0 }
 
+// bit returns the site's bit in the injector's sets of points (armedPts,
+// consultedPts); 0 for the zero Site, which never fires.
+func (s Site) bit() uint64 {
+	if s.in == nil {
+		return 0
+	}
+	return 1 << s.i
+}
+
 // Check is CheckRef for the site's point: c is not retained, and the
 // firing, nil when none, belongs to the injector until its next firing.
 func (s Site) Check(c *Context) *Firing {

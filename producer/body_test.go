@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"math"
 	"strconv"
 	"testing"
 )
@@ -86,5 +87,61 @@ func TestDefaultBodiesFillTheirBlocks(t *testing.T) {
 	}
 	if want := bytes / bodyArena; blocks > want+1 || blocks*bodyArena > bytes+blocks*len("shop#400000") {
 		t.Fatalf("%d bytes of bodies took %d blocks of %d bytes, want about %d", bytes, blocks, bodyArena, want)
+	}
+}
+
+// TestDefaultBodiesOfAShortRunShareOneBlock checks that a producer that
+// knows its count cuts every default body of a short run from one block
+// of exactly the bytes they need.
+func TestDefaultBodiesOfAShortRunShareOneBlock(t *testing.T) {
+	p := &Producer{prefix: "shop#", cfg: Config{Count: 100}}
+	first := p.defaultBody(0)
+	for i := 1; i < 100; i++ {
+		if got, want := string(p.defaultBody(i)), "shop#"+strconv.Itoa(i+1); got != want {
+			t.Fatalf("body %d: %q, want %q", i, got, want)
+		}
+	}
+	if c := cap(p.bodies); c > len(p.bodies) || &p.bodies[:1][0] != &first[:1][0] {
+		t.Fatalf("100 bodies took more than one block (the last holds %d bytes)", c)
+	}
+}
+
+// TestKeysAreMadeInBlocks checks that memoised keys read as pattern makes
+// them whatever order they are asked in, across block boundaries and for
+// a pattern without a number, and that a block of keys costs one
+// allocation.
+func TestKeysAreMadeInBlocks(t *testing.T) {
+	for _, pattern := range []string{"k%d-x", "order-%d", "fixed"} {
+		p := &Producer{nkeys: 2*keyBlock + 5, cfg: Config{KeyPattern: pattern}}
+		for i := 3 * p.nkeys; i >= 0; i -= 7 {
+			if got, want := p.key(i), p.pattern(i%p.nkeys); got != want {
+				t.Fatalf("%s: key %d is %q, want %q", pattern, i, got, want)
+			}
+		}
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		p := &Producer{nkeys: keyBlock, cfg: Config{KeyPattern: "order-%d"}}
+		for i := range keyBlock {
+			p.key(i)
+		}
+	})
+	if allocs > 2 { // the memo and one block
+		t.Errorf("%d keys took %v allocations, want 2", keyBlock, allocs)
+	}
+}
+
+// TestDigitsIn checks digitsIn against the lengths of the numbers.
+func TestDigitsIn(t *testing.T) {
+	for _, r := range [][2]int{{1, 0}, {1, 1}, {1, 9}, {1, 10}, {5, 100}, {99, 1001}, {1, 12345}, {10000, 10000}} {
+		want := 0
+		for k := r[0]; k <= r[1]; k++ {
+			want += len(strconv.Itoa(k))
+		}
+		if got := digitsIn(r[0], r[1]); got != want {
+			t.Errorf("digitsIn(%d, %d) = %d, want %d", r[0], r[1], got, want)
+		}
+	}
+	if got, want := digitsIn(math.MaxInt-9, math.MaxInt), 10*len(strconv.Itoa(math.MaxInt)); got != want {
+		t.Errorf("digitsIn(MaxInt-9, MaxInt) = %d, want %d", got, want)
 	}
 }

@@ -26,6 +26,7 @@ package producer
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -278,11 +279,16 @@ func (p *Producer) Step(now sim.Tick) {
 		} else {
 			body = p.defaultBody(i)
 		}
-		h := sim.Headers{Type: p.cfg.Type, Source: p.cfg.Source, SchemaVersion: p.cfg.SchemaVersion}
+		// Filled in place, as sim.Env.NewMessage would make it: literals
+		// of the headers and the message would each be built in a
+		// temporary and copied.
+		var m sim.Message
+		m.Key, m.Body = p.key(i), body
+		m.Headers.Type, m.Headers.Source, m.Headers.SchemaVersion = p.cfg.Type, p.cfg.Source, p.cfg.SchemaVersion
 		if p.cfg.ClockSkew != 0 {
-			h = h.With(HeaderClock, strconv.FormatInt(int64(p.env.Now()+p.cfg.ClockSkew), 10))
+			m.Headers = m.Headers.With(HeaderClock, strconv.FormatInt(int64(p.env.Now()+p.cfg.ClockSkew), 10))
 		}
-		m := p.env.NewMessage(p.key(i), body, h)
+		m.ID, m.Created = p.env.IDs.Next(), p.env.Clock.Now()
 		err := p.cfg.Target.Publish(m)
 		if err == nil {
 			continue
@@ -345,13 +351,48 @@ func (p *Producer) key(i int) string {
 		if p.keys == nil {
 			p.keys = make([]string, p.nkeys)
 		}
-		if s := p.keys[k]; s != "" {
-			return s
+		if p.keys[k] == "" {
+			p.makeKeys(k)
 		}
-		p.keys[k] = p.pattern(k)
 		return p.keys[k]
 	}
 	return p.pattern(k)
+}
+
+// keyBlock is how many keys makeKeys makes at once.
+const keyBlock = 32
+
+// makeKeys remembers the keys of the block of keyBlock key numbers that
+// holds k (fewer in the last block), each as pattern makes it. They are
+// cut from one string, so a block costs one allocation instead of one per
+// key, and a key keeps at most its block's other keys reachable. A key
+// never comes out empty (KeyPattern is not empty), so p.keys marks the
+// keys made so far.
+func (p *Producer) makeKeys(k int) {
+	lo := k - k%keyBlock
+	hi := min(lo+keyBlock, p.nkeys)
+	before, after, ok := strings.Cut(p.cfg.KeyPattern, "%d")
+	if !ok {
+		for j := lo; j < hi; j++ {
+			p.keys[j] = p.cfg.KeyPattern
+		}
+		return
+	}
+	var ends [keyBlock]int
+	var b strings.Builder
+	b.Grow((hi - lo) * (len(before) + len(after) + len(strconv.Itoa(hi))))
+	var digits [20]byte // the longest int
+	for j := lo; j < hi; j++ {
+		b.WriteString(before)
+		b.Write(strconv.AppendInt(digits[:0], int64(j)+1, 10))
+		b.WriteString(after)
+		ends[j-lo] = b.Len()
+	}
+	all, start := b.String(), 0
+	for j := lo; j < hi; j++ {
+		p.keys[j] = all[start:ends[j-lo]]
+		start = ends[j-lo]
+	}
 }
 
 // pattern returns KeyPattern with its first "%d" replaced by k+1.
@@ -364,10 +405,12 @@ func (p *Producer) pattern(k int) string {
 }
 
 // firstBodyBlock and bodyArena bound the blocks the default bodies are cut
-// from: the first block holds firstBodyBlock bytes, each next one twice the
-// last, up to bodyArena. A producer of a hundred messages allocates a few
-// hundred bytes for their bodies; a long run allocates one bodyArena block
-// per about 1,500 bodies.
+// from: a producer that knows its Count takes blocks of what its remaining
+// bodies need at most, up to bodyArena; otherwise the first block holds
+// firstBodyBlock bytes, each next one twice the last, up to bodyArena. A
+// producer of a hundred messages allocates one block of 692 bytes for
+// their bodies; a long run allocates one bodyArena block per about 1,500
+// bodies.
 const (
 	firstBodyBlock = 256
 	bodyArena      = 16 << 10
@@ -386,9 +429,36 @@ func (p *Producer) defaultBody(i int) []byte {
 	n := len(p.prefix) + len(num)
 	if cap(p.bodies)-len(p.bodies) < n {
 		size := min(bodyArena, max(firstBodyBlock, 2*cap(p.bodies)))
+		switch rest := p.cfg.Count - i; {
+		case rest >= bodyArena: // every body takes at least a byte
+			size = bodyArena
+		case rest > 0:
+			// Exactly what the bodies still to make need: a short run
+			// takes one block just large enough.
+			size = min(bodyArena, rest*len(p.prefix)+digitsIn(i+1, p.cfg.Count))
+		}
 		p.bodies = make([]byte, 0, max(size, n))
 	}
 	start := len(p.bodies)
 	p.bodies = append(append(p.bodies, p.prefix...), num...)
 	return p.bodies[start:len(p.bodies):len(p.bodies)]
+}
+
+// digitsIn returns how many decimal digits the numbers from a to b
+// (1 <= a) take together, 0 when a > b. O(digits of b).
+func digitsIn(a, b int) int {
+	n := 0
+	for lo, d := 1, 1; lo <= b; lo, d = lo*10, d+1 {
+		hi := b // the last number of d digits
+		if lo <= math.MaxInt/10 {
+			hi = min(b, lo*10-1)
+		}
+		if x := max(a, lo); x <= hi {
+			n += (hi - x + 1) * d
+		}
+		if hi == b {
+			break
+		}
+	}
+	return n
 }

@@ -246,6 +246,8 @@ type outRec struct {
 //     exactly what it is given; CommitBefore commits the position right
 //     after Poll; CommitAuto commits progress at a Poll once the interval
 //     has passed, and on revocation.
+//   - A handler member busy with a slow record refuses Poll and Fetch
+//     (ErrBusy) and keeps the batch its handler is working through.
 //   - A member the coordinator removed (no poll for longer than the
 //     session timeout) rejoins at its next Poll; its commits in between are
 //     rejected as stale.
@@ -265,7 +267,7 @@ type Member struct {
 	lastPoll  sim.Tick
 	lastAuto  sim.Tick
 	until     sim.Tick // end of a stall or a restart
-	busy      bool     // the handler is working on got[next]
+	busy      bool     // the handler is working on got[next]: next < len(got) while set
 	busyUntil sim.Tick
 	got       []held   // the last poll
 	next      int      // the index in got of the record to handle next

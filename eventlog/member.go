@@ -136,7 +136,8 @@ const (
 // it (from got[next] on), e and a point into the partition; before the
 // log clears or moves them (retention, compaction), it gives the member a
 // copy (Log.detach), so the record survives while the member works
-// through the batch.
+// through the batch. Poll hands its caller Records instead and keeps no
+// held record, so the log never copies one for a pull member.
 type held struct {
 	e   *entry
 	a   *aside // nil: created in the tick it was appended, no origin
@@ -269,7 +270,7 @@ type Member struct {
 	until     sim.Tick // end of a stall or a restart
 	busy      bool     // the handler is working on got[next]: next < len(got) while set
 	busyUntil sim.Tick
-	got       []held   // the last poll
+	got       []held   // a handler member's last poll; empty after Poll, which hands out Records
 	next      int      // the index in got of the record to handle next
 	out       []outRec // outstanding records, in fetch order
 	touched   []int

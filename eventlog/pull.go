@@ -53,6 +53,10 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 	for i := range m.got {
 		x.batch = append(x.batch, m.got[i].record())
 	}
+	// The caller has the records now: holding the log's entries too would
+	// only make retention and compaction copy them (Log.detach).
+	clear(m.got)
+	m.got = m.got[:0]
 	return x.batch, nil
 }
 

@@ -103,17 +103,35 @@ func (a Assignment) String() string {
 // result has one entry per distinct member, sorted by name; every partition
 // has exactly one owner when there is at least one member. O(P log P + M log M).
 func Assign(s Strategy, members []string, partitions int, prev []Assignment) []Assignment {
-	return assign(s, slices.Clone(members), partitions, prev)
+	return assign(s, slices.Clone(members), partitions, prev, &assignBuf{})
 }
 
-// assign is Assign on members, which it sorts and compacts in place. The
-// Range and RoundRobin assignments carve every member's partitions out of
-// one slice, each with its exact capacity, so appending to one never
-// touches another's.
-func assign(s Strategy, names []string, partitions int, prev []Assignment) []Assignment {
+// assignBuf is the storage an assignment is built in: its entries, and
+// the slice the Range and RoundRobin assignments carve every member's
+// partitions out of. Building an assignment in it overwrites the one built
+// there before, so whatever is built in it must not be referenced then: a
+// group keeps two and builds each rebalance's assignment in the one the
+// current assignment is not in, which the Sticky assignment reads as the
+// previous one, and it hands callers copies (cloneAssignment).
+type assignBuf struct {
+	entries []Assignment
+	parts   []int
+}
+
+// assign is Assign on members, which it sorts and compacts in place,
+// built in buf, which must not hold prev. The Range and RoundRobin
+// assignments carve every member's partitions out of one slice, each with
+// its exact capacity, so appending to one never touches another's. It
+// allocates only when buf has less room than the members or partitions
+// need (Sticky: its scratch and the members' partitions, always).
+func assign(s Strategy, names []string, partitions int, prev []Assignment, buf *assignBuf) []Assignment {
 	slices.Sort(names)
 	names = slices.Compact(names)
-	out := make([]Assignment, len(names))
+	if cap(buf.entries) < len(names) {
+		buf.entries = make([]Assignment, len(names))
+	}
+	out := buf.entries[:len(names)]
+	clear(out)
 	for i, n := range names {
 		out[i].Member = n
 	}
@@ -125,7 +143,10 @@ func assign(s Strategy, names []string, partitions int, prev []Assignment) []Ass
 		sticky(out, partitions, prev)
 		return out
 	}
-	all := make([]int, partitions)
+	if cap(buf.parts) < partitions {
+		buf.parts = make([]int, partitions)
+	}
+	all := buf.parts[:partitions]
 	base, extra := partitions/m, partitions%m
 	for i := range out {
 		n := base
@@ -145,6 +166,27 @@ func assign(s Strategy, names []string, partitions int, prev []Assignment) []Ass
 			}
 		}
 		out[i].Partitions = ps
+	}
+	return out
+}
+
+// cloneAssignment returns a copy of asg that shares no storage with it:
+// its entries and one slice the members' partitions are carved out of,
+// each with its exact capacity. O(members + partitions); two allocations.
+func cloneAssignment(asg []Assignment) []Assignment {
+	out := make([]Assignment, len(asg))
+	n := 0
+	for _, a := range asg {
+		n += len(a.Partitions)
+	}
+	all := make([]int, 0, n)
+	for i, a := range asg {
+		out[i].Member = a.Member
+		if a.Partitions != nil {
+			k := len(all)
+			all = append(all, a.Partitions...)
+			out[i].Partitions = all[k:len(all):len(all)]
+		}
 	}
 	return out
 }

@@ -269,3 +269,48 @@ func TestAssignEqualsReference(t *testing.T) {
 		}
 	}
 }
+
+// Assignment returns the caller's own copy: changing it leaves the group's
+// assignment, and the sticky one built from it at the next rebalance,
+// alone, and the group's rebalances leave a copy taken before them alone.
+func TestAssignmentIsACopy(t *testing.T) {
+	for _, s := range []eventlog.Strategy{eventlog.Range, eventlog.RoundRobin, eventlog.Sticky} {
+		r := newRig(t, 1, eventlog.Config{Partitions: 6})
+		g := r.group(eventlog.GroupConfig{Name: "g", Strategy: s})
+		r.member(g, eventlog.MemberConfig{Name: "a"})
+		b := r.member(g, eventlog.MemberConfig{Name: "b", RestartAfter: 5})
+		r.member(g, eventlog.MemberConfig{Name: "c"})
+		held := g.Assignment()
+		want := fmtAssign(held)
+
+		mine := g.Assignment()
+		mine[0].Member = "zz"
+		mine[0].Partitions[0], mine[1].Partitions[0] = mine[1].Partitions[0], mine[0].Partitions[0]
+		mine[2].Partitions = append(mine[2].Partitions[:1], 0, 1, 2, 3)
+		_ = append(mine[:1], eventlog.Assignment{Member: "x", Partitions: []int{4}})
+		if got := fmtAssign(g.Assignment()); got != want {
+			t.Errorf("%v: the group's assignment is %s after the caller changed its copy, want %s", s, got, want)
+		}
+		if got := fmt.Sprint(g.Members()); got != "[a b c]" {
+			t.Errorf("%v: members %s after the caller changed its copy", s, got)
+		}
+
+		b.Crash("")
+		after := map[eventlog.Strategy]string{
+			eventlog.Range:      "[a=[0 1 2] c=[3 4 5]]",
+			eventlog.RoundRobin: "[a=[0 2 4] c=[1 3 5]]",
+			eventlog.Sticky:     "[a=[0 1 3] c=[2 4 5]]", // a and c keep theirs; b's are dealt in turn
+		}[s]
+		crashed := g.Assignment()
+		if got := fmtAssign(crashed); got != after {
+			t.Errorf("%v: after b crashed %s, want %s", s, got, after)
+		}
+		_ = r.w.Run(6) // b restarts and rejoins
+		if got, want := fmtAssign(g.Assignment()), fmtAssign(eventlog.Assign(s, []string{"a", "b", "c"}, 6, crashed)); got != want {
+			t.Errorf("%v: after b rejoined %s, want %s", s, got, want)
+		}
+		if got := fmtAssign(held); got != want {
+			t.Errorf("%v: a copy taken before the rebalances is %s now, want %s", s, got, want)
+		}
+	}
+}

@@ -55,8 +55,9 @@
 // at-least-once; before processing: at-most-once; automatically every K
 // ticks; or the off-by-one mistake of committing the last processed offset
 // instead of the next one). A slow handler (sim.Timed) keeps the member
-// busy: it stops polling until the record is done. The same behaviour is
-// available as a pull API (Poll, Delivery, MarkProcessed, MarkFailed,
+// busy: it stops polling until the record is done, and refuses a Poll or
+// Fetch meanwhile (ErrBusy), leaving its batch alone. The same behaviour
+// is available as a pull API (Poll, Delivery, MarkProcessed, MarkFailed,
 // Commit, CommitRecords) for adapters that drive a member themselves; Step
 // is written with those calls.
 //

@@ -130,6 +130,29 @@ func ExampleMember_Poll() {
 	// <nil>
 }
 
+// A handler member busy with a slow record refuses a poll from outside:
+// the batch it is working through stays, and it handles every record of
+// it once, two ticks each.
+func ExampleMember_Fetch_busy() {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	t, _ := eventlog.New(w, eventlog.Config{Name: "orders"})
+	g, _ := eventlog.NewGroup(w, t, eventlog.GroupConfig{Name: "billing"})
+	m, _ := eventlog.NewMember(w, g, eventlog.MemberConfig{Name: "b1", Batch: 3, Handler: &sim.Script{Behaviour: sim.Slow, Ticks: 2}})
+	for i := 0; i < 3; i++ {
+		_ = t.Publish(w.Env().NewMessage("kunde-A", nil, sim.Headers{}))
+	}
+	w.Tick()
+	recs, err := m.Fetch(10)
+	fmt.Println(len(recs), errors.Is(err, eventlog.ErrBusy), m.Outstanding())
+	fmt.Println(err)
+	_ = w.RunUntil(g.CaughtUp, 20)
+	fmt.Println(w.Now(), sim.Check(w.Ledger(), sim.NoLoss(), sim.ExactlyOnce("billing")))
+	// Output:
+	// 0 true 3
+	// eventlog: member is busy with a slow record: "b1" in group billing handles partition 0 offset 0 until t=3
+	// t=7 <nil>
+}
+
 // The history checker names the offending offsets.
 func ExampleCheckHistory() {
 	var h eventlog.History

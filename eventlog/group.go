@@ -211,6 +211,8 @@ type Group struct {
 	all   []*Member // every member ever created for the group, in creation order
 	parts []groupPart
 	asg   []Assignment
+	bufs  [2]assignBuf // asg is built in bufs[next^1]; the next rebalance builds in bufs[next]
+	next  int
 	names []string // scratch of rebalance: the members' names
 
 	commits, rejected, rebalances, commitsLost int64
@@ -271,8 +273,10 @@ func (g *Group) Log() *Log { return g.t }
 func (g *Group) Generation() int { return g.gen }
 
 // Assignment returns the current assignment, one entry per member sorted by
-// name. The slice is the group's own; do not modify it.
-func (g *Group) Assignment() []Assignment { return g.asg }
+// name, as a copy the caller owns: changing it changes nothing in the
+// group, and rebalances leave it as it is. O(members + partitions); it
+// allocates twice.
+func (g *Group) Assignment() []Assignment { return cloneAssignment(g.asg) }
 
 // Members returns the names of the members in the group now, sorted.
 func (g *Group) Members() []string {
@@ -412,7 +416,8 @@ func (g *Group) rebalance(why, rule string) {
 		g.names = append(g.names, m.cfg.Name)
 		m.owned = m.owned[:0]
 	}
-	g.asg = assign(g.cfg.Strategy, g.names, len(g.parts), g.asg)
+	g.asg = assign(g.cfg.Strategy, g.names, len(g.parts), g.asg, &g.bufs[g.next])
+	g.next ^= 1
 	for p := range g.parts {
 		g.parts[p].owner = nil
 	}

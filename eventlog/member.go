@@ -136,7 +136,8 @@ const (
 // it (from got[next] on), e and a point into the partition; before the
 // log clears or moves them (retention, compaction), it gives the member a
 // copy (Log.detach), so the record survives while the member works
-// through the batch.
+// through the batch. Poll hands its caller Records instead and keeps no
+// held record, so the log never copies one for a pull member.
 type held struct {
 	e   *entry
 	a   *aside // nil: created in the tick it was appended, no origin
@@ -246,6 +247,8 @@ type outRec struct {
 //     exactly what it is given; CommitBefore commits the position right
 //     after Poll; CommitAuto commits progress at a Poll once the interval
 //     has passed, and on revocation.
+//   - A handler member busy with a slow record refuses Poll and Fetch
+//     (ErrBusy) and keeps the batch its handler is working through.
 //   - A member the coordinator removed (no poll for longer than the
 //     session timeout) rejoins at its next Poll; its commits in between are
 //     rejected as stale.
@@ -265,9 +268,9 @@ type Member struct {
 	lastPoll  sim.Tick
 	lastAuto  sim.Tick
 	until     sim.Tick // end of a stall or a restart
-	busy      bool     // the handler is working on got[next]
+	busy      bool     // the handler is working on got[next]: next < len(got) while set
 	busyUntil sim.Tick
-	got       []held   // the last poll
+	got       []held   // a handler member's last poll; empty after Poll, which hands out Records
 	next      int      // the index in got of the record to handle next
 	out       []outRec // outstanding records, in fetch order
 	touched   []int

@@ -11,7 +11,9 @@ import (
 // Poll fetches up to max records from the member's partitions, starting at
 // a rotating partition, and returns them; they are outstanding from now
 // on. It returns nothing while the member is not active (not started,
-// stalled, crashed, left) or busy, and when a fault point fires:
+// stalled, crashed, left) or busy (its handler is working on a slow
+// record; the batch it is working through stays as it is, see Fetch), and
+// when a fault point fires:
 // member.leave (the member leaves), broker.unavailable (the poll fails,
 // traced as rejected) or, with CommitBefore, consumer.crash_before_commit
 // (the member crashes before its commit). Each returned record is traced
@@ -33,6 +35,11 @@ func (m *Member) Poll(max int) []Record {
 // CommitBefore, as Kafka's commitSync throws: a poll-commit-process loop
 // must not process a batch whose commit failed. The batch is put back,
 // so the records are read again; nothing was committed past them.
+//
+// A handler member busy with a slow record refuses the poll with an error
+// wrapping ErrBusy and changes nothing: the batch its handler is working
+// through stays, and the member handles the rest of it when the record is
+// done. The refused poll does not keep the member's session alive.
 func (m *Member) Fetch(max int) ([]Record, error) {
 	n, err := m.poll(max)
 	if n == 0 {
@@ -46,16 +53,26 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 	for i := range m.got {
 		x.batch = append(x.batch, m.got[i].record())
 	}
+	// The caller has the records now: holding the log's entries too would
+	// only make retention and compaction copy them (Log.detach).
+	clear(m.got)
+	m.got = m.got[:0]
 	return x.batch, nil
 }
 
 // poll is Fetch without the Records: it leaves the batch in m.got and
 // returns its length. A handler member's Step polls with it, so a record
 // is never copied out of the log: a 40-byte held record points at it.
+// While the member is busy it leaves m.got alone (the handler is working
+// through it) and returns an error wrapping ErrBusy.
 func (m *Member) poll(max int) (int, error) {
+	if m.busy {
+		r := &m.got[m.next]
+		return 0, fmt.Errorf("%w: %q in group %s handles partition %d offset %d until %s", ErrBusy, m.cfg.Name, m.g.name, r.p, r.off, m.busyUntil)
+	}
 	clear(m.got) // lets go of the last batch's entries
 	m.got, m.next = m.got[:0], 0
-	if m.state != stateActive || m.busy {
+	if m.state != stateActive {
 		return 0, nil
 	}
 	g := m.g

@@ -25,6 +25,7 @@ var (
 	ErrDuplicateGroup   = errors.New("eventlog: group already exists")
 	ErrNotActive        = errors.New("eventlog: member is not in the group")
 	ErrNotOutstanding   = errors.New("eventlog: record is not outstanding for the member")
+	ErrBusy             = errors.New("eventlog: member is busy with a slow record")
 )
 
 // ErrUnavailable is wrapped by a produce or publish the broker refuses. It

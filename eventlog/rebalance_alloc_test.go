@@ -1,0 +1,41 @@
+package eventlog
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// Once a group has rebalanced with as many members and partitions as it
+// has now, a Range or RoundRobin rebalance builds its assignment in the
+// storage the group keeps and allocates nothing.
+func TestRebalanceReusesTheAssignment(t *testing.T) {
+	for _, s := range []Strategy{Range, RoundRobin} {
+		w, err := sim.New(sim.Config{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := New(w, Config{Name: "orders", Partitions: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := NewGroup(w, l, GroupConfig{Name: "g", Strategy: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"c", "a", "b"} {
+			if _, err := NewMember(w, g, MemberConfig{Name: name}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := Assign(s, []string{"a", "b", "c"}, 6, nil)
+		g.rebalance("again", "") // both buffers have room for three members now
+		if n := testing.AllocsPerRun(10, func() { g.rebalance("again", "") }); n != 0 {
+			t.Errorf("%v: a rebalance allocated %v times, want none", s, n)
+		}
+		if got := g.Assignment(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%v: assignment %v after the rebalances, want %v", s, got, want)
+		}
+	}
+}

@@ -470,8 +470,8 @@ func (l *Ledger) causeOf(id ID, c ConsumerRef, d *delivery) Cause {
 type consumerBook struct {
 	ref     ConsumerRef
 	name    string
-	entries table[delivery] // indexed by ID
-	order   idSeq           // first applications, in order
+	entries deliveries // indexed by ID; older chunks packed
+	order   idSeq      // first applications, in order
 	// firstWide holds, by ID, the FirstApplied of the deliveries whose
 	// distance from LastSeen does not fit their byte (offWide). Its
 	// chunks are made where such a delivery is, so a run that applies
@@ -534,6 +534,7 @@ type Ledger struct {
 	lineage   []ID        // the copies with an origin or copies made from them (recLinked), once each
 	unsorted  bool        // lineage is not in ID order
 	stats     *statsIndex // the summary kept up to date, once Stats was asked for
+	noPack    bool        // keep every chunk of deliveries unpacked (tests compare against it)
 }
 
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
@@ -829,10 +830,10 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 // applied, absorbed, missed or lost it yet lost it with cause at tick t.
 func (l *Ledger) loseUnapplied(id ID, cause Cause, t Tick) {
 	for _, b := range l.consumers {
-		d := b.entries.get(uint64(id))
-		if d == nil || d.bits&delExpected == 0 || d.settledBy() || d.bits&delMissed != 0 || d.lostFor() {
+		if d, ok := b.entries.get(uint64(id)); !ok || d.bits&delExpected == 0 || d.settledBy() || d.bits&delMissed != 0 || d.lostFor() {
 			continue
 		}
+		d := b.entries.at(uint64(id))
 		l.setCause(id, b.ref, d, l.cause(cause))
 		l.seen(id, b.ref, d, t)
 		l.losses.push(loss{id: id, tick: t, consumer: b.ref, cause: l.cause(cause)})
@@ -938,7 +939,7 @@ func (l *Ledger) ref(name string) ConsumerRef {
 	c := l.lookup(name)
 	if c == NoConsumer {
 		c = ConsumerRef(len(l.consumers))
-		l.consumers = append(l.consumers, &consumerBook{ref: c, name: name})
+		l.consumers = append(l.consumers, &consumerBook{ref: c, name: name, entries: deliveries{off: l.noPack}})
 		switch {
 		case l.byName != nil:
 			l.byName[name] = c
@@ -1112,13 +1113,13 @@ func (l *Ledger) entry(id ID, c ConsumerRef) *delivery {
 	if c < 0 || int(c) >= len(l.consumers) || id == 0 {
 		return nil
 	}
-	t, i := &l.consumers[c].entries, uint64(id)
+	t, i := &l.consumers[c].entries.t, uint64(id)
 	if i < t.n && i/tableChunk < uint64(len(t.chunks)) {
 		if p := t.chunks[i/tableChunk]; p != nil {
 			return &p[i%tableChunk]
 		}
 	}
-	return t.at(i)
+	return l.consumers[c].entries.at(i)
 }
 
 // Record returns the broker-level record of copy id.
@@ -1138,8 +1139,8 @@ func (l *Ledger) Entry(id ID, c ConsumerRef) Entry {
 	if l == nil || c < 0 || int(c) >= len(l.consumers) {
 		return Entry{}
 	}
-	if e := l.consumers[c].entries.get(uint64(id)); e != nil {
-		return l.exportDelivery(id, c, e)
+	if e, ok := l.consumers[c].entries.get(uint64(id)); ok {
+		return l.exportDelivery(id, c, &e)
 	}
 	return Entry{}
 }
@@ -1248,7 +1249,7 @@ func (l *Ledger) DuplicateEffects(name string) int {
 // routed reports whether some consumer expects copy id.
 func (l *Ledger) routed(id ID) bool {
 	for _, b := range l.consumers {
-		if e := b.entries.get(uint64(id)); e != nil && e.bits&delExpected != 0 {
+		if e, ok := b.entries.get(uint64(id)); ok && e.bits&delExpected != 0 {
 			return true
 		}
 	}

@@ -240,8 +240,8 @@ func (l *Ledger) lineages(b *consumerBook) (map[ID]*agg, []ID) {
 	var aggs map[ID]*agg
 	var roots []ID
 	for _, id := range l.linkedIDs() {
-		e := b.entries.get(uint64(id))
-		if e == nil || e.bits&delExpected == 0 {
+		e, ok := b.entries.get(uint64(id))
+		if !ok || e.bits&delExpected == 0 {
 			continue
 		}
 		root := l.Root(id)
@@ -254,7 +254,7 @@ func (l *Ledger) lineages(b *consumerBook) (map[ID]*agg, []ID) {
 			aggs[root] = a
 			roots = append(roots, root)
 		}
-		d := l.exportDelivery(id, b.ref, e)
+		d := l.exportDelivery(id, b.ref, &e)
 		a.add(l, id, &d)
 	}
 	return aggs, roots

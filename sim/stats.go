@@ -292,7 +292,7 @@ func (l *Ledger) newStatsIndex() *statsIndex {
 	}
 	chunksOf(&l.recs, mark)
 	for _, b := range l.consumers {
-		chunksOf(&b.entries, mark)
+		b.entries.chunkNumbers(mark)
 	}
 	for v := range l.losses.all() {
 		if v.consumer == NoConsumer {
@@ -520,7 +520,7 @@ func (l *Ledger) KeyStats(consumers []string, limit int) (rows []KeyEffects, mor
 		var order []uint64
 		for _, name := range consumers {
 			if ref := l.lookup(name); ref != NoConsumer {
-				chunksOf(&l.consumers[ref].entries, func(c uint64) {
+				l.consumers[ref].entries.chunkNumbers(func(c uint64) {
 					if !chunks[c] {
 						chunks[c] = true
 						order = append(order, c)

@@ -2,230 +2,25 @@ package sim
 
 import (
 	"encoding/binary"
-	"iter"
 	"math"
 	"slices"
 )
 
-// deliveries is one consumer's deliveries by ID: a table whose older
-// chunks are packed. A run books a delivery per copy and consumer, and
-// once a copy is settled its delivery does not change any more, yet a
-// plain table keeps 1 KiB of fresh memory per 128 copies and consumer
-// for the rest of the run: with many consumers (a fan-out) writing those
-// fresh pages is most of the ledger's time, and over a long run they are
-// most of its memory.
-//
-// So when the table begins chunk c, it packs chunk c-packLag, and the
-// chunk's array becomes chunk c: a run that settles its copies promptly
-// reuses a few arrays that stay in the cache. Packing is lossless (see
-// packChunk): a packed chunk keeps every field of every delivery, so
-// every query answers exactly as before, and a write to a packed chunk
-// (a late redelivery, a loss) unpacks it first. A chunk unpacked this way
-// is packed again later, one such chunk per chunk begun, so the work of
-// packing stays O(1) amortised per copy whatever order the events touch
-// the copies in, and a run that keeps touching old copies costs at most
-// the unpacked table's memory.
-//
-// A packed chunk of deliveries that were each delivered and applied once
-// within a few ticks takes about 200 bytes instead of 1 KiB; it is kept
-// in blocks of bytes that are never moved.
-type deliveries struct {
-	t        table[delivery]
-	packed   [][]byte                // by dense chunk number; nil when not packed
-	blk      []byte                  // the block packed chunks are appended to
-	unpacked []uint64                // chunks unpacked by a write, oldest first, to pack again
-	free     []*[tableChunk]delivery // arrays of packed chunks, to reuse
-	scratch  *[tableChunk]delivery   // what chunk returns for a packed chunk
-	off      bool                    // never pack
+// deliveries is one consumer's deliveries by ID, older chunks packed.
+type deliveries = packedTable[delivery, deliveryCodec]
+
+// deliveryCodec packs chunks of deliveries (see packChunk).
+type deliveryCodec struct{}
+
+func (deliveryCodec) pack(b []byte, p *[tableChunk]delivery) ([]byte, bool) { return packChunk(b, p) }
+func (deliveryCodec) unpack(p *[tableChunk]delivery, b []byte)              { unpackChunk(p, b) }
+func (deliveryCodec) at(b []byte, k int) delivery                           { return packedAt(b, k) }
+
+// settled reports whether e's consumer is done with its copy: it handled
+// it (applied, absorbed or failed it), missed or lost it; or e is blank.
+func (deliveryCodec) settled(e *delivery) bool {
+	return *e == delivery{} || e.bits&(delHandled|delMissed) != 0 || e.lostFor()
 }
-
-// packLag is how many chunks a table begins after a chunk before it packs
-// it: 512 copies, more than a fan-out's subscribers or a queue's workers
-// usually hold unsettled.
-const packLag = 4
-
-// maxFree is how many arrays of packed chunks a table keeps for reuse.
-const maxFree = 4
-
-// at returns the delivery at i for writing, growing or unpacking the
-// table as needed. The pointer is valid until the next call of at.
-func (d *deliveries) at(i uint64) *delivery {
-	c := i / tableChunk
-	if c < uint64(len(d.t.chunks)) {
-		if p := d.t.chunks[c]; p != nil {
-			if i >= d.t.n {
-				d.t.n = i + 1
-			}
-			return &p[i%tableChunk]
-		}
-		if c < uint64(len(d.packed)) && d.packed[c] != nil {
-			d.unpack(c)
-			return d.at(i)
-		}
-	}
-	if c >= uint64(len(d.t.chunks)) || d.t.chunks[c] == nil {
-		d.begin(c)
-	}
-	return d.t.at(i)
-}
-
-// begin is called before the table allocates chunk c: it packs the chunk
-// packLag before it and one chunk unpacked by a write, and leaves an
-// array for chunk c in the table's spare.
-func (d *deliveries) begin(c uint64) {
-	if d.off {
-		return
-	}
-	if c >= packLag {
-		d.pack(c - packLag)
-	}
-	if len(d.unpacked) > 0 && d.unpacked[0]+packLag <= c {
-		k := d.unpacked[0]
-		d.unpacked = d.unpacked[1:]
-		d.pack(k)
-	}
-	if n := len(d.free); n > 0 && d.t.spare == nil {
-		p := d.free[n-1]
-		d.free = d.free[:n-1]
-		*p = [tableChunk]delivery{}
-		d.t.spare = p
-	}
-}
-
-// pack packs dense chunk c when it is allocated and its deliveries fit a
-// packed chunk (see packChunk).
-func (d *deliveries) pack(c uint64) {
-	if c >= uint64(len(d.t.chunks)) {
-		return
-	}
-	p := d.t.chunks[c]
-	if p == nil {
-		return
-	}
-	if cap(d.blk)-len(d.blk) < maxPacked {
-		d.blk = make([]byte, 0, min(packBlock, max(packFirst, 2*cap(d.blk))))
-	}
-	start := len(d.blk)
-	var ok bool
-	if d.blk, ok = packChunk(d.blk, p); !ok {
-		return
-	}
-	for uint64(len(d.packed)) <= c {
-		d.packed = append(d.packed, nil)
-	}
-	d.packed[c] = d.blk[start:len(d.blk):len(d.blk)]
-	d.t.chunks[c] = nil
-	if len(d.free) < maxFree {
-		d.free = append(d.free, p)
-	}
-}
-
-// The blocks packed chunks are kept in start at packFirst bytes and
-// double up to packBlock.
-const (
-	packFirst = 1024 // more than maxPacked
-	packBlock = 64 << 10
-)
-
-// unpack makes packed chunk c a plain chunk again.
-func (d *deliveries) unpack(c uint64) {
-	var p *[tableChunk]delivery
-	if n := len(d.free); n > 0 {
-		p = d.free[n-1]
-		d.free = d.free[:n-1]
-	} else {
-		p = newChunk[delivery]()
-	}
-	unpackChunk(p, d.packed[c])
-	d.packed[c] = nil // its bytes stay in their block, unused
-	d.t.chunks[c] = p
-	d.unpacked = append(d.unpacked, c)
-}
-
-// get returns the delivery at i and true, or false when its chunk was
-// never touched. It never changes the table.
-func (d *deliveries) get(i uint64) (delivery, bool) {
-	if p := d.t.get(i); p != nil {
-		return *p, true
-	}
-	c := i / tableChunk
-	if i < d.t.n && c < uint64(len(d.packed)) && d.packed[c] != nil {
-		return packedAt(d.packed[c], int(i%tableChunk)), true
-	}
-	return delivery{}, false
-}
-
-// chunk returns chunk number c, or nil when it was never allocated. A
-// packed chunk is unpacked into a scratch array that the next call of
-// chunk overwrites.
-func (d *deliveries) chunk(c uint64) *[tableChunk]delivery {
-	if p := d.t.chunk(c); p != nil {
-		return p
-	}
-	if c < uint64(len(d.packed)) && d.packed[c] != nil {
-		if d.scratch == nil {
-			d.scratch = new([tableChunk]delivery)
-		}
-		unpackChunk(d.scratch, d.packed[c])
-		return d.scratch
-	}
-	return nil
-}
-
-// chunkNumbers calls f with the number of every allocated chunk, packed
-// or not, in no particular order.
-func (d *deliveries) chunkNumbers(f func(c uint64)) {
-	for c, p := range d.t.chunks {
-		if p != nil || c < len(d.packed) && d.packed[c] != nil {
-			f(uint64(c))
-		}
-	}
-	for c := range d.t.far {
-		f(c)
-	}
-}
-
-// all yields the index and delivery of every allocated slot below len, in
-// index order, from 1, as table.all does. A packed chunk is unpacked into
-// an array of the iteration's own.
-func (d *deliveries) all() iter.Seq2[uint64, *delivery] {
-	return func(yield func(uint64, *delivery) bool) {
-		var buf *[tableChunk]delivery
-		for c := range d.t.chunks {
-			p := d.t.chunks[c]
-			if p == nil {
-				if c >= len(d.packed) || d.packed[c] == nil {
-					continue
-				}
-				if buf == nil {
-					buf = new([tableChunk]delivery)
-				}
-				unpackChunk(buf, d.packed[c])
-				p = buf
-			}
-			for k := range p {
-				i := uint64(c)*tableChunk + uint64(k)
-				if i >= d.t.n {
-					return
-				}
-				if i > 0 && !yield(i, &p[k]) {
-					return
-				}
-			}
-		}
-		if len(d.t.far) == 0 {
-			return
-		}
-		for i, p := range d.t.all() {
-			if i/tableChunk >= uint64(len(d.t.chunks)) && !yield(i, p) {
-				return
-			}
-		}
-	}
-}
-
-// len returns one past the highest index touched.
-func (d *deliveries) len() uint64 { return d.t.n }
 
 // A packed chunk is:
 //
@@ -252,8 +47,8 @@ func shapeOf(e *delivery) uint32 {
 // blank reports whether e was never written.
 func blank(e *delivery) bool { return *e == delivery{} }
 
-// maxPacked is the largest size of a packed chunk.
-const maxPacked = packHeader + 4*maxShapes + tableChunk/2 + 4*tableChunk
+// maxDeliveries is the largest size of a packed chunk of deliveries.
+const maxDeliveries = packHeader + 4*maxShapes + tableChunk/2 + 4*tableChunk
 
 // packChunk appends p packed to b, and reports false, leaving b as it
 // was, when p has more than maxShapes shapes. It costs one pass over p
@@ -394,15 +189,13 @@ func unpackChunk(p *[tableChunk]delivery, b []byte) {
 	}
 }
 
-// packAll packs every chunk of deliveries of every consumer that fits a
-// packed chunk, whatever its age. Runs never need it; tests call it after
-// every event to check that every query reads packed chunks right and
-// every write unpacks them.
+// packAll packs every chunk of records and of deliveries that fits a
+// packed chunk, whatever its age and whether settled or not. Runs never
+// need it; tests call it after every event to check that every query
+// reads packed chunks right and every write unpacks them.
 func (l *Ledger) packAll() {
+	l.recs.packAll()
 	for _, b := range l.consumers {
-		for c := range b.entries.t.chunks {
-			b.entries.pack(uint64(c))
-		}
-		b.entries.unpacked = b.entries.unpacked[:0]
+		b.entries.packAll()
 	}
 }

@@ -10,6 +10,13 @@ import (
 // PackAll packs every chunk of deliveries of l (see Ledger.packAll).
 var PackAll = (*Ledger).packAll
 
+// newPlainLedger returns a ledger that never packs a chunk.
+func newPlainLedger() *Ledger {
+	l := NewLedger()
+	l.noPack, l.recs.off = true, true
+	return l
+}
+
 // TestPackChunkRoundTrip packs chunks of many shapes, blanks and tick
 // spans (among them ticks kept in Ledger.wide) and reads every delivery
 // back, one at a time and as a whole chunk.
@@ -40,7 +47,7 @@ func TestPackChunkRoundTrip(t *testing.T) {
 		if !ok {
 			t.Fatalf("round %d: %d shapes did not fit", round, shapes)
 		}
-		if len(b) > 1+maxPacked || b[0] != 'x' {
+		if len(b) > 1+maxDeliveries || b[0] != 'x' {
 			t.Fatalf("round %d: packed %d bytes, at most %d, after what was there", round, len(b)-1, maxPacked)
 		}
 		b = b[1:]
@@ -87,6 +94,7 @@ func longRunEvents(n int) []Event {
 		case i%173 == 0: // dead-lettered, then redriven and applied
 			c := next
 			next++
+			evs = append(evs, Event{Tick: t + 1, Kind: KindFailed, Where: "q", Consumer: "workers", Msg: id})
 			at(i+900, Event{Tick: t + 70000, Kind: KindDeadLettered, Where: "q", Msg: id},
 				Event{Tick: t + 70001, Kind: KindRedriven, Where: "q", Consumer: "workers", Msg: c, Origin: id, Key: key},
 				Event{Tick: t + 70002, Kind: KindReceived, Where: "q", Consumer: "workers", Msg: c},
@@ -138,8 +146,7 @@ func longRunEvents(n int) []Event {
 // checker verdicts, at several points of the run.
 func TestPackedLedgerMatchesPlain(t *testing.T) {
 	evs := longRunEvents(20000)
-	packed, plain := NewLedger(), NewLedger()
-	plain.noPack = true
+	packed, plain := NewLedger(), newPlainLedger()
 	checks := []Checker{NoLoss(), AtLeastOnce("workers"), AtMostOnce("workers"), ExactlyOnce("s1"), OrderedPerKey("workers"), MaxDuplicates("", 1)}
 	compare := func(at int) {
 		t.Helper()
@@ -194,16 +201,27 @@ func TestPackedLedgerMatchesPlain(t *testing.T) {
 	}
 	compare(len(evs))
 	packs, unpacks := 0, 0
+	for c, p := range packed.recs.packed {
+		if p != nil && packed.recs.t.chunks[c] == nil {
+			packs++
+		}
+	}
+	if packs < 50 {
+		t.Fatalf("only %d chunks of records packed: the test does not exercise packing", packs)
+	}
 	for _, b := range packed.consumers {
-		for _, p := range b.entries.packed {
-			if p != nil {
+		for c, p := range b.entries.packed {
+			if p != nil && b.entries.t.chunks[c] == nil {
 				packs++
 			}
 		}
-		unpacks += len(b.entries.unpacked)
+		unpacks += b.entries.waiting()
 		if b.entries.t.used == 0 {
 			t.Fatalf("consumer %s has no deliveries", b.name)
 		}
+	}
+	if len(plain.recs.packed) != 0 {
+		t.Fatal("the plain ledger packed records")
 	}
 	for _, b := range plain.consumers {
 		if len(b.entries.packed) != 0 {
@@ -213,5 +231,88 @@ func TestPackedLedgerMatchesPlain(t *testing.T) {
 	if packs < 200 {
 		t.Fatalf("only %d chunks packed: the test does not exercise packing", packs)
 	}
-	t.Logf("%d events, %d chunks packed, %d unpacked at the end", len(evs), packs, unpacks)
+	t.Logf("%d events, %d chunks packed, %d listed to try again at the end", len(evs), packs, unpacks)
+}
+
+// TestPackRecordsRoundTrip packs chunks of records with keys in several
+// chunks of strings, wide ticks, many states and blanks, and reads every
+// record back, one at a time and as a whole chunk.
+func TestPackRecordsRoundTrip(t *testing.T) {
+	r := NewStream(4, "records")
+	var c recordCodec
+	for round := range 300 {
+		var p [tableChunk]record
+		shapes := 1 + round%maxShapes
+		spread := []uint32{0, 3, 300, 70000, math.MaxUint32}[round%5]
+		for k := range p {
+			if r.Chance(0.15) {
+				continue // blank
+			}
+			s := r.IntN(shapes)
+			v := func() uint32 {
+				if spread == 0 {
+					return 7
+				}
+				return uint32(r.IntN(int(min(spread, math.MaxInt32)))) + uint32(k%2)*(spread-min(spread, math.MaxInt32))
+			}
+			p[k] = record{keyLo: v()<<16 | v()&0xffff, keyHi: uint16(s), typ: uint16(s * 3), where: uint16(s + 1), State: State(s % 10),
+				flags: uint8(s) | recRegistered, created: tick32(v()), changed: tick32(v()), sends: v()}
+		}
+		b, ok := c.pack([]byte("x"), &p)
+		if !ok {
+			t.Fatalf("round %d: %d shapes did not fit", round, shapes)
+		}
+		if len(b) > 1+maxRecords || len(b) > 1+maxPacked || b[0] != 'x' {
+			t.Fatalf("round %d: packed %d bytes, at most %d, after what was there", round, len(b)-1, maxRecords)
+		}
+		b = b[1:]
+		var back [tableChunk]record
+		c.unpack(&back, b)
+		if back != p {
+			t.Fatalf("round %d: chunk changed by packing", round)
+		}
+		for k := range p {
+			if got := c.at(b, k); got != p[k] {
+				t.Fatalf("round %d: record %d is %+v, want %+v", round, k, got, p[k])
+			}
+		}
+	}
+	var many [tableChunk]record
+	for k := range many {
+		many[k] = record{typ: uint16(k), flags: recRegistered}
+	}
+	if b, ok := c.pack([]byte("x"), &many); ok || string(b) != "x" {
+		t.Fatal("a chunk of 128 shapes was packed")
+	}
+}
+
+// TestRepackReusesBytes unpacks and packs the same chunk again and again,
+// as a poison message redelivered every tick does, and checks that it
+// reuses the chunk's bytes instead of taking new ones each time.
+func TestRepackReusesBytes(t *testing.T) {
+	var d deliveries
+	for i := uint64(1); i < (packLag+2)*tableChunk; i++ {
+		*d.at(i) = delivery{lastSeen: 1, delivered: 1, bits: delExpected | delHandled}
+	}
+	if d.packed[0] == nil || d.t.chunks[0] != nil {
+		t.Fatal("chunk 0 was not packed")
+	}
+	tick := tick32(1)
+	cycle := func() {
+		tick++
+		e := d.at(5) // unpacks chunk 0
+		e.lastSeen = tick
+		e.delivered = uint8(tick%200) + 1
+		d.tidy() // packs it again
+	}
+	cycle()
+	if allocs := testing.AllocsPerRun(1000, cycle); allocs > 0.01 {
+		t.Fatalf("%v allocations per repack: packing again takes new bytes", allocs)
+	}
+	if d.t.chunks[0] != nil {
+		t.Fatal("chunk 0 was not packed again")
+	}
+	if e, _ := d.get(5); e.lastSeen != tick || e.delivered != uint8(tick%200)+1 {
+		t.Fatalf("delivery 5 is %+v after %d cycles", e, tick)
+	}
 }

@@ -87,7 +87,9 @@ func ledgerFanout16(b *testing.B, noPack bool) {
 		}
 	}
 	l := NewLedger()
-	l.noPack = noPack
+	if noPack {
+		l = newPlainLedger()
+	}
 	b.ReportAllocs()
 	var base ID
 	tick := Tick(1)

@@ -16,10 +16,16 @@ func (deliveryCodec) pack(b []byte, p *[tableChunk]delivery) ([]byte, bool) { re
 func (deliveryCodec) unpack(p *[tableChunk]delivery, b []byte)              { unpackChunk(p, b) }
 func (deliveryCodec) at(b []byte, k int) delivery                           { return packedAt(b, k) }
 
-// settled reports whether e's consumer is done with its copy: it handled
-// it (applied, absorbed or failed it), missed or lost it; or e is blank.
-func (deliveryCodec) settled(e *delivery) bool {
-	return *e == delivery{} || e.bits&(delHandled|delMissed) != 0 || e.lostFor()
+// settled reports whether the consumer is done with every copy of p it
+// was routed: it handled it (applied, absorbed or failed it), missed or
+// lost it.
+func (deliveryCodec) settled(p *[tableChunk]delivery) bool {
+	for k := range p {
+		if e := &p[k]; *e != (delivery{}) && e.bits&(delHandled|delMissed) == 0 && !e.lostFor() {
+			return false
+		}
+	}
+	return true
 }
 
 // A packed chunk is:

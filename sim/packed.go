@@ -45,8 +45,9 @@ type codec[T any] interface {
 	unpack(p *[tableChunk]T, b []byte)
 	// at returns element k of packed chunk b in O(1).
 	at(b []byte, k int) T
-	// settled reports whether no event is expected to change e any more.
-	settled(e *T) bool
+	// settled reports whether no event is expected to change any element
+	// of p any more.
+	settled(p *[tableChunk]T) bool
 }
 
 // packLag is how many chunks a table begins after a chunk before it packs
@@ -105,7 +106,8 @@ func (d *packedTable[T, C]) begin(c uint64) {
 }
 
 // tryLater tries to pack up to n of the chunks listed for later, oldest
-// first, that are at least packLag chunks before chunk top. It costs
+// first, that are at least packLag chunks before chunk top, and stops at
+// the first that is not settled yet (listing it again, last). It costs
 // O(n x tableChunk).
 func (d *packedTable[T, C]) tryLater(top uint64, n int) {
 	for range n {
@@ -121,7 +123,9 @@ func (d *packedTable[T, C]) tryLater(top uint64, n int) {
 			d.later, d.head = d.later[:copy(d.later, d.later[d.head:])], 0
 		}
 		d.queued[k] = false
-		d.pack(k)
+		if !d.pack(k) {
+			return // the rest were listed after it: likely not settled either
+		}
 	}
 }
 
@@ -144,24 +148,24 @@ const maxTidy = 16
 
 // pack packs dense chunk c when it is allocated, every element of it is
 // settled and it fits the codec's format; a chunk that is not settled yet
-// is listed to be tried again later. It costs O(tableChunk).
-func (d *packedTable[T, C]) pack(c uint64) {
+// is listed to be tried again later, and pack reports false. It costs
+// O(tableChunk).
+func (d *packedTable[T, C]) pack(c uint64) bool {
 	if c >= uint64(len(d.t.chunks)) {
-		return
+		return true
 	}
 	p := d.t.chunks[c]
 	if p == nil {
-		return
+		return true
 	}
-	for k := range p {
-		if !d.codec.settled(&p[k]) {
-			d.retry(c)
-			return
-		}
+	if !d.codec.settled(p) {
+		d.retry(c)
+		return false
 	}
 	if d.store(c, p) && len(d.free) < maxFree {
 		d.free = append(d.free, p)
 	}
+	return true
 }
 
 // store packs chunk c, whose array is p, and reports whether it fit the

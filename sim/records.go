@@ -66,10 +66,16 @@ func column(r *record, col int) uint32 {
 	return r.sends
 }
 
-// settled reports whether no event is expected to change r: it is blank,
-// or its copy left the broker (done, dead-lettered, delivered, lost...).
-func (recordCodec) settled(r *record) bool {
-	return *r == record{} || r.State != StatePending && r.State != StateCreated
+// settled reports whether every copy of p left its broker (done,
+// dead-lettered, delivered, lost...), so that no event is expected to
+// change its record.
+func (recordCodec) settled(p *[tableChunk]record) bool {
+	for k := range p {
+		if r := &p[k]; (r.State == StatePending || r.State == StateCreated) && *r != (record{}) {
+			return false
+		}
+	}
+	return true
 }
 
 // pack appends p packed to b, or reports false, with b as it was, when p

@@ -21,9 +21,19 @@ import "iter"
 // copies in, and a run that keeps touching old copies costs at most the
 // plain table's memory. Packed chunks are kept in blocks of bytes that
 // are never moved.
+//
+// A short run (fewer than packLag chunks) never packs, and pays a nil
+// slice and a nil pointer per table for it.
 type packedTable[T comparable, C codec[T]] struct {
-	t       table[T]
-	packed  [][]byte // by dense chunk number: its bytes packed, or kept for it while it is unpacked
+	t            table[T]
+	packed       [][]byte // by dense chunk number: its bytes packed, or kept for it while it is unpacked
+	*packWork[T]          // nil until the table first packs
+	off          bool     // never pack
+	codec        C
+}
+
+// packWork is what a packedTable needs once it packs.
+type packWork[T any] struct {
 	tmp     []byte   // where a chunk is packed before it is copied into its bytes
 	queued  []bool   // by dense chunk number: listed in later
 	later   []uint64 // chunks to try packing again, oldest first, from head on
@@ -31,8 +41,6 @@ type packedTable[T comparable, C codec[T]] struct {
 	blk     []byte           // the block packed chunks are appended to
 	free    []*[tableChunk]T // arrays of packed chunks, to reuse
 	scratch *[tableChunk]T   // what chunk returns for a packed chunk
-	off     bool             // never pack
-	codec   C
 }
 
 // codec packs chunks of one element type. Its methods must not depend on
@@ -90,12 +98,13 @@ func (d *packedTable[T, C]) at(i uint64) *T {
 // packLag before it, tries again up to two chunks listed for later, and
 // leaves an array for chunk c in the table's spare.
 func (d *packedTable[T, C]) begin(c uint64) {
-	if d.off {
+	if d.off || c < packLag {
 		return
 	}
-	if c >= packLag {
-		d.pack(c - packLag)
+	if d.packWork == nil {
+		d.packWork = &packWork[T]{}
 	}
+	d.pack(c - packLag)
 	d.tryLater(c, retries)
 	if n := len(d.free); n > 0 && d.t.spare == nil {
 		p := d.free[n-1]
@@ -130,7 +139,12 @@ func (d *packedTable[T, C]) tryLater(top uint64, n int) {
 }
 
 // waiting returns how many chunks are listed to be tried again.
-func (d *packedTable[T, C]) waiting() int { return len(d.later) - d.head }
+func (d *packedTable[T, C]) waiting() int {
+	if d.packWork == nil {
+		return 0
+	}
+	return len(d.later) - d.head
+}
 
 // tidy tries to pack some of the chunks listed for later (see
 // tryLater), so that chunks left unsettled when their turn came are
@@ -328,6 +342,9 @@ func (d *packedTable[T, C]) len() uint64 { return d.t.n }
 // packAll packs every dense chunk that fits the codec's format, settled
 // or not (see Ledger.packAll).
 func (d *packedTable[T, C]) packAll() {
+	if d.packWork == nil {
+		d.packWork = &packWork[T]{}
+	}
 	for c, p := range d.t.chunks {
 		if p != nil {
 			d.store(uint64(c), p)

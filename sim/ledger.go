@@ -1309,12 +1309,9 @@ func (l *Ledger) keyOf(id ID) string {
 	return ""
 }
 
-// stateOf returns the state, component and last change of copy id.
-func (l *Ledger) stateOf(id ID) (State, string, Tick) {
-	x, ok := l.recs.get(uint64(id))
-	if !ok {
-		return StateCreated, "", 0
-	}
+// stateOfRec returns the state, component and last change of copy id,
+// whose record is x (the zero record when the ledger has none).
+func (l *Ledger) stateOfRec(id ID, x *record) (State, string, Tick) {
 	w := ""
 	if int(x.where) < len(l.wheres) {
 		w = l.wheres[x.where]

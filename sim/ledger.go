@@ -1120,8 +1120,11 @@ func (l *Ledger) LastTick() Tick {
 // It spells out table.at's fast path: the generic method is compiled for
 // a shape and not inlined, and this is the ledger's most frequent call.
 func (l *Ledger) rec(id ID) *record {
-	if i := uint64(id); i < l.recs.t.n && id != 0 && i/tableChunk < uint64(len(l.recs.t.chunks)) {
+	if i := uint64(id); id != 0 && i/tableChunk < uint64(len(l.recs.t.chunks)) {
 		if p := l.recs.t.chunks[i/tableChunk]; p != nil {
+			if i >= l.recs.t.n {
+				l.recs.t.n = i + 1
+			}
 			return &p[i%tableChunk]
 		}
 	}
@@ -1138,8 +1141,11 @@ func (l *Ledger) entry(id ID, c ConsumerRef) *delivery {
 		return nil
 	}
 	t, i := &l.consumers[c].entries.t, uint64(id)
-	if i < t.n && i/tableChunk < uint64(len(t.chunks)) {
+	if i/tableChunk < uint64(len(t.chunks)) {
 		if p := t.chunks[i/tableChunk]; p != nil {
+			if i >= t.n {
+				t.n = i + 1 // a new copy in a chunk begun already, as most are
+			}
 			return &p[i%tableChunk]
 		}
 	}

@@ -380,6 +380,10 @@ func (s *idSeq) push(id ID) {
 	s.last = id
 	s.n++
 	k := len(s.chunks) - 1
+	if k >= 0 && z < 0x80 && len(s.chunks[k]) < cap(s.chunks[k]) {
+		s.chunks[k] = append(s.chunks[k], byte(z)) // the common case: a varint of one byte
+		return
+	}
 	if k < 0 || cap(s.chunks[k])-len(s.chunks[k]) < binary.MaxVarintLen64 {
 		size := seqFirst
 		if k >= 0 {

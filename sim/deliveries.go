@@ -28,7 +28,7 @@ func (deliveryCodec) settled(p *[tableChunk]delivery) bool {
 	return true
 }
 
-// A packed chunk is:
+// A packed chunk of deliveries is:
 //
 //	base      4 bytes, the smallest LastSeen of its non-blank deliveries
 //	width     1 byte, the bytes of each LastSeen's distance from base: 0, 1, 2 or 4

@@ -15,12 +15,17 @@ import "iter"
 // in the cache. Packing is lossless: a packed chunk keeps every field of
 // every element, so every query answers exactly as before, and a write to
 // a packed chunk (a late redelivery, a loss, a redrive) unpacks it first.
-// A chunk unpacked this way, or not settled when its turn came, is tried
-// again later, at most two such chunks per chunk begun, so the work of
-// packing stays O(1) amortised per copy whatever order events touch the
-// copies in, and a run that keeps touching old copies costs at most the
-// plain table's memory. Packed chunks are kept in blocks of bytes that
-// are never moved.
+// A chunk unpacked this way, or not settled when its turn came, is listed
+// and tried again later: a few per chunk begun, and a few every 128
+// events the ledger folds (Ledger.tidy), stopping at the first still
+// busy. Each try costs O(tableChunk), so packing costs O(1) amortised per
+// copy and event whatever order events touch the copies in, and a run
+// that keeps touching old copies costs at most the plain table's memory
+// (plus the bytes each chunk keeps for packing again, see store). Packed
+// chunks are kept in blocks of bytes that are never moved.
+//
+// Pointers that at returns stay valid until the next call of at on the
+// same table: a chunk begun may pack an older one and reuse its array.
 //
 // A short run (fewer than packLag chunks) never packs, and pays a nil
 // slice and a nil pointer per table for it.

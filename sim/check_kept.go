@@ -216,11 +216,11 @@ func (x *statsIndex) firstTwice(l *Ledger, c ConsumerRef) Outcome {
 // c, as eachBookOutcome folds it.
 func (l *Ledger) unlinkedOutcome(id ID, c ConsumerRef) Outcome {
 	b := l.consumers[c]
-	e := b.entries.get(uint64(id))
-	if e == nil {
+	e, ok := b.entries.get(uint64(id))
+	if !ok {
 		return Outcome{Origin: id, Consumer: b.name}
 	}
-	d := l.exportDelivery(id, c, e)
+	d := l.exportDelivery(id, c, &e)
 	a := agg{o: Outcome{Origin: id, Consumer: b.name}}
 	a.add(l, id, &d)
 	o := a.finish()
@@ -238,7 +238,7 @@ func (l *Ledger) Effects(origin ID, name string) int {
 		return 0
 	}
 	if !l.linked(origin) {
-		if e := l.consumers[c].entries.get(uint64(origin)); e != nil && e.bits&delExpected != 0 {
+		if e, ok := l.consumers[c].entries.get(uint64(origin)); ok && e.bits&delExpected != 0 {
 			return int(l.halfCount(origin, c, fieldApplied, e.handled, lowHalf))
 		}
 		return 0
@@ -246,7 +246,7 @@ func (l *Ledger) Effects(origin ID, name string) int {
 	n := 0
 	b := l.consumers[c]
 	for _, id := range l.linkedIDs() {
-		if e := b.entries.get(uint64(id)); e != nil && e.bits&delExpected != 0 && l.Root(id) == origin {
+		if e, ok := b.entries.get(uint64(id)); ok && e.bits&delExpected != 0 && l.Root(id) == origin {
 			n += int(l.halfCount(id, b.ref, fieldApplied, e.handled, lowHalf))
 		}
 	}

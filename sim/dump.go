@@ -31,11 +31,11 @@ func (l *Ledger) Dump() string {
 		}
 		b.WriteByte('\n')
 		for _, c := range l.consumers {
-			e := c.entries.get(uint64(r.ID))
-			if e == nil || *e == (delivery{}) {
+			e, ok := c.entries.get(uint64(r.ID))
+			if !ok || e == (delivery{}) {
 				continue
 			}
-			d := l.exportDelivery(r.ID, c.ref, e)
+			d := l.exportDelivery(r.ID, c.ref, &e)
 			b.WriteString("  " + c.name + ": delivered=" + strconv.Itoa(int(d.Delivered)) + " applied=" + strconv.Itoa(int(d.Applied)) +
 				" skipped=" + strconv.Itoa(int(d.Skipped)) + " expected=" + strconv.FormatBool(d.Expected) + " acked=" + strconv.FormatBool(d.Acked) +
 				" handled=" + strconv.FormatBool(d.Handled) + " missed=" + strconv.FormatBool(d.Missed) + " lost=" + strconv.Quote(string(d.Lost)) +

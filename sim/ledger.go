@@ -470,8 +470,8 @@ func (l *Ledger) causeOf(id ID, c ConsumerRef, d *delivery) Cause {
 type consumerBook struct {
 	ref     ConsumerRef
 	name    string
-	entries table[delivery] // indexed by ID
-	order   idSeq           // first applications, in order
+	entries deliveries // indexed by ID; older chunks packed
+	order   idSeq      // first applications, in order
 	// firstWide holds, by ID, the FirstApplied of the deliveries whose
 	// distance from LastSeen does not fit their byte (offWide). Its
 	// chunks are made where such a delivery is, so a run that applies
@@ -491,17 +491,19 @@ type consumerBook struct {
 // vocabulary it understands is documented on Ledger.Emit.
 //
 // Records are indexed by ID, so every event costs O(1) amortised. The
-// ledger costs 24 bytes per copy, plus its key's bytes the first time it
+// ledger books 24 bytes per copy, plus its key's bytes the first time it
 // sees that key (every time once 4,096 distinct keys were seen); per
 // consumer, 8 bytes per copy in chunks of 128 IDs, plus a byte or two per
-// first application (the difference from the previous one): about 34
-// bytes in all for a copy one consumer applied. The stored
-// records hold no pointers, so a ledger of millions of messages adds
-// almost nothing to garbage collection. Once Stats has been asked for, the
+// first application (the difference from the previous one). Once every
+// copy of a chunk is settled, the chunk is packed without losing a field
+// (see packedTable): a settled copy one consumer applied then keeps about
+// 5 bytes of record and 1.5 of delivery, about 12 bytes in all over a
+// long run with faults. The stored records hold no pointers, so a ledger
+// of millions of messages adds almost nothing to garbage collection. Once Stats has been asked for, the
 // ledger keeps the summary up to date as it folds (see Stats). A nil
 // *Ledger ignores every event.
 type Ledger struct {
-	recs      table[record] // indexed by ID; index 0 unused
+	recs      records // indexed by ID; index 0 unused; older chunks packed
 	consumers []*consumerBook
 	byName    map[string]ConsumerRef // consumer name -> handle, once there are more than scanMax
 	losses    list[loss]
@@ -534,6 +536,8 @@ type Ledger struct {
 	lineage   []ID        // the copies with an origin or copies made from them (recLinked), once each
 	unsorted  bool        // lineage is not in ID order
 	stats     *statsIndex // the summary kept up to date, once Stats was asked for
+	noPack    bool        // keep every chunk of deliveries unpacked (tests compare against it)
+	tidyNext  int         // the consumer whose deliveries tidy tries next
 }
 
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
@@ -683,6 +687,22 @@ func (l *Ledger) Emit(e *Event) {
 		return // a kind the fold ignores changes nothing
 	}
 	l.events++
+	if l.events%tableChunk == 0 {
+		l.tidy()
+	}
+}
+
+// tidy gives the records and one consumer's deliveries, in turn, a chance
+// to pack chunks that settled after their turn to be packed (see
+// packedTable.tidy). Emit calls it every tableChunk events, so packing
+// keeps up with copies settling, not only with new copies arriving; it
+// costs O(tableChunk) per call at most, and nothing when no chunk waits.
+func (l *Ledger) tidy() {
+	l.recs.tidy()
+	if n := len(l.consumers); n > 0 {
+		l.tidyNext = (l.tidyNext + 1) % n
+		l.consumers[l.tidyNext].entries.tidy()
+	}
 }
 
 // settleCopy notes that one copy of id left the broker and reports
@@ -770,6 +790,9 @@ func (l *Ledger) setOrigin(id, origin ID) {
 
 // link marks copy id as part of a lineage.
 func (l *Ledger) link(id ID) {
+	if x, ok := l.recs.get(uint64(id)); ok && x.flags&recLinked != 0 {
+		return // already linked; reading leaves a packed chunk packed
+	}
 	if r := l.rec(id); r != nil && r.flags&recLinked == 0 {
 		r.flags |= recLinked
 		if n := len(l.lineage); n > 0 && l.lineage[n-1] > id {
@@ -786,8 +809,10 @@ func (l *Ledger) delivered(e *Event) {
 	if d == nil {
 		return
 	}
-	if r := l.rec(e.Msg); r != nil && r.flags&recRegistered == 0 {
-		l.register(e.Msg, r, e)
+	if x, ok := l.recs.get(uint64(e.Msg)); !ok || x.flags&recRegistered == 0 {
+		if r := l.rec(e.Msg); r != nil && r.flags&recRegistered == 0 {
+			l.register(e.Msg, r, e)
+		}
 	}
 	d.bits |= delExpected
 	l.incByte(e.Msg, c, fieldDelivered, &d.delivered)
@@ -829,10 +854,10 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 // applied, absorbed, missed or lost it yet lost it with cause at tick t.
 func (l *Ledger) loseUnapplied(id ID, cause Cause, t Tick) {
 	for _, b := range l.consumers {
-		d := b.entries.get(uint64(id))
-		if d == nil || d.bits&delExpected == 0 || d.settledBy() || d.bits&delMissed != 0 || d.lostFor() {
+		if d, ok := b.entries.get(uint64(id)); !ok || d.bits&delExpected == 0 || d.settledBy() || d.bits&delMissed != 0 || d.lostFor() {
 			continue
 		}
+		d := b.entries.at(uint64(id))
 		l.setCause(id, b.ref, d, l.cause(cause))
 		l.seen(id, b.ref, d, t)
 		l.losses.push(loss{id: id, tick: t, consumer: b.ref, cause: l.cause(cause)})
@@ -938,7 +963,7 @@ func (l *Ledger) ref(name string) ConsumerRef {
 	c := l.lookup(name)
 	if c == NoConsumer {
 		c = ConsumerRef(len(l.consumers))
-		l.consumers = append(l.consumers, &consumerBook{ref: c, name: name})
+		l.consumers = append(l.consumers, &consumerBook{ref: c, name: name, entries: deliveries{off: l.noPack}})
 		switch {
 		case l.byName != nil:
 			l.byName[name] = c
@@ -977,8 +1002,8 @@ func (l *Ledger) entryOf(e *Event) *delivery {
 // linked reports whether copy id has a lineage: an origin or copies made
 // from it.
 func (l *Ledger) linked(id ID) bool {
-	r := l.recs.get(uint64(id))
-	return r != nil && r.flags&recLinked != 0
+	r, ok := l.recs.get(uint64(id))
+	return ok && r.flags&recLinked != 0
 }
 
 // originOf returns the copy id was made from, or 0.
@@ -1095,8 +1120,11 @@ func (l *Ledger) LastTick() Tick {
 // It spells out table.at's fast path: the generic method is compiled for
 // a shape and not inlined, and this is the ledger's most frequent call.
 func (l *Ledger) rec(id ID) *record {
-	if i := uint64(id); i < l.recs.n && id != 0 && i/tableChunk < uint64(len(l.recs.chunks)) {
-		if p := l.recs.chunks[i/tableChunk]; p != nil {
+	if i := uint64(id); id != 0 && i/tableChunk < uint64(len(l.recs.t.chunks)) {
+		if p := l.recs.t.chunks[i/tableChunk]; p != nil {
+			if i >= l.recs.t.n {
+				l.recs.t.n = i + 1
+			}
 			return &p[i%tableChunk]
 		}
 	}
@@ -1112,13 +1140,16 @@ func (l *Ledger) entry(id ID, c ConsumerRef) *delivery {
 	if c < 0 || int(c) >= len(l.consumers) || id == 0 {
 		return nil
 	}
-	t, i := &l.consumers[c].entries, uint64(id)
-	if i < t.n && i/tableChunk < uint64(len(t.chunks)) {
+	t, i := &l.consumers[c].entries.t, uint64(id)
+	if i/tableChunk < uint64(len(t.chunks)) {
 		if p := t.chunks[i/tableChunk]; p != nil {
+			if i >= t.n {
+				t.n = i + 1 // a new copy in a chunk begun already, as most are
+			}
 			return &p[i%tableChunk]
 		}
 	}
-	return t.at(i)
+	return l.consumers[c].entries.at(i)
 }
 
 // Record returns the broker-level record of copy id.
@@ -1126,11 +1157,11 @@ func (l *Ledger) Record(id ID) (Record, bool) {
 	if l == nil || id == 0 {
 		return Record{}, false
 	}
-	r := l.recs.get(uint64(id))
-	if r == nil || r.flags&recRegistered == 0 {
+	r, ok := l.recs.get(uint64(id))
+	if !ok || r.flags&recRegistered == 0 {
 		return Record{}, false
 	}
-	return l.export(id, r), true
+	return l.export(id, &r), true
 }
 
 // Entry returns what consumer c knows of copy id.
@@ -1138,8 +1169,8 @@ func (l *Ledger) Entry(id ID, c ConsumerRef) Entry {
 	if l == nil || c < 0 || int(c) >= len(l.consumers) {
 		return Entry{}
 	}
-	if e := l.consumers[c].entries.get(uint64(id)); e != nil {
-		return l.exportDelivery(id, c, e)
+	if e, ok := l.consumers[c].entries.get(uint64(id)); ok {
+		return l.exportDelivery(id, c, &e)
 	}
 	return Entry{}
 }
@@ -1200,8 +1231,8 @@ func (l *Ledger) standsBeforeConsumers(x Loss) bool {
 	if x.Consumer != "" {
 		return false
 	}
-	r := l.recs.get(uint64(x.ID))
-	return r != nil && r.State == StateLost
+	r, ok := l.recs.get(uint64(x.ID))
+	return ok && r.State == StateLost
 }
 
 // originKey names one origin and one consumer.
@@ -1248,7 +1279,7 @@ func (l *Ledger) DuplicateEffects(name string) int {
 // routed reports whether some consumer expects copy id.
 func (l *Ledger) routed(id ID) bool {
 	for _, b := range l.consumers {
-		if e := b.entries.get(uint64(id)); e != nil && e.bits&delExpected != 0 {
+		if e, ok := b.entries.get(uint64(id)); ok && e.bits&delExpected != 0 {
 			return true
 		}
 	}
@@ -1270,26 +1301,23 @@ func (l *Ledger) eachRecord(f func(r *Record)) {
 // record returns a copy of the record of id without growing the table; an
 // unknown ID yields a zero record. It does not allocate.
 func (l *Ledger) record(id ID) Record {
-	if x := l.recs.get(uint64(id)); x != nil {
-		return l.export(id, x)
+	if x, ok := l.recs.get(uint64(id)); ok {
+		return l.export(id, &x)
 	}
 	return Record{}
 }
 
 // keyOf returns the key of copy id, "" when unknown.
 func (l *Ledger) keyOf(id ID) string {
-	if x := l.recs.get(uint64(id)); x != nil && x.flags&recRegistered != 0 {
-		return l.keyString(id, x)
+	if x, ok := l.recs.get(uint64(id)); ok && x.flags&recRegistered != 0 {
+		return l.keyString(id, &x)
 	}
 	return ""
 }
 
-// stateOf returns the state, component and last change of copy id.
-func (l *Ledger) stateOf(id ID) (State, string, Tick) {
-	x := l.recs.get(uint64(id))
-	if x == nil {
-		return StateCreated, "", 0
-	}
+// stateOfRec returns the state, component and last change of copy id,
+// whose record is x (the zero record when the ledger has none).
+func (l *Ledger) stateOfRec(id ID, x *record) (State, string, Tick) {
 	w := ""
 	if int(x.where) < len(l.wheres) {
 		w = l.wheres[x.where]

@@ -43,6 +43,7 @@ func seedEvents(n int) []Event {
 func BenchmarkLedgerSeed(b *testing.B) {
 	evs := seedEvents(100)
 	b.ReportAllocs()
+	cpu := cpuTime()
 	for b.Loop() {
 		l := NewLedger()
 		for i := range evs {
@@ -52,4 +53,65 @@ func BenchmarkLedgerSeed(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu)
+}
+
+// BenchmarkLedgerFanout16 is the ledger's share of bench's
+// BenchmarkPubSubFanout16: per operation a copy is published and
+// delivered to 16 subscribers, and every 64 operations each subscriber
+// applies the 64 copies it buffered. It measures the fold alone, per
+// publish of 16 copies, over a ledger that grows with b.N; plain is the
+// same with packing off.
+func BenchmarkLedgerFanout16(b *testing.B) {
+	b.Run("packed", func(b *testing.B) { ledgerFanout16(b, false) })
+	b.Run("plain", func(b *testing.B) { ledgerFanout16(b, true) })
+}
+
+func ledgerFanout16(b *testing.B, noPack bool) {
+	const subs, batch = 16, 64
+	names := make([]string, subs)
+	for i := range names {
+		names[i] = "s" + strconv.Itoa(i)
+	}
+	var pub []Event  // one batch: published and delivered, per copy
+	var proc []Event // then processed, per subscriber and copy
+	for k := range batch {
+		pub = append(pub, Event{Kind: KindPublished, Where: "bench", Msg: ID(k), Key: "order-1", Type: "orders.created"})
+		for _, s := range names {
+			pub = append(pub, Event{Kind: KindDelivered, Where: "bench", Actor: s, Consumer: s, Msg: ID(k), Key: "order-1", Attempt: 1})
+		}
+	}
+	for _, s := range names {
+		for k := range batch {
+			proc = append(proc, Event{Kind: KindProcessed, Where: "bench", Actor: s, Consumer: s, Msg: ID(k), Key: "order-1", Attempt: 1})
+		}
+	}
+	l := NewLedger()
+	if noPack {
+		l = newPlainLedger()
+	}
+	b.ReportAllocs()
+	var base ID
+	tick := Tick(1)
+	cpu := cpuTime()
+	for i := 0; b.Loop(); i++ {
+		if i%batch != 0 {
+			continue
+		}
+		for j := range pub {
+			e := pub[j]
+			e.Msg += base + 1
+			e.Tick = tick
+			l.Emit(&e)
+		}
+		tick++
+		for j := range proc {
+			e := proc[j]
+			e.Msg += base + 1
+			e.Tick = tick
+			l.Emit(&e)
+		}
+		base += batch
+	}
+	reportCPU(b, cpu)
 }

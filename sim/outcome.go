@@ -66,6 +66,13 @@ type agg struct {
 
 // add folds copy id's delivery d into a.
 func (a *agg) add(l *Ledger, id ID, d *Entry) {
+	r, _ := l.recs.get(uint64(id))
+	a.addRec(l, id, d, &r)
+}
+
+// addRec is add for a caller that has copy id's record r at hand (the
+// zero record when the ledger has none).
+func (a *agg) addRec(l *Ledger, id ID, d *Entry, r *record) {
 	a.o.Copies++
 	a.o.Effects += int(d.Applied)
 	a.o.Deliveries += int(d.Delivered)
@@ -82,7 +89,7 @@ func (a *agg) add(l *Ledger, id ID, d *Entry) {
 		a.o.Last = id
 		a.lastLost = d.Lost
 		a.handledLast = d.Handled
-		state, where, t := l.stateOf(id)
+		state, where, t := l.stateOfRec(id, r)
 		a.o.Where, a.o.State = where, state
 		if d.LastSeen > t {
 			t = d.LastSeen
@@ -217,15 +224,19 @@ func (l *Ledger) eachBookOutcome(b *consumerBook, f func(o *Outcome)) {
 			continue
 		}
 		id := ID(i)
-		if l.linked(id) {
+		r, _ := l.recs.get(uint64(id)) // looked up once for the lineage, state and key
+		if r.flags&recLinked != 0 {
 			continue
 		}
 		flush(id)
 		d := l.exportDelivery(id, b.ref, e)
 		a = agg{o: Outcome{Origin: id, Consumer: b.name}}
-		a.add(l, id, &d)
+		a.addRec(l, id, &d, &r)
 		a.settle(&a.o)
-		a.o.Key = l.keyOf(id)
+		a.o.Key = ""
+		if r.flags&recRegistered != 0 {
+			a.o.Key = l.keyString(id, &r)
+		}
 		f(&a.o)
 	}
 	flush(math.MaxUint64)
@@ -240,8 +251,8 @@ func (l *Ledger) lineages(b *consumerBook) (map[ID]*agg, []ID) {
 	var aggs map[ID]*agg
 	var roots []ID
 	for _, id := range l.linkedIDs() {
-		e := b.entries.get(uint64(id))
-		if e == nil || e.bits&delExpected == 0 {
+		e, ok := b.entries.get(uint64(id))
+		if !ok || e.bits&delExpected == 0 {
 			continue
 		}
 		root := l.Root(id)
@@ -254,7 +265,7 @@ func (l *Ledger) lineages(b *consumerBook) (map[ID]*agg, []ID) {
 			aggs[root] = a
 			roots = append(roots, root)
 		}
-		d := l.exportDelivery(id, b.ref, e)
+		d := l.exportDelivery(id, b.ref, &e)
 		a.add(l, id, &d)
 	}
 	return aggs, roots

@@ -497,7 +497,7 @@ func TestLedgerSparseConsumerAndLargeIDs(t *testing.T) {
 	}
 	l := feed(ev...)
 	c := l.Consumer("late")
-	if l.consumers[c].entries.get(2000) != nil {
+	if _, ok := l.consumers[c].entries.get(2000); ok {
 		t.Fatal("an untouched chunk was allocated")
 	}
 	if got := len(l.Records()); got != 3 {

@@ -290,9 +290,9 @@ func (l *Ledger) newStatsIndex() *statsIndex {
 			x.dirty = append(x.dirty, c)
 		}
 	}
-	chunksOf(&l.recs, mark)
+	l.recs.chunkNumbers(mark)
 	for _, b := range l.consumers {
-		chunksOf(&b.entries, mark)
+		b.entries.chunkNumbers(mark)
 	}
 	for v := range l.losses.all() {
 		if v.consumer == NoConsumer {
@@ -305,18 +305,6 @@ func (l *Ledger) newStatsIndex() *statsIndex {
 		}
 	}
 	return x
-}
-
-// chunksOf calls f with the number of every allocated chunk of t.
-func chunksOf[T any](t *table[T], f func(c uint64)) {
-	for c, p := range t.chunks {
-		if p != nil {
-			f(uint64(c))
-		}
-	}
-	for c := range t.far {
-		f(c)
-	}
 }
 
 // touch notes that an event changed copy id, so its chunk's part is
@@ -426,7 +414,7 @@ func (l *Ledger) foldPart(c uint64, before []loss, judge []judgeCount) statsPart
 		}
 	}
 	for _, v := range before {
-		if r := l.recs.get(uint64(v.id)); r != nil && r.State == StateLost {
+		if r, ok := l.recs.get(uint64(v.id)); ok && r.State == StateLost {
 			p.lost++
 			p.beforeLost++
 			cause := Cause("")
@@ -520,7 +508,7 @@ func (l *Ledger) KeyStats(consumers []string, limit int) (rows []KeyEffects, mor
 		var order []uint64
 		for _, name := range consumers {
 			if ref := l.lookup(name); ref != NoConsumer {
-				chunksOf(&l.consumers[ref].entries, func(c uint64) {
+				l.consumers[ref].entries.chunkNumbers(func(c uint64) {
 					if !chunks[c] {
 						chunks[c] = true
 						order = append(order, c)

@@ -26,6 +26,7 @@ type table[T any] struct {
 	far    map[uint64]*[tableChunk]T // chunks past the dense ones, by chunk number
 	n      uint64                    // one past the highest index ever touched by at
 	used   uint64                    // chunks allocated
+	spare  *[tableChunk]T            // a zeroed array the next new dense chunk takes, if any
 }
 
 // A table's slice of chunk pointers reaches any chunk number up to
@@ -78,7 +79,11 @@ func (t *table[T]) grow(i uint64) *T {
 		t.chunks = append(t.chunks, p)
 	}
 	if t.chunks[c] == nil {
-		t.chunks[c] = newChunk[T]()
+		if t.spare != nil {
+			t.chunks[c], t.spare = t.spare, nil
+		} else {
+			t.chunks[c] = newChunk[T]()
+		}
 		t.used++
 	}
 	return &t.chunks[c][i%tableChunk]
@@ -375,6 +380,10 @@ func (s *idSeq) push(id ID) {
 	s.last = id
 	s.n++
 	k := len(s.chunks) - 1
+	if k >= 0 && z < 0x80 && len(s.chunks[k]) < cap(s.chunks[k]) {
+		s.chunks[k] = append(s.chunks[k], byte(z)) // the common case: a varint of one byte
+		return
+	}
 	if k < 0 || cap(s.chunks[k])-len(s.chunks[k]) < binary.MaxVarintLen64 {
 		size := seqFirst
 		if k >= 0 {

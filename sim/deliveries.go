@@ -1,0 +1,207 @@
+package sim
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
+// deliveries is one consumer's deliveries by ID, older chunks packed.
+type deliveries = packedTable[delivery, deliveryCodec]
+
+// deliveryCodec packs chunks of deliveries (see packChunk).
+type deliveryCodec struct{}
+
+func (deliveryCodec) pack(b []byte, p *[tableChunk]delivery) ([]byte, bool) { return packChunk(b, p) }
+func (deliveryCodec) unpack(p *[tableChunk]delivery, b []byte)              { unpackChunk(p, b) }
+func (deliveryCodec) at(b []byte, k int) delivery                           { return packedAt(b, k) }
+
+// settled reports whether the consumer is done with every copy of p it
+// was routed: it handled it (applied, absorbed or failed it), missed or
+// lost it.
+func (deliveryCodec) settled(p *[tableChunk]delivery) bool {
+	for k := range p {
+		if e := &p[k]; *e != (delivery{}) && e.bits&(delHandled|delMissed) == 0 && !e.lostFor() {
+			return false
+		}
+	}
+	return true
+}
+
+// A packed chunk of deliveries is:
+//
+//	base      4 bytes, the smallest LastSeen of its non-blank deliveries
+//	width     1 byte, the bytes of each LastSeen's distance from base: 0, 1, 2 or 4
+//	shapes    1 byte, the number of distinct shapes, at most maxShapes
+//	shape     4 bytes each: firstOff, delivered, handled, bits
+//	index     tableChunk/2 bytes: per delivery, 0 for a blank one (all
+//	          zero), else 1 + its shape's number, in 4 bits
+//	distance  tableChunk x width bytes
+//
+// A shape is a delivery's fields but LastSeen; copies handled alike share
+// one, so a chunk rarely has more than a few.
+const (
+	packHeader = 6
+	maxShapes  = 15
+)
+
+// shapeOf returns the fields of e but LastSeen as one number.
+func shapeOf(e *delivery) uint32 {
+	return uint32(uint8(e.firstOff)) | uint32(e.delivered)<<8 | uint32(e.handled)<<16 | uint32(e.bits)<<24
+}
+
+// blank reports whether e was never written.
+func blank(e *delivery) bool { return *e == delivery{} }
+
+// maxDeliveries is the largest size of a packed chunk of deliveries.
+const maxDeliveries = packHeader + 4*maxShapes + tableChunk/2 + 4*tableChunk
+
+// packChunk appends p packed to b, and reports false, leaving b as it
+// was, when p has more than maxShapes shapes. It costs one pass over p
+// and one over the packed bytes.
+func packChunk(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
+	var shapes [maxShapes]uint32
+	var index [tableChunk]uint8
+	n := 0
+	last, lastIdx := uint32(0), uint8(0)
+	lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
+	for k := range p {
+		e := p[k]
+		if e == (delivery{}) {
+			continue // blank
+		}
+		if s := shapeOf(&e); lastIdx == 0 || s != last {
+			j := 0
+			for j < n && shapes[j] != s {
+				j++
+			}
+			if j == n {
+				if n == maxShapes {
+					return b, false
+				}
+				shapes[n] = s
+				n++
+			}
+			last, lastIdx = s, uint8(j+1)
+		}
+		index[k] = lastIdx
+		lo, hi = min(lo, int32(e.lastSeen)), max(hi, int32(e.lastSeen))
+	}
+	if lastIdx == 0 {
+		lo, hi = 0, 0 // every delivery is blank
+	}
+	w := widthOf(uint64(int64(hi) - int64(lo)))
+	b = slices.Grow(b, packHeader+4*n+tableChunk/2+w*tableChunk)
+	b = binary.LittleEndian.AppendUint32(b, uint32(lo))
+	b = append(b, byte(w), byte(n))
+	for _, s := range shapes[:n] {
+		b = binary.LittleEndian.AppendUint32(b, s)
+	}
+	for k := 0; k < tableChunk; k += 2 {
+		b = append(b, index[k]|index[k+1]<<4)
+	}
+	at := len(b)
+	b = b[:at+w*tableChunk]
+	dist := b[at:]
+	switch w {
+	case 1:
+		for k := range p {
+			if index[k] != 0 {
+				dist[k] = byte(uint32(p[k].lastSeen) - uint32(lo))
+			} else {
+				dist[k] = 0
+			}
+		}
+	case 2:
+		for k := range p {
+			var v uint32
+			if index[k] != 0 {
+				v = uint32(p[k].lastSeen) - uint32(lo)
+			}
+			binary.LittleEndian.PutUint16(dist[2*k:], uint16(v))
+		}
+	case 4:
+		for k := range p {
+			var v uint32
+			if index[k] != 0 {
+				v = uint32(p[k].lastSeen) - uint32(lo)
+			}
+			binary.LittleEndian.PutUint32(dist[4*k:], v)
+		}
+	}
+	return b, true
+}
+
+// widthOf returns the bytes a distance up to span takes.
+func widthOf(span uint64) int {
+	switch {
+	case span == 0:
+		return 0
+	case span <= 0xff:
+		return 1
+	case span <= 0xffff:
+		return 2
+	}
+	return 4
+}
+
+// packedAt returns delivery k of packed chunk b. It costs O(1).
+func packedAt(b []byte, k int) delivery {
+	n := int(b[5])
+	idx := b[packHeader+4*n+k/2] >> (4 * (k % 2)) & 0xf
+	if idx == 0 {
+		return delivery{}
+	}
+	w := int(b[4])
+	s := binary.LittleEndian.Uint32(b[packHeader+4*(int(idx)-1):])
+	return unshape(s, binary.LittleEndian.Uint32(b)+distance(b[packHeader+4*n+tableChunk/2:], w, k))
+}
+
+// distance returns the k-th distance of width w in dist.
+func distance(dist []byte, w, k int) uint32 {
+	switch w {
+	case 1:
+		return uint32(dist[k])
+	case 2:
+		return uint32(binary.LittleEndian.Uint16(dist[2*k:]))
+	case 4:
+		return binary.LittleEndian.Uint32(dist[4*k:])
+	}
+	return 0
+}
+
+// unshape returns the delivery of shape s seen at lastSeen.
+func unshape(s, lastSeen uint32) delivery {
+	return delivery{lastSeen: tick32(lastSeen), firstOff: int8(uint8(s)), delivered: uint8(s >> 8), handled: uint8(s >> 16), bits: uint8(s >> 24)}
+}
+
+// unpackChunk writes packed chunk b into p.
+func unpackChunk(p *[tableChunk]delivery, b []byte) {
+	n, w := int(b[5]), int(b[4])
+	base := binary.LittleEndian.Uint32(b)
+	var shapes [maxShapes]uint32
+	for j := range n {
+		shapes[j] = binary.LittleEndian.Uint32(b[packHeader+4*j:])
+	}
+	index := b[packHeader+4*n : packHeader+4*n+tableChunk/2]
+	dist := b[packHeader+4*n+tableChunk/2:]
+	for k := range p {
+		idx := index[k/2] >> (4 * (k % 2)) & 0xf
+		if idx == 0 {
+			p[k] = delivery{}
+			continue
+		}
+		p[k] = unshape(shapes[idx-1], base+distance(dist, w, k))
+	}
+}
+
+// packAll packs every chunk of records and of deliveries that fits a
+// packed chunk, whatever its age and whether settled or not. Runs never
+// need it; tests call it after every event to check that every query
+// reads packed chunks right and every write unpacks them.
+func (l *Ledger) packAll() {
+	l.recs.packAll()
+	for _, b := range l.consumers {
+		b.entries.packAll()
+	}
+}

@@ -1,0 +1,318 @@
+package sim
+
+import (
+	"math"
+	"reflect"
+	"strconv"
+	"testing"
+)
+
+// PackAll packs every chunk of deliveries of l (see Ledger.packAll).
+var PackAll = (*Ledger).packAll
+
+// newPlainLedger returns a ledger that never packs a chunk.
+func newPlainLedger() *Ledger {
+	l := NewLedger()
+	l.noPack, l.recs.off = true, true
+	return l
+}
+
+// TestPackChunkRoundTrip packs chunks of many shapes, blanks and tick
+// spans (among them ticks kept in Ledger.wide) and reads every delivery
+// back, one at a time and as a whole chunk.
+func TestPackChunkRoundTrip(t *testing.T) {
+	r := NewStream(3, "pack")
+	spans := []int64{0, 1, 200, 255, 256, 60000, 65535, 65536, 1 << 31, math.MaxUint32}
+	for round := range 400 {
+		var p [tableChunk]delivery
+		span := spans[round%len(spans)]
+		base := int64(r.IntN(1000)) - 500
+		if round%7 == 0 {
+			base = int64(tickWide)
+		}
+		shapes := 1 + round%maxShapes
+		for k := range p {
+			if r.Chance(0.2) {
+				continue // blank
+			}
+			s := r.IntN(shapes)
+			v := base
+			if span > 0 {
+				v += int64(r.IntN(int(min(span, math.MaxInt32)))) + int64(k%2)*(span-min(span, math.MaxInt32))
+			}
+			v = max(min(v, math.MaxInt32), math.MinInt32)
+			p[k] = delivery{lastSeen: tick32(v), firstOff: int8(s - 3), delivered: uint8(s), handled: uint8(s * 17), bits: uint8(s) | 1}
+		}
+		b, ok := packChunk([]byte("x"), &p)
+		if !ok {
+			t.Fatalf("round %d: %d shapes did not fit", round, shapes)
+		}
+		if len(b) > 1+maxDeliveries || b[0] != 'x' {
+			t.Fatalf("round %d: packed %d bytes, at most %d, after what was there", round, len(b)-1, maxPacked)
+		}
+		b = b[1:]
+		var back [tableChunk]delivery
+		unpackChunk(&back, b)
+		if back != p {
+			t.Fatalf("round %d: chunk changed by packing\n got %v\nwant %v", round, back, p)
+		}
+		for k := range p {
+			if got := packedAt(b, k); got != p[k] {
+				t.Fatalf("round %d: delivery %d is %+v, want %+v", round, k, got, p[k])
+			}
+		}
+	}
+	var many [tableChunk]delivery
+	for k := range many {
+		many[k] = delivery{lastSeen: 1, delivered: uint8(k), bits: delExpected}
+	}
+	if b, ok := packChunk([]byte("x"), &many); ok || string(b) != "x" {
+		t.Fatal("a chunk of 128 shapes was packed")
+	}
+}
+
+// longRunEvents returns the events of n messages for three consumers: a
+// queue's workers, and two subscribers of a fan-out that follows it (a
+// copy per message, made from it). Some messages come back long after
+// their chunk was packed: redelivered, dead-lettered and redriven,
+// expired before one consumer applied them, lost, dropped; some wait
+// tens of thousands of ticks, and a few are seen at ticks past a tick32.
+func longRunEvents(n int) []Event {
+	r := NewStream(5, "long")
+	var evs []Event
+	later := map[int][]Event{} // by the message count after which they happen
+	at := func(i int, e ...Event) { later[i] = append(later[i], e...) }
+	next := ID(n + 1) // IDs of copies made later
+	for i := 1; i <= n; i++ {
+		id, t := ID(i), Tick(i/10+1)
+		key := "k" + strconv.Itoa(i%13)
+		evs = append(evs, Event{Tick: t, Kind: KindSent, Where: "q", Consumer: "workers", Msg: id, Key: key, Type: "t"},
+			Event{Tick: t, Kind: KindReceived, Where: "q", Consumer: "workers", Msg: id})
+		switch {
+		case i%211 == 0: // expires unapplied, long after
+			at(i+1500, Event{Tick: t + 300, Kind: KindExpired, Where: "q", Msg: id})
+		case i%173 == 0: // dead-lettered, then redriven and applied
+			c := next
+			next++
+			evs = append(evs, Event{Tick: t + 1, Kind: KindFailed, Where: "q", Consumer: "workers", Msg: id})
+			at(i+900, Event{Tick: t + 70000, Kind: KindDeadLettered, Where: "q", Msg: id},
+				Event{Tick: t + 70001, Kind: KindRedriven, Where: "q", Consumer: "workers", Msg: c, Origin: id, Key: key},
+				Event{Tick: t + 70002, Kind: KindReceived, Where: "q", Consumer: "workers", Msg: c},
+				Event{Tick: t + 70002, Kind: KindProcessed, Where: "q", Consumer: "workers", Msg: c},
+				Event{Tick: t + 70003, Kind: KindAcked, Where: "q", Consumer: "workers", Msg: c})
+		case i%61 == 0: // redelivered much later, applied twice
+			at(i+700, Event{Tick: t + 400, Kind: KindRedelivered, Where: "q", Consumer: "workers", Msg: id},
+				Event{Tick: t + 400, Kind: KindProcessed, Where: "q", Consumer: "workers", Msg: id},
+				Event{Tick: t + 401, Kind: KindAcked, Where: "q", Consumer: "workers", Msg: id})
+			evs = append(evs, Event{Tick: t + 1, Kind: KindProcessed, Where: "q", Consumer: "workers", Msg: id})
+		case i%499 == 0: // seen at a tick past a tick32
+			evs = append(evs, Event{Tick: math.MaxInt32 + Tick(i), Kind: KindProcessed, Where: "q", Consumer: "workers", Msg: id},
+				Event{Tick: math.MaxInt32 + Tick(i), Kind: KindAcked, Where: "q", Consumer: "workers", Msg: id})
+		default:
+			evs = append(evs, Event{Tick: t + Tick(r.IntN(3)), Kind: KindProcessed, Where: "q", Consumer: "workers", Msg: id},
+				Event{Tick: t + 3, Kind: KindAcked, Where: "q", Consumer: "workers", Msg: id})
+		}
+		if i%5 == 0 { // a fan-out copy for two subscribers
+			c := next
+			next++
+			evs = append(evs, Event{Tick: t, Kind: KindPublished, Where: "topic", Msg: c, Origin: id, Key: key})
+			for _, s := range []string{"s1", "s2"} {
+				switch {
+				case i%45 == 0 && s == "s2":
+					at(i+600, Event{Tick: t + 90, Kind: KindDropped, Where: "topic", Consumer: s, Msg: c})
+				case i%35 == 0:
+					at(i+2000, Event{Tick: t + 200, Kind: KindDelivered, Where: "topic", Consumer: s, Msg: c},
+						Event{Tick: t + 200, Kind: KindSkipped, Where: "topic", Consumer: s, Msg: c})
+				default:
+					evs = append(evs, Event{Tick: t, Kind: KindDelivered, Where: "topic", Consumer: s, Msg: c},
+						Event{Tick: t, Kind: KindProcessed, Where: "topic", Consumer: s, Msg: c})
+				}
+			}
+		}
+		evs = append(evs, later[i]...)
+		delete(later, i)
+	}
+	for i := n + 1; len(later) > 0; i++ {
+		evs = append(evs, later[i]...)
+		delete(later, i)
+	}
+	return evs
+}
+
+// TestPackedLedgerMatchesPlain folds a long run, whose late events touch
+// many packed chunks, into a ledger that packs and one that never does,
+// and holds every answer of the first to the second: the dump of every
+// record and delivery, outcomes, losses, stats, key stats, tallies and
+// checker verdicts, at several points of the run.
+func TestPackedLedgerMatchesPlain(t *testing.T) {
+	evs := longRunEvents(20000)
+	packed, plain := NewLedger(), newPlainLedger()
+	checks := []Checker{NoLoss(), AtLeastOnce("workers"), AtMostOnce("workers"), ExactlyOnce("s1"), OrderedPerKey("workers"), MaxDuplicates("", 1)}
+	compare := func(at int) {
+		t.Helper()
+		if got, want := packed.Dump(), plain.Dump(); got != want {
+			t.Fatalf("after %d events: the dumps differ", at)
+		}
+		for _, name := range []string{"", "workers", "s1", "s2"} {
+			if got, want := packed.Outcomes(name), plain.Outcomes(name); !reflect.DeepEqual(got, want) {
+				t.Fatalf("after %d events: outcomes of %q differ", at, name)
+			}
+		}
+		if got, want := packed.Losses(), plain.Losses(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after %d events: losses differ", at)
+		}
+		if got, want := packed.Stats(), plain.Stats(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after %d events: stats differ\n got %+v\nwant %+v", at, got, want)
+		}
+		if got, want := packed.statsByScan(), plain.Stats(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after %d events: stats by scan differ", at)
+		}
+		gotRows, gotMore := packed.KeyStats([]string{"workers", "s1", "s2"}, 10)
+		wantRows, wantMore := plain.KeyStats([]string{"workers", "s1", "s2"}, 10)
+		if !reflect.DeepEqual(gotRows, wantRows) || gotMore != wantMore {
+			t.Fatalf("after %d events: key stats differ", at)
+		}
+		for _, c := range checks {
+			for _, name := range []string{"", "workers", "s1"} {
+				g, gok := packed.Tally(c.Name(), name, 1)
+				w, wok := plain.Tally(c.Name(), name, 1)
+				if gok != wok || !reflect.DeepEqual(g, w) {
+					t.Fatalf("after %d events: tally %s %q differs: %+v vs %+v", at, c.Name(), name, g, w)
+				}
+			}
+			if g, w := packed.FirstViolations(c, "", 1, 5), plain.FirstViolations(c, "", 1, 5); !reflect.DeepEqual(g, w) {
+				t.Fatalf("after %d events: first violations of %s differ", at, c.Name())
+			}
+		}
+		g, w := Check(packed, checks...), Check(plain, checks...)
+		if (g == nil) != (w == nil) || g != nil && g.Error() != w.Error() {
+			t.Fatalf("after %d events: verdicts differ:\n%v\n%v", at, g, w)
+		}
+		if w == nil {
+			t.Fatal("the run has no violation to compare")
+		}
+	}
+	for i := range evs {
+		packed.Emit(&evs[i])
+		plain.Emit(&evs[i])
+		if i%40009 == 40008 {
+			compare(i + 1)
+		}
+	}
+	compare(len(evs))
+	packs, unpacks := 0, 0
+	for c, p := range packed.recs.packed {
+		if p != nil && packed.recs.t.chunks[c] == nil {
+			packs++
+		}
+	}
+	if packs < 50 {
+		t.Fatalf("only %d chunks of records packed: the test does not exercise packing", packs)
+	}
+	for _, b := range packed.consumers {
+		for c, p := range b.entries.packed {
+			if p != nil && b.entries.t.chunks[c] == nil {
+				packs++
+			}
+		}
+		unpacks += b.entries.waiting()
+		if b.entries.t.used == 0 {
+			t.Fatalf("consumer %s has no deliveries", b.name)
+		}
+	}
+	if len(plain.recs.packed) != 0 {
+		t.Fatal("the plain ledger packed records")
+	}
+	for _, b := range plain.consumers {
+		if len(b.entries.packed) != 0 {
+			t.Fatal("the plain ledger packed")
+		}
+	}
+	if packs < 200 {
+		t.Fatalf("only %d chunks packed: the test does not exercise packing", packs)
+	}
+	t.Logf("%d events, %d chunks packed, %d listed to try again at the end", len(evs), packs, unpacks)
+}
+
+// TestPackRecordsRoundTrip packs chunks of records with keys in several
+// chunks of strings, wide ticks, many states and blanks, and reads every
+// record back, one at a time and as a whole chunk.
+func TestPackRecordsRoundTrip(t *testing.T) {
+	r := NewStream(4, "records")
+	var c recordCodec
+	for round := range 300 {
+		var p [tableChunk]record
+		shapes := 1 + round%maxShapes
+		spread := []uint32{0, 3, 300, 70000, math.MaxUint32}[round%5]
+		for k := range p {
+			if r.Chance(0.15) {
+				continue // blank
+			}
+			s := r.IntN(shapes)
+			v := func() uint32 {
+				if spread == 0 {
+					return 7
+				}
+				return uint32(r.IntN(int(min(spread, math.MaxInt32)))) + uint32(k%2)*(spread-min(spread, math.MaxInt32))
+			}
+			p[k] = record{keyLo: v()<<16 | v()&0xffff, keyHi: uint16(s), typ: uint16(s * 3), where: uint16(s + 1), State: State(s % 10),
+				flags: uint8(s) | recRegistered, created: tick32(v()), changed: tick32(v()), sends: v()}
+		}
+		b, ok := c.pack([]byte("x"), &p)
+		if !ok {
+			t.Fatalf("round %d: %d shapes did not fit", round, shapes)
+		}
+		if len(b) > 1+maxRecords || len(b) > 1+maxPacked || b[0] != 'x' {
+			t.Fatalf("round %d: packed %d bytes, at most %d, after what was there", round, len(b)-1, maxRecords)
+		}
+		b = b[1:]
+		var back [tableChunk]record
+		c.unpack(&back, b)
+		if back != p {
+			t.Fatalf("round %d: chunk changed by packing", round)
+		}
+		for k := range p {
+			if got := c.at(b, k); got != p[k] {
+				t.Fatalf("round %d: record %d is %+v, want %+v", round, k, got, p[k])
+			}
+		}
+	}
+	var many [tableChunk]record
+	for k := range many {
+		many[k] = record{typ: uint16(k), flags: recRegistered}
+	}
+	if b, ok := c.pack([]byte("x"), &many); ok || string(b) != "x" {
+		t.Fatal("a chunk of 128 shapes was packed")
+	}
+}
+
+// TestRepackReusesBytes unpacks and packs the same chunk again and again,
+// as a poison message redelivered every tick does, and checks that it
+// reuses the chunk's bytes instead of taking new ones each time.
+func TestRepackReusesBytes(t *testing.T) {
+	var d deliveries
+	for i := uint64(1); i < (packLag+2)*tableChunk; i++ {
+		*d.at(i) = delivery{lastSeen: 1, delivered: 1, bits: delExpected | delHandled}
+	}
+	if d.packed[0] == nil || d.t.chunks[0] != nil {
+		t.Fatal("chunk 0 was not packed")
+	}
+	tick := tick32(1)
+	cycle := func() {
+		tick++
+		e := d.at(5) // unpacks chunk 0
+		e.lastSeen = tick
+		e.delivered = uint8(tick%200) + 1
+		d.tidy() // packs it again
+	}
+	cycle()
+	if allocs := testing.AllocsPerRun(1000, cycle); allocs > 0.01 {
+		t.Fatalf("%v allocations per repack: packing again takes new bytes", allocs)
+	}
+	if d.t.chunks[0] != nil {
+		t.Fatal("chunk 0 was not packed again")
+	}
+	if e, _ := d.get(5); e.lastSeen != tick || e.delivered != uint8(tick%200)+1 {
+		t.Fatalf("delivery 5 is %+v after %d cycles", e, tick)
+	}
+}

@@ -1,0 +1,358 @@
+package sim
+
+import "iter"
+
+// packedTable is a table by ID whose older chunks are packed. The ledger
+// books a record per copy and a delivery per copy and consumer, and once
+// a copy is settled they do not change any more, yet a plain table keeps
+// its chunks of fresh memory for the rest of the run: writing those fresh
+// pages is much of the ledger's time (most of it in a fan-out to many
+// consumers), and over a long run they are most of its memory.
+//
+// So when the table begins chunk c, it packs chunk c-packLag if the codec
+// finds every element of it settled, and the chunk's array becomes chunk
+// c: a run that settles its copies promptly reuses a few arrays that stay
+// in the cache. Packing is lossless: a packed chunk keeps every field of
+// every element, so every query answers exactly as before, and a write to
+// a packed chunk (a late redelivery, a loss, a redrive) unpacks it first.
+// A chunk unpacked this way, or not settled when its turn came, is listed
+// and tried again later: a few per chunk begun, and a few every 128
+// events the ledger folds (Ledger.tidy), stopping at the first still
+// busy. Each try costs O(tableChunk), so packing costs O(1) amortised per
+// copy and event whatever order events touch the copies in, and a run
+// that keeps touching old copies costs at most the plain table's memory
+// (plus the bytes each chunk keeps for packing again, see store). Packed
+// chunks are kept in blocks of bytes that are never moved.
+//
+// Pointers that at returns stay valid until the next call of at on the
+// same table: a chunk begun may pack an older one and reuse its array.
+//
+// A short run (fewer than packLag chunks) never packs, and pays a nil
+// slice and a nil pointer per table for it.
+type packedTable[T comparable, C codec[T]] struct {
+	t            table[T]
+	packed       [][]byte // by dense chunk number: its bytes packed, or kept for it while it is unpacked
+	*packWork[T]          // nil until the table first packs
+	off          bool     // never pack
+	codec        C
+}
+
+// packWork is what a packedTable needs once it packs.
+type packWork[T any] struct {
+	tmp     []byte   // where a chunk is packed before it is copied into its bytes
+	queued  []bool   // by dense chunk number: listed in later
+	later   []uint64 // chunks to try packing again, oldest first, from head on
+	head    int
+	blk     []byte           // the block packed chunks are appended to
+	free    []*[tableChunk]T // arrays of packed chunks, to reuse
+	scratch *[tableChunk]T   // what chunk returns for a packed chunk
+}
+
+// codec packs chunks of one element type. Its methods must not depend on
+// anything but their arguments.
+type codec[T any] interface {
+	// pack appends p packed to b, at most maxPacked bytes, or reports
+	// false and returns b as it was when p does not fit its format.
+	pack(b []byte, p *[tableChunk]T) ([]byte, bool)
+	// unpack writes packed chunk b into p.
+	unpack(p *[tableChunk]T, b []byte)
+	// at returns element k of packed chunk b in O(1).
+	at(b []byte, k int) T
+	// settled reports whether no event is expected to change any element
+	// of p any more.
+	settled(p *[tableChunk]T) bool
+}
+
+// packLag is how many chunks a table begins after a chunk before it packs
+// it: 512 copies, more than a fan-out's subscribers or a queue's workers
+// usually hold unsettled.
+const packLag = 4
+
+// retries is how many chunks listed for later a table tries to pack
+// again per chunk begun, and per tidy: more than one, so that the list
+// shrinks when copies settle in the order they came, at O(tableChunk)
+// each.
+const retries = 2
+
+// maxFree is how many arrays of packed chunks a table keeps for reuse.
+const maxFree = 4
+
+// at returns the element at i for writing, growing or unpacking the
+// table as needed. The pointer is valid until the next call of at.
+func (d *packedTable[T, C]) at(i uint64) *T {
+	c := i / tableChunk
+	if c < uint64(len(d.t.chunks)) {
+		if p := d.t.chunks[c]; p != nil {
+			if i >= d.t.n {
+				d.t.n = i + 1
+			}
+			return &p[i%tableChunk]
+		}
+		if c < uint64(len(d.packed)) && d.packed[c] != nil {
+			d.unpack(c)
+			return d.at(i)
+		}
+	}
+	if d.t.far[c] == nil {
+		d.begin(c) // a chunk the table has not allocated yet
+	}
+	return d.t.at(i)
+}
+
+// begin is called before the table allocates chunk c: it packs the chunk
+// packLag before it, tries again up to two chunks listed for later, and
+// leaves an array for chunk c in the table's spare.
+func (d *packedTable[T, C]) begin(c uint64) {
+	if d.off || c < packLag {
+		return
+	}
+	if d.packWork == nil {
+		d.packWork = &packWork[T]{}
+	}
+	d.pack(c - packLag)
+	d.tryLater(c, retries)
+	if n := len(d.free); n > 0 && d.t.spare == nil {
+		p := d.free[n-1]
+		d.free = d.free[:n-1]
+		*p = [tableChunk]T{}
+		d.t.spare = p
+	}
+}
+
+// tryLater tries to pack up to n of the chunks listed for later, oldest
+// first, that are at least packLag chunks before chunk top, and stops at
+// the first that is not settled yet (listing it again, last). It costs
+// O(n x tableChunk).
+func (d *packedTable[T, C]) tryLater(top uint64, n int) {
+	for range n {
+		if d.waiting() == 0 || d.later[d.head]+packLag > top {
+			return
+		}
+		k := d.later[d.head]
+		d.head++
+		switch {
+		case d.head == len(d.later):
+			d.later, d.head = d.later[:0], 0
+		case d.head >= 64 && 2*d.head >= len(d.later): // drop the popped half, keeping the capacity
+			d.later, d.head = d.later[:copy(d.later, d.later[d.head:])], 0
+		}
+		d.queued[k] = false
+		if !d.pack(k) {
+			return // the rest were listed after it: likely not settled either
+		}
+	}
+}
+
+// waiting returns how many chunks are listed to be tried again.
+func (d *packedTable[T, C]) waiting() int {
+	if d.packWork == nil {
+		return 0
+	}
+	return len(d.later) - d.head
+}
+
+// tidy tries to pack some of the chunks listed for later (see
+// tryLater), so that chunks left unsettled when their turn came are
+// packed once they settle even when no chunk is begun any more, as when
+// a backlog drains at the end of a run. The longer the list, the more it
+// tries, up to maxTidy chunks: O(maxTidy x tableChunk) at most.
+func (d *packedTable[T, C]) tidy() {
+	if d.waiting() > 0 && !d.off {
+		d.tryLater(uint64(len(d.t.chunks)), min(maxTidy, retries+d.waiting()/32))
+	}
+}
+
+// maxTidy is the most chunks one tidy tries to pack.
+const maxTidy = 16
+
+// pack packs dense chunk c when it is allocated, every element of it is
+// settled and it fits the codec's format; a chunk that is not settled yet
+// is listed to be tried again later, and pack reports false. It costs
+// O(tableChunk).
+func (d *packedTable[T, C]) pack(c uint64) bool {
+	if c >= uint64(len(d.t.chunks)) {
+		return true
+	}
+	p := d.t.chunks[c]
+	if p == nil {
+		return true
+	}
+	if !d.codec.settled(p) {
+		d.retry(c)
+		return false
+	}
+	if d.store(c, p) && len(d.free) < maxFree {
+		d.free = append(d.free, p)
+	}
+	return true
+}
+
+// store packs chunk c, whose array is p, and reports whether it fit the
+// codec's format. A chunk packed again after a write unpacked it reuses
+// its bytes when it fits them, and else takes twice as many (up to
+// maxPacked), so a chunk that keeps being unpacked and packed again, as
+// a poison message's does, leaves at most about 2 x maxPacked bytes
+// behind in all.
+func (d *packedTable[T, C]) store(c uint64, p *[tableChunk]T) bool {
+	var ok bool
+	if d.tmp, ok = d.codec.pack(d.tmp[:0], p); !ok {
+		return false
+	}
+	n := len(d.tmp)
+	for uint64(len(d.packed)) <= c {
+		d.packed = append(d.packed, nil)
+	}
+	slot := d.packed[c]
+	if cap(slot) < n {
+		size := n
+		if slot != nil {
+			size = min(maxPacked, max(n, 2*cap(slot)))
+		}
+		if cap(d.blk)-len(d.blk) < size {
+			d.blk = make([]byte, 0, min(packBlock, max(packFirst, 2*cap(d.blk))))
+		}
+		start := len(d.blk)
+		d.blk = d.blk[:start+size]
+		slot = d.blk[start : start+size : start+size]
+	}
+	slot = slot[:n]
+	copy(slot, d.tmp)
+	d.packed[c] = slot
+	d.t.chunks[c] = nil
+	return true
+}
+
+// retry lists chunk c to be tried again, unless it is listed already.
+func (d *packedTable[T, C]) retry(c uint64) {
+	for uint64(len(d.queued)) <= c {
+		d.queued = append(d.queued, false)
+	}
+	if !d.queued[c] {
+		d.queued[c] = true
+		d.later = append(d.later, c)
+	}
+}
+
+// maxPacked is the largest size of a packed chunk of any codec.
+const maxPacked = 4 << 10
+
+// The blocks packed chunks are kept in start at packFirst bytes and
+// double up to packBlock.
+const (
+	packFirst = maxPacked
+	packBlock = 64 << 10
+)
+
+// unpack makes packed chunk c a plain chunk again, and lists it to be
+// packed again later.
+func (d *packedTable[T, C]) unpack(c uint64) {
+	var p *[tableChunk]T
+	if n := len(d.free); n > 0 {
+		p = d.free[n-1]
+		d.free = d.free[:n-1]
+	} else {
+		p = newChunk[T]()
+	}
+	d.codec.unpack(p, d.packed[c])
+	d.t.chunks[c] = p // d.packed[c] stays, for the chunk packed again
+	d.retry(c)
+}
+
+// get returns the element at i and true, or false when its chunk was
+// never touched. It never changes the table.
+func (d *packedTable[T, C]) get(i uint64) (T, bool) {
+	if p := d.t.get(i); p != nil {
+		return *p, true
+	}
+	c := i / tableChunk
+	if i < d.t.n && c < uint64(len(d.packed)) && d.packed[c] != nil {
+		return d.codec.at(d.packed[c], int(i%tableChunk)), true
+	}
+	var zero T
+	return zero, false
+}
+
+// chunk returns chunk number c, or nil when it was never allocated. A
+// packed chunk is unpacked into a scratch array that the next call of
+// chunk overwrites.
+func (d *packedTable[T, C]) chunk(c uint64) *[tableChunk]T {
+	if p := d.t.chunk(c); p != nil {
+		return p
+	}
+	if c < uint64(len(d.packed)) && d.packed[c] != nil {
+		if d.scratch == nil {
+			d.scratch = new([tableChunk]T)
+		}
+		d.codec.unpack(d.scratch, d.packed[c])
+		return d.scratch
+	}
+	return nil
+}
+
+// chunkNumbers calls f with the number of every allocated chunk, packed
+// or not, in no particular order.
+func (d *packedTable[T, C]) chunkNumbers(f func(c uint64)) {
+	for c, p := range d.t.chunks {
+		if p != nil || c < len(d.packed) && d.packed[c] != nil {
+			f(uint64(c))
+		}
+	}
+	for c := range d.t.far {
+		f(c)
+	}
+}
+
+// all yields the index and element of every allocated slot below len, in
+// index order, from 1, as table.all does. A packed chunk is unpacked into
+// an array of the iteration's own.
+func (d *packedTable[T, C]) all() iter.Seq2[uint64, *T] {
+	return func(yield func(uint64, *T) bool) {
+		var buf *[tableChunk]T
+		for c := range d.t.chunks {
+			p := d.t.chunks[c]
+			if p == nil {
+				if c >= len(d.packed) || d.packed[c] == nil {
+					continue
+				}
+				if buf == nil {
+					buf = new([tableChunk]T)
+				}
+				d.codec.unpack(buf, d.packed[c])
+				p = buf
+			}
+			for k := range p {
+				i := uint64(c)*tableChunk + uint64(k)
+				if i >= d.t.n {
+					return
+				}
+				if i > 0 && !yield(i, &p[k]) {
+					return
+				}
+			}
+		}
+		if len(d.t.far) == 0 {
+			return
+		}
+		for i, p := range d.t.all() {
+			if i/tableChunk >= uint64(len(d.t.chunks)) && !yield(i, p) {
+				return
+			}
+		}
+	}
+}
+
+// len returns one past the highest index touched.
+func (d *packedTable[T, C]) len() uint64 { return d.t.n }
+
+// packAll packs every dense chunk that fits the codec's format, settled
+// or not (see Ledger.packAll).
+func (d *packedTable[T, C]) packAll() {
+	if d.packWork == nil {
+		d.packWork = &packWork[T]{}
+	}
+	for c, p := range d.t.chunks {
+		if p != nil {
+			d.store(uint64(c), p)
+		}
+	}
+}

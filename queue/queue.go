@@ -1241,11 +1241,17 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 // exceed MaxReceiveCount moves to the dead-letter queue instead.
 func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now sim.Tick, dup bool, dst *[]Delivery) bool {
 	e := q.s.at(slot)
-	if q.cfg.DeadLetter != nil && q.cfg.MaxReceiveCount > 0 && int(q.s.receives(e)) >= q.cfg.MaxReceiveCount {
+	// Found once: the receive count, the event and the delivery read it.
+	// A copy received once has one anyway; giving it before a dead letter
+	// changes nothing, as a record with the defaults says what none does.
+	c := q.s.mkCold(e)
+	if q.cfg.DeadLetter != nil && q.cfg.MaxReceiveCount > 0 && int(c.receives) >= q.cfg.MaxReceiveCount {
 		q.deadLetter(slot, consumer, "receive count would exceed "+strconv.Itoa(q.cfg.MaxReceiveCount))
 		return false
 	}
-	rc := q.s.received(e, ai)
+	c.receives++
+	c.actor = ai
+	rc := c.receives
 	e.gen++
 	q.s.setState(slot, e, stInFlight)
 	q.nVisible--
@@ -1261,7 +1267,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		q.m.Redeliveries++
 	}
 	if q.tracing() {
-		ev := q.event(kind, e, consumer)
+		ev := q.eventAt(kind, e, consumer, rc)
 		ev.Consumer = q.consumer
 		q.env.Trace.EmitRef(&ev)
 	}
@@ -1276,7 +1282,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		*dst = append(*dst, Delivery{})
 	}
 	d := &(*dst)[len(*dst)-1]
-	q.s.fill(&d.Message, e)
+	fillCold(&d.Message, e, c)
 	d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
 	d.ReceiveCount = int(rc)
 	// A FIFO copy is duplicated at most once, on its first receive: past
@@ -1809,8 +1815,13 @@ func (q *Queue) tracing() bool {
 // filling in an event kept in the queue would cost while a collection
 // marks, and the trace never retains it.
 func (q *Queue) event(k sim.Kind, e *entry, actor string) sim.Event {
+	return q.eventAt(k, e, actor, q.s.receives(e))
+}
+
+// eventAt is event for a copy received attempt times.
+func (q *Queue) eventAt(k sim.Kind, e *entry, actor string, attempt int32) sim.Event {
 	return sim.Event{Tick: q.env.Now(), Kind: k, Where: q.where, Actor: actor, Msg: e.msg.ID, Key: e.msg.Key,
-		Corr: e.msg.Headers().CorrelationID, Attempt: int(q.s.receives(e))}
+		Corr: e.msg.Headers().CorrelationID, Attempt: int(attempt)}
 }
 
 // made reports a nil or zero Queue as an error instead of a panic.

@@ -301,15 +301,6 @@ func (s *slab) created(e *entry) sim.Tick {
 // stored returns e's message as it was stored. O(1), no allocation.
 func (s *slab) stored(e *entry) stored.Message { return e.msg.Message(s.origin(e), s.created(e)) }
 
-// received counts a receive of e by the actor with index ai and returns
-// e's receive count. O(1).
-func (s *slab) received(e *entry, ai int32) int32 {
-	c := s.mkCold(e)
-	c.receives++
-	c.actor = ai
-	return c.receives
-}
-
 // capacity returns the number of slots of the chunks allocated so far.
 func (s *slab) capacity() uint32 { return capacity(len(s.chunks)) }
 
@@ -677,11 +668,16 @@ func (h *theap) reset() { h.a = nil }
 // copied by value, in place (a sim.Message is 160 bytes; building it in
 // a temporary would copy it twice). O(1), no allocation.
 func (s *slab) fill(m *sim.Message, e *entry) {
-	m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body, *e.msg.Headers()
 	if e.cold == 0 {
+		m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body, *e.msg.Headers()
 		m.Created, m.Origin = e.entered, 0
 		return
 	}
-	c := s.coldAt(e.cold - 1)
+	fillCold(m, e, s.coldAt(e.cold-1))
+}
+
+// fillCold is fill for an entry whose cold record c the caller holds.
+func fillCold(m *sim.Message, e *entry, c *cold) {
+	m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body, *e.msg.Headers()
 	m.Created, m.Origin = c.created, c.origin
 }

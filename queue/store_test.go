@@ -416,3 +416,12 @@ func TestSmallRingHeaderIs48Bytes(t *testing.T) {
 		t.Fatalf("a ring is %d bytes", n)
 	}
 }
+
+// received counts a receive of e by the actor with index ai, as Queue.take
+// does, and returns e's receive count.
+func (s *slab) received(e *entry, ai int32) int32 {
+	c := s.mkCold(e)
+	c.receives++
+	c.actor = ai
+	return c.receives
+}

@@ -346,11 +346,76 @@ func checkInternals(q *Queue) error {
 			}
 		}
 	}
+	if !q.cfg.FIFO {
+		if err := checkReady(q, vis); err != nil {
+			return err
+		}
+	}
 	m := q.Metrics()
 	if vis != m.Visible || fl != m.InFlight || del != m.Delayed || live != q.Len() || q.Len() != m.Visible+m.InFlight+m.Delayed ||
 		fl != q.flight.len() || del != q.delay.len() {
 		return fmt.Errorf("counts: slab visible %d in flight %d delayed %d live %d; metrics %+v len %d heaps %d/%d",
 			vis, fl, del, live, m, q.Len(), q.flight.len(), q.delay.len())
+	}
+	return nil
+}
+
+// checkReady verifies a standard queue's delivery order: ready's runs
+// stand for the dropped refs and then for all's fresh refs, none before
+// allPos; readyLen is the order's length; and each of the vis visible
+// copies is in it exactly once.
+func checkReady(q *Queue, vis int) error {
+	var marked []ref
+	for i := 0; i < q.all.len(); i++ {
+		if r := q.all.at(i); r&fresh != 0 {
+			if i < q.allPos {
+				return fmt.Errorf("fresh ref %d of all lies before allPos %d", i, q.allPos)
+			}
+			marked = append(marked, r&^fresh)
+		}
+	}
+	dropped := q.dropped
+	var order []ref
+	for i := 0; i < q.ready.len(); i++ {
+		r := q.ready.at(i)
+		n, ok := r.isRun()
+		if !ok {
+			order = append(order, r)
+			continue
+		}
+		if n == 0 {
+			return fmt.Errorf("ready %d is an empty run", i)
+		}
+		for ; n > 0; n-- {
+			switch {
+			case dropped > 0:
+				dropped--
+				order = append(order, 0)
+			case len(marked) > 0:
+				order, marked = append(order, marked[0]), marked[1:]
+			default:
+				return fmt.Errorf("ready's runs count more than %d dropped and the fresh refs of all", q.dropped)
+			}
+		}
+	}
+	if dropped > 0 || len(marked) > 0 {
+		return fmt.Errorf("%d dropped and %d fresh refs are in no run", dropped, len(marked))
+	}
+	if len(order) != q.readyLen {
+		return fmt.Errorf("ready stands for %d refs, readyLen is %d", len(order), q.readyLen)
+	}
+	seen := map[ref]bool{}
+	for _, r := range order {
+		if r == 0 || !q.isReady(r) {
+			continue
+		}
+		if seen[r] {
+			return fmt.Errorf("slot %d is twice in the delivery order", r.slot())
+		}
+		seen[r] = true
+	}
+	if len(seen) != vis {
+		return fmt.Errorf("%d visible copies, %d in the delivery order", vis, len(seen))
 	}
 	return nil
 }

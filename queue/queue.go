@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/brokerlab/brokerlab/faults"
@@ -368,7 +369,7 @@ type dedupHit struct {
 // in-flight sets, rings for visible messages and groups, receipts that
 // address the slot directly), except Purge, which deletes everything, and
 // amortised compaction of lazily deleted ring entries. A resident message
-// costs about 110 bytes beyond its body and the ledger's share.
+// costs about 100 bytes beyond its body and the ledger's share.
 //
 // A Queue is not safe for concurrent use.
 type Queue struct {
@@ -380,12 +381,26 @@ type Queue struct {
 	env      *sim.Env
 	faults   *faults.Injector
 
-	s      slab
-	hdrs   stored.Cache // shares equal headers of consecutive sends
-	all    ring[ref]    // every resident copy, in the order it entered
-	ready  ring[ref]    // standard queues: visible copies in delivery order
-	delay  theap
-	flight theap
+	s     slab
+	hdrs  stored.Cache // shares equal headers of consecutive sends
+	all   ring[ref]    // every resident copy, in the order it entered; some refs marked fresh (see ready)
+	delay theap
+
+	// ready is a standard queue's delivery order of visible copies, stale
+	// refs of deleted copies included until they are popped or compacted
+	// away. Most copies become visible as they enter, so their refs would
+	// be in all and in ready alike: such a copy's ref is marked fresh in
+	// all, and ready holds a run that stands for it (see run). The runs of
+	// ready, in order, stand for all's fresh refs, in order: the first
+	// dropped for the fresh refs trimAll dropped from all's front as
+	// deleted, then for the fresh refs still in all, none of which lies
+	// before index allPos. readyLen is the length of the order ready
+	// stands for. A backlog that was never received costs one run, not
+	// 8 bytes a copy.
+	ready            ring[ref]
+	readyLen, allPos int
+	dropped          int
+	flight           theap
 
 	groups      map[string]*group
 	readyGroups ring[*group]
@@ -761,7 +776,8 @@ func (q *Queue) add(m *stored.Message, sentAt, now sim.Tick) uint32 {
 	r := q.s.ref(slot)
 	q.all.pushBack(r)
 	if q.all.len() > 2*q.live+64 {
-		q.all.filter(q.isLive)
+		q.all.filter(q.keepInAll)
+		q.allPos = 0
 	}
 	if sentAt < now && q.cfg.Retention > 0 {
 		q.old.push(aged{at: sentAt, id: m.ID, r: r})
@@ -772,7 +788,7 @@ func (q *Queue) add(m *stored.Message, sentAt, now sim.Tick) uint32 {
 	return slot
 }
 
-func (q *Queue) isLive(r ref) bool { return q.s.live(r) }
+func (q *Queue) isLive(r ref) bool { return q.s.live(r &^ fresh) }
 
 func (q *Queue) isReady(r ref) bool {
 	if r.slot() >= q.s.n {
@@ -785,8 +801,122 @@ func (q *Queue) isReady(r ref) bool {
 // trimAll drops deleted copies from the front of the all ring.
 func (q *Queue) trimAll() {
 	for q.all.len() > 0 && !q.isLive(q.all.front()) {
-		q.all.popFront()
+		r := q.all.popFront()
+		if q.allPos > 0 {
+			q.allPos--
+		} else if r&fresh != 0 {
+			q.dropped++ // the first run still counts it
+		}
 	}
+}
+
+// keepInAll reports whether compacting the all ring keeps r: a live copy,
+// or a fresh ref, which a run of ready counts. The compaction keeps the
+// order, so allPos is reset to 0.
+func (q *Queue) keepInAll(r ref) bool { return r&fresh != 0 || q.isLive(r) }
+
+// pushReady puts the visible copy e in slot at the back of a standard
+// queue's delivery order. A copy whose ref is the last of all and whose
+// enqueue time is when it entered (so retention deletes it only from
+// all's front, never from its middle) goes in as a fresh ref, counted by
+// the run at ready's back. O(1) amortised; it compacts ready when more
+// than half of the order it stands for is stale.
+func (q *Queue) pushReady(slot uint32, e *entry) {
+	r := q.s.ref(slot)
+	switch {
+	case q.all.len() == 0 || *q.all.back() != r || q.s.sentAt(e) != e.entered:
+		q.ready.pushBack(r)
+	default:
+		if q.ready.len() == 0 || !q.growRun() {
+			q.ready.pushBack(run(1))
+		}
+		*q.all.back() = r | fresh
+		// A copy that returns may lie before allPos, which a scan passed
+		// when it was taken.
+		q.allPos = min(q.allPos, q.all.len()-1)
+	}
+	q.readyLen++
+	if q.readyLen > 2*q.nVisible+64 {
+		q.compactReady()
+	}
+}
+
+// growRun adds one to the run at ready's back, if it is a run that has
+// room, and reports whether it did.
+func (q *Queue) growRun() bool {
+	b := q.ready.back()
+	n, ok := b.isRun()
+	if !ok || n == math.MaxUint32 {
+		return false
+	}
+	*b = run(n + 1)
+	return true
+}
+
+// popReady takes the first ref of a standard queue's delivery order off
+// it, and returns it, or 0 for a ref that trimAll dropped. ready is not
+// empty. O(1) amortised: the scan for the next fresh ref never passes an
+// index of all twice between compactions of all.
+func (q *Queue) popReady() ref {
+	q.readyLen--
+	f := q.ready.slot(0)
+	n, ok := f.isRun()
+	if !ok {
+		return q.ready.popFront()
+	}
+	if n > 1 {
+		*f = run(n - 1)
+	} else {
+		q.ready.popFront()
+	}
+	if q.dropped > 0 {
+		q.dropped--
+		return 0
+	}
+	for ; q.allPos < q.all.len(); q.allPos++ {
+		if p := q.all.slot(q.allPos); *p&fresh != 0 {
+			*p &^= fresh
+			q.allPos++
+			return *p
+		}
+	}
+	return 0 // not reached: the runs count the fresh refs
+}
+
+// compactReady drops the stale refs from a standard queue's delivery
+// order: the refs of copies deleted or no longer visible, and the dropped
+// refs the first runs count; adjacent runs merge. O(len(ready)).
+func (q *Queue) compactReady() {
+	w, total := 0, 0
+	for i := 0; i < q.ready.len(); i++ {
+		r := q.ready.at(i)
+		n, ok := r.isRun()
+		if !ok {
+			if q.isReady(r) {
+				*q.ready.slot(w) = r
+				w++
+				total++
+			}
+			continue
+		}
+		d := min(uint32(min(q.dropped, math.MaxUint32)), n)
+		n -= d
+		q.dropped -= int(d)
+		if n == 0 {
+			continue
+		}
+		total += int(n)
+		if w > 0 {
+			if m, ok := q.ready.at(w - 1).isRun(); ok && uint64(m)+uint64(n) <= math.MaxUint32 {
+				*q.ready.slot(w - 1) = run(m + n)
+				continue
+			}
+		}
+		*q.ready.slot(w) = run(n)
+		w++
+	}
+	q.ready.truncate(w)
+	q.readyLen = total
 }
 
 // join puts the copy in slot at the back of its FIFO group, making the
@@ -813,10 +943,7 @@ func (q *Queue) enqueueNew(slot uint32) {
 	q.s.setState(slot, e, stReady)
 	q.nVisible++
 	if !q.cfg.FIFO {
-		q.ready.pushBack(q.s.ref(slot))
-		if q.ready.len() > 2*q.nVisible+64 {
-			q.ready.filter(q.isReady)
-		}
+		q.pushReady(slot, e)
 		return
 	}
 	q.settle(q.join(slot))
@@ -830,10 +957,7 @@ func (q *Queue) returnReady(slot uint32) {
 	q.s.setState(slot, e, stReady)
 	q.nVisible++
 	if !q.cfg.FIFO {
-		q.ready.pushBack(q.s.ref(slot))
-		if q.ready.len() > 2*q.nVisible+64 {
-			q.ready.filter(q.isReady)
-		}
+		q.pushReady(slot, e)
 		return
 	}
 	if g := q.groups[e.msg.Key]; g != nil {
@@ -868,8 +992,7 @@ func (q *Queue) settle(g *group) {
 func (q *Queue) nextReady() (uint32, bool) {
 	if !q.cfg.FIFO {
 		for q.ready.len() > 0 {
-			r := q.ready.popFront()
-			if q.isReady(r) {
+			if r := q.popReady(); r != 0 && q.isReady(r) {
 				return r.slot(), true
 			}
 		}
@@ -906,6 +1029,7 @@ func (q *Queue) putBack(slot uint32, front bool) {
 		} else {
 			q.ready.pushBack(q.s.ref(slot))
 		}
+		q.readyLen++
 		return
 	}
 	if g := q.groups[e.msg.Key]; g != nil {
@@ -919,7 +1043,7 @@ func (q *Queue) remove(slot uint32) {
 	st := e.state
 	switch st {
 	case stReady:
-		q.nVisible-- // the ready ring keeps a stale ref until it is popped
+		q.nVisible-- // the delivery order keeps a stale ref until it is popped
 	case stInFlight:
 		q.flight.remove(int(e.hidx))
 		q.nInFlight--
@@ -1083,7 +1207,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 			continue
 		}
 		e := q.s.at(slot)
-		if reorder && q.ready.len() > 0 {
+		if reorder && q.readyLen > 0 {
 			if q.fReorder.Check(&faults.Context{Where: q.where, Consumer: consumer, Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}) != nil {
 				if next, ok := q.nextReady(); ok {
 					q.putBack(slot, true)
@@ -1117,11 +1241,17 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 // exceed MaxReceiveCount moves to the dead-letter queue instead.
 func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now sim.Tick, dup bool, dst *[]Delivery) bool {
 	e := q.s.at(slot)
-	if q.cfg.DeadLetter != nil && q.cfg.MaxReceiveCount > 0 && int(q.s.receives(e)) >= q.cfg.MaxReceiveCount {
+	// Found once: the receive count, the event and the delivery read it.
+	// A copy received once has one anyway; giving it before a dead letter
+	// changes nothing, as a record with the defaults says what none does.
+	c := q.s.mkCold(e)
+	if q.cfg.DeadLetter != nil && q.cfg.MaxReceiveCount > 0 && int(c.receives) >= q.cfg.MaxReceiveCount {
 		q.deadLetter(slot, consumer, "receive count would exceed "+strconv.Itoa(q.cfg.MaxReceiveCount))
 		return false
 	}
-	rc := q.s.received(e, ai)
+	c.receives++
+	c.actor = ai
+	rc := c.receives
 	e.gen++
 	q.s.setState(slot, e, stInFlight)
 	q.nVisible--
@@ -1137,7 +1267,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		q.m.Redeliveries++
 	}
 	if q.tracing() {
-		ev := q.event(kind, e, consumer)
+		ev := q.eventAt(kind, e, consumer, rc)
 		ev.Consumer = q.consumer
 		q.env.Trace.EmitRef(&ev)
 	}
@@ -1152,7 +1282,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		*dst = append(*dst, Delivery{})
 	}
 	d := &(*dst)[len(*dst)-1]
-	q.s.fill(&d.Message, e)
+	fillCold(&d.Message, e, c)
 	d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
 	d.ReceiveCount = int(rc)
 	// A FIFO copy is duplicated at most once, on its first receive: past
@@ -1489,6 +1619,7 @@ func (q *Queue) Purge() int {
 	q.all.reset()
 	q.old = nil
 	q.ready.reset()
+	q.readyLen, q.allPos, q.dropped = 0, 0, 0
 	q.delay.reset()
 	q.flight.reset()
 	q.readyGroups.reset()
@@ -1684,8 +1815,13 @@ func (q *Queue) tracing() bool {
 // filling in an event kept in the queue would cost while a collection
 // marks, and the trace never retains it.
 func (q *Queue) event(k sim.Kind, e *entry, actor string) sim.Event {
+	return q.eventAt(k, e, actor, q.s.receives(e))
+}
+
+// eventAt is event for a copy received attempt times.
+func (q *Queue) eventAt(k sim.Kind, e *entry, actor string, attempt int32) sim.Event {
 	return sim.Event{Tick: q.env.Now(), Kind: k, Where: q.where, Actor: actor, Msg: e.msg.ID, Key: e.msg.Key,
-		Corr: e.msg.Headers().CorrelationID, Attempt: int(q.s.receives(e))}
+		Corr: e.msg.Headers().CorrelationID, Attempt: int(attempt)}
 }
 
 // made reports a nil or zero Queue as an error instead of a panic.

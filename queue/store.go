@@ -301,15 +301,6 @@ func (s *slab) created(e *entry) sim.Tick {
 // stored returns e's message as it was stored. O(1), no allocation.
 func (s *slab) stored(e *entry) stored.Message { return e.msg.Message(s.origin(e), s.created(e)) }
 
-// received counts a receive of e by the actor with index ai and returns
-// e's receive count. O(1).
-func (s *slab) received(e *entry, ai int32) int32 {
-	c := s.mkCold(e)
-	c.receives++
-	c.actor = ai
-	return c.receives
-}
-
 // capacity returns the number of slots of the chunks allocated so far.
 func (s *slab) capacity() uint32 { return capacity(len(s.chunks)) }
 
@@ -328,6 +319,21 @@ type ref uint64
 func mkref(slot, life uint32) ref { return ref(uint64(slot)<<32 | uint64(life)) }
 func (r ref) slot() uint32        { return uint32(r >> 32) }
 func (r ref) life() uint32        { return uint32(r) }
+
+// fresh marks a ref in a standard queue's all ring whose copy became
+// visible as it entered and whose place in the ready order is held by a
+// run (see Queue.ready), so the ready ring need not repeat it. Lives are
+// at most lifeMax, so the bit is free; a marked ref names no live slot
+// until the mark is cleared.
+const fresh ref = tagFree
+
+// run returns a ref that stands, in the ready ring, for the next n fresh
+// refs of the all ring. Life 0 is no slot's life, so a run is never taken
+// for a ref.
+func run(n uint32) ref { return mkref(n, 0) }
+
+// isRun reports whether r is a run, and returns its length.
+func (r ref) isRun() (uint32, bool) { return r.slot(), r.life() == 0 }
 
 // ring is a double-ended queue. Push and pop at either end are O(1)
 // amortised and never copy more than segSize elements.
@@ -476,6 +482,9 @@ func (r *ring[T]) pushFront(v T) {
 
 func (r *ring[T]) front() T { return *r.slot(0) }
 
+// back returns the place of the last element; the ring is not empty.
+func (r *ring[T]) back() *T { return r.slot(r.n - 1) }
+
 func (r *ring[T]) popFront() T {
 	var zero T
 	p := r.slot(0)
@@ -510,7 +519,6 @@ func (r *ring[T]) dropFront() {
 // O(len) and used only for amortised compaction of lazily deleted refs; a
 // large ring lets go of the segments it no longer needs.
 func (r *ring[T]) filter(keep func(T) bool) {
-	var zero T
 	w := 0
 	for i := 0; i < r.n; i++ {
 		v := r.at(i)
@@ -519,6 +527,13 @@ func (r *ring[T]) filter(keep func(T) bool) {
 			w++
 		}
 	}
+	r.truncate(w)
+}
+
+// truncate drops the elements from the w-th on, 0 <= w <= len; a large
+// ring lets go of the segments it no longer needs. O(len-w).
+func (r *ring[T]) truncate(w int) {
+	var zero T
 	for i := w; i < r.n; i++ {
 		*r.slot(i) = zero
 	}
@@ -653,11 +668,16 @@ func (h *theap) reset() { h.a = nil }
 // copied by value, in place (a sim.Message is 160 bytes; building it in
 // a temporary would copy it twice). O(1), no allocation.
 func (s *slab) fill(m *sim.Message, e *entry) {
-	m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body, *e.msg.Headers()
 	if e.cold == 0 {
+		m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body, *e.msg.Headers()
 		m.Created, m.Origin = e.entered, 0
 		return
 	}
-	c := s.coldAt(e.cold - 1)
+	fillCold(m, e, s.coldAt(e.cold-1))
+}
+
+// fillCold is fill for an entry whose cold record c the caller holds.
+func fillCold(m *sim.Message, e *entry, c *cold) {
+	m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body, *e.msg.Headers()
 	m.Created, m.Origin = c.created, c.origin
 }

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/internal/stored"
@@ -354,10 +355,56 @@ func TestResidentCopyCostsAbout100Bytes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates 200k messages")
 	}
-	for _, fifo := range []bool{false, true} {
-		if got := residentBytes(200_000, fifo); got > 112 {
-			t.Errorf("fifo=%v: %.1f bytes per resident message, want <= 112", fifo, got)
+	for _, c := range []struct {
+		fifo bool
+		max  float64 // a standard queue's backlog is in all alone: its ready ring holds one run
+	}{{false, 100}, {true, 112}} {
+		if got := residentBytes(200_000, c.fifo); got > c.max {
+			t.Errorf("fifo=%v: %.1f bytes per resident message, want <= %.0f", c.fifo, got, c.max)
 		}
+	}
+}
+
+// TestBacklogIsOneRun pins that a standard queue's never-received backlog
+// is not repeated in its ready ring, and that copies that come back or
+// are delivered out of order keep their place.
+func TestBacklogIsOneRun(t *testing.T) {
+	r := newRig(t)
+	q := r.queue(Config{Name: "runs", VisibilityTimeout: 5})
+	var ids []sim.ID
+	for range 1000 {
+		ids = append(ids, r.send(q, "k", 0).ID)
+	}
+	if n, ok := q.ready.front().isRun(); q.ready.len() != 1 || !ok || n != 1000 || q.readyLen != 1000 {
+		t.Fatalf("1000 fresh copies: ready holds %d elements, first run %d (%v), readyLen %d", q.ready.len(), n, ok, q.readyLen)
+	}
+	if ds := r.recv(q, 3); len(ds) != 3 { // the first three, back after the timeout
+		t.Fatalf("receive: %d", len(ds))
+	}
+	r.to(5)
+	last := r.send(q, "k", 0).ID
+	if err := checkReady(q, q.Len()); err != nil {
+		t.Fatal(err)
+	}
+	if q.ready.len() != 1+3+1 { // the first run, three returned refs, the run of the last send
+		t.Fatalf("ready holds %d elements, want 5", q.ready.len())
+	}
+	var got []sim.ID
+	for {
+		ds := r.recv(q, 10)
+		if len(ds) == 0 {
+			break
+		}
+		for _, d := range ds {
+			got = append(got, d.Message.ID)
+		}
+	}
+	want := append(append(append([]sim.ID{}, ids[3:]...), ids[:3]...), last)
+	if !slices.Equal(got, want) {
+		t.Fatalf("delivery order: %d copies, tail %v, want tail %v", len(got), got[max(0, len(got)-5):], want[len(want)-5:])
+	}
+	if q.ready.len() != 0 || q.readyLen != 0 {
+		t.Fatalf("drained: ready holds %d elements, readyLen %d", q.ready.len(), q.readyLen)
 	}
 }
 
@@ -368,4 +415,13 @@ func TestSmallRingHeaderIs48Bytes(t *testing.T) {
 	if n := reflect.TypeFor[ring[ref]]().Size(); n != 48 {
 		t.Fatalf("a ring is %d bytes", n)
 	}
+}
+
+// received counts a receive of e by the actor with index ai, as Queue.take
+// does, and returns e's receive count.
+func (s *slab) received(e *entry, ai int32) int32 {
+	c := s.mkCold(e)
+	c.receives++
+	c.actor = ai
+	return c.receives
 }

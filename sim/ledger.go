@@ -653,7 +653,10 @@ func (l *Ledger) Emit(e *Event) {
 	case KindDeduplicated:
 		if r := l.known(e); r != nil && e.Origin != 0 && e.Origin != e.Msg {
 			l.setOrigin(e.Msg, e.Origin)
-			l.setState(e.Msg, r, StateAbsorbed, e.Tick)
+			// Looked up again after setOrigin's lookups (see enter).
+			if r = l.rec(e.Msg); r != nil {
+				l.setState(e.Msg, r, StateAbsorbed, e.Tick)
+			}
 		}
 	case KindExpired, KindPurged:
 		l.settleCopy(e.Msg)
@@ -741,6 +744,14 @@ func (l *Ledger) enter(e *Event) {
 		l.register(e.Msg, r, e)
 	} else if e.Origin != 0 {
 		l.setOrigin(e.Msg, e.Origin)
+	}
+	if e.Origin != 0 {
+		// setOrigin looked other records up, and a lookup may begin a
+		// chunk that packs an older one (see packedTable): look r up
+		// again rather than rely on which chunks that can touch.
+		if r = l.rec(e.Msg); r == nil {
+			return
+		}
 	}
 	r.sends++
 	r.where = l.where(e.Where)

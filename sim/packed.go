@@ -16,16 +16,19 @@ import "iter"
 // every element, so every query answers exactly as before, and a write to
 // a packed chunk (a late redelivery, a loss, a redrive) unpacks it first.
 // A chunk unpacked this way, or not settled when its turn came, is listed
-// and tried again later: a few per chunk begun, and a few every 128
-// events the ledger folds (Ledger.tidy), stopping at the first still
-// busy. Each try costs O(tableChunk), so packing costs O(1) amortised per
+// and tried again later: a few per chunk begun, and, every 128 events the
+// ledger folds (Ledger.tidy), a few of the records' list and of one
+// consumer's deliveries in turn (so with n consumers each consumer's list
+// is tried every 128n events), stopping at the first still busy. Each try costs O(tableChunk), so packing costs O(1) amortised per
 // copy and event whatever order events touch the copies in, and a run
 // that keeps touching old copies costs at most the plain table's memory
 // (plus the bytes each chunk keeps for packing again, see store). Packed
 // chunks are kept in blocks of bytes that are never moved.
 //
-// Pointers that at returns stay valid until the next call of at on the
-// same table: a chunk begun may pack an older one and reuse its array.
+// Pointers that at returns stay valid until the next lookup on the same
+// table: a chunk begun may pack an older one and reuse its array. Callers
+// that look up other elements of the table while holding a pointer look
+// it up again afterwards.
 //
 // A short run (fewer than packLag chunks) never packs, and pays a nil
 // slice and a nil pointer per table for it.

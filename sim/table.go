@@ -39,7 +39,9 @@ const (
 )
 
 // at returns the element at i, growing the table as needed. Pointers stay
-// valid for the table's lifetime.
+// valid for the table's lifetime, unless the table is a packedTable's:
+// packing hands a chunk's array to a later chunk, so there a pointer
+// lives only until the next lookup on the same table (see packedTable).
 func (t *table[T]) at(i uint64) *T {
 	if c := i / tableChunk; c < uint64(len(t.chunks)) {
 		if p := t.chunks[c]; p != nil {

@@ -59,3 +59,26 @@ func TestDetachCopiesOnlyForABatchInProgress(t *testing.T) {
 		t.Errorf("detach copied %v entries for a busy handler member, want its 3", n)
 	}
 }
+
+// TestDetachSkipsACrashedOrLeftMember: a member that crashed or left in
+// the middle of a batch dropped those records, so retention copies no
+// entries for it, however long it stays out of the group.
+func TestDetachSkipsACrashedOrLeftMember(t *testing.T) {
+	for _, how := range []string{"crash", "leave"} {
+		w, l, m := detachRig(t, MemberConfig{Name: "h", Batch: 3, Handler: &sim.Script{Behaviour: sim.Slow, Ticks: 2}})
+		if err := w.Run(1); err != nil {
+			t.Fatal(err)
+		}
+		if !m.Busy() {
+			t.Fatalf("%s: the handler member is not busy", how)
+		}
+		if how == "crash" {
+			m.Crash("")
+		} else {
+			m.Leave()
+		}
+		if n := testing.AllocsPerRun(10, func() { l.detach(0, 0, 3) }); n != 0 {
+			t.Errorf("%s: detach copied %v entries for a member out of the group, want none", how, n)
+		}
+	}
+}

@@ -131,7 +131,7 @@ const (
 
 // held is a record of the member's last poll as the log keeps it: its
 // partition and offset, its entry in the log and, when the partition is
-// wide, its aside (32 bytes), so a handler member never builds the
+// wide, its aside (24 bytes), so a handler member never builds the
 // 184-byte Record that Poll hands out. While the member has not handled
 // it (from got[next] on), e and a point into the partition; before the
 // log clears or moves them (retention, compaction), it gives the member a
@@ -424,7 +424,13 @@ func (m *Member) leave(rule string) {
 	if m.in {
 		m.g.remove(m, "left", rule)
 	}
-	m.out = m.out[:0]
+	m.dropBatch()
+}
+
+// dropBatch forgets the records the member fetched and has not handled,
+// so that retention no longer copies entries for it (see Log.detach).
+func (m *Member) dropBatch() {
+	m.out, m.got, m.next = m.out[:0], m.got[:0], 0
 }
 
 // Rejoin puts a member that left, crashed or was removed back into the
@@ -476,7 +482,7 @@ func (m *Member) crash(rule, why string) {
 	if m.in {
 		g.remove(m, "crashed", rule)
 	}
-	m.out = m.out[:0]
+	m.dropBatch()
 }
 
 // Stall makes the member stop polling for d ticks (a long pause). When d

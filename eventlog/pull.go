@@ -62,7 +62,7 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 
 // poll is Fetch without the Records: it leaves the batch in m.got and
 // returns its length. A handler member's Step polls with it, so a record
-// is never copied out of the log: a 40-byte held record points at it.
+// is never copied out of the log: a 32-byte held record points at it.
 // While the member is busy it leaves m.got alone (the handler is working
 // through it) and returns an error wrapping ErrBusy.
 func (m *Member) poll(max int) (int, error) {

@@ -335,8 +335,8 @@ func run(n uint32) ref { return mkref(n, 0) }
 // isRun reports whether r is a run, and returns its length.
 func (r ref) isRun() (uint32, bool) { return r.slot(), r.life() == 0 }
 
-// ring is a double-ended queue. Push and pop at either end are O(1)
-// amortised and never copy more than segSize elements.
+// ring is a double-ended queue: push at either end, pop at the front,
+// each O(1) amortised, never copying more than segSize elements.
 //
 // Up to segSize elements it is one power-of-two circular buffer that
 // doubles as it fills (a small queue, a FIFO group of a few messages,

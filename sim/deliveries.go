@@ -53,6 +53,37 @@ func shapeOf(e *delivery) uint32 {
 // blank reports whether e was never written.
 func blank(e *delivery) bool { return *e == delivery{} }
 
+// shapeSet numbers the distinct shapes of a chunk's elements from 1, at
+// most maxShapes of them. Neighbours mostly share a shape, so it checks
+// the last one first; otherwise a lookup costs O(maxShapes).
+type shapeSet[S comparable] struct {
+	shapes  [maxShapes]S
+	n       int
+	last    S
+	lastIdx uint8
+}
+
+// index returns the number of shape s, adding it when new, and false
+// when s would be one shape more than maxShapes.
+func (x *shapeSet[S]) index(s S) (uint8, bool) {
+	if x.lastIdx != 0 && s == x.last {
+		return x.lastIdx, true
+	}
+	j := 0
+	for j < x.n && x.shapes[j] != s {
+		j++
+	}
+	if j == x.n {
+		if x.n == maxShapes {
+			return 0, false
+		}
+		x.shapes[x.n] = s
+		x.n++
+	}
+	x.last, x.lastIdx = s, uint8(j+1)
+	return x.lastIdx, true
+}
+
 // maxDeliveries is the largest size of a packed chunk of deliveries.
 const maxDeliveries = packHeader + 4*maxShapes + tableChunk/2 + 4*tableChunk
 
@@ -60,34 +91,23 @@ const maxDeliveries = packHeader + 4*maxShapes + tableChunk/2 + 4*tableChunk
 // was, when p has more than maxShapes shapes. It costs one pass over p
 // and one over the packed bytes.
 func packChunk(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
-	var shapes [maxShapes]uint32
+	var set shapeSet[uint32]
 	var index [tableChunk]uint8
-	n := 0
-	last, lastIdx := uint32(0), uint8(0)
 	lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
 	for k := range p {
 		e := p[k]
 		if e == (delivery{}) {
 			continue // blank
 		}
-		if s := shapeOf(&e); lastIdx == 0 || s != last {
-			j := 0
-			for j < n && shapes[j] != s {
-				j++
-			}
-			if j == n {
-				if n == maxShapes {
-					return b, false
-				}
-				shapes[n] = s
-				n++
-			}
-			last, lastIdx = s, uint8(j+1)
+		i, ok := set.index(shapeOf(&e))
+		if !ok {
+			return b, false
 		}
-		index[k] = lastIdx
+		index[k] = i
 		lo, hi = min(lo, int32(e.lastSeen)), max(hi, int32(e.lastSeen))
 	}
-	if lastIdx == 0 {
+	shapes, n := set.shapes, set.n
+	if n == 0 {
 		lo, hi = 0, 0 // every delivery is blank
 	}
 	w := widthOf(uint64(int64(hi) - int64(lo)))

@@ -81,31 +81,20 @@ func (recordCodec) settled(p *[tableChunk]record) bool {
 // pack appends p packed to b, or reports false, with b as it was, when p
 // has more than maxShapes shapes. It costs a pass over p per column.
 func (recordCodec) pack(b []byte, p *[tableChunk]record) ([]byte, bool) {
-	var shapes [maxShapes]uint64
+	var set shapeSet[uint64]
 	var index [tableChunk]uint8
-	n := 0
-	last, lastIdx := uint64(0), uint8(0)
 	for k := range p {
 		r := &p[k]
 		if *r == (record{}) {
 			continue // blank
 		}
-		if s := recShape(r); lastIdx == 0 || s != last {
-			j := 0
-			for j < n && shapes[j] != s {
-				j++
-			}
-			if j == n {
-				if n == maxShapes {
-					return b, false
-				}
-				shapes[n] = s
-				n++
-			}
-			last, lastIdx = s, uint8(j+1)
+		i, ok := set.index(recShape(r))
+		if !ok {
+			return b, false
 		}
-		index[k] = lastIdx
+		index[k] = i
 	}
+	shapes, n := set.shapes, set.n
 	var bases [recordCols]uint32
 	var widths [recordCols]int
 	size := recShapes + 8*n + tableChunk/2

@@ -144,7 +144,7 @@ suite_round() {
 	suite_bench "$suite_kafka_dir" "$suite_kafka" 'BenchmarkPeerSeed$' 20x
 	suite_bench "$b" "$t" 'BenchmarkQueueLifecycle$|BenchmarkHeapLifecycleBaseline$|BenchmarkQueueLifecycleHeadless$' 1000000x
 	suite_bench "$b" "$t" 'BenchmarkPeerGoChannelPublishAck$' 300000x
-	suite_bench "$b" "$t" 'BenchmarkLogProducePollCommit$|BenchmarkLogProducePollCommitModel$|BenchmarkSliceLogBaseline$' 1000000x
+	suite_bench "$b" "$t" 'BenchmarkLogProducePollCommit$|BenchmarkLogProducePollCommitModel$|BenchmarkLogProducePollCommitModelNow$|BenchmarkSliceLogBaseline$' 1000000x
 	suite_bench "$b" "$t" 'BenchmarkPubSubFanout16$|BenchmarkPubSubFanout16Model$|BenchmarkFanoutLoopBaseline$' 300000x
 	suite_bench "$root/outbox" "$out/outbox.test" 'BenchmarkOutboxOrderAndRelay$|BenchmarkOutboxOneTxnPerOpBaseline$' 20000x
 	# One process per model's curve: run after the log's curve in the same

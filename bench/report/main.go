@@ -447,6 +447,7 @@ func rows(t *table) {
 	t.ratio("watermill gochannel publish+ack / queue lifecycle headless, per message", "bench.PeerGoChannelPublishAck", "ns/op", "bench.QueueLifecycleHeadless", "ns/op", 0, 0)
 	t.ratio("Log produce+poll+commit, ledger on / slice baseline", "bench.LogProducePollCommit", "ns/op", "bench.SliceLogBaseline", "ns/op", 3, 0)
 	t.ratio("Log produce+poll+commit, the model alone (no ledger) / slice baseline", "bench.LogProducePollCommitModel", "ns/op", "bench.SliceLogBaseline", "ns/op", 0, 0)
+	t.ratio("Log produce+poll+commit, the model alone, messages created in the tick they are produced / slice baseline", "bench.LogProducePollCommitModelNow", "ns/op", "bench.SliceLogBaseline", "ns/op", 0, 0)
 	t.ratio("Pub/sub fan-out to 16, ledger on / loop baseline", "bench.PubSubFanout16", "ns/op", "bench.FanoutLoopBaseline", "ns/op", 10, 0)
 	t.ratio("Pub/sub fan-out to 16, the model alone (no ledger) / loop baseline", "bench.PubSubFanout16Model", "ns/op", "bench.FanoutLoopBaseline", "ns/op", 0, 0)
 	t.ratio("Outbox: one memdb txn per op / outbox (speed-up)", "outbox.OutboxOneTxnPerOpBaseline", "ns/op", "outbox.OutboxOrderAndRelay", "ns/op", 0, 3)

@@ -68,6 +68,18 @@ func (r *records[T]) capacity(k int) int {
 	return (k - recSmall + 1) * recChunk
 }
 
+// seed gives empty records their first chunk, first (recFirst entries),
+// and the room for their chunk headers, hdr (empty, with room for
+// recHeader), which the caller allocated with something else: a log made
+// with several partitions allocates their headers once for all, and each
+// partition holds its first chunk (see New and partition.seed), so none
+// allocates for its first records. hdr must be capped (a three-index
+// slice), so that appending the chunk past its room moves the headers
+// out rather than writing into a neighbour's.
+func (r *records[T]) seed(hdr [][]T, first []T) {
+	r.chunks = append(hdr[:0:cap(hdr)], first)
+}
+
 // push appends e. O(1); it allocates only when the last chunk is full.
 func (r *records[T]) push(e T) {
 	if k := len(r.chunks); r.n == r.capacity(k) {

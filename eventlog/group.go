@@ -929,12 +929,7 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 	}
 	got := 0
 	for ; i < part.recs.len() && got < max; i++ {
-		e, off := part.recs.at(i), part.base+int64(i)
-		var a *aside
-		if part.wide() {
-			a = part.side.at(i)
-			off = a.off
-		}
+		e, a, off := part.entry(i)
 		n := g.attempt(gp, off)
 		m.got = append(m.got, held{e: e, a: a, p: p, off: off})
 		m.out = append(m.out, outRec{off: off, id: e.id, p: int32(p), attempt: int32(n)})

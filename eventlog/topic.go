@@ -180,6 +180,17 @@ func (p *partition) off(i int) int64 {
 	return p.base + int64(i)
 }
 
+// entry returns entry i, its aside (nil while the partition is narrow)
+// and its offset: what a member holds of a record it fetched. O(1).
+func (p *partition) entry(i int) (*entry, *aside, int64) {
+	e := p.recs.at(i)
+	if p.wide() {
+		a := p.side.at(i)
+		return e, a, a.off
+	}
+	return e, nil, p.base + int64(i)
+}
+
 // extra returns the creation tick and the origin of the message of entry
 // i. O(1).
 func (p *partition) extra(i int) (sim.Tick, sim.ID) {

@@ -8,7 +8,9 @@ const recChunk = 256
 
 // The small chunks: a partition's entries [0, recChunk) start in chunks of
 // 4, 4, 8, 16, 32, 64 and 128 entries, so a small topic allocates about
-// what it holds, never more than twice that, and never a full chunk.
+// what it holds, never more than twice that, and never a full chunk. A
+// partition the log is made with holds its first chunk from the start
+// (see partition.seed), so it holds 4 entries even while it is empty.
 const (
 	recFirst = 4 // entries of the first chunk
 	recSmall = 7 // small chunks covering [0, recChunk)

@@ -3,6 +3,8 @@ package eventlog
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/sim"
 )
 
 // A partition's sorted list of remembered records answers as the map it
@@ -61,6 +63,37 @@ func TestAgainListMatchesMap(t *testing.T) {
 				if w, ok := want[x.off]; !ok || w != x.seen {
 					t.Fatalf("round %d, step %d: offset %d remembered as %+v, want %+v (%v)", round, step, x.off, x.seen, w, ok)
 				}
+			}
+		}
+	}
+}
+
+// The partitions of a group made with its topic start their lists of
+// remembered records in one allocation: one that outgrows its room
+// leaves its neighbours' records as they were.
+func TestAgainListsKeepTheirOwn(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(w, Config{Name: "orders", Partitions: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGroup(w, l, GroupConfig{Name: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := [3]int64{5 * againFirst, againFirst, 2}
+	for p := range n {
+		for off := int64(0); off < n[p]; off += 2 {
+			g.markApplied(p, off)
+		}
+	}
+	for p := range n {
+		for off := int64(0); off < 6*againFirst; off++ {
+			if got, want := g.applied(p, off), off < n[p] && off%2 == 0; got != want {
+				t.Fatalf("partition %d offset %d: applied %v, want %v", p, off, got, want)
 			}
 		}
 	}

@@ -138,8 +138,10 @@ type againRec struct {
 	seen
 }
 
-// againFirst is the room a partition's list of remembered records takes
-// when it gets its first: a batch's worth, which a commit usually prunes.
+// againFirst is the room a partition's list of remembered records starts
+// with: a batch's worth, which a commit usually prunes. A group made with
+// the topic's partitions gets it for all of them at once (NewGroup); a
+// partition added later gets it when it remembers its first record.
 const againFirst = 8
 
 // recall returns the index in gp.again of the record at off and whether
@@ -244,8 +246,13 @@ func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 		cfg.SessionTimeout = DefaultSessionTimeout
 	}
 	g := &Group{t: t, env: t.env, name: cfg.Name, cfg: cfg, parts: make([]groupPart, 0, len(t.parts))}
-	for _, p := range t.parts {
-		gp := groupPart{committed: -1, initial: p.end, pos: -1, hw: p.start, owe: -1}
+	// Every partition's first room for remembered records, in one
+	// allocation: a member handling records remembers some in each
+	// partition it reads (see markApplied). Each part is capped, so one
+	// that grows moves out rather than into its neighbour's.
+	again := make([]againRec, len(t.parts)*againFirst)
+	for i, p := range t.parts {
+		gp := groupPart{committed: -1, initial: p.end, pos: -1, hw: p.start, owe: -1, again: again[i*againFirst : i*againFirst : (i+1)*againFirst]}
 		if cfg.Reset == ResetEarliest {
 			gp.initial = p.start
 		} else {
@@ -922,12 +929,7 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 	}
 	got := 0
 	for ; i < part.recs.len() && got < max; i++ {
-		e, off := part.recs.at(i), part.base+int64(i)
-		var a *aside
-		if part.wide() {
-			a = part.side.at(i)
-			off = a.off
-		}
+		e, a, off := part.entry(i)
 		n := g.attempt(gp, off)
 		m.got = append(m.got, held{e: e, a: a, p: p, off: off})
 		m.out = append(m.out, outRec{off: off, id: e.id, p: int32(p), attempt: int32(n)})

@@ -8,7 +8,9 @@ const recChunk = 256
 
 // The small chunks: a partition's entries [0, recChunk) start in chunks of
 // 4, 4, 8, 16, 32, 64 and 128 entries, so a small topic allocates about
-// what it holds, never more than twice that, and never a full chunk.
+// what it holds, never more than twice that, and never a full chunk. A
+// partition the log is made with holds its first chunk from the start
+// (see partition.seed), so it holds 4 entries even while it is empty.
 const (
 	recFirst = 4 // entries of the first chunk
 	recSmall = 7 // small chunks covering [0, recChunk)
@@ -66,6 +68,18 @@ func (r *records[T]) capacity(k int) int {
 		return recFirst << (k - 1)
 	}
 	return (k - recSmall + 1) * recChunk
+}
+
+// seed gives empty records their first chunk, first (recFirst entries),
+// and the room for their chunk headers, hdr (empty, with room for
+// recHeader), which the caller allocated with something else: a log made
+// with several partitions allocates their headers once for all, and each
+// partition holds its first chunk (see New and partition.seed), so none
+// allocates for its first records. hdr must be capped (a three-index
+// slice), so that appending the chunk past its room moves the headers
+// out rather than writing into a neighbour's.
+func (r *records[T]) seed(hdr [][]T, first []T) {
+	r.chunks = append(hdr[:0:cap(hdr)], first)
 }
 
 // push appends e. O(1); it allocates only when the last chunk is full.

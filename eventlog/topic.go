@@ -154,6 +154,7 @@ type aside struct {
 // index, moved, dropped and truncated with recs, until the partition is
 // empty again. A narrow record costs 64 bytes, a wide one 88.
 type partition struct {
+	first [recFirst]entry // the first chunk of recs (see seed)
 	recs  records[entry]
 	side  *records[aside] // nil while narrow
 	base  int64           // the offset of entry 0 while narrow
@@ -164,12 +165,30 @@ type partition struct {
 	bytes int64
 }
 
+// seed gives the empty partition its first chunk, which it holds itself,
+// and hdr, the room for its chunk headers (see records.seed), so its
+// first records cost no allocation of their own. A partition holds its
+// first chunk while it lives, and is never copied, as recs points into
+// it: the log keeps partitions by pointer.
+func (p *partition) seed(hdr [][]entry) { p.recs.seed(hdr, p.first[:]) }
+
 // off returns the offset of entry i. O(1).
 func (p *partition) off(i int) int64 {
 	if p.wide() {
 		return p.side.at(i).off
 	}
 	return p.base + int64(i)
+}
+
+// entry returns entry i, its aside (nil while the partition is narrow)
+// and its offset: what a member holds of a record it fetched. O(1).
+func (p *partition) entry(i int) (*entry, *aside, int64) {
+	e := p.recs.at(i)
+	if p.wide() {
+		a := p.side.at(i)
+		return e, a, a.off
+	}
+	return e, nil, p.base + int64(i)
 }
 
 // extra returns the creation tick and the origin of the message of entry
@@ -379,9 +398,16 @@ func New(w *sim.World, cfg Config) (*Log, error) {
 		cfg.CompactEvery = DefaultCompactEvery
 	}
 	t := &Log{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name, fx: newSites(cfg.Faults)}
-	parts := make([]partition, cfg.Partitions) // one allocation for the first partitions
-	t.parts = make([]*partition, cfg.Partitions)
+	// The first partitions, with their first chunks in them, and their
+	// chunk headers take one allocation each: a small topic's partitions
+	// cost three allocations together, not two more per partition at its
+	// first records.
+	n := cfg.Partitions
+	parts := make([]partition, n)
+	hdrs := make([][]entry, n*recHeader)
+	t.parts = make([]*partition, n)
 	for i := range parts {
+		parts[i].seed(hdrs[i*recHeader : i*recHeader : (i+1)*recHeader])
 		t.parts[i] = &parts[i]
 	}
 	if cfg.History {
@@ -570,7 +596,9 @@ func (t *Log) AddPartitions(n int) error {
 	}
 	old := len(t.parts)
 	for i := 0; i < n; i++ {
-		t.parts = append(t.parts, &partition{})
+		p := &partition{}
+		p.seed(make([][]entry, 0, recHeader))
+		t.parts = append(t.parts, p)
 	}
 	ev := sim.Event{Kind: sim.KindAction, Where: t.where, HasPos: true, Partition: len(t.parts) - 1}
 	if t.env.Trace.Detailed() {

@@ -743,7 +743,10 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
 	if q.tracing() {
-		ev := q.event(sim.KindSent, e, e.msg.Headers().Source)
+		// A fresh copy has no receives yet. eventAt, unlike event, is
+		// inlined, so the event is built straight in this frame instead
+		// of being returned and copied into it.
+		ev := q.eventAt(sim.KindSent, e, e.msg.Headers().Source, 0)
 		ev.Consumer = q.consumer
 		ev.Origin = q.s.origin(e)
 		ev.Type = e.msg.Headers().Type
@@ -1455,7 +1458,7 @@ func (q *Queue) Ack(r Receipt) error {
 	}
 	q.m.Acks++
 	if q.tracing() {
-		ev := q.event(sim.KindAcked, e, q.actorName(e))
+		ev := q.eventAt(sim.KindAcked, e, q.actorName(e), q.s.receives(e)) // inlined, as in accept
 		ev.Consumer = q.consumer
 		q.env.Trace.EmitRef(&ev)
 	}

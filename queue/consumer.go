@@ -290,6 +290,7 @@ type Consumer struct {
 	h      sim.Handler // the fault wrapper around disp
 	inst   []*instance
 	paused bool
+	timed  bool         // cfg.Handler is sim.Timed
 	d      sim.Delivery // the delivery handed to the handler, reused
 
 	crashBefore, crashAfter faults.Site // the crash points, resolved once
@@ -311,6 +312,11 @@ type instance struct {
 	pollOpen  bool     // a long-polling receive call is open
 	pollUntil sim.Tick // the last tick of the open call
 	stats     ConsumerStats
+	// slow is handler.slow, resolved once: while it is not armed, a
+	// delivery of a handler that is not sim.Timed takes no time, and
+	// start does not ask the fault wrapper. It lives here, not in the
+	// Consumer, which would leave its size class for it.
+	slow faults.Site
 }
 
 // NewConsumer returns a consumer pool of cfg.Instances instances bound to
@@ -343,6 +349,7 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 		in = cfg.Queue.cfg.Faults
 	}
 	c := &Consumer{cfg: cfg, q: cfg.Queue}
+	_, c.timed = cfg.Handler.(sim.Timed)
 	c.h = in.Handler(&c.disp)
 	c.crashBefore, c.crashAfter = in.Site(faults.ConsumerCrashBeforeProcess), in.Site(faults.ConsumerCrashAfterEffect)
 	for k := 1; k <= cfg.Instances; k++ {
@@ -350,7 +357,7 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 		if cfg.Instances > 1 {
 			name += "#" + strconv.Itoa(k)
 		}
-		x := &instance{c: c, name: name}
+		x := &instance{c: c, name: name, slow: in.Site(faults.HandlerSlow)}
 		if cfg.Retry.Jitter > 0 {
 			// The only draws an instance makes; a stream depends on
 			// nothing but the seed and its name, so an instance that
@@ -425,6 +432,7 @@ func (c *Consumer) SetHandler(h sim.Handler) error {
 		return fmt.Errorf("%w: consumer %q: %w", ErrInvalidConfig, c.cfg.Name, err)
 	}
 	c.cfg.Handler = h
+	_, c.timed = h.(sim.Timed)
 	return nil
 }
 
@@ -695,15 +703,21 @@ func (x *instance) start(w *work, now sim.Tick, rest []work) bool {
 		x.crash(now, "before processing", w, true, rest)
 		return true
 	}
-	w.h = x.c.cfg.Handler
+	c := x.c
+	w.h = c.cfg.Handler
 	d := x.delivery(w)
-	if t := sim.DurationOf(x.c.h, d); t > 0 {
-		w.doneAt = now + min(t, MaxDuration)
-		x.held = append(x.held, *w)
-		return false
-	}
-	if _, timed := w.h.(sim.Timed); timed {
-		d = nil // the user's Duration may have changed the delivery: finish resets it
+	// The fault wrapper's Duration is the handler's plus handler.slow's:
+	// 0, with no draw, for an untimed handler while handler.slow is not
+	// armed, so it is asked only when one of them can take time.
+	if c.timed || x.slow.Armed() {
+		if t := sim.DurationOf(c.h, d); t > 0 {
+			w.doneAt = now + min(t, MaxDuration)
+			x.held = append(x.held, *w)
+			return false
+		}
+		if c.timed {
+			d = nil // the user's Duration may have changed the delivery: finish resets it
+		}
 	}
 	return x.finish(w, d, now, rest)
 }

@@ -128,11 +128,22 @@ func sortedPoints(p []PointInfo) []PointInfo {
 // Known reports whether p is a declared fault point.
 func Known(p Point) bool { return index(p) >= 0 }
 
+// pointIndex maps each fault point to its index in Points. Models
+// resolve a dozen points per world (Site), so a world built per seed of
+// a sweep looks them up by hash rather than by a binary search of string
+// comparisons.
+var pointIndex = func() map[Point]int {
+	m := make(map[Point]int, len(Points))
+	for i, x := range Points {
+		m[x.Point] = i
+	}
+	return m
+}()
+
 // index returns the index of p in Points, -1 when p is not a fault
-// point. O(log points).
+// point. O(1).
 func index(p Point) int {
-	i := sort.Search(len(Points), func(i int) bool { return Points[i].Point >= p })
-	if i < len(Points) && Points[i].Point == p {
+	if i, ok := pointIndex[p]; ok {
 		return i
 	}
 	return -1

@@ -219,6 +219,21 @@ func TestPointsAreSortedAndDocumented(t *testing.T) {
 	}
 }
 
+// index, a lookup by hash, finds every point where Points has it, and
+// nothing for a name that is no point, or only a prefix of one.
+func TestIndexIsThePositionInPoints(t *testing.T) {
+	for i, p := range Points {
+		if got := index(p.Point); got != i {
+			t.Errorf("index(%s) = %d, want %d", p.Point, got, i)
+		}
+	}
+	for _, p := range []Point{"", "handler", "handler.transien", "handler.transient ", "nope"} {
+		if got := index(p); got != -1 || Known(p) {
+			t.Errorf("index(%q) = %d, Known %v; want -1, false", p, got, Known(p))
+		}
+	}
+}
+
 // TestNewAllocatesPerPlanNotPerRule checks that New makes a plan's rules
 // and points in a few allocations however many rules it has, and that
 // rules added later, at a new point or one already targeted, fire in plan

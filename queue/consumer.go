@@ -137,7 +137,7 @@ func (c ConsumerConfig) Validate() error {
 	case c.Batch < 0:
 		return fmt.Errorf("%w: consumer %q: batch %d is negative", ErrInvalidConfig, c.Name, c.Batch)
 	case c.Queue.cfg.Strict && c.Batch > MaxStrictBatch:
-		return fmt.Errorf("%w: consumer %q: batch %d is above %d (queue %q is SQS-strict)", ErrInvalidConfig, c.Name, c.Batch, MaxStrictBatch, c.Queue.name)
+		return fmt.Errorf("%w: consumer %q: batch %d is above %d (queue %q is SQS-strict)", ErrInvalidConfig, c.Name, c.Batch, MaxStrictBatch, c.Queue.cfg.Name)
 	case c.VisibilityTimeout < 0 || c.VisibilityTimeout > MaxDuration:
 		return fmt.Errorf("%w: consumer %q: visibility timeout %d is outside [0, %d]", ErrInvalidConfig, c.Name, c.VisibilityTimeout, MaxDuration)
 	case c.WaitTime < ShortPoll || c.WaitTime > MaxDuration:
@@ -279,15 +279,18 @@ func (x *dispatch) Duration(d *sim.Delivery) sim.Tick { return sim.DurationOf(x.
 // sim.CauseAckBeforeProcess). Cost per message is O(log n) in the queue
 // plus the handler.
 type Consumer struct {
+	// cfg.Handler is the handler deliveries start with from now on:
+	// SetHandler replaces it. With no fields of their own for it, the
+	// world's environment (q.env) and the injector (which only
+	// NewConsumer needs), a Consumer and its allocation header fit the
+	// 576-byte size class (see TestStructSizes).
 	cfg    ConsumerConfig
 	q      *Queue
-	env    *sim.Env
-	faults *faults.Injector
-	user   sim.Handler // the handler deliveries start with from now on
 	disp   dispatch
 	h      sim.Handler // the fault wrapper around disp
 	inst   []*instance
 	paused bool
+	timed  bool         // cfg.Handler is sim.Timed
 	d      sim.Delivery // the delivery handed to the handler, reused
 
 	crashBefore, crashAfter faults.Site // the crash points, resolved once
@@ -309,6 +312,11 @@ type instance struct {
 	pollOpen  bool     // a long-polling receive call is open
 	pollUntil sim.Tick // the last tick of the open call
 	stats     ConsumerStats
+	// slow is handler.slow, resolved once: while it is not armed, a
+	// delivery of a handler that is not sim.Timed takes no time, and
+	// start does not ask the fault wrapper. It lives here, not in the
+	// Consumer, which would leave its size class for it.
+	slow faults.Site
 }
 
 // NewConsumer returns a consumer pool of cfg.Instances instances bound to
@@ -322,7 +330,7 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, err
 	}
 	if cfg.Queue.env != w.Env() {
-		return nil, fmt.Errorf("%w: consumer %q: queue %q belongs to another world", ErrInvalidConfig, cfg.Name, cfg.Queue.name)
+		return nil, fmt.Errorf("%w: consumer %q: queue %q belongs to another world", ErrInvalidConfig, cfg.Name, cfg.Queue.cfg.Name)
 	}
 	if cfg.Instances == 0 {
 		cfg.Instances = 1
@@ -338,9 +346,10 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 	}
 	in := cfg.Faults
 	if in == nil {
-		in = cfg.Queue.faults
+		in = cfg.Queue.cfg.Faults
 	}
-	c := &Consumer{cfg: cfg, q: cfg.Queue, env: w.Env(), faults: in, user: cfg.Handler}
+	c := &Consumer{cfg: cfg, q: cfg.Queue}
+	_, c.timed = cfg.Handler.(sim.Timed)
 	c.h = in.Handler(&c.disp)
 	c.crashBefore, c.crashAfter = in.Site(faults.ConsumerCrashBeforeProcess), in.Site(faults.ConsumerCrashAfterEffect)
 	for k := 1; k <= cfg.Instances; k++ {
@@ -348,12 +357,12 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 		if cfg.Instances > 1 {
 			name += "#" + strconv.Itoa(k)
 		}
-		x := &instance{c: c, name: name}
+		x := &instance{c: c, name: name, slow: in.Site(faults.HandlerSlow)}
 		if cfg.Retry.Jitter > 0 {
 			// The only draws an instance makes; a stream depends on
 			// nothing but the seed and its name, so an instance that
 			// never jitters does without one.
-			x.stream = c.env.Stream(c.q.where + "/consumer/" + name)
+			x.stream = c.q.env.Stream(c.q.where + "/consumer/" + name)
 		}
 		c.inst = append(c.inst, x)
 	}
@@ -406,7 +415,7 @@ func (c *Consumer) Stats() ConsumerStats {
 
 // Handler returns the handler deliveries start with (without the fault
 // wrapper).
-func (c *Consumer) Handler() sim.Handler { return c.user }
+func (c *Consumer) Handler() sim.Handler { return c.cfg.Handler }
 
 // SetHandler replaces the handler, e.g. after "fixing the bug" in a
 // lesson. Deliveries that start processing after the call use h;
@@ -422,7 +431,8 @@ func (c *Consumer) SetHandler(h sim.Handler) error {
 	if err := validateHandler(h); err != nil {
 		return fmt.Errorf("%w: consumer %q: %w", ErrInvalidConfig, c.cfg.Name, err)
 	}
-	c.user = h
+	c.cfg.Handler = h
+	_, c.timed = h.(sim.Timed)
 	return nil
 }
 
@@ -460,10 +470,10 @@ func (c *Consumer) Crash(reason string) {
 	if c == nil || c.q == nil {
 		return
 	}
-	now := c.env.Now()
+	now := c.q.env.Now()
 	for _, x := range c.inst {
 		x.stats.Crashes++
-		c.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: x.name, Detail: reason})
+		c.q.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: x.name, Detail: reason})
 		x.dropHeld()
 		x.downUntil = now + c.cfg.RestartDelay
 	}
@@ -681,7 +691,7 @@ func (x *instance) fire(p faults.Site, m *sim.Message) *faults.Firing {
 // w started with behind the fault wrapper.
 func (x *instance) delivery(w *work) *sim.Delivery {
 	c := x.c
-	c.d.Reset(c.env, w.d.Message, c.q.where, c.q.consumer, x.name, w.d.ReceiveCount)
+	c.d.Reset(c.q.env, w.d.Message, c.q.where, c.q.consumer, x.name, w.d.ReceiveCount)
 	c.disp.h = w.h
 	return &c.d
 }
@@ -693,15 +703,21 @@ func (x *instance) start(w *work, now sim.Tick, rest []work) bool {
 		x.crash(now, "before processing", w, true, rest)
 		return true
 	}
-	w.h = x.c.user
+	c := x.c
+	w.h = c.cfg.Handler
 	d := x.delivery(w)
-	if t := sim.DurationOf(x.c.h, d); t > 0 {
-		w.doneAt = now + min(t, MaxDuration)
-		x.held = append(x.held, *w)
-		return false
-	}
-	if _, timed := w.h.(sim.Timed); timed {
-		d = nil // the user's Duration may have changed the delivery: finish resets it
+	// The fault wrapper's Duration is the handler's plus handler.slow's:
+	// 0, with no draw, for an untimed handler while handler.slow is not
+	// armed, so it is asked only when one of them can take time.
+	if c.timed || x.slow.Armed() {
+		if t := sim.DurationOf(c.h, d); t > 0 {
+			w.doneAt = now + min(t, MaxDuration)
+			x.held = append(x.held, *w)
+			return false
+		}
+		if c.timed {
+			d = nil // the user's Duration may have changed the delivery: finish resets it
+		}
 	}
 	return x.finish(w, d, now, rest)
 }
@@ -764,7 +780,7 @@ func (x *instance) finish(w *work, d *sim.Delivery, now sim.Tick, rest []work) b
 		class = sim.ClassTransient // one policy for every class
 	}
 	reason := class.String() + " failure"
-	if class == sim.ClassTransient && c.env.Trace.Detailed() {
+	if class == sim.ClassTransient && c.q.env.Trace.Detailed() {
 		reason = strconv.Itoa(w.d.ReceiveCount) + " failed attempts"
 	}
 	switch err := c.q.DeadLetter(w.d.Receipt, reason); {
@@ -815,7 +831,7 @@ func OnFailure(class sim.Class, receiveCount, maxAttempts int, sameForAll bool) 
 // consumer; the detail text is built only when a sink shows it.
 func (x *instance) traceFailed(d *sim.Delivery, class sim.Class, err error) {
 	c := x.c
-	tr := c.env.Trace
+	tr := c.q.env.Trace
 	if !tr.Enabled() {
 		tr.Skip()
 		return
@@ -842,7 +858,7 @@ func (x *instance) lose(w *work) {
 	x.stats.Lost++
 	ev := sim.Lost(c.q.where, x.name, c.q.consumer, m, sim.CauseAckBeforeProcess)
 	ev.Attempt = w.d.ReceiveCount
-	c.env.Emit(ev)
+	c.q.env.Emit(ev)
 }
 
 // dropHeld drops the work the instance holds, in progress or waiting, and
@@ -870,7 +886,7 @@ func (x *instance) crash(now sim.Tick, why string, cur *work, loseCur bool, rest
 	c := x.c
 	x.stats.Crashes++
 	m := &cur.d.Message
-	c.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: x.name, Msg: m.ID, Key: m.Key, Detail: why})
+	c.q.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: x.name, Msg: m.ID, Key: m.Key, Detail: why})
 	if loseCur {
 		x.lose(cur)
 	}

@@ -296,6 +296,36 @@ func TestAtMostOnceFailureIsLostWithCause(t *testing.T) {
 	}
 }
 
+// TestSetHandlerChangesProcessingTime: a handler set with SetHandler
+// brings its processing time with it, from untimed to timed and back, on
+// a world with no fault rule: the first message is processed as it is
+// received, the second, with a handler of 3 ticks, 3 ticks after, and the
+// third, received as the second is done, at once again.
+func TestSetHandlerChangesProcessingTime(t *testing.T) {
+	w := newWorld(t, 1, nil, Config{Name: "orders", VisibilityTimeout: 10})
+	c := w.consumer(ConsumerConfig{Name: "w1"})
+	w.producer(producer.Config{Name: "p", Count: 3})
+	_ = w.w.Run(1)
+	if err := c.SetHandler(&sim.Script{Behaviour: sim.Slow, Ticks: 3}); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.w.Run(1)
+	if err := c.SetHandler(sim.Effect("")); err != nil {
+		t.Fatal(err)
+	}
+	w.run(20)
+	var got []string
+	for _, e := range w.rec.Events() {
+		if e.Kind == sim.KindReceived || e.Kind == sim.KindProcessed {
+			got = append(got, e.Tick.String()+" "+string(e.Kind))
+		}
+	}
+	want := []string{"t=1 received", "t=1 processed", "t=2 received", "t=5 processed", "t=5 received", "t=5 processed"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // TestSetHandlerFixesBug: a poison handler dead-letters everything; after
 // SetHandler and a redrive every message is applied. A delivery already in
 // progress finishes with the handler it started with.

@@ -59,7 +59,7 @@ func (x *instance) forward(d *sim.Delivery) {
 	if h.CorrelationID == "" {
 		h.CorrelationID = in.ID.String()
 	}
-	m := x.c.env.NewMessage(in.Key, in.Body, h)
+	m := x.c.q.env.NewMessage(in.Key, in.Body, h)
 	if err := f.To.Publish(m); err != nil {
 		x.stats.ForwardFailed++
 		return

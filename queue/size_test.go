@@ -1,0 +1,22 @@
+package queue
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// A queue and a consumer pool are allocated once per world, so a sweep
+// allocates them once per seed. An object with pointers above 512 bytes
+// carries an 8-byte allocation header, so a Queue of at most 1016 bytes
+// takes the 1024-byte size class and a Consumer of at most 568 the
+// 576-byte one; a field added to either moves it to the next class, 128
+// and 64 bytes more per seed.
+func TestStructSizes(t *testing.T) {
+	const header = 8
+	if n := unsafe.Sizeof(Queue{}) + header; n > 1024 {
+		t.Errorf("a Queue takes %d bytes with its header, above its 1024-byte size class", n)
+	}
+	if n := unsafe.Sizeof(Consumer{}) + header; n > 576 {
+		t.Errorf("a Consumer takes %d bytes with its header, above its 576-byte size class", n)
+	}
+}

@@ -158,10 +158,10 @@ func TestColdRecordsHoldTheRareFacts(t *testing.T) {
 	}
 }
 
-// TestEntryIs80Bytes pins the entry's size: 16 entries fill a 1,280-byte
-// and 256 a 20,480-byte allocation size class exactly.
-func TestEntryIs80Bytes(t *testing.T) {
-	if n := reflect.TypeFor[entry]().Size(); n != 80 {
+// TestEntryIs64Bytes pins the entry's size: 16 entries fill a 1,024-byte
+// and 256 a 16,384-byte allocation size class exactly.
+func TestEntryIs64Bytes(t *testing.T) {
+	if n := reflect.TypeFor[entry]().Size(); n != 64 {
 		t.Fatalf("an entry is %d bytes", n)
 	}
 }

@@ -363,8 +363,9 @@ func (r ref) isRun() (uint32, bool) { return r.slot(), r.life() == 0 }
 // costs a few dozen bytes, and the ring itself 48). Beyond that it holds
 // its elements in segments of segSize (see segs): growing adds a segment
 // and never copies an element or keeps an old array alive, and a segment
-// is let go as soon as popFront empties it, so a draining ring frees as
-// it drains.
+// that popFront or a compaction empties leaves the table, kept as a spare
+// for growing back only while the spares do not outnumber the segments
+// in use, so a draining ring frees as it drains.
 type ring[T any] struct {
 	buf  []T // small mode: the circular buffer
 	head int // small mode: index in buf of the first element; large mode: index in the first segment
@@ -373,14 +374,16 @@ type ring[T any] struct {
 }
 
 // segs holds a large ring's segments in a small circular table of
-// power-of-two length. At most two segments are partly empty, and one
-// emptied segment is kept for reuse, so a ring that crosses a segment
-// boundary back and forth does not allocate each time.
+// power-of-two length. At most two segments are partly empty. Emptied
+// segments are kept for reuse, as many as are in use and at least one, so
+// a ring that crosses a segment boundary back and forth does not allocate
+// each time, and one that a compaction halved grows back into the
+// segments it let go instead of new ones.
 type segs[T any] struct {
-	s     [][]T // the table
-	first int   // index in s of the first segment
-	n     int   // segments in use
-	spare []T   // an emptied segment kept for the next one needed, or nil
+	s      [][]T // the table
+	first  int   // index in s of the first segment
+	n      int   // segments in use
+	spares [][]T // emptied segments kept for the next ones needed
 }
 
 // segBits sets the segment size of a large ring: 1,024 elements, 8 KiB
@@ -433,13 +436,28 @@ func (r *ring[T]) grow() {
 	r.buf, r.head = nil, 0
 }
 
-// newSeg returns an empty segment, the spare one if there is one.
+// newSeg returns an empty segment, the most recently emptied spare if
+// there is one.
 func (g *segs[T]) newSeg() []T {
-	if s := g.spare; s != nil {
-		g.spare = nil
+	if k := len(g.spares) - 1; k >= 0 {
+		s := g.spares[k]
+		g.spares[k] = nil
+		g.spares = g.spares[:k]
 		return s
 	}
 	return make([]T, segSize)
+}
+
+// keep takes the emptied segment s, no longer in the table, as a spare,
+// and lets go of the spares beyond max(1, segments in use). O(1)
+// amortised.
+func (g *segs[T]) keep(s []T) {
+	g.spares = append(g.spares, s)
+	for len(g.spares) > max(1, g.n) {
+		k := len(g.spares) - 1
+		g.spares[k] = nil
+		g.spares = g.spares[:k]
+	}
 }
 
 // room makes the table hold one more segment. It copies only segment
@@ -523,12 +541,14 @@ func (r *ring[T]) popFront() T {
 }
 
 // dropFront lets go of the first segment, which holds no element, keeping
-// it as the spare. An empty large ring holds no segment.
+// it as a spare. An empty large ring holds no segment in its table.
 func (r *ring[T]) dropFront() {
 	g := r.big
-	g.spare, g.s[g.first] = g.s[g.first], nil
+	s := g.s[g.first]
+	g.s[g.first] = nil
 	g.first = (g.first + 1) & (len(g.s) - 1)
 	g.n--
+	g.keep(s)
 	r.head = 0
 	if r.n == 0 {
 		g.n, g.first = 0, 0
@@ -568,8 +588,10 @@ func (r *ring[T]) truncate(w int) {
 	}
 	for g.n > used {
 		k := (g.first + g.n - 1) & (len(g.s) - 1)
-		g.spare, g.s[k] = g.s[k], nil
+		s := g.s[k]
+		g.s[k] = nil
 		g.n--
+		g.keep(s)
 	}
 	if g.n == 0 {
 		g.first, r.head = 0, 0

@@ -39,14 +39,14 @@ const (
 //
 // The zero Bodies is ready to use. A Bodies is not safe for concurrent use.
 type Bodies struct {
-	// chunks holds the chunks by index, nil for a released index. A
-	// shared chunk's length is the bytes handed out of it so far, its
-	// capacity its size.
+	// chunks holds the chunks by index, nil for a released index; a
+	// chunk's header is written once, when it is opened.
 	chunks [][]byte
 	// live counts, by chunk index, the bodies kept and not dropped; a
 	// released index's holds 1 + the next released index (0: none).
 	live []uint32
 	cur  uint32 // 1 + the index of the shared chunk bodies are appended to, 0 for none
+	used int    // bytes of that chunk handed out so far
 	free uint32 // 1 + the most recently released index, 0 when none is released
 }
 
@@ -65,13 +65,12 @@ func (b *Bodies) Keep(p []byte) Body {
 		b.live[k] = 1
 		return Body(uint64(k+1)<<32 | wholeChunk)
 	}
-	if b.cur == 0 || cap(b.chunks[b.cur-1])-len(b.chunks[b.cur-1]) < n {
+	if b.cur == 0 || len(b.chunks[b.cur-1])-b.used < n {
 		b.grow(n)
 	}
-	k := b.cur - 1
-	c := b.chunks[k]
-	off := len(c)
-	b.chunks[k] = append(c, p...)
+	k, off := b.cur-1, b.used
+	copy(b.chunks[k][off:], p)
+	b.used = off + n
 	b.live[k]++
 	return Body(uint64(k+1)<<32 | uint64(off)<<16 | uint64(n))
 }
@@ -83,14 +82,14 @@ func (b *Bodies) grow(n int) {
 	size := firstChunk
 	if b.cur != 0 {
 		old := b.cur - 1
-		size = min(maxChunk, 2*cap(b.chunks[old]))
+		size = min(maxChunk, 2*len(b.chunks[old]))
 		b.cur = 0
 		if b.live[old] == 0 {
 			b.release(old)
 		}
 	}
-	k := b.open(make([]byte, 0, max(size, n)))
-	b.cur = k + 1
+	k := b.open(make([]byte, max(size, n)))
+	b.cur, b.used = k+1, 0
 }
 
 // open stores chunk c under a free index, the most recently released one
@@ -165,7 +164,7 @@ func (b *Bodies) Held() (chunks, bytes int) {
 	for _, c := range b.chunks {
 		if c != nil {
 			chunks++
-			bytes += cap(c)
+			bytes += len(c)
 		}
 	}
 	return chunks, bytes

@@ -369,7 +369,7 @@ type dedupHit struct {
 // in-flight sets, rings for visible messages and groups, receipts that
 // address the slot directly), except Purge, which deletes everything, and
 // amortised compaction of lazily deleted ring entries. A resident message
-// costs about 100 bytes beyond its body and the ledger's share.
+// costs about 85 bytes beyond its body and the ledger's share.
 //
 // A Queue is not safe for concurrent use.
 type Queue struct {
@@ -1286,7 +1286,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		*dst = append(*dst, Delivery{})
 	}
 	d := &(*dst)[len(*dst)-1]
-	fillCold(&d.Message, e, c)
+	q.s.fillCold(&d.Message, e, c)
 	d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
 	d.ReceiveCount = int(rc)
 	// A FIFO copy is duplicated at most once, on its first receive: past
@@ -1311,7 +1311,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 	e := q.s.at(slot)
 	if q.cfg.FIFO && q.cfg.DedupWindow > 0 {
-		id := q.dedupID(e.msg.Headers(), e.msg.Body, e.msg.ID)
+		id := q.dedupID(e.msg.Headers(), q.s.body(e), e.msg.ID)
 		if hit, seen := q.dedup[id]; seen && hit.exp > now {
 			q.m.Deduplicated++
 			if q.tracing() {
@@ -1686,7 +1686,7 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 			target = q.sources[e.src-1]
 		}
 		orig := e.msg
-		nm := q.env.NewMessage(orig.Key, orig.Body, orig.Headers().With("redriven-from", orig.ID.String()))
+		nm := q.env.NewMessage(orig.Key, q.s.body(e), orig.Headers().With("redriven-from", orig.ID.String()))
 		nm.Origin = orig.ID
 		nm.Created = q.s.created(e)
 		q.m.Redriven++

@@ -21,12 +21,12 @@ const (
 // chunks that never move, so their addresses are stable and the slab never copies
 // them when it grows.
 //
-// An entry is 80 bytes, 56 of them the message. What only some copies
+// An entry is 64 bytes, 40 of them the message. What only some copies
 // need lives in a cold record beside it (see cold): a fresh copy that was
 // never received, the bulk of a backlog, has none. The slot's life is its
 // tag (see slab.tags), not a field.
 type entry struct {
-	msg     stored.Slim // shares headers with equal neighbours (see package stored); Origin and Created: see cold
+	msg     stored.Slim // shares headers with equal neighbours, its body in slab.bodies (see package stored); Origin and Created: see cold
 	entered sim.Tick    // when this copy entered this queue (its age counts from here)
 	gen     uint32      // receipt generation: bumped when the slot is taken and on every receive
 	hidx    int32       // index in the delay or in-flight heap, -1 when in neither; while free, the bits of the slab's next free slot + 1 (0: none)
@@ -74,8 +74,8 @@ func (x *flags) set(f flags, on bool) {
 // The slab's chunks: below slot chunkSize every chunk holds smallSize
 // slots, so a queue of a few messages allocates a few entries and one of
 // a hundred wastes at most smallSize-1 of them (a small chunk of 16
-// entries is 1,280 bytes, an allocation size class); from slot chunkSize
-// on every chunk holds chunkSize slots (20,480 bytes, a size class too),
+// entries is 1,024 bytes, an allocation size class); from slot chunkSize
+// on every chunk holds chunkSize slots (16,384 bytes, a size class too),
 // so a queue of millions holds few chunks. A chunk is allocated when the first of its slots is and never
 // moves; only the slice of chunk headers is copied as it grows.
 const (
@@ -116,6 +116,11 @@ type slab struct {
 	colds [][]cold // the cold records, chunked as the entries are
 	nc    uint32   // cold records handed out so far
 	cfree uint32   // 1 + the most recently freed cold record, 0 when none is free
+
+	// bodies holds the entries' bodies, packed; a chunk of it is let go
+	// once every body in it is released, as copies leave roughly in the
+	// order they entered.
+	bodies stored.Bodies
 }
 
 // tagFree marks the tag of a slot whose entry is stFree; the other bits
@@ -135,8 +140,16 @@ func (s *slab) live(r ref) bool {
 // ref returns the ref of slot i's current life.
 func (s *slab) ref(i uint32) ref { return mkref(i, *s.tag(i)&^tagFree) }
 
-// setState moves the entry in slot i to state st, which is not stFree.
+// setState moves the entry in slot i to state st, which is not stFree. A
+// copy that goes back from in flight to waiting (a nack, an expired
+// visibility timeout) moves its body to the arena's newest chunk: it now
+// waits behind the copies sent since and leaves about when they do, and
+// its body would otherwise keep the chunk of the copies it entered with
+// from being let go. O(1), plus the copy of a small body.
 func (s *slab) setState(i uint32, e *entry, st state) {
+	if e.state == stInFlight && st != stInFlight {
+		e.msg.Move(&s.bodies)
+	}
 	e.state = st
 	*s.tag(i) &^= tagFree
 }
@@ -197,10 +210,10 @@ func (s *slab) alloc() uint32 {
 }
 
 // release frees slot i for reuse, dropping the entry's references to its
-// message and its cold record. O(1).
+// message, its body and its cold record. O(1).
 func (s *slab) release(i uint32) {
 	e := s.at(i)
-	e.msg = stored.Slim{} // drop references to key, body and headers
+	e.msg.Drop(&s.bodies) // drop references to key, body and headers
 	e.state = stFree
 	*s.tag(i) |= tagFree
 	if e.cold != 0 {
@@ -271,10 +284,10 @@ func (s *slab) sentAt(e *entry) sim.Tick {
 }
 
 // hold makes e, freshly allocated, a copy of m that entered at tick now
-// with enqueue time sentAt. A fresh message sent now costs no cold
-// record.
+// with enqueue time sentAt; a small body is copied into the slab's arena.
+// A fresh message sent now costs no cold record.
 func (s *slab) hold(e *entry, m *stored.Message, sentAt, now sim.Tick) {
-	e.msg = m.Slim()
+	e.msg = m.Slim(&s.bodies)
 	e.entered = now
 	if sentAt != now || m.Created != now || m.Origin != 0 {
 		c := s.mkCold(e)
@@ -298,8 +311,15 @@ func (s *slab) created(e *entry) sim.Tick {
 	return s.coldAt(e.cold - 1).created
 }
 
-// stored returns e's message as it was stored. O(1), no allocation.
-func (s *slab) stored(e *entry) stored.Message { return e.msg.Message(s.origin(e), s.created(e)) }
+// stored returns e's message as it was stored, its body the copy the
+// slab holds. O(1), no allocation.
+func (s *slab) stored(e *entry) stored.Message {
+	return e.msg.Message(&s.bodies, s.origin(e), s.created(e))
+}
+
+// body returns e's body, the copy the slab holds, its capacity clipped to
+// its length. O(1), no allocation.
+func (s *slab) body(e *entry) []byte { return e.msg.Body(&s.bodies) }
 
 // capacity returns the number of slots of the chunks allocated so far.
 func (s *slab) capacity() uint32 { return capacity(len(s.chunks)) }
@@ -343,8 +363,9 @@ func (r ref) isRun() (uint32, bool) { return r.slot(), r.life() == 0 }
 // costs a few dozen bytes, and the ring itself 48). Beyond that it holds
 // its elements in segments of segSize (see segs): growing adds a segment
 // and never copies an element or keeps an old array alive, and a segment
-// is let go as soon as popFront empties it, so a draining ring frees as
-// it drains.
+// that popFront or a compaction empties leaves the table, kept as a spare
+// for growing back only while the spares do not outnumber the segments
+// in use, so a draining ring frees as it drains.
 type ring[T any] struct {
 	buf  []T // small mode: the circular buffer
 	head int // small mode: index in buf of the first element; large mode: index in the first segment
@@ -353,14 +374,16 @@ type ring[T any] struct {
 }
 
 // segs holds a large ring's segments in a small circular table of
-// power-of-two length. At most two segments are partly empty, and one
-// emptied segment is kept for reuse, so a ring that crosses a segment
-// boundary back and forth does not allocate each time.
+// power-of-two length. At most two segments are partly empty. Emptied
+// segments are kept for reuse, as many as are in use and at least one, so
+// a ring that crosses a segment boundary back and forth does not allocate
+// each time, and one that a compaction halved grows back into the
+// segments it let go instead of new ones.
 type segs[T any] struct {
-	s     [][]T // the table
-	first int   // index in s of the first segment
-	n     int   // segments in use
-	spare []T   // an emptied segment kept for the next one needed, or nil
+	s      [][]T // the table
+	first  int   // index in s of the first segment
+	n      int   // segments in use
+	spares [][]T // emptied segments kept for the next ones needed
 }
 
 // segBits sets the segment size of a large ring: 1,024 elements, 8 KiB
@@ -413,13 +436,28 @@ func (r *ring[T]) grow() {
 	r.buf, r.head = nil, 0
 }
 
-// newSeg returns an empty segment, the spare one if there is one.
+// newSeg returns an empty segment, the most recently emptied spare if
+// there is one.
 func (g *segs[T]) newSeg() []T {
-	if s := g.spare; s != nil {
-		g.spare = nil
+	if k := len(g.spares) - 1; k >= 0 {
+		s := g.spares[k]
+		g.spares[k] = nil
+		g.spares = g.spares[:k]
 		return s
 	}
 	return make([]T, segSize)
+}
+
+// keep takes the emptied segment s, no longer in the table, as a spare,
+// and lets go of the spares beyond max(1, segments in use). O(1)
+// amortised.
+func (g *segs[T]) keep(s []T) {
+	g.spares = append(g.spares, s)
+	for len(g.spares) > max(1, g.n) {
+		k := len(g.spares) - 1
+		g.spares[k] = nil
+		g.spares = g.spares[:k]
+	}
 }
 
 // room makes the table hold one more segment. It copies only segment
@@ -503,12 +541,14 @@ func (r *ring[T]) popFront() T {
 }
 
 // dropFront lets go of the first segment, which holds no element, keeping
-// it as the spare. An empty large ring holds no segment.
+// it as a spare. An empty large ring holds no segment in its table.
 func (r *ring[T]) dropFront() {
 	g := r.big
-	g.spare, g.s[g.first] = g.s[g.first], nil
+	s := g.s[g.first]
+	g.s[g.first] = nil
 	g.first = (g.first + 1) & (len(g.s) - 1)
 	g.n--
+	g.keep(s)
 	r.head = 0
 	if r.n == 0 {
 		g.n, g.first = 0, 0
@@ -548,8 +588,10 @@ func (r *ring[T]) truncate(w int) {
 	}
 	for g.n > used {
 		k := (g.first + g.n - 1) & (len(g.s) - 1)
-		g.spare, g.s[k] = g.s[k], nil
+		s := g.s[k]
+		g.s[k] = nil
 		g.n--
+		g.keep(s)
 	}
 	if g.n == 0 {
 		g.first, r.head = 0, 0
@@ -666,18 +708,20 @@ func (h *theap) reset() { h.a = nil }
 
 // fill sets every field of *m to e's message as it was sent, headers
 // copied by value, in place (a sim.Message is 160 bytes; building it in
-// a temporary would copy it twice). O(1), no allocation.
+// a temporary would copy it twice). The body is the copy the slab holds,
+// its capacity clipped to its length, so a handler appending to it never
+// writes into a neighbour. O(1), no allocation.
 func (s *slab) fill(m *sim.Message, e *entry) {
 	if e.cold == 0 {
-		m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body, *e.msg.Headers()
+		m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body(&s.bodies), *e.msg.Headers()
 		m.Created, m.Origin = e.entered, 0
 		return
 	}
-	fillCold(m, e, s.coldAt(e.cold-1))
+	s.fillCold(m, e, s.coldAt(e.cold-1))
 }
 
 // fillCold is fill for an entry whose cold record c the caller holds.
-func fillCold(m *sim.Message, e *entry, c *cold) {
-	m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body, *e.msg.Headers()
+func (s *slab) fillCold(m *sim.Message, e *entry, c *cold) {
+	m.ID, m.Key, m.Body, m.Headers = e.msg.ID, e.msg.Key, e.msg.Body(&s.bodies), *e.msg.Headers()
 	m.Created, m.Origin = c.created, c.origin
 }

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -158,10 +159,10 @@ func TestColdRecordsHoldTheRareFacts(t *testing.T) {
 	}
 }
 
-// TestEntryIs80Bytes pins the entry's size: 16 entries fill a 1,280-byte
-// and 256 a 20,480-byte allocation size class exactly.
-func TestEntryIs80Bytes(t *testing.T) {
-	if n := reflect.TypeFor[entry]().Size(); n != 80 {
+// TestEntryIs64Bytes pins the entry's size: 16 entries fill a 1,024-byte
+// and 256 a 16,384-byte allocation size class exactly.
+func TestEntryIs64Bytes(t *testing.T) {
+	if n := reflect.TypeFor[entry]().Size(); n != 64 {
 		t.Fatalf("an entry is %d bytes", n)
 	}
 }
@@ -273,6 +274,41 @@ func TestRingLetsGoOfDrainedSegments(t *testing.T) {
 	}
 }
 
+// TestRingRegrowsIntoItsSpares compacts a long ring to a third of its
+// length and grows it back: the segments the compaction let go are kept
+// as spares, so growing back allocates nothing, while the spares never
+// outnumber the segments in use (one at least), so a ring that drains
+// lets go of them as it goes.
+func TestRingRegrowsIntoItsSpares(t *testing.T) {
+	var r ring[ref]
+	const n = 30 * segSize
+	for i := range n {
+		r.pushBack(ref(i + 1))
+	}
+	r.filter(func(x ref) bool { return x%3 == 0 })
+	if got, want := r.big.n, 10; got != want {
+		t.Fatalf("%d segments in use after the compaction, want %d", got, want)
+	}
+	if len(r.big.spares) != r.big.n {
+		t.Fatalf("%d spares kept for %d segments in use", len(r.big.spares), r.big.n)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range 10 * segSize {
+		r.pushBack(ref(n + i + 1))
+	}
+	runtime.ReadMemStats(&after)
+	if a := after.Mallocs - before.Mallocs; a != 0 {
+		t.Fatalf("growing back into the spares allocated %d times", a)
+	}
+	for r.len() > 0 {
+		r.popFront()
+		if len(r.big.spares) > max(1, r.big.n) {
+			t.Fatalf("%d spares kept for %d segments in use", len(r.big.spares), r.big.n)
+		}
+	}
+}
+
 // TestLongRingsKeepOrder runs queues whose rings outgrow one segment: a
 // standard queue and a FIFO queue with a single group of several segments,
 // received in batches and acked, half of the copies nacked back once. Every
@@ -347,18 +383,18 @@ func TestLongRingsKeepOrder(t *testing.T) {
 	}
 }
 
-// TestResidentCopyCostsAbout100Bytes pins what a fresh resident copy
-// costs a queue beyond its body: an 80-byte entry, a 4-byte tag and 8
+// TestResidentCopyCostsAbout85Bytes pins what a fresh resident copy
+// costs a queue beyond its body: a 64-byte entry, a 4-byte tag and 8
 // bytes in each of two rings, with the rings' partly filled segments on
 // top. A field added to the entry, or a ring that doubles again, fails it.
-func TestResidentCopyCostsAbout100Bytes(t *testing.T) {
+func TestResidentCopyCostsAbout85Bytes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates 200k messages")
 	}
 	for _, c := range []struct {
 		fifo bool
 		max  float64 // a standard queue's backlog is in all alone: its ready ring holds one run
-	}{{false, 100}, {true, 112}} {
+	}{{false, 88}, {true, 96}} {
 		if got := residentBytes(200_000, c.fifo); got > c.max {
 			t.Errorf("fifo=%v: %.1f bytes per resident message, want <= %.0f", c.fifo, got, c.max)
 		}

@@ -3,7 +3,8 @@
 // pointer. A sim.Message is 160 bytes, 88 of them headers that most
 // messages leave empty or share with the message sent before; a Message
 // here is 72 bytes, and equal headers sent one after another are kept
-// once.
+// once. A model that holds many messages keeps them as Slims, 40 bytes,
+// their bodies packed in a Bodies arena.
 package stored
 
 import "github.com/brokerlab/brokerlab/sim"
@@ -11,7 +12,8 @@ import "github.com/brokerlab/brokerlab/sim"
 // Message is what a model keeps of a sim.Message. Its headers are nil when
 // zero, else shared with every copy made from it and with consecutive
 // messages whose headers are equal; they are never modified once stored.
-// The body is the sender's slice, shared as sim.Message shares it.
+// The body is the sender's slice, shared as sim.Message shares it; a Slim
+// made from it keeps a copy in a Bodies arena instead.
 type Message struct {
 	ID      sim.ID
 	Origin  sim.ID

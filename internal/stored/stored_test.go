@@ -55,16 +55,18 @@ func TestStoreAllocatesOnlyForNewHeaders(t *testing.T) {
 }
 
 // TestSlimKeepsTheRest checks that a Slim and the Origin and Created kept
-// apart give back the stored message, headers shared, not copied.
+// apart give back the stored message, headers shared, not copied, and the
+// body from the arena.
 func TestSlimKeepsTheRest(t *testing.T) {
 	var c Cache
+	var b Bodies
 	for _, m := range []sim.Message{
 		{ID: 1, Key: "k", Body: []byte("b"), Created: 3},
 		{ID: 2, Headers: sim.Headers{Type: "t", Extra: []sim.Header{}}, Origin: 1, Created: 9},
 	} {
 		st := c.Store(&m)
-		s := st.Slim()
-		back := s.Message(st.Origin, st.Created)
+		s := st.Slim(&b)
+		back := s.Message(&b, st.Origin, st.Created)
 		if !reflect.DeepEqual(back, st) || s.Headers() != st.Headers() {
 			t.Errorf("message %d came back as %+v, want %+v", m.ID, back, st)
 		}

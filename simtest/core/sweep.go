@@ -202,7 +202,11 @@ func Sweep(t *testing.T, n int, f func(t *testing.T, w *World)) *Shrunk {
 // see the report. f gets t itself, and a failure it reports straight on t
 // fails t. What a Probe costs is what a sweep pays per passing seed: a
 // benchmark or a loop of one's own can call it; -brokerlab.seed does not
-// apply.
+// apply. f runs on a goroutine other than the caller's, so that a
+// t.FailNow in it ends that goroutine only; after a seed that passes,
+// the goroutine stays parked for t's next Probe call (at most GOMAXPROCS
+// of them per test, when t is a *testing.T, B or F), and t's Cleanup
+// ends them: no goroutine of Probe's outlives the test.
 func Probe[T testing.TB](t T, seed uint64, f func(t T, w *World)) error {
 	t.Helper()
 	if f == nil {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -101,7 +102,7 @@ func Sweep(t *testing.T, n int, f func(t *testing.T, w *World)) *Shrunk {
 		entered   atomic.Int64 // seeds whose subtest ran (a -run filter skips some)
 		wantTrace atomic.Bool  // f reads the trace: record it from the start
 	)
-	probe := func(seed uint64) (*run, bool, error) {
+	probe := func(rn *runner, seed uint64) (*run, bool, error) {
 		r := &run{}
 		if subtests {
 			ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -111,18 +112,35 @@ func Sweep(t *testing.T, n int, f func(t *testing.T, w *World)) *Shrunk {
 			return r, !ok, nil
 		}
 		before := t.Failed()
-		r = quiet(t, seed, wantTrace.Load(), f)
+		r = quiet(rn, t, seed, wantTrace.Load(), f)
 		if r.needTrace {
 			wantTrace.Store(true)
-			r = quiet(t, seed, true, f)
+			r = quiet(rn, t, seed, true, f)
 		}
 		if !before && t.Failed() && r.ok() {
 			r.outside = "the test failed on t itself"
 		}
 		return r, !r.ok(), nil
 	}
-	rep, err := sweep.Run(sweep.Config{Seeds: space, StopAtFirst: true},
-		func() (sweep.Probe[*run], error) { return probe, nil })
+	// Each of sweep.Run's workers runs its quiet seeds on a runner of its
+	// own; they all end when the sweep does.
+	var (
+		mu      sync.Mutex
+		runners []*runner
+	)
+	defer func() {
+		for _, rn := range runners {
+			rn.close()
+		}
+	}()
+	newProbe := func() (sweep.Probe[*run], error) {
+		rn := newRunner()
+		mu.Lock()
+		runners = append(runners, rn)
+		mu.Unlock()
+		return func(seed uint64) (*run, bool, error) { return probe(rn, seed) }, nil
+	}
+	rep, err := sweep.Run(sweep.Config{Seeds: space, StopAtFirst: true}, newProbe)
 	if err != nil {
 		t.Fatalf("simtest: %v", err)
 		return nil
@@ -184,34 +202,37 @@ func Sweep(t *testing.T, n int, f func(t *testing.T, w *World)) *Shrunk {
 // see the report. f gets t itself, and a failure it reports straight on t
 // fails t. What a Probe costs is what a sweep pays per passing seed: a
 // benchmark or a loop of one's own can call it; -brokerlab.seed does not
-// apply.
+// apply. f runs on a goroutine other than the caller's, so that a
+// t.FailNow in it ends that goroutine only; after a seed that passes,
+// the goroutine stays parked for t's next Probe call (at most GOMAXPROCS
+// of them per test, when t is a *testing.T, B or F), and t's Cleanup
+// ends them: no goroutine of Probe's outlives the test.
 func Probe[T testing.TB](t T, seed uint64, f func(t T, w *World)) error {
 	t.Helper()
 	if f == nil {
 		return errors.New("simtest: Probe needs a test function, got nil")
 	}
-	r := quiet(t, seed, false, f)
+	rn := takeRunner(t)
+	r := quiet(rn, t, seed, false, f)
 	if r.needTrace {
-		r = quiet(t, seed, true, f)
+		r = quiet(rn, t, seed, true, f)
 	}
+	parkRunner(t, rn)
 	if r.ok() {
 		return nil
 	}
 	return fmt.Errorf("simtest: seed %d failed: %s", seed, describe(r))
 }
 
-// quiet runs f for seed on a World that records no trace (unless record
-// is set) and reports nothing: a failure ends f's goroutine and is kept
-// in the run returned. f gets t itself.
-func quiet[T testing.TB](t T, seed uint64, record bool, f func(T, *World)) *run {
+// quiet runs f for seed on rn's goroutine, on a World that records no
+// trace (unless record is set) and reports nothing: a failure ends f's
+// goroutine and is kept in the run returned. f gets t itself.
+func quiet[T testing.TB](rn *runner, t T, seed uint64, record bool, f func(T, *World)) *run {
 	r := &run{quiet: true, record: record}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	rn.do(func() {
 		f(t, newWorld(quietT{t}, seed, r))
 		r.returned = true
-	}()
-	<-done
+	})
 	return r
 }
 

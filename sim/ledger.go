@@ -801,7 +801,7 @@ func (l *Ledger) setOrigin(id, origin ID) {
 
 // link marks copy id as part of a lineage.
 func (l *Ledger) link(id ID) {
-	if x, ok := l.recs.get(uint64(id)); ok && x.flags&recLinked != 0 {
+	if l.recFlags(id)&recLinked != 0 {
 		return // already linked; reading leaves a packed chunk packed
 	}
 	if r := l.rec(id); r != nil && r.flags&recLinked == 0 {
@@ -820,7 +820,7 @@ func (l *Ledger) delivered(e *Event) {
 	if d == nil {
 		return
 	}
-	if x, ok := l.recs.get(uint64(e.Msg)); !ok || x.flags&recRegistered == 0 {
+	if l.recFlags(e.Msg)&recRegistered == 0 {
 		if r := l.rec(e.Msg); r != nil && r.flags&recRegistered == 0 {
 			l.register(e.Msg, r, e)
 		}
@@ -1013,8 +1013,7 @@ func (l *Ledger) entryOf(e *Event) *delivery {
 // linked reports whether copy id has a lineage: an origin or copies made
 // from it.
 func (l *Ledger) linked(id ID) bool {
-	r, ok := l.recs.get(uint64(id))
-	return ok && r.flags&recLinked != 0
+	return l.recFlags(id)&recLinked != 0
 }
 
 // originOf returns the copy id was made from, or 0.
@@ -1143,6 +1142,25 @@ func (l *Ledger) rec(id ID) *record {
 		return nil
 	}
 	return l.recs.at(uint64(id))
+}
+
+// recFlags returns the flags of the record of id without growing or
+// unpacking the table: 0 for a copy the ledger never booked. It reads the
+// one byte in place when its chunk is plain, as nearly always on the hot
+// path, rather than copying the record out (a copy that the store of its
+// fields and the wider loads after it make stall), and costs O(1) either
+// way.
+func (l *Ledger) recFlags(id ID) uint8 {
+	i := uint64(id)
+	if c := i / tableChunk; c < uint64(len(l.recs.t.chunks)) && i < l.recs.t.n {
+		if p := l.recs.t.chunks[c]; p != nil {
+			return p[i%tableChunk].flags
+		}
+	}
+	if x, ok := l.recs.get(i); ok {
+		return x.flags
+	}
+	return 0
 }
 
 // entry returns the delivery of id to consumer c, growing the consumer's

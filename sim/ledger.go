@@ -597,16 +597,7 @@ func (l *Ledger) Emit(e *Event) {
 	case KindReceived, KindRedelivered, KindPolled, KindDelivered:
 		l.delivered(e)
 	case KindProcessed:
-		c := l.ref(e.Consumer)
-		if d := l.entry(e.Msg, c); d != nil {
-			d.bits |= delExpected | delHandled
-			first := !d.applied()
-			l.incHalf(e.Msg, c, fieldApplied, &d.handled, lowHalf)
-			if first {
-				l.setFirstApplied(e.Msg, c, d, e.Tick)
-				l.consumers[c].order.push(e.Msg)
-			}
-		}
+		l.processed(e.Msg, l.ref(e.Consumer), e.Tick)
 	case KindSkipped:
 		c := l.ref(e.Consumer)
 		if d := l.entry(e.Msg, c); d != nil {
@@ -689,10 +680,63 @@ func (l *Ledger) Emit(e *Event) {
 	default:
 		return // a kind the fold ignores changes nothing
 	}
+	l.folded()
+}
+
+// folded counts one more event of a kind the fold reads, and tidies
+// every tableChunk of them.
+func (l *Ledger) folded() {
 	l.events++
 	if l.events%tableChunk == 0 {
 		l.tidy()
 	}
+}
+
+// processed records an applied effect of copy id by consumer c at tick t.
+func (l *Ledger) processed(id ID, c ConsumerRef, t Tick) {
+	d := l.entry(id, c)
+	if d == nil {
+		return
+	}
+	d.bits |= delExpected | delHandled
+	first := !d.applied()
+	l.incHalf(id, c, fieldApplied, &d.handled, lowHalf)
+	if first {
+		l.setFirstApplied(id, c, d, t)
+		l.consumers[c].order.push(id)
+	}
+}
+
+// bookDelivery folds a delivery (received, redelivered, polled or
+// delivered) of copy id to consumer c at tick t, as Emit folds the event,
+// and reports true; it changes nothing and reports false when the record
+// of id is not registered yet, because registering it reads fields of the
+// event (key, type, component) the caller did not pass. O(1) amortised,
+// like Emit, but without its kind switch or a name lookup.
+func (l *Ledger) bookDelivery(id ID, c ConsumerRef, t Tick) bool {
+	if l.recFlags(id)&recRegistered == 0 {
+		return false
+	}
+	l.last = t
+	if l.stats != nil {
+		l.stats.touch(id)
+	}
+	if d := l.entry(id, c); d != nil {
+		l.deliveredTo(id, c, d, t)
+	}
+	l.folded()
+	return true
+}
+
+// bookEffect folds an applied effect (processed) of copy id by consumer
+// c at tick t, as Emit folds the event. O(1) amortised.
+func (l *Ledger) bookEffect(id ID, c ConsumerRef, t Tick) {
+	l.last = t
+	if l.stats != nil {
+		l.stats.touch(id)
+	}
+	l.processed(id, c, t)
+	l.folded()
 }
 
 // tidy gives the records and one consumer's deliveries, in turn, a chance
@@ -825,9 +869,15 @@ func (l *Ledger) delivered(e *Event) {
 			l.register(e.Msg, r, e)
 		}
 	}
+	l.deliveredTo(e.Msg, c, d, e.Tick)
+}
+
+// deliveredTo records one more delivery at tick t in d, the delivery of
+// copy id to consumer c.
+func (l *Ledger) deliveredTo(id ID, c ConsumerRef, d *delivery, t Tick) {
 	d.bits |= delExpected
-	l.incByte(e.Msg, c, fieldDelivered, &d.delivered)
-	l.seen(e.Msg, c, d, e.Tick)
+	l.incByte(id, c, fieldDelivered, &d.delivered)
+	l.seen(id, c, d, t)
 }
 
 // lose records that e's copy was lost with cause: for e.Consumer, or

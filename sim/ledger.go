@@ -527,10 +527,10 @@ type Ledger struct {
 	lastWIdx  uint16
 	lastName  string
 	lastRef   ConsumerRef
-	subs      map[uint16][]ConsumerRef // consumers following a log component
-	last      Tick                     // the tick of the latest event
-	events    uint64                   // events of the kinds the fold reads, so far
-	cache     []Outcome                // Outcomes("") as of cacheAt events
+	subs      [][]ConsumerRef // by component index: the consumers following that log (a slice, not a map, as every produced record reads it)
+	last      Tick            // the tick of the latest event
+	events    uint64          // events of the kinds the fold reads, so far
+	cache     []Outcome       // Outcomes("") as of cacheAt events
 	cacheAt   uint64
 	cached    bool
 	lineage   []ID        // the copies with an origin or copies made from them (recLinked), once each
@@ -809,7 +809,7 @@ func (l *Ledger) enter(e *Event) {
 			d.bits |= delExpected
 		}
 	}
-	if e.Kind == KindProduced && len(l.subs) > 0 {
+	if e.Kind == KindProduced && int(r.where) < len(l.subs) {
 		for _, c := range l.subs[r.where] {
 			if d := l.entry(e.Msg, c); d != nil {
 				d.bits |= delExpected
@@ -931,8 +931,8 @@ func (l *Ledger) subscribe(e *Event) {
 	if c == NoConsumer {
 		return
 	}
-	if l.subs == nil {
-		l.subs = map[uint16][]ConsumerRef{}
+	for int(w) >= len(l.subs) {
+		l.subs = append(l.subs, nil)
 	}
 	for _, x := range l.subs[w] {
 		if x == c {

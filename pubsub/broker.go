@@ -822,6 +822,9 @@ func (b *Broker) emitCopy(k sim.Kind, s *Subscriber, e *envelope, attempt int32)
 		tr.Skip()
 		return
 	}
+	if k == sim.KindDelivered && tr.BookDelivery(b.env.Now(), e.msg.ID, s.consumer, &s.lc) {
+		return // only the ledger listens: booked without building the event
+	}
 	// Field by field into a zeroed event rather than from a literal: the
 	// compiler builds a literal in a temporary and copies it, and reading
 	// the fields just written back as wider words stalls the copy.

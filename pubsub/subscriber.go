@@ -223,7 +223,8 @@ type Subscriber struct {
 	work    slot     // the copy in the handler
 	doneAt  sim.Tick // when the handler's work ends
 
-	d   sim.Delivery // reused for every copy
+	d   sim.Delivery       // reused for every copy
+	lc  sim.LedgerConsumer // the consumer's ledger handle, for the delivered events the broker books
 	ctx Context
 	m   SubscriberMetrics
 }

@@ -81,6 +81,7 @@ func (s *budgetState) count(e *Event) {
 // reports it, so models refuse new work. It costs a comparison per event.
 func (w *World) SetBudget(b Budget) {
 	w.env.budget = b
+	w.env.watch = w.env.over != nil || b.Messages|b.Events|b.Steps != 0
 	if b.DeliveriesPerTick > 0 || b.Sends > 0 {
 		w.env.Trace.budget = &budgetState{b: b, env: w.env}
 	} else {
@@ -97,7 +98,7 @@ func (w *World) Err() error { return w.env.over }
 // CascadePerRoot). Only the first call counts.
 func (e *Env) Exceed(err error) {
 	if e.over == nil {
-		e.over = err
+		e.over, e.watch = err, true
 	}
 }
 
@@ -108,8 +109,17 @@ func (e *Env) Exceed(err error) {
 // the error, so every later call returns it too.
 // The event and step caps are checked the same way, so a model that calls
 // it in its loops stops within one event of the cap. It costs three
-// comparisons.
+// comparisons; a run without caps, the common case, pays one, inlined in
+// the caller.
 func (e *Env) Exceeded() error {
+	if !e.watch {
+		return nil // no cap to check, and not over
+	}
+	return e.exceeded()
+}
+
+// exceeded is Exceeded for a run that has a cap or is over its budget.
+func (e *Env) exceeded() error {
 	if e.over != nil {
 		return e.over
 	}

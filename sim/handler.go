@@ -76,6 +76,10 @@ type Delivery struct {
 	env     *Env
 	effects int
 	skips   int
+	// lc caches the consumer's ledger handle across the deliveries of
+	// a reused Delivery; Reset keeps it, as it is keyed by the ledger
+	// and the consumer's name and so never stale.
+	lc LedgerConsumer
 }
 
 // NewDelivery prepares a delivery of m from where to the consumer's
@@ -145,6 +149,9 @@ func (d *Delivery) emit(k Kind, detail string) {
 	if !tr.Enabled() {
 		tr.Skip() // numbered as Emit would, without building an event no one reads
 		return
+	}
+	if k == KindProcessed && tr.BookEffect(d.env.Now(), d.Msg.ID, d.Consumer, &d.lc) {
+		return // only the ledger listens: booked without building the event
 	}
 	if !tr.Detailed() {
 		detail = ""

@@ -527,10 +527,10 @@ type Ledger struct {
 	lastWIdx  uint16
 	lastName  string
 	lastRef   ConsumerRef
-	subs      map[uint16][]ConsumerRef // consumers following a log component
-	last      Tick                     // the tick of the latest event
-	events    uint64                   // events of the kinds the fold reads, so far
-	cache     []Outcome                // Outcomes("") as of cacheAt events
+	subs      [][]ConsumerRef // by component index: the consumers following that log (a slice, not a map, as every produced record reads it)
+	last      Tick            // the tick of the latest event
+	events    uint64          // events of the kinds the fold reads, so far
+	cache     []Outcome       // Outcomes("") as of cacheAt events
 	cacheAt   uint64
 	cached    bool
 	lineage   []ID        // the copies with an origin or copies made from them (recLinked), once each
@@ -597,16 +597,7 @@ func (l *Ledger) Emit(e *Event) {
 	case KindReceived, KindRedelivered, KindPolled, KindDelivered:
 		l.delivered(e)
 	case KindProcessed:
-		c := l.ref(e.Consumer)
-		if d := l.entry(e.Msg, c); d != nil {
-			d.bits |= delExpected | delHandled
-			first := !d.applied()
-			l.incHalf(e.Msg, c, fieldApplied, &d.handled, lowHalf)
-			if first {
-				l.setFirstApplied(e.Msg, c, d, e.Tick)
-				l.consumers[c].order.push(e.Msg)
-			}
-		}
+		l.processed(e.Msg, l.ref(e.Consumer), e.Tick)
 	case KindSkipped:
 		c := l.ref(e.Consumer)
 		if d := l.entry(e.Msg, c); d != nil {
@@ -689,10 +680,63 @@ func (l *Ledger) Emit(e *Event) {
 	default:
 		return // a kind the fold ignores changes nothing
 	}
+	l.folded()
+}
+
+// folded counts one more event of a kind the fold reads, and tidies
+// every tableChunk of them.
+func (l *Ledger) folded() {
 	l.events++
 	if l.events%tableChunk == 0 {
 		l.tidy()
 	}
+}
+
+// processed records an applied effect of copy id by consumer c at tick t.
+func (l *Ledger) processed(id ID, c ConsumerRef, t Tick) {
+	d := l.entry(id, c)
+	if d == nil {
+		return
+	}
+	d.bits |= delExpected | delHandled
+	first := !d.applied()
+	l.incHalf(id, c, fieldApplied, &d.handled, lowHalf)
+	if first {
+		l.setFirstApplied(id, c, d, t)
+		l.consumers[c].order.push(id)
+	}
+}
+
+// bookDelivery folds a delivery (received, redelivered, polled or
+// delivered) of copy id to consumer c at tick t, as Emit folds the event,
+// and reports true; it changes nothing and reports false when the record
+// of id is not registered yet, because registering it reads fields of the
+// event (key, type, component) the caller did not pass. O(1) amortised,
+// like Emit, but without its kind switch or a name lookup.
+func (l *Ledger) bookDelivery(id ID, c ConsumerRef, t Tick) bool {
+	if l.recFlags(id)&recRegistered == 0 {
+		return false
+	}
+	l.last = t
+	if l.stats != nil {
+		l.stats.touch(id)
+	}
+	if d := l.entry(id, c); d != nil {
+		l.deliveredTo(id, c, d, t)
+	}
+	l.folded()
+	return true
+}
+
+// bookEffect folds an applied effect (processed) of copy id by consumer
+// c at tick t, as Emit folds the event. O(1) amortised.
+func (l *Ledger) bookEffect(id ID, c ConsumerRef, t Tick) {
+	l.last = t
+	if l.stats != nil {
+		l.stats.touch(id)
+	}
+	l.processed(id, c, t)
+	l.folded()
 }
 
 // tidy gives the records and one consumer's deliveries, in turn, a chance
@@ -765,7 +809,7 @@ func (l *Ledger) enter(e *Event) {
 			d.bits |= delExpected
 		}
 	}
-	if e.Kind == KindProduced && len(l.subs) > 0 {
+	if e.Kind == KindProduced && int(r.where) < len(l.subs) {
 		for _, c := range l.subs[r.where] {
 			if d := l.entry(e.Msg, c); d != nil {
 				d.bits |= delExpected
@@ -801,7 +845,7 @@ func (l *Ledger) setOrigin(id, origin ID) {
 
 // link marks copy id as part of a lineage.
 func (l *Ledger) link(id ID) {
-	if x, ok := l.recs.get(uint64(id)); ok && x.flags&recLinked != 0 {
+	if l.recFlags(id)&recLinked != 0 {
 		return // already linked; reading leaves a packed chunk packed
 	}
 	if r := l.rec(id); r != nil && r.flags&recLinked == 0 {
@@ -820,14 +864,20 @@ func (l *Ledger) delivered(e *Event) {
 	if d == nil {
 		return
 	}
-	if x, ok := l.recs.get(uint64(e.Msg)); !ok || x.flags&recRegistered == 0 {
+	if l.recFlags(e.Msg)&recRegistered == 0 {
 		if r := l.rec(e.Msg); r != nil && r.flags&recRegistered == 0 {
 			l.register(e.Msg, r, e)
 		}
 	}
+	l.deliveredTo(e.Msg, c, d, e.Tick)
+}
+
+// deliveredTo records one more delivery at tick t in d, the delivery of
+// copy id to consumer c.
+func (l *Ledger) deliveredTo(id ID, c ConsumerRef, d *delivery, t Tick) {
 	d.bits |= delExpected
-	l.incByte(e.Msg, c, fieldDelivered, &d.delivered)
-	l.seen(e.Msg, c, d, e.Tick)
+	l.incByte(id, c, fieldDelivered, &d.delivered)
+	l.seen(id, c, d, t)
 }
 
 // lose records that e's copy was lost with cause: for e.Consumer, or
@@ -881,8 +931,8 @@ func (l *Ledger) subscribe(e *Event) {
 	if c == NoConsumer {
 		return
 	}
-	if l.subs == nil {
-		l.subs = map[uint16][]ConsumerRef{}
+	for int(w) >= len(l.subs) {
+		l.subs = append(l.subs, nil)
 	}
 	for _, x := range l.subs[w] {
 		if x == c {
@@ -1013,8 +1063,7 @@ func (l *Ledger) entryOf(e *Event) *delivery {
 // linked reports whether copy id has a lineage: an origin or copies made
 // from it.
 func (l *Ledger) linked(id ID) bool {
-	r, ok := l.recs.get(uint64(id))
-	return ok && r.flags&recLinked != 0
+	return l.recFlags(id)&recLinked != 0
 }
 
 // originOf returns the copy id was made from, or 0.
@@ -1143,6 +1192,25 @@ func (l *Ledger) rec(id ID) *record {
 		return nil
 	}
 	return l.recs.at(uint64(id))
+}
+
+// recFlags returns the flags of the record of id without growing or
+// unpacking the table: 0 for a copy the ledger never booked. It reads the
+// one byte in place when its chunk is plain, as nearly always on the hot
+// path, rather than copying the record out (a copy that the store of its
+// fields and the wider loads after it make stall), and costs O(1) either
+// way.
+func (l *Ledger) recFlags(id ID) uint8 {
+	i := uint64(id)
+	if c := i / tableChunk; c < uint64(len(l.recs.t.chunks)) && i < l.recs.t.n {
+		if p := l.recs.t.chunks[c]; p != nil {
+			return p[i%tableChunk].flags
+		}
+	}
+	if x, ok := l.recs.get(i); ok {
+		return x.flags
+	}
+	return 0
 }
 
 // entry returns the delivery of id to consumer c, growing the consumer's

@@ -221,6 +221,75 @@ func (t *Trace) emit(e *Event) {
 	t.busy = false
 }
 
+// LedgerConsumer keeps a logical consumer's handle in the ledger of a
+// trace, for a model that books that consumer's events with
+// Trace.BookDelivery and Trace.BookEffect instead of emitting them: the
+// handle is looked up on the first event booked, at the moment the event
+// would have named the consumer, and reused while the ledger and the name
+// stay the same (a ledger never forgets a consumer), so booking costs no
+// name lookup. The zero value is ready to use; a model keeps one per
+// consumer it books for (a subscriber, a worker pool, a group member).
+type LedgerConsumer struct {
+	l    *Ledger
+	name string
+	ref  ConsumerRef
+}
+
+// resolve returns the handle of the consumer called name in l, from the
+// cache when it holds it. A name passed as the same string every time, as
+// models do, is compared by its pointer and length.
+func (c *LedgerConsumer) resolve(l *Ledger, name string) ConsumerRef {
+	if c.l != l || c.name != name {
+		c.l, c.name, c.ref = l, name, l.ref(name)
+	}
+	return c.ref
+}
+
+// ledgerOnly returns the ledger when it is the only sink: then an event
+// is read by no one but the ledger's fold, and need not be built.
+func (t *Trace) ledgerOnly() *Ledger {
+	if t == nil || len(t.sinks) != 0 {
+		return nil
+	}
+	return t.ledger
+}
+
+// BookDelivery is the typed form of emitting a delivery event (received,
+// redelivered, polled or delivered) of copy msg to the logical consumer
+// called consumer at tick, for a model on a hot path: when the ledger is
+// the trace's only listener (no other sink, no budget counting
+// deliveries) and already holds the copy's record, it numbers the event
+// and folds it exactly as Emit would, without building it, and reports
+// true. Otherwise it does nothing and reports false, and the caller emits
+// the event as usual. c caches the consumer's handle (see
+// LedgerConsumer). O(1) amortised, and it does not allocate.
+func (t *Trace) BookDelivery(tick Tick, msg ID, consumer string, c *LedgerConsumer) bool {
+	l := t.ledgerOnly()
+	if l == nil || t.budget != nil || !l.bookDelivery(msg, c.resolve(l, consumer), tick) {
+		return false
+	}
+	t.seq++
+	return true
+}
+
+// BookEffect is the typed form of emitting a processed event (a handler
+// applied an effect) of copy msg for the logical consumer called consumer
+// at tick: when the ledger is the trace's only listener it numbers the
+// event and folds it exactly as Emit would, without building it, and
+// reports true; otherwise it does nothing and reports false, and the
+// caller emits the event. A budget does not count processed events, so it
+// does not stop the typed form. c caches the consumer's handle. O(1)
+// amortised, and it does not allocate.
+func (t *Trace) BookEffect(tick Tick, msg ID, consumer string, c *LedgerConsumer) bool {
+	l := t.ledgerOnly()
+	if l == nil {
+		return false
+	}
+	t.seq++
+	l.bookEffect(msg, c.resolve(l, consumer), tick)
+	return true
+}
+
 // Close ends the trace for the sinks that keep a record of it: each sink
 // with a Close() error method (a JSONWriter writes its closing record) is
 // closed, in order, and the first error is returned. Call it when the run

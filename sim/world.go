@@ -28,6 +28,7 @@ type Env struct {
 
 	budget Budget
 	over   error  // the budget error the run stopped with
+	watch  bool   // over is set or budget has a cap Exceeded checks: false lets Exceeded answer nil at once
 	steps  uint64 // component steps run so far (Budget.Steps)
 }
 

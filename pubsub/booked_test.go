@@ -1,0 +1,120 @@
+package pubsub
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// bookedRun runs one random seed's pub/sub world under a random fault
+// plan, with the ledger as the trace's only sink (listen false: the broker
+// and the handlers' deliveries book their delivered and processed events
+// through the typed entry points, and the ledger keeps its Stats from the
+// start) or with a sink listening too (listen true: every event is built
+// and folded by Ledger.Emit). It returns the ledger and the trace.
+func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace) {
+	t.Helper()
+	st := sim.NewStream(seed, "booked")
+	w, err := sim.New(sim.Config{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if listen {
+		w.Trace().Attach(sim.SinkFunc(func(*sim.Event) {}))
+	} else {
+		w.Ledger().Stats()
+	}
+	nsubs := 2 + st.IntN(5)
+	names := make([]string, nsubs)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%d", i)
+	}
+	var in *faults.Injector
+	if plan := randomPlan(st, names, names); len(plan) > 0 && st.Chance(0.8) {
+		if in, err = faults.New(w, faults.Config{Plan: faults.Plan{Rules: plan}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := New(w, Config{Name: "bus", Faults: in, MaxDepth: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		var h sim.Handler
+		switch st.IntN(4) {
+		case 1:
+			h = sim.Idempotent(sim.Effect("once per key"), sim.ByKey)
+		case 2:
+			h = &sim.Script{Ticks: sim.Tick(1 + st.IntN(3)), Note: "slow"}
+		case 3:
+			h = sim.HandlerFunc(func(d *sim.Delivery) error { d.Apply("a"); d.Apply("b"); return nil })
+		}
+		consumer := ""
+		if st.Chance(0.3) {
+			consumer = "shared" // two subscribers may book under one logical consumer
+		}
+		s, err := b.Subscribe(SubscriberConfig{Name: name, Consumer: consumer, Pattern: propPatterns[st.IntN(len(propPatterns))],
+			Buffer: 1 + st.IntN(6), Policy: Policy(st.IntN(3)), Rate: st.IntN(4), Handler: h, Offline: st.Chance(0.2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.At(sim.Tick(1+st.IntN(30)), "disconnect "+name, s.Disconnect)
+		w.At(sim.Tick(1+st.IntN(35)), "connect "+name, func() { _ = s.Connect() })
+		w.At(40, "connect "+name, func() { _ = s.Connect() })
+	}
+	if err := w.AddFunc("producer", sim.PhaseProducer, func(now sim.Tick) {
+		if now > 30 {
+			return
+		}
+		for range st.IntN(8) {
+			h := sim.Headers{Type: propSubjects[st.IntN(len(propSubjects))]}
+			_ = b.Publish(w.Env().NewMessage(fmt.Sprintf("k%d", st.IntN(3)), nil, h))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(60); err != nil {
+		t.Fatal(err)
+	}
+	return w.Ledger(), w.Trace()
+}
+
+// TestBookedEqualsEmitted runs random pub/sub worlds twice, once with the
+// typed booking of delivered and processed events and once with every
+// event built and emitted, and requires the same ledger: event count,
+// last tick, dump (records, deliveries, losses, outcomes), outcomes,
+// losses, stats and consumers.
+func TestBookedEqualsEmitted(t *testing.T) {
+	delivered := 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		booked, btr := bookedRun(t, seed, false)
+		emitted, etr := bookedRun(t, seed, true)
+		if btr.Len() != etr.Len() || booked.LastTick() != emitted.LastTick() {
+			t.Fatalf("seed %d: %d events to tick %d, want %d to tick %d", seed, btr.Len(), booked.LastTick(), etr.Len(), emitted.LastTick())
+		}
+		if got, want := booked.Dump(), emitted.Dump(); got != want {
+			t.Fatalf("seed %d: dumps differ:\n%s\nwant\n%s", seed, got, want)
+		}
+		if got, want := booked.Outcomes(""), emitted.Outcomes(""); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: outcomes differ", seed)
+		}
+		if got, want := booked.Losses(), emitted.Losses(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: losses differ", seed)
+		}
+		if got, want := booked.Stats(), emitted.Stats(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: stats differ:\n%+v\n%+v", seed, got, want)
+		}
+		if got, want := booked.Consumers(), emitted.Consumers(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: consumers %v, want %v", seed, got, want)
+		}
+		for _, o := range emitted.Outcomes("") {
+			delivered += o.Deliveries
+		}
+	}
+	if delivered < 1000 {
+		t.Fatalf("only %d deliveries in all: the typed booking was hardly compared", delivered)
+	}
+}

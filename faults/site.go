@@ -15,7 +15,7 @@ type Site struct {
 }
 
 // Site returns point p of the injector for a model to consult. It costs
-// a binary search of Points and a scan of the targeted points, and
+// a hash lookup of p's index in Points and a scan of the targeted points, and
 // allocates nothing. A point that is not a
 // fault point (see Known) never fires, as no rule can target it.
 func (in *Injector) Site(p Point) Site {

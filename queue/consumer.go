@@ -283,7 +283,7 @@ type Consumer struct {
 	// SetHandler replaces it. With no fields of their own for it, the
 	// world's environment (q.env) and the injector (which only
 	// NewConsumer needs), a Consumer and its allocation header fit the
-	// 576-byte size class (see TestStructSizes).
+	// 640-byte size class (see TestStructSizes).
 	cfg    ConsumerConfig
 	q      *Queue
 	disp   dispatch

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/brokerlab/brokerlab/sim"
@@ -59,7 +60,10 @@ func (x *instance) forward(d *sim.Delivery) {
 	if h.CorrelationID == "" {
 		h.CorrelationID = in.ID.String()
 	}
-	m := x.c.q.env.NewMessage(in.Key, in.Body, h)
+	// The delivered body is a view into the queue's body arena: the
+	// outgoing message gets its own copy, so a log or subscriber that
+	// keeps it does not keep the arena's whole chunk alive.
+	m := x.c.q.env.NewMessage(in.Key, bytes.Clone(in.Body), h)
 	if err := f.To.Publish(m); err != nil {
 		x.stats.ForwardFailed++
 		return

@@ -401,9 +401,10 @@ type Queue struct {
 	ready            ring[ref]
 	readyLen, allPos int
 	dropped          int
-	// allNext is the length of all past which add compacts it again:
-	// a quarter of the live copies, plus 64, beyond its length after the
-	// last compaction (see compactAll).
+	// allNext is the length of all at which add compacts it again
+	// before it adds a ref, so all never holds more: a quarter of the
+	// live copies, plus 64, beyond its length after the last compaction
+	// (see compactAll).
 	allNext int
 	flight  theap
 
@@ -782,10 +783,12 @@ func (q *Queue) add(m *stored.Message, sentAt, now sim.Tick) uint32 {
 	e.flags.set(fDup, false)
 	q.live++
 	r := q.s.ref(slot)
-	q.all.pushBack(r)
-	if q.all.len() > q.allNext {
+	// Compact before r goes in: its slot is not live until the caller
+	// sets its state, so a filter would drop it.
+	if q.all.len() >= q.allNext {
 		q.compactAll()
 	}
+	q.all.pushBack(r)
 	if sentAt < now && q.cfg.Retention > 0 {
 		q.old.push(aged{at: sentAt, id: m.ID, r: r})
 		if len(q.old) > 2*q.live+64 {

@@ -346,6 +346,9 @@ func checkInternals(q *Queue) error {
 			}
 		}
 	}
+	if err := checkAll(q, live); err != nil {
+		return err
+	}
 	if !q.cfg.FIFO {
 		if err := checkReady(q, vis); err != nil {
 			return err
@@ -356,6 +359,36 @@ func checkInternals(q *Queue) error {
 		fl != q.flight.len() || del != q.delay.len() {
 		return fmt.Errorf("counts: slab visible %d in flight %d delayed %d live %d; metrics %+v len %d heaps %d/%d",
 			vis, fl, del, live, m, q.Len(), q.flight.len(), q.delay.len())
+	}
+	return nil
+}
+
+// checkAll verifies the all ring: it holds each of the live resident
+// copies once, in the order they entered, and its length is at most
+// allNext, the length at which add compacts it.
+func checkAll(q *Queue, live int) error {
+	seen := map[ref]bool{}
+	last := sim.Tick(-1 << 62)
+	for i := 0; i < q.all.len(); i++ {
+		r := q.all.at(i) &^ fresh
+		if !q.isLive(r) {
+			continue
+		}
+		if seen[r] {
+			return fmt.Errorf("slot %d is twice in all", r.slot())
+		}
+		seen[r] = true
+		if e := q.s.at(r.slot()); e.entered < last {
+			return fmt.Errorf("all %d entered at %d, after a copy that entered at %d", i, e.entered, last)
+		} else {
+			last = e.entered
+		}
+	}
+	if len(seen) != live {
+		return fmt.Errorf("%d live copies, %d in all", live, len(seen))
+	}
+	if q.all.len() > max(q.allNext, 1) {
+		return fmt.Errorf("all holds %d refs, past %d, where add compacts it", q.all.len(), q.allNext)
 	}
 	return nil
 }

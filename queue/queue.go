@@ -401,7 +401,12 @@ type Queue struct {
 	ready            ring[ref]
 	readyLen, allPos int
 	dropped          int
-	flight           theap
+	// allNext is the length of all at which add compacts it again
+	// before it adds a ref, so all never holds more: a quarter of the
+	// live copies, plus 64, beyond its length after the last compaction
+	// (see compactAll).
+	allNext int
+	flight  theap
 
 	groups      map[string]*group
 	readyGroups ring[*group]
@@ -778,11 +783,12 @@ func (q *Queue) add(m *stored.Message, sentAt, now sim.Tick) uint32 {
 	e.flags.set(fDup, false)
 	q.live++
 	r := q.s.ref(slot)
-	q.all.pushBack(r)
-	if q.all.len() > 2*q.live+64 {
-		q.all.filter(q.keepInAll)
-		q.allPos = 0
+	// Compact before r goes in: its slot is not live until the caller
+	// sets its state, so a filter would drop it.
+	if q.all.len() >= q.allNext {
+		q.compactAll()
 	}
+	q.all.pushBack(r)
 	if sentAt < now && q.cfg.Retention > 0 {
 		q.old.push(aged{at: sentAt, id: m.ID, r: r})
 		if len(q.old) > 2*q.live+64 {
@@ -818,6 +824,41 @@ func (q *Queue) trimAll() {
 // or a fresh ref, which a run of ready counts. The compaction keeps the
 // order, so allPos is reset to 0.
 func (q *Queue) keepInAll(r ref) bool { return r&fresh != 0 || q.isLive(r) }
+
+// compactAll drops the refs of deleted copies from the all ring, keeping
+// its order, so that the ring holds about the live copies and not twice
+// them: a copy retried or held at its front keeps trimAll from dropping
+// the deleted copies behind it. It first drops them from the part before
+// allPos, where the copies taken from the ready order lie and so most of
+// the deleted ones; it holds no fresh ref, so no run of ready counts any
+// of them. Only when more than a quarter of the live copies, plus 64, of
+// deleted refs lie beyond allPos (refs of copies that entered
+// invisible, say) does it filter the whole ring. It costs O(allPos), or
+// O(len) for the whole ring, and add calls it once a quarter of the live
+// copies has entered since the last call, so a copy costs O(1)
+// amortised for it.
+func (q *Queue) compactAll() {
+	if p := q.allPos; p > 0 {
+		// Pack the prefix's live refs at its end, in order, then drop
+		// the front up to them.
+		w := p
+		for i := p - 1; i >= 0; i-- {
+			if r := q.all.at(i); q.isLive(r) {
+				w--
+				*q.all.slot(w) = r
+			}
+		}
+		for range w {
+			q.all.popFront()
+		}
+		q.allPos = p - w
+	}
+	if q.all.len()-q.live > q.live/4+64 {
+		q.all.filter(q.keepInAll)
+		q.allPos = 0
+	}
+	q.allNext = q.all.len() + q.live/4 + 64
+}
 
 // pushReady puts the visible copy e in slot at the back of a standard
 // queue's delivery order. A copy whose ref is the last of all and whose
@@ -1623,7 +1664,7 @@ func (q *Queue) Purge() int {
 	q.all.reset()
 	q.old = nil
 	q.ready.reset()
-	q.readyLen, q.allPos, q.dropped = 0, 0, 0
+	q.readyLen, q.allPos, q.dropped, q.allNext = 0, 0, 0, 0
 	q.delay.reset()
 	q.flight.reset()
 	q.readyGroups.reset()

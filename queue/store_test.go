@@ -444,6 +444,81 @@ func TestBacklogIsOneRun(t *testing.T) {
 	}
 }
 
+// TestAllRingHoldsTheLiveCopies pins that a copy retried at the front
+// of the all ring does not let the refs of the copies received and
+// deleted behind it pile up: the ring holds the live copies and at most
+// a quarter of them, plus 64, of deleted refs, not twice the backlog, and
+// the delivery order is the one the copies were sent in.
+func TestAllRingHoldsTheLiveCopies(t *testing.T) {
+	r := newRig(t)
+	q := r.queue(Config{Name: "front", VisibilityTimeout: 1 << 30})
+	stuck := r.send(q, "k", 0).ID
+	if ds := r.recv(q, 1); len(ds) != 1 || ds[0].Message.ID != stuck {
+		t.Fatalf("receive the first copy: %v", ds)
+	}
+	var sent, got []sim.ID
+	for range 5000 { // a backlog that stays
+		sent = append(sent, r.send(q, "k", 0).ID)
+	}
+	worst := 0
+	for round := range 3000 {
+		for range 10 {
+			sent = append(sent, r.send(q, "k", 0).ID)
+		}
+		for _, d := range r.recv(q, 10) {
+			got = append(got, d.Message.ID)
+			if err := q.Ack(d.Receipt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		worst = max(worst, q.all.len()-(q.Len()+q.Len()/4+64))
+		if round%50 == 0 {
+			if err := checkInternals(q); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	if worst > 20 {
+		t.Errorf("all held up to %d refs more than the %d live copies and a quarter of them plus 64", worst, q.Len())
+	}
+	if !slices.Equal(got, sent[:len(got)]) {
+		t.Errorf("delivery order differs from send order")
+	}
+}
+
+// TestAllRingKeepsWhatItAdds pins that compacting the all ring as a copy
+// enters keeps that copy, whose slot is not live yet: copies sent with a
+// delay enter the ready order by ref, not as fresh refs, so their deleted
+// refs lie beyond allPos and make add filter the whole ring.
+func TestAllRingKeepsWhatItAdds(t *testing.T) {
+	r := newRig(t)
+	q := r.queue(Config{Name: "delayed", VisibilityTimeout: 1 << 30})
+	r.send(q, "k", 0)
+	if ds := r.recv(q, 1); len(ds) != 1 {
+		t.Fatalf("receive the first copy: %v", ds)
+	}
+	for range 500 {
+		r.send(q, "k", 1)
+	}
+	for round := range 300 {
+		for range 10 {
+			r.send(q, "k", 1)
+		}
+		r.to(r.w.Now() + 1)
+		for _, d := range r.recv(q, 10) {
+			if err := q.Ack(d.Receipt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := checkInternals(q); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	if n := len(q.AppendResidents(nil, q.Len()+1)); n != q.Len() {
+		t.Fatalf("%d residents listed, %d resident", n, q.Len())
+	}
+}
+
 // TestSmallRingHeaderIs48Bytes pins the size of a ring itself: every FIFO
 // group and every queue holds rings, most of them small, so the segments'
 // bookkeeping stays behind a pointer that only a large ring sets.

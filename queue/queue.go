@@ -758,6 +758,9 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 		q.env.Trace.EmitRef(&ev)
 	}
 	if delay > 0 {
+		// The copy waits while the copies sent around it leave: its body,
+		// kept apart, does not hold their arena chunk.
+		e.msg.Apart(&q.s.bodies)
 		q.s.setState(slot, e, stDelayed)
 		q.delay.push(slot, now+delay)
 		q.nDelayed++

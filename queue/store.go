@@ -118,8 +118,9 @@ type slab struct {
 	cfree uint32   // 1 + the most recently freed cold record, 0 when none is free
 
 	// bodies holds the entries' bodies, packed; a chunk of it is let go
-	// once every body in it is released, as copies leave roughly in the
-	// order they entered.
+	// once every body in it is released and it is not the one being
+	// filled, as copies leave roughly in the order they entered. A
+	// delayed copy's body is kept apart (see accept).
 	bodies stored.Bodies
 }
 

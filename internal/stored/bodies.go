@@ -28,8 +28,10 @@ const (
 // append-only chunks, so a resident message costs its body's bytes and an
 // 8-byte Body, not an allocation of its own and a 24-byte slice header.
 //
-// Invariants: a byte of a chunk is written once, when the body it belongs
-// to is kept, and never again, so a body handed out by Get stays valid and
+// Invariants: a byte of a shared chunk is written once, when the body it
+// belongs to is kept, and never again (a body larger than bigBody is its
+// sender's array, which sim.Message's rules say no one modifies once it is
+// handed over), so a body handed out by Get stays valid and
 // unchanged for as long as its holder keeps it, after Drop too (the
 // collector keeps the chunk alive). A chunk holds the bodies kept in it
 // and not yet dropped (live); when none is left and no body will be
@@ -54,7 +56,7 @@ type Bodies struct {
 // one a Body of an empty, non-nil body. A body of at most bigBody bytes is
 // copied; the caller may change p afterwards without changing what Get
 // returns. O(len(p)) for a copied body, O(1) otherwise; it allocates only
-// when it opens a chunk.
+// when it opens a chunk (and the chunk tables may grow then).
 func (b *Bodies) Keep(p []byte) Body {
 	if p == nil {
 		return 0
@@ -142,6 +144,27 @@ func (b *Bodies) Move(r Body) Body {
 	n := b.Keep(b.Get(r))
 	b.Drop(r)
 	return n
+}
+
+// Apart copies the body r names into an allocation of its own, drops r
+// and returns the copy's Body, unless r is the nil body or has a chunk of
+// its own already: then it returns r. A model keeps apart the body of a
+// copy that stays while the copies around it leave (a delayed send), so
+// that it does not keep their shared chunk from being let go: a shared
+// chunk is up to maxChunk bytes, a body kept apart its own length. A body
+// Get returned stays valid. O(len) of the body; one allocation, and the
+// chunk tables may grow.
+func (b *Bodies) Apart(r Body) Body {
+	if r == 0 || uint32(r) == wholeChunk {
+		return r
+	}
+	p := b.Get(r)
+	c := make([]byte, len(p))
+	copy(c, p)
+	b.Drop(r)
+	k := b.open(c)
+	b.live[k] = 1
+	return Body(uint64(k+1)<<32 | wholeChunk)
 }
 
 // Drop gives r back: the body it names is no longer held, and its chunk is

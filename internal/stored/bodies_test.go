@@ -50,6 +50,7 @@ func TestBodiesMatchTheirSenders(t *testing.T) {
 		return p
 	}
 	for step := range 200_000 {
+		freeBefore, openBefore := b.free, len(b.chunks)
 		switch op := rng.IntN(100); {
 		case op < 50 || len(live) == 0:
 			p := body()
@@ -64,6 +65,9 @@ func TestBodiesMatchTheirSenders(t *testing.T) {
 		case op < 55:
 			i := rng.IntN(len(live))
 			live[i].r = b.Move(live[i].r)
+		case op < 57:
+			i := rng.IntN(len(live))
+			live[i].r = b.Apart(live[i].r)
 		default:
 			i := 0 // mostly the oldest, as a queue's copies leave
 			if rng.IntN(10) == 0 {
@@ -100,6 +104,9 @@ func TestBodiesMatchTheirSenders(t *testing.T) {
 		}
 		if b.free != 0 && held == len(b.chunks) {
 			t.Fatalf("step %d: a released index is not marked free", step)
+		}
+		if freeBefore != 0 && len(b.chunks) > openBefore {
+			t.Fatalf("step %d: a new chunk index was opened while index %d was free", step, freeBefore-1)
 		}
 	}
 }
@@ -162,5 +169,39 @@ func TestBodiesCostNoAllocationBeyondChunks(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if got := after.Mallocs - before.Mallocs; got != 0 {
 		t.Fatalf("%d allocations to get and drop %d bodies", got, n)
+	}
+}
+
+// TestBodiesApart: a body kept apart keeps its bytes, has a chunk of its
+// own, and no longer holds the shared chunk it was in, which is let go
+// once its other bodies are dropped.
+func TestBodiesApart(t *testing.T) {
+	var b Bodies
+	if got := b.Apart(0); got != 0 {
+		t.Fatalf("Apart of the nil body = %v", got)
+	}
+	x := b.Keep([]byte("stays"))
+	rest := make([]Body, 0, 64)
+	for range 64 {
+		rest = append(rest, b.Keep(make([]byte, 100))) // past the first chunk, so it is not the one being filled
+	}
+	y := b.Apart(x)
+	if string(b.Get(y)) != "stays" || uint32(y) != wholeChunk {
+		t.Fatalf("apart body %q, low half %x", b.Get(y), uint32(y))
+	}
+	if b.Apart(y) != y {
+		t.Error("Apart of a body with a chunk of its own moved it")
+	}
+	for _, r := range rest {
+		b.Drop(r)
+	}
+	chunks, _ := b.Held()
+	// What is left: the apart body's chunk and the one being filled.
+	if chunks != 2 {
+		t.Errorf("the arena holds %d chunks, want 2", chunks)
+	}
+	b.Drop(y)
+	if chunks, _ := b.Held(); chunks != 1 {
+		t.Errorf("after the apart body is dropped the arena holds %d chunks, want 1", chunks)
 	}
 }

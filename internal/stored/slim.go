@@ -39,6 +39,10 @@ func (s *Slim) Drop(b *Bodies) {
 // bodies are appended to now (see Bodies.Move). O(len) of the body.
 func (s *Slim) Move(b *Bodies) { s.body = b.Move(s.body) }
 
+// Apart keeps s's body apart from the shared chunks of b, the arena s was
+// made with (see Bodies.Apart). O(len) of the body.
+func (s *Slim) Apart(b *Bodies) { s.body = b.Apart(s.body) }
+
 // Headers returns the message's headers, which the caller must not
 // modify. O(1), no allocation.
 func (s *Slim) Headers() *sim.Headers {

@@ -793,10 +793,11 @@ func (q *Queue) add(m *stored.Message, sentAt, now sim.Tick) uint32 {
 	}
 	q.all.pushBack(r)
 	if sentAt < now && q.cfg.Retention > 0 {
-		q.old.push(aged{at: sentAt, id: m.ID, r: r})
-		if len(q.old) > 2*q.live+64 {
+		// Pruned before r goes in, for the same reason as all.
+		if len(q.old) >= 2*q.live+64 {
 			q.old.keep(q.isLive)
 		}
+		q.old.push(aged{at: sentAt, id: m.ID, r: r})
 	}
 	return slot
 }

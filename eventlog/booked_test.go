@@ -20,7 +20,8 @@ import (
 // records a group has not read), 1 to 3 groups with random commit modes,
 // resets and strategies, members with random handlers and batches, and
 // fault rules for crashes, leaves, handler failures, slow handlers, broker
-// outages, lost commits and retention overtaking a group. It returns the
+// outages, lost commits and retention overtaking a group. Some records
+// are copies of earlier ones (an origin of their own). It returns the
 // ledger and the trace.
 func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace) {
 	t.Helper()
@@ -88,12 +89,17 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 			}
 		}
 	}
+	var last sim.ID
 	if err := w.AddFunc("producer", sim.PhaseProducer, func(now sim.Tick) {
 		if now > 30 {
 			return
 		}
 		for range s.IntN(6) {
-			m := w.Env().NewMessage(fmt.Sprintf("k%d", s.IntN(5)), []byte("v"), sim.Headers{Type: "order.event"})
+			m := w.Env().NewMessage(fmt.Sprintf("k%d", s.IntN(5)), []byte("v"), sim.Headers{Type: fmt.Sprintf("order.%d", s.IntN(3))})
+			if last != 0 && s.Chance(0.2) {
+				m.Origin = last // a copy of an earlier record, as a relay hands over
+			}
+			last = m.ID
 			if err := topic.Publish(m); err != nil && !errors.Is(err, sim.ErrUnavailable) {
 				t.Fatal(err)
 			}

@@ -485,12 +485,15 @@ func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) {
 	s := t.hdrs.Store(&m)
 	off := t.parts[p].push(now, &m, s.Headers())
 	t.produced++
-	if tr := t.env.Trace; tr.Enabled() {
+	switch tr := t.env.Trace; {
+	case !tr.Enabled():
+		tr.Skip() // numbers the event as Emit would, without building it
+	case tr.BookProduced(now, m.ID, m.Origin, t.where, m.Key, m.Headers.Type):
+		// Only the ledger listens: booked without building the event.
+	default:
 		ev := sim.Event{Tick: now, Kind: sim.KindProduced, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Origin: m.Origin, Key: m.Key,
 			Type: m.Headers.Type, Corr: m.Headers.CorrelationID, HasPos: true, Partition: p, Offset: off}
 		tr.EmitRef(&ev)
-	} else {
-		tr.Skip() // numbers the event as Emit would, without building it
 	}
 	if t.history != nil {
 		proc := m.Headers.Source

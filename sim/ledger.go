@@ -657,10 +657,7 @@ func (l *Ledger) Emit(e *Event) {
 		} else if cause == "" {
 			cause = CauseRetention
 		}
-		if r := l.known(e); r != nil {
-			l.setState(e.Msg, r, state, e.Tick)
-		}
-		l.loseUnapplied(e.Msg, cause, e.Tick)
+		l.deleted(e.Msg, l.known(e), state, cause, e.Tick)
 	case KindMissed:
 		c := l.ref(e.Consumer)
 		if d := l.entry(e.Msg, c); d != nil {
@@ -742,6 +739,38 @@ func (l *Ledger) bookProduced(id, origin ID, t Tick, where, key, typ string) {
 	}
 	l.arrive(KindProduced, id, origin, t, where, key, typ, "")
 	l.folded()
+}
+
+// bookExpired folds the expiry of copy id with cause (retention when
+// empty) at tick t, as Emit folds an expired event, and reports true; it
+// changes nothing and reports false when the record of id is not
+// registered yet, because registering it reads fields of the event the
+// caller did not pass. O(consumers), like Emit.
+func (l *Ledger) bookExpired(id ID, cause Cause, t Tick) bool {
+	if l.recFlags(id)&recRegistered == 0 {
+		return false
+	}
+	l.last = t
+	if l.stats != nil {
+		l.stats.touch(id)
+	}
+	if cause == "" {
+		cause = CauseRetention
+	}
+	l.settleCopy(id)
+	l.deleted(id, l.rec(id), StateExpired, cause, t)
+	l.folded()
+	return true
+}
+
+// deleted records that copy id, whose record is r (nil for ID 0), was
+// deleted at tick t and is now in state (expired or purged): every
+// consumer expecting it that has not applied it lost it with cause.
+func (l *Ledger) deleted(id ID, r *record, state State, cause Cause, t Tick) {
+	if r != nil {
+		l.setState(id, r, state, t)
+	}
+	l.loseUnapplied(id, cause, t)
 }
 
 // bookEffect folds an applied effect (processed) of copy id by consumer

@@ -215,7 +215,8 @@ type Group struct {
 	asg   []Assignment
 	bufs  [2]assignBuf // asg is built in bufs[next^1]; the next rebalance builds in bufs[next]
 	next  int
-	names []string // scratch of rebalance: the members' names
+	names []string           // scratch of rebalance: the members' names
+	lc    sim.LedgerConsumer // the group's ledger handle, for the polled events fetch books
 
 	commits, rejected, rebalances, commitsLost int64
 }
@@ -894,9 +895,10 @@ func (gp *groupPart) pruneRange(from, to int64) {
 // fetch appends up to max records of partition p from the owner's
 // position to m.got and returns how many, applying auto.offset.reset when
 // the position is unresolved or out of range, and traces each as "polled"
-// (one delivery for the ledger). The records become outstanding for m. A fetch that reaches the
-// last record moves the position to the end, past any offsets compaction
-// emptied there. O(log n + max), plus O(skipped records) when a
+// (one delivery for the ledger; booked with sim.Trace.BookDelivery when
+// the ledger is the only listener). The records become outstanding for m.
+// A fetch that reaches the last record moves the position to the end,
+// past any offsets compaction emptied there. O(log n + max), plus O(skipped records) when a
 // resolution books records lost; it allocates only when m.got or m.out
 // must grow.
 func (g *Group) fetch(m *Member, p int, max int) int {
@@ -933,12 +935,15 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 		n := g.attempt(gp, off)
 		m.got = append(m.got, held{e: e, a: a, p: p, off: off})
 		m.out = append(m.out, outRec{off: off, id: e.id, p: int32(p), attempt: int32(n)})
-		if tr.Enabled() {
+		switch {
+		case !tr.Enabled():
+			tr.Skip() // numbers the event as Emit would, without building it
+		case tr.BookDelivery(g.env.Now(), e.id, g.name, &g.lc):
+			// Only the ledger listens: booked without building the event.
+		default:
 			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.id, Key: e.key,
 				Corr: e.hdr.CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: off}
 			tr.EmitRef(&ev)
-		} else {
-			tr.Skip() // numbers the event as Emit would, without building it
 		}
 		gp.pos = off + 1
 		got++

@@ -485,12 +485,15 @@ func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) {
 	s := t.hdrs.Store(&m)
 	off := t.parts[p].push(now, &m, s.Headers())
 	t.produced++
-	if tr := t.env.Trace; tr.Enabled() {
+	switch tr := t.env.Trace; {
+	case !tr.Enabled():
+		tr.Skip() // numbers the event as Emit would, without building it
+	case tr.BookProduced(now, m.ID, m.Origin, t.where, m.Key, m.Headers.Type):
+		// Only the ledger listens: booked without building the event.
+	default:
 		ev := sim.Event{Tick: now, Kind: sim.KindProduced, Where: t.where, Actor: m.Headers.Source, Msg: m.ID, Origin: m.Origin, Key: m.Key,
 			Type: m.Headers.Type, Corr: m.Headers.CorrelationID, HasPos: true, Partition: p, Offset: off}
 		tr.EmitRef(&ev)
-	} else {
-		tr.Skip() // numbers the event as Emit would, without building it
 	}
 	if t.history != nil {
 		proc := m.Headers.Source
@@ -695,15 +698,18 @@ func (t *Log) expire(p int, part *partition, why, rule string) {
 	e := part.recs.at(part.head) // valid until dropHead below
 	off := part.off(part.head)
 	t.expired++
-	if tr := t.env.Trace; tr.Enabled() {
+	switch tr := t.env.Trace; {
+	case !tr.Enabled():
+		tr.Skip() // numbers the event as Emit would, without building it
+	case tr.BookExpired(t.env.Now(), e.id, sim.CauseRetention):
+		// Only the ledger listens: booked without building the event.
+	default:
 		ev := sim.Event{Tick: t.env.Now(), Kind: sim.KindExpired, Where: t.where, Msg: e.id, Key: e.key, Cause: sim.CauseRetention,
 			HasPos: true, Partition: p, Offset: off, Rule: rule}
 		if tr.Detailed() {
 			ev.Detail = why
 		}
 		tr.EmitRef(&ev)
-	} else {
-		tr.Skip() // numbers the event as Emit would, without building it
 	}
 	t.forget(p, off)
 	t.detach(p, off, off+1)

@@ -657,10 +657,7 @@ func (l *Ledger) Emit(e *Event) {
 		} else if cause == "" {
 			cause = CauseRetention
 		}
-		if r := l.known(e); r != nil {
-			l.setState(e.Msg, r, state, e.Tick)
-		}
-		l.loseUnapplied(e.Msg, cause, e.Tick)
+		l.deleted(e.Msg, l.known(e), state, cause, e.Tick)
 	case KindMissed:
 		c := l.ref(e.Consumer)
 		if d := l.entry(e.Msg, c); d != nil {
@@ -728,6 +725,54 @@ func (l *Ledger) bookDelivery(id ID, c ConsumerRef, t Tick) bool {
 	return true
 }
 
+// bookProduced folds the produced event of copy id (made from origin,
+// with key and type typ) appended to the log where at tick t, as Emit
+// folds it. O(1) amortised, like Emit, but without building the event or
+// its kind switch.
+func (l *Ledger) bookProduced(id, origin ID, t Tick, where, key, typ string) {
+	l.last = t
+	if l.stats != nil {
+		l.stats.touch(id)
+		if origin != 0 {
+			l.stats.touch(origin)
+		}
+	}
+	l.arrive(KindProduced, id, origin, t, where, key, typ, "")
+	l.folded()
+}
+
+// bookExpired folds the expiry of copy id with cause (retention when
+// empty) at tick t, as Emit folds an expired event, and reports true; it
+// changes nothing and reports false when the record of id is not
+// registered yet, because registering it reads fields of the event the
+// caller did not pass. O(consumers), like Emit.
+func (l *Ledger) bookExpired(id ID, cause Cause, t Tick) bool {
+	if l.recFlags(id)&recRegistered == 0 {
+		return false
+	}
+	l.last = t
+	if l.stats != nil {
+		l.stats.touch(id)
+	}
+	if cause == "" {
+		cause = CauseRetention
+	}
+	l.settleCopy(id)
+	l.deleted(id, l.rec(id), StateExpired, cause, t)
+	l.folded()
+	return true
+}
+
+// deleted records that copy id, whose record is r (nil for ID 0), was
+// deleted at tick t and is now in state (expired or purged): every
+// consumer expecting it that has not applied it lost it with cause.
+func (l *Ledger) deleted(id ID, r *record, state State, cause Cause, t Tick) {
+	if r != nil {
+		l.setState(id, r, state, t)
+	}
+	l.loseUnapplied(id, cause, t)
+}
+
 // bookEffect folds an applied effect (processed) of copy id by consumer
 // c at tick t, as Emit folds the event. O(1) amortised.
 func (l *Ledger) bookEffect(id ID, c ConsumerRef, t Tick) {
@@ -780,57 +825,72 @@ func (l *Ledger) known(e *Event) *record {
 
 // enter records that e's copy entered the component e.Where.
 func (l *Ledger) enter(e *Event) {
-	r := l.rec(e.Msg)
+	l.arrive(e.Kind, e.Msg, e.Origin, e.Tick, e.Where, e.Key, e.Type, e.Consumer)
+}
+
+// arrive records that copy id (made from origin, with key and type typ)
+// entered the component where at tick t, handed over by an event of kind
+// k that names consumer or none: the fold of a sent, produced, published,
+// stored or redriven event, whose fields it takes one by one so that a
+// typed entry point (Trace.BookProduced) folds exactly as Emit does.
+func (l *Ledger) arrive(k Kind, id, origin ID, t Tick, where, key, typ, consumer string) {
+	r := l.rec(id)
 	if r == nil {
 		return
 	}
 	if r.flags&recRegistered == 0 {
-		l.register(e.Msg, r, e)
-	} else if e.Origin != 0 {
-		l.setOrigin(e.Msg, e.Origin)
+		l.registerAt(id, r, t, where, key, typ, origin)
+	} else if origin != 0 {
+		l.setOrigin(id, origin)
 	}
-	if e.Origin != 0 {
+	if origin != 0 {
 		// setOrigin looked other records up, and a lookup may begin a
 		// chunk that packs an older one (see packedTable): look r up
 		// again rather than rely on which chunks that can touch.
-		if r = l.rec(e.Msg); r == nil {
+		if r = l.rec(id); r == nil {
 			return
 		}
 	}
 	r.sends++
-	r.where = l.where(e.Where)
+	r.where = l.where(where)
 	state := StatePending
-	if e.Kind == KindPublished {
+	if k == KindPublished {
 		state = StateDelivered
 	}
-	l.setState(e.Msg, r, state, e.Tick)
-	if e.Consumer != "" {
-		if d := l.entry(e.Msg, l.ref(e.Consumer)); d != nil {
+	l.setState(id, r, state, t)
+	if consumer != "" {
+		if d := l.entry(id, l.ref(consumer)); d != nil {
 			d.bits |= delExpected
 		}
 	}
-	if e.Kind == KindProduced && int(r.where) < len(l.subs) {
+	if k == KindProduced && int(r.where) < len(l.subs) {
 		for _, c := range l.subs[r.where] {
-			if d := l.entry(e.Msg, c); d != nil {
+			if d := l.entry(id, c); d != nil {
 				d.bits |= delExpected
 			}
 		}
 	}
 }
 
-// register fills in the fresh record r of e's message.
-func (l *Ledger) register(id ID, r *record, e *Event) {
-	*r = record{created: l.put32(id, NoConsumer, fieldCreated, e.Tick), changed: l.put32(id, NoConsumer, fieldChanged, e.Tick),
-		flags: recRegistered | r.flags&recLinked, typ: l.typeIndex(id, e.Type), where: l.where(e.Where)}
-	if !r.setKey(l.lastKey.put(&l.strs, e.Key)) {
+// registerAt fills in the fresh record r of copy id, first seen at tick t
+// in the component where, with key and type typ, made from origin.
+func (l *Ledger) registerAt(id ID, r *record, t Tick, where, key, typ string, origin ID) {
+	*r = record{created: l.put32(id, NoConsumer, fieldCreated, t), changed: l.put32(id, NoConsumer, fieldChanged, t),
+		flags: recRegistered | r.flags&recLinked, typ: l.typeIndex(id, typ), where: l.where(where)}
+	if !r.setKey(l.lastKey.put(&l.strs, key)) {
 		if l.wideKeys == nil {
 			l.wideKeys = map[ID]string{}
 		}
-		l.wideKeys[id] = e.Key
+		l.wideKeys[id] = key
 	}
-	if e.Origin != 0 && e.Origin != id {
-		l.setOrigin(id, e.Origin)
+	if origin != 0 && origin != id {
+		l.setOrigin(id, origin)
 	}
+}
+
+// register fills in the fresh record r of e's message, id.
+func (l *Ledger) register(id ID, r *record, e *Event) {
+	l.registerAt(id, r, e.Tick, e.Where, e.Key, e.Type, e.Origin)
 }
 
 // setOrigin links copy id to the copy it was made from.

@@ -272,6 +272,40 @@ func (t *Trace) BookDelivery(tick Tick, msg ID, consumer string, c *LedgerConsum
 	return true
 }
 
+// BookProduced is the typed form of emitting a produced event: copy msg
+// (made from origin, with key and type typ) appended to the log where at
+// tick. When the ledger is the trace's only listener (no other sink, no
+// budget counting sends) it numbers the event and folds it exactly as
+// Emit would, without building it, and reports true. Otherwise it does
+// nothing and reports false, and the caller emits the event as usual.
+// O(1) amortised, and it does not allocate.
+func (t *Trace) BookProduced(tick Tick, msg, origin ID, where, key, typ string) bool {
+	l := t.ledgerOnly()
+	if l == nil || t.budget != nil {
+		return false
+	}
+	t.seq++
+	l.bookProduced(msg, origin, tick, where, key, typ)
+	return true
+}
+
+// BookExpired is the typed form of emitting an expired event: copy msg
+// was deleted with cause (retention when empty) at tick. When the ledger
+// is the trace's only listener and already holds the copy's record, it
+// numbers the event and folds it exactly as Emit would, without building
+// it, and reports true. Otherwise it does nothing and reports false, and
+// the caller emits the event as usual. A budget does not count expired
+// events, so it does not stop the typed form. O(consumers), like Emit,
+// and it does not allocate.
+func (t *Trace) BookExpired(tick Tick, msg ID, cause Cause) bool {
+	l := t.ledgerOnly()
+	if l == nil || !l.bookExpired(msg, cause, tick) {
+		return false
+	}
+	t.seq++
+	return true
+}
+
 // BookEffect is the typed form of emitting a processed event (a handler
 // applied an effect) of copy msg for the logical consumer called consumer
 // at tick: when the ledger is the trace's only listener it numbers the

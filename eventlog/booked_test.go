@@ -1,0 +1,155 @@
+package eventlog_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/eventlog"
+	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// bookedRun runs one random seed's log world under a random fault plan,
+// with the ledger as the trace's only sink (listen false: the log and the
+// members book what they can through the ledger's typed entry points, and
+// the ledger keeps its Stats from the start) or with a sink listening too
+// (listen true: every event is built and folded by Ledger.Emit). The world
+// has 1 to 4 partitions, maybe retention by age or size (which expires
+// records a group has not read), 1 to 3 groups with random commit modes,
+// resets and strategies, members with random handlers and batches, and
+// fault rules for crashes, leaves, handler failures, slow handlers, broker
+// outages, lost commits and retention overtaking a group. Some records
+// are copies of earlier ones (an origin of their own). It returns the
+// ledger and the trace.
+func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace) {
+	t.Helper()
+	s := sim.NewStream(seed, "booked")
+	p := func(max float64) float64 { return s.Float64() * max }
+	w, err := sim.New(sim.Config{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if listen {
+		w.Trace().Attach(sim.SinkFunc(func(*sim.Event) {}))
+	} else {
+		w.Ledger().Stats()
+	}
+	cfg := eventlog.Config{Name: "orders", Partitions: 1 + s.IntN(4)}
+	switch s.IntN(4) {
+	case 0:
+		cfg.RetentionTicks = sim.Tick(4 + s.IntN(20))
+	case 1:
+		cfg.RetentionRecords = 2 + s.IntN(12)
+	}
+	if s.Chance(0.8) {
+		rules := []faults.Rule{
+			{Name: "crash", Point: faults.MemberCrash, Probability: p(0.04), Until: 40},
+			{Name: "crash-before-commit", Point: faults.ConsumerCrashBeforeCommit, Probability: p(0.05), Until: 40},
+			{Name: "crash-after-effect", Point: faults.ConsumerCrashAfterEffect, Probability: p(0.03), Until: 40},
+			{Name: "leave", Point: faults.MemberLeave, Probability: p(0.02), Until: 40},
+			{Name: "flaky", Point: faults.HandlerTransient, Probability: p(0.08), Param: int64(1 + s.IntN(3)), Until: 40},
+			{Name: "reject", Point: faults.HandlerPermanent, Probability: p(0.02), Until: 40},
+			{Name: "slow", Point: faults.HandlerSlow, Probability: p(0.08), Param: int64(1 + s.IntN(4)), Until: 40},
+			{Name: "down", Point: faults.BrokerUnavailable, Probability: p(0.03), Until: 40},
+			{Name: "ack-lost", Point: faults.BrokerAckLost, Probability: p(0.2), Until: 40},
+			{Name: "overtake", Point: faults.RetentionOvertake, Probability: p(0.05), Param: int64(1 + s.IntN(3)), Until: 40},
+		}
+		if cfg.Faults, err = faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topic, err := eventlog.New(w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for gi, n := 0, 1+s.IntN(3); gi < n; gi++ {
+		gc := eventlog.GroupConfig{Name: fmt.Sprintf("g%d", gi), Strategy: eventlog.Strategy(s.IntN(3)), SessionTimeout: sim.Tick(3 + s.IntN(4))}
+		if s.IntN(4) == 0 {
+			gc.Reset = eventlog.ResetLatest
+		}
+		g, err := eventlog.NewGroup(w, topic, gc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for mi, k := 0, 1+s.IntN(3); mi < k; mi++ {
+			var h sim.Handler
+			switch s.IntN(4) {
+			case 1:
+				h = sim.Idempotent(sim.Effect("charge"), sim.ByMessageID)
+			case 2:
+				h = sim.HandlerFunc(func(d *sim.Delivery) error { d.Apply("a"); d.Apply("b"); return nil })
+			case 3:
+				h = sim.HandlerFunc(func(d *sim.Delivery) error { d.Skip("not mine"); return nil })
+			}
+			if _, err := eventlog.NewMember(w, g, eventlog.MemberConfig{Name: fmt.Sprintf("g%d-m%d", gi, mi), Handler: h,
+				Commit: eventlog.CommitMode(s.IntN(3)), Batch: 1 + s.IntN(6), Start: sim.Tick(s.IntN(10))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var last sim.ID
+	if err := w.AddFunc("producer", sim.PhaseProducer, func(now sim.Tick) {
+		if now > 30 {
+			return
+		}
+		for range s.IntN(6) {
+			m := w.Env().NewMessage(fmt.Sprintf("k%d", s.IntN(5)), []byte("v"), sim.Headers{Type: fmt.Sprintf("order.%d", s.IntN(3))})
+			if last != 0 && s.Chance(0.2) {
+				m.Origin = last // a copy of an earlier record, as a relay hands over
+			}
+			last = m.ID
+			if err := topic.Publish(m); err != nil && !errors.Is(err, sim.ErrUnavailable) {
+				t.Fatal(err)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(80); err != nil {
+		t.Fatal(err)
+	}
+	return w.Ledger(), w.Trace()
+}
+
+// TestBookedEqualsEmitted runs random log worlds twice, once with the
+// typed booking the log and its groups use when the ledger is the only
+// sink and once with every event built and emitted, and requires the same
+// ledger: event count, last tick, dump (records, deliveries, losses,
+// outcomes), outcomes, losses, stats and consumers.
+func TestBookedEqualsEmitted(t *testing.T) {
+	delivered, lost := 0, 0
+	for seed := uint64(1); seed <= 80; seed++ {
+		booked, btr := bookedRun(t, seed, false)
+		emitted, etr := bookedRun(t, seed, true)
+		if btr.Len() != etr.Len() || booked.LastTick() != emitted.LastTick() {
+			t.Fatalf("seed %d: %d events to tick %d, want %d to tick %d", seed, btr.Len(), booked.LastTick(), etr.Len(), emitted.LastTick())
+		}
+		if got, want := booked.Dump(), emitted.Dump(); got != want {
+			t.Fatalf("seed %d: dumps differ:\n%s\nwant\n%s", seed, got, want)
+		}
+		if got, want := booked.Outcomes(""), emitted.Outcomes(""); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: outcomes differ", seed)
+		}
+		if got, want := booked.Losses(), emitted.Losses(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: losses differ", seed)
+		}
+		if got, want := booked.Stats(), emitted.Stats(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: stats differ:\n%+v\n%+v", seed, got, want)
+		}
+		if got, want := booked.Consumers(), emitted.Consumers(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: consumers %v, want %v", seed, got, want)
+		}
+		for _, o := range emitted.Outcomes("") {
+			delivered += o.Deliveries
+			if o.Verdict == sim.VerdictLost {
+				lost++
+			}
+		}
+	}
+	t.Logf("%d deliveries, %d lost verdicts", delivered, lost)
+	if delivered < 1000 || lost < 20 {
+		t.Fatalf("only %d deliveries and %d losses in all: the typed booking was hardly compared", delivered, lost)
+	}
+}

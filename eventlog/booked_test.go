@@ -3,11 +3,11 @@ package eventlog_test
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/faults"
+	"github.com/brokerlab/brokerlab/internal/ledgercmp"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -123,23 +123,8 @@ func TestBookedEqualsEmitted(t *testing.T) {
 	for seed := uint64(1); seed <= 80; seed++ {
 		booked, btr := bookedRun(t, seed, false)
 		emitted, etr := bookedRun(t, seed, true)
-		if btr.Len() != etr.Len() || booked.LastTick() != emitted.LastTick() {
-			t.Fatalf("seed %d: %d events to tick %d, want %d to tick %d", seed, btr.Len(), booked.LastTick(), etr.Len(), emitted.LastTick())
-		}
-		if got, want := booked.Dump(), emitted.Dump(); got != want {
-			t.Fatalf("seed %d: dumps differ:\n%s\nwant\n%s", seed, got, want)
-		}
-		if got, want := booked.Outcomes(""), emitted.Outcomes(""); !reflect.DeepEqual(got, want) {
-			t.Fatalf("seed %d: outcomes differ", seed)
-		}
-		if got, want := booked.Losses(), emitted.Losses(); !reflect.DeepEqual(got, want) {
-			t.Fatalf("seed %d: losses differ", seed)
-		}
-		if got, want := booked.Stats(), emitted.Stats(); !reflect.DeepEqual(got, want) {
-			t.Fatalf("seed %d: stats differ:\n%+v\n%+v", seed, got, want)
-		}
-		if got, want := booked.Consumers(), emitted.Consumers(); !reflect.DeepEqual(got, want) {
-			t.Fatalf("seed %d: consumers %v, want %v", seed, got, want)
+		if d := ledgercmp.Diff(booked, btr, emitted, etr); d != "" {
+			t.Fatalf("seed %d: %s", seed, d)
 		}
 		for _, o := range emitted.Outcomes("") {
 			delivered += o.Deliveries

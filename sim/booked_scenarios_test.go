@@ -1,9 +1,9 @@
 package sim_test
 
 import (
-	"reflect"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/internal/ledgercmp"
 	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -46,23 +46,8 @@ func TestBookedOnEveryScenario(t *testing.T) {
 			if len(emitted.Records()) == 0 {
 				t.Fatal("no records: nothing was compared")
 			}
-			if btr.Len() != etr.Len() || booked.LastTick() != emitted.LastTick() {
-				t.Fatalf("%d events to tick %d, want %d to tick %d", btr.Len(), booked.LastTick(), etr.Len(), emitted.LastTick())
-			}
-			if got, want := booked.Dump(), emitted.Dump(); got != want {
-				t.Fatalf("dumps differ:\n%s\nwant\n%s", got, want)
-			}
-			if got, want := booked.Outcomes(""), emitted.Outcomes(""); !reflect.DeepEqual(got, want) {
-				t.Fatal("outcomes differ")
-			}
-			if got, want := booked.Losses(), emitted.Losses(); !reflect.DeepEqual(got, want) {
-				t.Fatal("losses differ")
-			}
-			if got, want := booked.Stats(), emitted.Stats(); !reflect.DeepEqual(got, want) {
-				t.Fatalf("stats differ:\n%+v\n%+v", got, want)
-			}
-			if got, want := booked.Consumers(), emitted.Consumers(); !reflect.DeepEqual(got, want) {
-				t.Fatalf("consumers %v, want %v", got, want)
+			if d := ledgercmp.Diff(booked, btr, emitted, etr); d != "" {
+				t.Fatalf("%s", d)
 			}
 		})
 	}

@@ -20,7 +20,7 @@ const module = "github.com/brokerlab/brokerlab"
 // never sees the player, the grader or the command.
 var layers = map[string]int{
 	"printable": 0, "sim": 0,
-	"faults": 1, "producer": 1, "internal/stored": 1,
+	"faults": 1, "producer": 1, "internal/stored": 1, "internal/ledgercmp": 1,
 	"queue": 2, "pubsub": 2, "eventlog": 2, "outbox": 2, "projection": 2, "saga": 2,
 	"sweep": 3, "simtest/core": 3, "live": 3,
 	"simtest": 4, "scenario": 4,

@@ -27,15 +27,8 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 	t.Helper()
 	s := sim.NewStream(seed, "booked")
 	p := func(max float64) float64 { return s.Float64() * max }
-	w, err := sim.New(sim.Config{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if listen {
-		w.Trace().Attach(sim.SinkFunc(func(*sim.Event) {}))
-	} else {
-		w.Ledger().Stats()
-	}
+	w := ledgercmp.World(t, seed, listen)
+	var err error
 	cfg := eventlog.Config{Name: "orders", Partitions: 1 + s.IntN(4)}
 	switch s.IntN(4) {
 	case 0:

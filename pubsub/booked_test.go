@@ -18,15 +18,8 @@ import (
 func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace) {
 	t.Helper()
 	st := sim.NewStream(seed, "booked")
-	w, err := sim.New(sim.Config{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if listen {
-		w.Trace().Attach(sim.SinkFunc(func(*sim.Event) {}))
-	} else {
-		w.Ledger().Stats()
-	}
+	w := ledgercmp.World(t, seed, listen)
+	var err error
 	nsubs := 2 + st.IntN(5)
 	names := make([]string, nsubs)
 	for i := range names {

@@ -711,6 +711,22 @@ func (l *Ledger) processed(id ID, c ConsumerRef, t Tick) {
 // event (key, type, component) the caller did not pass. O(1) amortised,
 // like Emit, but without its kind switch or a name lookup.
 func (l *Ledger) bookDelivery(id ID, c ConsumerRef, t Tick) bool {
+	if !l.bookKnown(id, t) {
+		return false
+	}
+	if d := l.entry(id, c); d != nil {
+		l.deliveredTo(id, c, d, t)
+	}
+	l.folded()
+	return true
+}
+
+// bookKnown begins booking an event about copy id at tick t, as Emit
+// begins folding one, and reports true; it changes nothing and reports
+// false when the record of id is not registered yet, because registering
+// it reads fields of the event (key, type, component) a typed entry does
+// not pass. O(1).
+func (l *Ledger) bookKnown(id ID, t Tick) bool {
 	if l.recFlags(id)&recRegistered == 0 {
 		return false
 	}
@@ -718,10 +734,6 @@ func (l *Ledger) bookDelivery(id ID, c ConsumerRef, t Tick) bool {
 	if l.stats != nil {
 		l.stats.touch(id)
 	}
-	if d := l.entry(id, c); d != nil {
-		l.deliveredTo(id, c, d, t)
-	}
-	l.folded()
 	return true
 }
 
@@ -747,12 +759,8 @@ func (l *Ledger) bookProduced(id, origin ID, t Tick, where, key, typ string) {
 // registered yet, because registering it reads fields of the event the
 // caller did not pass. O(consumers), like Emit.
 func (l *Ledger) bookExpired(id ID, cause Cause, t Tick) bool {
-	if l.recFlags(id)&recRegistered == 0 {
+	if !l.bookKnown(id, t) {
 		return false
-	}
-	l.last = t
-	if l.stats != nil {
-		l.stats.touch(id)
 	}
 	if cause == "" {
 		cause = CauseRetention

@@ -8,6 +8,7 @@ package ledgercmp
 import (
 	"fmt"
 	"reflect"
+	"testing"
 
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -48,4 +49,23 @@ func Diff(got *sim.Ledger, gt *sim.Trace, want *sim.Ledger, wt *sim.Trace) strin
 		}
 	}
 	return ""
+}
+
+// World returns a world for seed whose trace the ledger alone listens to
+// (listen false: models take their typed booking paths, and the ledger
+// keeps its Stats from the first event, so the kept summary is compared
+// too), or a sink that listens as well (listen true: every event is built
+// and folded by Ledger.Emit). It fails tb when the world cannot be made.
+func World(tb testing.TB, seed uint64, listen bool) *sim.World {
+	tb.Helper()
+	w, err := sim.New(sim.Config{Seed: seed})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if listen {
+		w.Trace().Attach(sim.SinkFunc(func(*sim.Event) {}))
+	} else {
+		w.Ledger().Stats()
+	}
+	return w
 }

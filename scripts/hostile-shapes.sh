@@ -153,7 +153,7 @@ for f in "$dir"/*.yaml; do
 	set -e
 	rss=$(awk -F': ' '/Maximum resident set size/ {print int($2/1024)}' "$dir/$name.time")
 	cpu=$(awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} END {printf "%.1f", u+s}' "$dir/$name.time")
-	first=$(head -c 160 "$dir/$name.err" | head -n 1)
+	first=$(head -c 160 "$dir/$name.err" | sed -n 1p)
 	printf '%-28s %4s %8s %8s  %s\n' "$name" "$code" "$cpu" "$rss" "$first"
 	if ((code != 0 && code != 1 && code != 2)) || ((rss > 256)) || awk -v c="$cpu" 'BEGIN {exit !(c > 60)}'; then
 		echo "  FAIL: over 256 MiB or 60 s of CPU, or exit $code" >&2

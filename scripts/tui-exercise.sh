@@ -82,9 +82,11 @@ expect "wrong" "shrunk from [0-9]+ faults to 1" "$work/wrong.out"
 (cd "$ws" && go build -o "$work/alice-bin" .)
 tmux new-session -d -s "$session" -x 80 -y 24 -c "$ws" "$work/alice-bin play; sleep 30"
 screen() { tmux capture-pane -p -t "$session"; }
+# Screens are searched from here-strings, not pipes: grep -q may close a pipe
+# early, and under pipefail the writer's SIGPIPE would read as "no match".
 wait_for() { # wait_for PATTERN: poll the screen for up to 20 s
 	for _ in $(seq 1 200); do
-		if screen | grep -qE "$1"; then return 0; fi
+		if grep -qE "$1" <<<"$(screen)"; then return 0; fi
 		sleep 0.1
 	done
 	echo "tui-exercise: '$1' never appeared; the screen was:" >&2

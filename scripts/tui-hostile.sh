@@ -44,10 +44,12 @@ exitf=
 
 now_ms() { date +%s%3N; }
 screen() { tmux capture-pane -p -t "$session"; }
+# Screens are searched from here-strings, not pipes: grep -q may close a pipe
+# early, and under pipefail the writer's SIGPIPE would read as "no match".
 
 wait_for() { # wait_for PATTERN: poll the screen for up to 10 s
 	for _ in $(seq 1 100); do
-		if screen | grep -qE "$1"; then return 0; fi
+		if grep -qE "$1" <<<"$(screen)"; then return 0; fi
 		sleep 0.1
 	done
 	echo "tui-hostile: '$1' never appeared; the screen was:" >&2

@@ -48,6 +48,8 @@ else
 fi
 
 screen() { tmux capture-pane -p -t "$session"; }
+# Screens are searched from here-strings, not pipes: grep -q may close a pipe
+# early, and under pipefail the writer's SIGPIPE would read as "no match".
 
 # flat prints the screen's text with the frame characters removed and all
 # white space squeezed to single spaces, so wrapped text can be searched.
@@ -58,7 +60,7 @@ norm() { tr -s ' \n' '  ' | sed 's/^ //; s/ $//'; }
 
 wait_for() { # wait_for TEXT: poll the flattened screen for up to 10 s
 	for _ in $(seq 1 100); do
-		if flat | grep -qF -- "$1"; then return 0; fi
+		if grep -qF -- "$1" <<<"$(flat)"; then return 0; fi
 		sleep 0.1
 	done
 	return 1
@@ -94,7 +96,7 @@ for entry in "${lessons[@]}"; do
 	for step in "${steps[@]}"; do
 		i=$((i + 1))
 		want=$(printf '%s' "$step" | norm)
-		if [ "$i" -gt 1 ] || ! flat | grep -qF -- "narration $i/$total"; then
+		if [ "$i" -gt 1 ] || ! grep -qF -- "narration $i/$total" <<<"$(flat)"; then
 			tmux send-keys -t "$session" n
 		fi
 		if ! wait_for "narration $i/$total" || ! wait_for "$want"; then
@@ -108,7 +110,7 @@ for entry in "${lessons[@]}"; do
 	done
 	# Play to the end: the verdict line is shown.
 	for _ in $(seq 1 30); do
-		flat | grep -qF "expectations hold" && break
+		grep -qF "expectations hold" <<<"$(flat)" && break
 		tmux send-keys -t "$session" n
 		sleep 0.2
 	done
@@ -129,7 +131,7 @@ for entry in "${lessons[@]}"; do
 	seen="$seen $(flat)"
 	for want in "${judged[@]}" "To remember: $remember"; do
 		w=$(printf '%s' "$want" | norm)
-		if ! printf '%s' "$seen" | grep -qF -- "$w"; then
+		if ! grep -qF -- "$w" <<<"$seen"; then
 			echo "tui-lessons: $entry: summary line never on screen while scrolling; want:" >&2
 			echo "  $w" >&2
 			screen >&2

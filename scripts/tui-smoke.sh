@@ -29,10 +29,12 @@ tmux new-session -d -s "$session" -x 80 -y 24 \
 	"TERM=xterm-256color '$work/brokerlab' play '$lesson'; echo \$? > '$work/exit'"
 
 screen() { tmux capture-pane -p -t "$session"; }
+# Screens are searched from here-strings, not pipes: grep -q may close a pipe
+# early, and under pipefail the writer's SIGPIPE would read as "no match".
 
 wait_for() { # wait_for PATTERN: poll the screen for up to 10 s
 	for _ in $(seq 1 100); do
-		if screen | grep -qE "$1"; then return 0; fi
+		if grep -qE "$1" <<<"$(screen)"; then return 0; fi
 		sleep 0.1
 	done
 	echo "tui-smoke: '$1' never appeared; the screen was:" >&2
@@ -51,9 +53,9 @@ snap=$(screen)
 echo "$snap"
 
 fail=0
-echo "$snap" | grep -qE 't=40' || { echo "tui-smoke: tick 40 not shown" >&2; fail=1; }
-echo "$snap" | grep -qE '(DLQ|dlq)[^0-9]*[1-9]' || { echo "tui-smoke: no DLQ depth shown" >&2; fail=1; }
-echo "$snap" | grep -qE 't=[0-9]+ (sent|received|acked|dead_lettered|redelivered)' || { echo "tui-smoke: no trace line shown" >&2; fail=1; }
+grep -qE 't=40' <<<"$snap" || { echo "tui-smoke: tick 40 not shown" >&2; fail=1; }
+grep -qE '(DLQ|dlq)[^0-9]*[1-9]' <<<"$snap" || { echo "tui-smoke: no DLQ depth shown" >&2; fail=1; }
+grep -qE 't=[0-9]+ (sent|received|acked|dead_lettered|redelivered)' <<<"$snap" || { echo "tui-smoke: no trace line shown" >&2; fail=1; }
 
 if [ "$lesson" = poison-dlq ]; then
 	# Hand actions survive time travel: redrive at t=14, go back to t=10

@@ -465,25 +465,29 @@ func (t *Log) Produce(m sim.Message) (Position, error) {
 	} else {
 		p = PartitionFor(m.Key, len(t.parts))
 	}
-	return t.ProduceTo(p, m)
+	return t.produceTo(p, &m)
 }
 
 // ProduceTo appends m to partition p; see Produce. While the fault point
 // broker.unavailable fires, it refuses m with an error wrapping
 // ErrUnavailable (and so sim.ErrUnavailable) and traces a "rejected" event;
 // whether the message is retried or given up is the producer's business.
-func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) {
+func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) { return t.produceTo(p, &m) }
+
+// produceTo is ProduceTo of *m, which it does not keep: Produce hands its
+// message over without copying its 160 bytes once more.
+func (t *Log) produceTo(p int, m *sim.Message) (Position, error) {
 	if p < 0 || p >= len(t.parts) {
 		return Position{}, fmt.Errorf("%w: %d (topic %s has %d)", ErrNoPartition, p, t.cfg.Name, len(t.parts))
 	}
 	if t.fx.unavailable.Armed() {
-		if err := t.refuse(&m); err != nil {
+		if err := t.refuse(m); err != nil {
 			return Position{}, err
 		}
 	}
 	now := t.env.Now()
-	s := t.hdrs.Store(&m)
-	off := t.parts[p].push(now, &m, s.Headers())
+	s := t.hdrs.Store(m)
+	off := t.parts[p].push(now, m, s.Headers())
 	t.produced++
 	switch tr := t.env.Trace; {
 	case !tr.Enabled():

@@ -161,10 +161,15 @@ func (gp *groupPart) recall(off int64) (int, bool) {
 func (gp *groupPart) remember(off int64) *seen {
 	i, ok := gp.recall(off)
 	if !ok {
-		if gp.again == nil {
+		switch {
+		case gp.again == nil:
 			gp.again = make([]againRec, 0, againFirst)
+			fallthrough
+		case i == len(gp.again):
+			gp.again = append(gp.again, againRec{off: off}) // the usual case: past every remembered record
+		default:
+			gp.again = slices.Insert(gp.again, i, againRec{off: off})
 		}
-		gp.again = slices.Insert(gp.again, i, againRec{off: off})
 	}
 	return &gp.again[i].seen
 }

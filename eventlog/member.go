@@ -167,7 +167,14 @@ func (m *Member) reserve(n int) {
 		m.got = slices.Grow(m.got, max(n, m.cfg.Batch-len(m.got)))
 	}
 	if len(m.out)+n > cap(m.out) {
-		m.out = slices.Grow(m.out, max(n, m.cfg.Batch-len(m.out)))
+		if len(m.out)+n <= cap(m.outBuf) {
+			// Room is left before m.out, where finish took records off
+			// its front: slide them back to the start.
+			m.out = append(m.outBuf[:0], m.out...)
+		} else {
+			m.out = slices.Grow(m.out, max(n, m.cfg.Batch-len(m.out)))
+			m.outBuf = m.out[:0]
+		}
 	}
 }
 
@@ -272,7 +279,8 @@ type Member struct {
 	busyUntil sim.Tick
 	got       []held   // a handler member's last poll; empty after Poll, which hands out Records
 	next      int      // the index in got of the record to handle next
-	out       []outRec // outstanding records, in fetch order
+	out       []outRec // outstanding records, in fetch order: a part of outBuf
+	outBuf    []outRec // the array out is in, from its start; finish takes the first record of out off by moving out's start
 	touched   []int
 	x         *memberBufs // nil until first needed
 	d         sim.Delivery
@@ -283,7 +291,7 @@ type Member struct {
 // memberBufs are the buffers only some members need: the commits a stall
 // holds back, the records Poll returns and the reads a history records. A
 // member makes them at the first use, so a handler member that needs none
-// takes 576 bytes.
+// fits in 640 bytes.
 type memberBufs struct {
 	pending []Position // commits held back by a stall
 	batch   []Record   // the last poll as Poll returns it; built only for Poll's callers

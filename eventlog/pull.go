@@ -204,8 +204,11 @@ func (m *Member) finish(d *sim.Delivery, err error) error {
 	if i < 0 || m.out[i].id != d.Msg.ID {
 		return fmt.Errorf("%w: %s p=%d off=%d (member %s)", ErrNotOutstanding, d.Msg.ID, d.Partition, d.Offset, m.cfg.Name)
 	}
-	copy(m.out[i:], m.out[i+1:])
-	m.out = m.out[:len(m.out)-1]
+	if i == 0 {
+		m.out = m.out[1:] // the usual case, as records are handled in fetch order: O(1)
+	} else {
+		m.out = append(m.out[:i], m.out[i+1:]...)
+	}
 	if err == nil {
 		return nil
 	}

@@ -32,11 +32,16 @@ const recHeader = 4
 // holds recChunk entries, entry i of them in chunk i/recChunk (shifted by
 // the small chunks while they are there). dropFront shifts every index
 // down by recChunk.
+//
+// fill is how many entries of the last chunk are held: n minus what the
+// chunks before it hold, so push writes there without working out which
+// chunk entry n is in.
 type records[T any] struct {
 	chunks [][]T
-	n      int  // entries held
-	full   bool // the small chunks are gone: every chunk holds recChunk entries
-	spare  []T  // a dropped full chunk, cleared, kept for the next push that needs one
+	n      int   // entries held
+	fill   int32 // entries held in the last chunk (0 without chunks)
+	full   bool  // the small chunks are gone: every chunk holds recChunk entries
+	spare  []T   // a dropped full chunk, cleared, kept for the next push that needs one
 }
 
 // len returns the number of entries held.
@@ -80,29 +85,44 @@ func (r *records[T]) capacity(k int) int {
 // out rather than writing into a neighbour's.
 func (r *records[T]) seed(hdr [][]T, first []T) {
 	r.chunks = append(hdr[:0:cap(hdr)], first)
+	r.fill = 0
 }
 
-// push appends e. O(1); it allocates only when the last chunk is full.
+// push appends e. O(1); it allocates only when the last chunk is full
+// (grow).
 func (r *records[T]) push(e T) {
-	if k := len(r.chunks); r.n == r.capacity(k) {
-		var c []T
-		switch {
-		case !r.full && k == 0:
-			c = make([]T, recFirst)
-		case !r.full && k < recSmall:
-			c = make([]T, recFirst<<(k-1))
-		case r.spare != nil:
-			c, r.spare = r.spare, nil
-		default:
-			c = make([]T, recChunk)
+	if k := len(r.chunks); k > 0 {
+		if c := r.chunks[k-1]; int(r.fill) < len(c) {
+			c[r.fill] = e
+			r.fill++
+			r.n++
+			return
 		}
-		if r.chunks == nil {
-			r.chunks = make([][]T, 0, recHeader)
-		}
-		r.chunks = append(r.chunks, c)
 	}
-	*r.at(r.n) = e
+	r.grow()
+	r.chunks[len(r.chunks)-1][0] = e
+	r.fill = 1
 	r.n++
+}
+
+// grow appends the next chunk, the last being full (or there being none).
+func (r *records[T]) grow() {
+	k := len(r.chunks)
+	var c []T
+	switch {
+	case !r.full && k == 0:
+		c = make([]T, recFirst)
+	case !r.full && k < recSmall:
+		c = make([]T, recFirst<<(k-1))
+	case r.spare != nil:
+		c, r.spare = r.spare, nil
+	default:
+		c = make([]T, recChunk)
+	}
+	if r.chunks == nil {
+		r.chunks = make([][]T, 0, recHeader)
+	}
+	r.chunks = append(r.chunks, c)
 }
 
 // dropFront forgets entries [0, recChunk), which must all be cleared
@@ -144,4 +164,8 @@ func (r *records[T]) truncate(n int) {
 		r.chunks = r.chunks[:keep]
 	}
 	r.n = n
+	r.fill = 0
+	if k := len(r.chunks); k > 0 {
+		r.fill = int32(n - r.capacity(k-1))
+	}
 }

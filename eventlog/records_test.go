@@ -27,6 +27,10 @@ func TestRecordsMatchASlice(t *testing.T) {
 		if p.head >= recChunk {
 			t.Fatalf("step %d: head %d not below a chunk", step, p.head)
 		}
+		checkFill(t, step, &p.recs)
+		if p.wide() {
+			checkFill(t, step, p.side)
+		}
 		for i, r := range want {
 			if got := p.record(0, p.head+i); !reflect.DeepEqual(got, r) {
 				t.Fatalf("step %d: live record %d is %+v, want %+v", step, i, got, r)
@@ -194,5 +198,18 @@ func TestSeededPartitionsKeepTheirOwn(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkFill fails when r's fill is not what its last chunk holds: n minus
+// what the chunks before it hold.
+func checkFill[T any](t *testing.T, step int, r *records[T]) {
+	t.Helper()
+	want := 0
+	if k := len(r.chunks); k > 0 {
+		want = r.n - r.capacity(k-1)
+	}
+	if int(r.fill) != want {
+		t.Fatalf("step %d: fill %d, want %d (%d entries in %d chunks)", step, r.fill, want, r.n, len(r.chunks))
 	}
 }

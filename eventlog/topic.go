@@ -465,25 +465,29 @@ func (t *Log) Produce(m sim.Message) (Position, error) {
 	} else {
 		p = PartitionFor(m.Key, len(t.parts))
 	}
-	return t.ProduceTo(p, m)
+	return t.produceTo(p, &m)
 }
 
 // ProduceTo appends m to partition p; see Produce. While the fault point
 // broker.unavailable fires, it refuses m with an error wrapping
 // ErrUnavailable (and so sim.ErrUnavailable) and traces a "rejected" event;
 // whether the message is retried or given up is the producer's business.
-func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) {
+func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) { return t.produceTo(p, &m) }
+
+// produceTo is ProduceTo of *m, which it does not keep: Produce hands its
+// message over without copying its 160 bytes once more.
+func (t *Log) produceTo(p int, m *sim.Message) (Position, error) {
 	if p < 0 || p >= len(t.parts) {
 		return Position{}, fmt.Errorf("%w: %d (topic %s has %d)", ErrNoPartition, p, t.cfg.Name, len(t.parts))
 	}
 	if t.fx.unavailable.Armed() {
-		if err := t.refuse(&m); err != nil {
+		if err := t.refuse(m); err != nil {
 			return Position{}, err
 		}
 	}
 	now := t.env.Now()
-	s := t.hdrs.Store(&m)
-	off := t.parts[p].push(now, &m, s.Headers())
+	s := t.hdrs.Store(m)
+	off := t.parts[p].push(now, m, s.Headers())
 	t.produced++
 	switch tr := t.env.Trace; {
 	case !tr.Enabled():
@@ -664,30 +668,39 @@ func (t *Log) overtake(g *Group, f faults.Firing) {
 	}
 }
 
-// retain applies retention by age and size.
+// retain applies retention by age and size. In each partition it traces
+// the expiry of every record retention deletes at the head, then deletes
+// them together (see drop): what the groups remember of them and what
+// members hold of them is dealt with once per partition, not once per
+// record. O(partitions + records deleted).
 func (t *Log) retain(now sim.Tick) {
 	c := &t.cfg
 	if c.RetentionTicks == 0 && c.RetentionRecords == 0 && c.RetentionBytes == 0 {
 		return
 	}
 	for p, part := range t.parts {
-		for part.head < part.recs.len() {
-			e := part.recs.at(part.head)
-			n := part.size()
+		// n and bytes are what the partition holds once the records
+		// before i are deleted.
+		i, n, bytes := part.head, part.size(), part.bytes
+		for ; i < part.recs.len(); i++ {
+			e := part.recs.at(i)
+			why := ""
 			switch {
 			case c.RetentionTicks > 0 && now-e.tick >= c.RetentionTicks:
-				t.expire(p, part, "retention: age", "")
+				why = "retention: age"
 			case c.RetentionRecords > 0 && n > c.RetentionRecords:
-				t.expire(p, part, "retention: size", "")
-			case c.RetentionBytes > 0 && part.bytes > c.RetentionBytes:
-				t.expire(p, part, "retention: bytes", "")
-			default:
-				n = -1
+				why = "retention: size"
+			case c.RetentionBytes > 0 && bytes > c.RetentionBytes:
+				why = "retention: bytes"
 			}
-			if n < 0 {
+			if why == "" {
 				break
 			}
+			t.book(p, part, i, why, "")
+			n--
+			bytes -= int64(len(e.key) + len(e.body))
 		}
+		t.drop(p, part, i-part.head)
 	}
 }
 
@@ -695,8 +708,15 @@ func (t *Log) retain(now sim.Tick) {
 // "expired" with sim.CauseRetention: from that event the ledger books the
 // loss for every group that expected the record and had not applied it.
 func (t *Log) expire(p int, part *partition, why, rule string) {
-	e := part.recs.at(part.head) // valid until dropHead below
-	off := part.off(part.head)
+	t.book(p, part, part.head, why, rule)
+	t.drop(p, part, 1)
+}
+
+// book traces entry i of partition p, which retention is about to delete,
+// as "expired" with sim.CauseRetention (see expire) and counts it. drop
+// deletes it.
+func (t *Log) book(p int, part *partition, i int, why, rule string) {
+	e := part.recs.at(i)
 	t.expired++
 	switch tr := t.env.Trace; {
 	case !tr.Enabled():
@@ -705,16 +725,31 @@ func (t *Log) expire(p int, part *partition, why, rule string) {
 		// Only the ledger listens: booked without building the event.
 	default:
 		ev := sim.Event{Tick: t.env.Now(), Kind: sim.KindExpired, Where: t.where, Msg: e.id, Key: e.key, Cause: sim.CauseRetention,
-			HasPos: true, Partition: p, Offset: off, Rule: rule}
+			HasPos: true, Partition: p, Offset: part.off(i), Rule: rule}
 		if tr.Detailed() {
 			ev.Detail = why
 		}
 		tr.EmitRef(&ev)
 	}
-	t.forget(p, off)
-	t.detach(p, off, off+1)
-	part.floor = off + 1
-	part.dropHead()
+}
+
+// drop deletes the first k live records of partition p, which book has
+// traced: the groups forget them, the members that hold any of them
+// unhandled get copies (detach), and the log start moves past them.
+// Deleting a run at once is deleting its records one by one: forgetting
+// up to an offset and moving the floor are monotone, and the run's
+// offsets form one range. O(k + groups x members).
+func (t *Log) drop(p int, part *partition, k int) {
+	if k == 0 {
+		return
+	}
+	first, last := part.off(part.head), part.off(part.head+k-1)
+	t.forget(p, last)
+	t.detach(p, first, last+1)
+	part.floor = last + 1
+	for range k {
+		part.dropHead()
+	}
 }
 
 // forget drops what the groups remember of the record at off of partition

@@ -92,15 +92,29 @@ func NewDelivery(env *Env, m Message, where, consumer, instance string, attempt 
 }
 
 // Reset makes d a fresh delivery of m, as NewDelivery does, so a model can
-// reuse one Delivery without allocating.
+// reuse one Delivery without allocating. It is ResetFrom(env, &m, ...);
+// a model that holds the message in memory of its own calls ResetFrom
+// and saves a copy of it.
 func (d *Delivery) Reset(env *Env, m Message, where, consumer, instance string, attempt int) {
+	d.ResetFrom(env, &m, where, consumer, instance, attempt)
+}
+
+// ResetFrom makes d a fresh delivery of a copy of *m, as Reset does: d.Msg
+// is a copy the handler may change without changing *m, and nothing of d
+// points into *m but what the message's own strings and slices share
+// (Body and Headers.Extra, which no handler may modify). It copies the
+// message once, straight from *m into d.Msg; Reset, which takes the
+// message by value, copies it into its parameter first, and reading that
+// fresh copy back stalls the processor's store forwarding on every
+// delivery. It costs the copy and a few stores.
+func (d *Delivery) ResetFrom(env *Env, m *Message, where, consumer, instance string, attempt int) {
 	if instance == "" {
 		instance = consumer
 	}
 	// Field by field rather than *d = Delivery{...}: the literal would be
 	// built in a temporary and copied, message and all, once per copy
 	// handed out. TestResetForgetsEveryField keeps the list complete.
-	d.Msg = m
+	d.Msg = *m
 	d.Where, d.Consumer, d.Instance = where, consumer, instance
 	d.Attempt = attempt
 	d.HasPos, d.Partition, d.Offset = false, 0, 0

@@ -192,11 +192,19 @@ func (f HandlerFunc) Handle(d *Delivery) error { return f(d) }
 // Effect returns a handler that applies one effect, described by note, to
 // every delivery and succeeds: the simplest correct handler, and a naive
 // one under duplicates.
-func Effect(note string) Handler {
-	return HandlerFunc(func(d *Delivery) error {
-		d.Apply(note)
-		return nil
-	})
+func Effect(note string) Handler { return &effect{note: note} }
+
+// effect is the handler Effect returns. It is a type of its own rather
+// than a HandlerFunc closure so that a model's call of Handle reaches the
+// Apply directly, not through HandlerFunc.Handle and then the closure: on
+// a fan-out that hands out millions of copies, one indirect call fewer on
+// each.
+type effect struct{ note string }
+
+// Handle applies one effect, described by the note, and succeeds.
+func (e *effect) Handle(d *Delivery) error {
+	d.Apply(e.note)
+	return nil
 }
 
 // Idempotent wraps h so that it applies each origin's effect at most once

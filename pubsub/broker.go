@@ -495,7 +495,7 @@ func (b *Broker) published(e *envelope) {
 func (b *Broker) fanOutFast(r *route, e *envelope) {
 	placed := 0
 	tr := b.env.Trace
-	on := tr.Enabled()
+	on, now := tr.Enabled(), b.env.Now()
 	for _, s := range r.subs {
 		if !s.online || s.full() {
 			b.offer(s, e, true, 1, false) // missed, or the overflow policy decides
@@ -504,10 +504,13 @@ func (b *Broker) fanOutFast(r *route, e *envelope) {
 		s.push(slot{env: e, gen: b.gen, attempt: 1})
 		s.m.Delivered++
 		placed++
-		if on {
-			b.emitCopy(sim.KindDelivered, s, e, 1)
-		} else {
+		// emitCopy, inlined by hand: on is asked once per publish, and
+		// the ledger books the copy with no further call in between.
+		switch {
+		case !on:
 			tr.Skip()
+		case !tr.BookDelivery(now, e.msg.ID, s.consumer, &s.lc):
+			b.buildCopy(sim.KindDelivered, s, e, 1)
 		}
 	}
 	e.refs += int32(placed)
@@ -825,6 +828,13 @@ func (b *Broker) emitCopy(k sim.Kind, s *Subscriber, e *envelope, attempt int32)
 	if k == sim.KindDelivered && tr.BookDelivery(b.env.Now(), e.msg.ID, s.consumer, &s.lc) {
 		return // only the ledger listens: booked without building the event
 	}
+	b.buildCopy(k, s, e, attempt)
+}
+
+// buildCopy emits an event about s's copy of e to the trace's sinks,
+// built in place.
+func (b *Broker) buildCopy(k sim.Kind, s *Subscriber, e *envelope, attempt int32) {
+	tr := b.env.Trace
 	// Field by field into a zeroed event rather than from a literal: the
 	// compiler builds a literal in a temporary and copies it, and reading
 	// the fields just written back as wider words stalls the copy.

@@ -534,7 +534,7 @@ func (s *Subscriber) step(now sim.Tick) {
 func (s *Subscriber) begin(x slot, now sim.Tick) bool {
 	b, e := s.b, x.env
 	d := &s.d
-	d.Reset(b.env, e.msg, e.where, s.consumer, s.name, int(x.attempt))
+	d.ResetFrom(b.env, &e.msg, e.where, s.consumer, s.name, int(x.attempt))
 	d.Corr = e.corr
 	switch {
 	case s.muted:

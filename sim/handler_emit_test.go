@@ -27,3 +27,24 @@ func TestDeliveryRecordsNumberedWithoutSinks(t *testing.T) {
 		t.Errorf("recorded %v, want processed, skipped, processed numbered 1 to 3", evs)
 	}
 }
+
+// Effect's handler applies exactly one effect per delivery, noted with its
+// text, and succeeds; its processed event is the one a handler calling
+// Apply itself would emit.
+func TestEffectAppliesOneEffect(t *testing.T) {
+	handle := func(h Handler) (*Delivery, error, []Event) {
+		rec := &Recorder{}
+		env := &Env{Trace: NewTrace(rec)}
+		d := NewDelivery(env, Message{ID: 4, Key: "k"}, "queue:q", "q", "w1", 2)
+		err := h.Handle(d)
+		return d, err, rec.Events()
+	}
+	d, err, got := handle(Effect("charged"))
+	_, _, want := handle(HandlerFunc(func(d *Delivery) error { d.Apply("charged"); return nil }))
+	if err != nil || d.Effects() != 1 || d.Skipped() {
+		t.Fatalf("Effect: error %v, %d effects, skipped %v; want nil, 1, false", err, d.Effects(), d.Skipped())
+	}
+	if len(got) != 1 || got[0] != want[0] || got[0].Kind != KindProcessed || got[0].Detail != "charged" {
+		t.Fatalf("Effect traced %+v, want %+v", got, want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 // a model that reuses its Delivery hands the next handler nothing of the
 // last. The used delivery's exported fields are filled by reflection, so
 // a field added later and forgotten by Reset fails here.
+// ResetFrom, which takes the message by pointer, is held to the same.
 func TestResetForgetsEveryField(t *testing.T) {
 	w, err := New(Config{Seed: 3})
 	if err != nil {
@@ -16,6 +17,18 @@ func TestResetForgetsEveryField(t *testing.T) {
 	}
 	m := Message{ID: 7, Key: "k", Body: []byte("b"), Headers: Headers{Type: "t", CorrelationID: "c"}, Created: 2, Origin: 1}
 	want := NewDelivery(w.Env(), m, "queue:q", "q", "", 3)
+	resets := map[string]func(d *Delivery){
+		"Reset":     func(d *Delivery) { d.Reset(w.Env(), m, "queue:q", "q", "", 3) },
+		"ResetFrom": func(d *Delivery) { d.ResetFrom(w.Env(), &m, "queue:q", "q", "", 3) },
+	}
+	for _, name := range []string{"Reset", "ResetFrom"} {
+		t.Run(name, func(t *testing.T) { resetForgets(t, want, resets[name]) })
+	}
+}
+
+// resetForgets fills every field of a delivery, resets it and compares it
+// with want.
+func resetForgets(t *testing.T, want *Delivery, reset func(d *Delivery)) {
 
 	d := &Delivery{env: &Env{}, effects: 5, skips: 5} // the unexported fields, by hand
 	v := reflect.ValueOf(d).Elem()
@@ -44,11 +57,28 @@ func TestResetForgetsEveryField(t *testing.T) {
 		}
 		filled++
 	}
-	d.Reset(w.Env(), m, "queue:q", "q", "", 3)
+	reset(d)
 	if !reflect.DeepEqual(d, want) {
-		t.Fatalf("after Reset\n%+v\nwant\n%+v", *d, *want)
+		t.Fatalf("after the reset\n%+v\nwant\n%+v", *d, *want)
 	}
 	if unexported != 4 || filled == 0 { // env, effects, skips and the ledger handle cache, which Reset keeps
 		t.Fatalf("%d exported fields filled, %d unexported: fill the new unexported field above", filled, unexported)
+	}
+}
+
+// ResetFrom copies the message: a handler that changes its delivery's
+// message changes neither the message it was made from nor the next
+// delivery made from that message.
+func TestResetFromCopiesTheMessage(t *testing.T) {
+	m := Message{ID: 7, Key: "k", Headers: Headers{Type: "t", CorrelationID: "c"}}
+	var d Delivery
+	d.ResetFrom(nil, &m, "topic:t", "s", "", 1)
+	d.Msg.Key, d.Msg.ID, d.Msg.Headers.Type = "changed", 99, "changed"
+	if m.Key != "k" || m.ID != 7 || m.Headers.Type != "t" {
+		t.Fatalf("the handler's change reached the source message: %+v", m)
+	}
+	d.ResetFrom(nil, &m, "topic:t", "s", "", 2)
+	if d.Msg.Key != "k" || d.Msg.ID != 7 || d.Msg.Headers.Type != "t" || d.Corr != "c" || d.Attempt != 2 {
+		t.Fatalf("the next delivery kept the last handler's change: %+v", d)
 	}
 }

@@ -606,7 +606,8 @@ func (m *Member) process(now sim.Tick) {
 				m.crash(f.Rule, "")
 				return
 			}
-			m.prepare(&m.d, r.p, r.off, r.message(), int(m.out[i].attempt))
+			msg := r.message()
+			m.prepare(&m.d, r.p, r.off, &msg, int(m.out[i].attempt))
 			if t := sim.DurationOf(m.h, &m.d); t > 0 {
 				m.busy, m.busyUntil = true, now+t
 				return

@@ -162,14 +162,15 @@ func (m *Member) Delivery(r Record) *sim.Delivery {
 	if i := m.find(r.Partition, r.Offset); i >= 0 {
 		attempt = int(m.out[i].attempt)
 	}
-	m.prepare(d, r.Partition, r.Offset, r.Message, attempt)
+	m.prepare(d, r.Partition, r.Offset, &r.Message, attempt)
 	return d
 }
 
-// prepare makes d a delivery to the member of msg, the record at offset
-// off of partition p.
-func (m *Member) prepare(d *sim.Delivery, p int, off int64, msg sim.Message, attempt int) {
-	d.Reset(m.g.env, msg, m.g.t.where, m.g.name, m.cfg.Name, attempt)
+// prepare makes d a delivery to the member of a copy of *msg, the record
+// at offset off of partition p. The message is passed by pointer so that
+// it is copied once, into d.
+func (m *Member) prepare(d *sim.Delivery, p int, off int64, msg *sim.Message, attempt int) {
+	d.ResetFrom(m.g.env, msg, m.g.t.where, m.g.name, m.cfg.Name, attempt)
 	d.HasPos, d.Partition, d.Offset = true, p, off
 }
 

@@ -45,6 +45,7 @@ type packWork[T any] struct {
 	tmp     []byte   // where a chunk is packed before it is copied into its bytes
 	queued  []bool   // by dense chunk number: listed in later
 	later   []uint64 // chunks to try packing again, oldest first, from head on
+	quiet   []uint64 // by dense chunk number, a bit each: packed, and the codec found it quiet
 	head    int
 	blk     []byte           // the block packed chunks are appended to
 	free    []*[tableChunk]T // arrays of packed chunks, to reuse
@@ -64,6 +65,10 @@ type codec[T any] interface {
 	// settled reports whether no event is expected to change any element
 	// of p any more.
 	settled(p *[tableChunk]T) bool
+	// quiet reports a property of every element of packed chunk b that
+	// a query may read without decoding the chunk (see
+	// packedTable.quietAt); the codec says what it means.
+	quiet(b []byte) bool
 }
 
 // packLag is how many chunks a table begins after a chunk before it packs
@@ -221,8 +226,37 @@ func (d *packedTable[T, C]) store(c uint64, p *[tableChunk]T) bool {
 	slot = slot[:n]
 	copy(slot, d.tmp)
 	d.packed[c] = slot
+	d.setQuiet(c, d.codec.quiet(slot))
 	d.t.chunks[c] = nil
 	return true
+}
+
+// setQuiet records whether packed chunk c is quiet (see codec.quiet).
+func (d *packedTable[T, C]) setQuiet(c uint64, on bool) {
+	w, bit := c/64, uint64(1)<<(c%64)
+	if !on {
+		if w < uint64(len(d.quiet)) {
+			d.quiet[w] &^= bit
+		}
+		return
+	}
+	for uint64(len(d.quiet)) <= w {
+		d.quiet = append(d.quiet, 0)
+	}
+	d.quiet[w] |= bit
+}
+
+// quietAt reports whether the element at i lies in a packed chunk that
+// the codec found quiet when it packed it: then codec.quiet holds for the
+// element as it stands, because a packed chunk does not change until it
+// is unpacked, which clears the bit. It reads one bit, not the packed
+// bytes, and never changes the table. False says nothing about i.
+func (d *packedTable[T, C]) quietAt(i uint64) bool {
+	if d.packWork == nil {
+		return false
+	}
+	w := i / tableChunk / 64
+	return w < uint64(len(d.quiet)) && d.quiet[w]&(1<<(i/tableChunk%64)) != 0
 }
 
 // retry lists chunk c to be tried again, unless it is listed already.
@@ -257,6 +291,7 @@ func (d *packedTable[T, C]) unpack(c uint64) {
 		p = newChunk[T]()
 	}
 	d.codec.unpack(p, d.packed[c])
+	d.setQuiet(c, false)
 	d.t.chunks[c] = p // d.packed[c] stays, for the chunk packed again
 	d.retry(c)
 }

@@ -196,35 +196,51 @@ func (d *packedTable[T, C]) pack(c uint64) bool {
 }
 
 // store packs chunk c, whose array is p, and reports whether it fit the
-// codec's format. A chunk packed again after a write unpacked it reuses
+// codec's format. A chunk packed for the first time is packed straight
+// into the block, when the block has room for any packed chunk, rather
+// than packed aside and copied there: the bytes and where they go are the
+// same either way. A chunk packed again after a write unpacked it reuses
 // its bytes when it fits them, and else takes twice as many (up to
 // maxPacked), so a chunk that keeps being unpacked and packed again, as
 // a poison message's does, leaves at most about 2 x maxPacked bytes
 // behind in all.
 func (d *packedTable[T, C]) store(c uint64, p *[tableChunk]T) bool {
-	var ok bool
-	if d.tmp, ok = d.codec.pack(d.tmp[:0], p); !ok {
-		return false
+	var slot []byte
+	if c < uint64(len(d.packed)) {
+		slot = d.packed[c]
 	}
-	n := len(d.tmp)
+	if slot == nil && cap(d.blk)-len(d.blk) >= maxPacked {
+		start := len(d.blk)
+		b, ok := d.codec.pack(d.blk, p)
+		if !ok {
+			return false
+		}
+		d.blk = b
+		slot = b[start:len(b):len(b)]
+	} else {
+		var ok bool
+		if d.tmp, ok = d.codec.pack(d.tmp[:0], p); !ok {
+			return false
+		}
+		n := len(d.tmp)
+		if cap(slot) < n {
+			size := n
+			if slot != nil {
+				size = min(maxPacked, max(n, 2*cap(slot)))
+			}
+			if cap(d.blk)-len(d.blk) < size {
+				d.blk = make([]byte, 0, min(packBlock, max(packFirst, 2*cap(d.blk))))
+			}
+			start := len(d.blk)
+			d.blk = d.blk[:start+size]
+			slot = d.blk[start : start+size : start+size]
+		}
+		slot = slot[:n]
+		copy(slot, d.tmp)
+	}
 	for uint64(len(d.packed)) <= c {
 		d.packed = append(d.packed, nil)
 	}
-	slot := d.packed[c]
-	if cap(slot) < n {
-		size := n
-		if slot != nil {
-			size = min(maxPacked, max(n, 2*cap(slot)))
-		}
-		if cap(d.blk)-len(d.blk) < size {
-			d.blk = make([]byte, 0, min(packBlock, max(packFirst, 2*cap(d.blk))))
-		}
-		start := len(d.blk)
-		d.blk = d.blk[:start+size]
-		slot = d.blk[start : start+size : start+size]
-	}
-	slot = slot[:n]
-	copy(slot, d.tmp)
 	d.packed[c] = slot
 	d.setQuiet(c, d.codec.quiet(slot))
 	d.t.chunks[c] = nil

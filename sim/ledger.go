@@ -545,6 +545,7 @@ type Ledger struct {
 	stats     *statsIndex // the summary kept up to date, once Stats was asked for
 	noPack    bool        // keep every chunk of deliveries unpacked (tests compare against it)
 	tidyNext  int         // the consumer whose deliveries tidy tries next
+	lastKnown ID          // the copy bookKnown last found registered (0: none)
 }
 
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
@@ -732,10 +733,15 @@ func (l *Ledger) bookDelivery(id ID, c ConsumerRef, t Tick) bool {
 // begins folding one, and reports true; it changes nothing and reports
 // false when the record of id is not registered yet, because registering
 // it reads fields of the event (key, type, component) a typed entry does
-// not pass. O(1).
+// not pass. A fan-out books one copy for each subscriber in turn, so the
+// copy it last found registered is remembered (no record is ever
+// unregistered) and asked about once. O(1).
 func (l *Ledger) bookKnown(id ID, t Tick) bool {
-	if l.recFlags(id)&recRegistered == 0 {
-		return false
+	if id != l.lastKnown || id == 0 {
+		if l.recFlags(id)&recRegistered == 0 {
+			return false
+		}
+		l.lastKnown = id
 	}
 	l.last = t
 	if l.stats != nil {

@@ -45,3 +45,29 @@ func TestBookEffectFollowsTheConsumer(t *testing.T) {
 		}
 	}
 }
+
+// A fan-out books one copy for many consumers in a row, and the ledger
+// remembers the copy it last found registered. Booking must still refuse
+// a copy it has no record of, however often it is asked, and ID 0, and
+// change nothing when it refuses.
+func TestBookDeliveryRefusesUnknownCopies(t *testing.T) {
+	l := NewLedger()
+	a, b := l.ref("a"), l.ref("b")
+	for range 2 {
+		for _, id := range []ID{0, 5} {
+			if l.bookDelivery(id, a, 3) || l.bookDelivery(id, b, 3) {
+				t.Fatalf("copy %d booked before it was registered", id)
+			}
+		}
+	}
+	if l.events != 0 || l.last != 0 || l.recs.len() != 0 {
+		t.Fatalf("a refused booking changed the ledger: %d events, last tick %d, %d records", l.events, l.last, l.recs.len())
+	}
+	l.Emit(&Event{Tick: 4, Kind: KindSent, Where: "q", Msg: 5, Key: "k"})
+	if !l.bookDelivery(5, a, 5) || !l.bookDelivery(5, b, 5) || l.bookDelivery(6, a, 5) || l.bookDelivery(0, a, 5) {
+		t.Fatal("booking after registration: want copy 5 booked for both consumers, 6 and 0 refused")
+	}
+	if l.Entry(5, a).Delivered != 1 || l.Entry(5, b).Delivered != 1 {
+		t.Fatalf("entries %+v and %+v, want one delivery each", l.Entry(5, a), l.Entry(5, b))
+	}
+}

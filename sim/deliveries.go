@@ -28,6 +28,20 @@ func (deliveryCodec) settled(p *[tableChunk]delivery) bool {
 	return true
 }
 
+// quiet reports whether no delivery of packed chunk b is open: none was
+// routed to the consumer without being applied, absorbed, missed or lost
+// for it. A deletion of a copy of a quiet chunk therefore loses it for
+// nobody (see Ledger.loseUnapplied). Openness does not depend on
+// LastSeen, so it tests the chunk's shapes, not its deliveries: O(shapes).
+func (deliveryCodec) quiet(b []byte) bool {
+	for j := range int(b[5]) {
+		if e := unshape(binary.LittleEndian.Uint32(b[packHeader+4*j:]), 0); e.open() {
+			return false
+		}
+	}
+	return true
+}
+
 // A packed chunk of deliveries is:
 //
 //	base      4 bytes, the smallest LastSeen of its non-blank deliveries

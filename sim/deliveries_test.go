@@ -316,3 +316,67 @@ func TestRepackReusesBytes(t *testing.T) {
 		t.Fatalf("delivery 5 is %+v after %d cycles", e, tick)
 	}
 }
+
+// TestQuietChunks deletes copies whose deliveries lie in packed chunks:
+// one chunk holds a delivery whose handler failed (settled, so the chunk
+// packs, but still open: deleting the copy loses it), the others only
+// applied ones. The packing ledger must record the same losses as a plain
+// one, and no chunk it marks quiet may hold an open delivery.
+func TestQuietChunks(t *testing.T) {
+	packed, plain := NewLedger(), newPlainLedger()
+	emit := func(e Event) {
+		packed.Emit(&e)
+		plain.Emit(&e)
+	}
+	const n = (packLag + 4) * tableChunk
+	const late = tableChunk + 72 // routed to the workers only after its chunk was packed
+	for i := ID(1); i <= n; i++ {
+		t := Tick(i)
+		if i == late {
+			emit(Event{Tick: t, Kind: KindSent, Where: "q", Msg: i, Key: "k"})
+			continue
+		}
+		emit(Event{Tick: t, Kind: KindSent, Where: "q", Consumer: "workers", Msg: i, Key: "k"})
+		emit(Event{Tick: t, Kind: KindReceived, Where: "q", Consumer: "workers", Msg: i})
+		if i == 5 || i == 3*tableChunk+9 {
+			emit(Event{Tick: t, Kind: KindFailed, Where: "q", Consumer: "workers", Msg: i})
+		} else {
+			emit(Event{Tick: t, Kind: KindProcessed, Where: "q", Consumer: "workers", Msg: i})
+		}
+	}
+	b := packed.consumers[0]
+	quiet := 0
+	for c := uint64(0); c < packLag; c++ {
+		if b.entries.t.chunks[c] != nil {
+			t.Fatalf("chunk %d was not packed: the test does not exercise packed chunks", c)
+		}
+		p := b.entries.chunk(c)
+		open := false
+		for k := range p {
+			open = open || p[k].open()
+		}
+		if got := b.entries.quietAt(c * tableChunk); got != !open {
+			t.Fatalf("chunk %d: quiet %v, but an open delivery: %v", c, got, open)
+		}
+		if !open {
+			quiet++
+		}
+	}
+	if quiet == 0 || quiet == packLag {
+		t.Fatalf("%d of %d packed chunks quiet: the test needs both kinds", quiet, packLag)
+	}
+	// A write unpacks the quiet chunk and opens a delivery in it.
+	emit(Event{Tick: n, Kind: KindReceived, Where: "q", Consumer: "workers", Msg: late})
+	if b.entries.quietAt(late) {
+		t.Fatal("an unpacked chunk is still marked quiet")
+	}
+	for i := ID(1); i <= packLag*tableChunk; i++ {
+		emit(Event{Tick: n + 1, Kind: KindExpired, Where: "q", Msg: i})
+	}
+	if got, want := packed.Losses(), plain.Losses(); !reflect.DeepEqual(got, want) || len(want) != 3 {
+		t.Fatalf("losses %+v, want %+v (three)", got, want)
+	}
+	if got, want := packed.Dump(), plain.Dump(); got != want {
+		t.Fatal("the dumps differ")
+	}
+}

@@ -407,6 +407,13 @@ func (d *delivery) settledBy() bool { return d.handled != 0 }
 // lostFor reports whether d records a loss.
 func (d *delivery) lostFor() bool { return d.bits>>highHalf != 0 }
 
+// open reports whether d's copy was routed to its consumer, which has not
+// applied, absorbed, missed or lost it yet: the deliveries a deletion of
+// the copy turns into losses (see Ledger.loseUnapplied).
+func (d *delivery) open() bool {
+	return d.bits&delExpected != 0 && !d.settledBy() && d.bits&delMissed == 0 && !d.lostFor()
+}
+
 // seen sets d's LastSeen, for copy id and consumer c, to t, keeping its
 // FirstApplied.
 func (l *Ledger) seen(id ID, c ConsumerRef, d *delivery, t Tick) {
@@ -538,6 +545,7 @@ type Ledger struct {
 	stats     *statsIndex // the summary kept up to date, once Stats was asked for
 	noPack    bool        // keep every chunk of deliveries unpacked (tests compare against it)
 	tidyNext  int         // the consumer whose deliveries tidy tries next
+	lastKnown ID          // the copy bookKnown last found registered (0: none)
 }
 
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
@@ -725,10 +733,15 @@ func (l *Ledger) bookDelivery(id ID, c ConsumerRef, t Tick) bool {
 // begins folding one, and reports true; it changes nothing and reports
 // false when the record of id is not registered yet, because registering
 // it reads fields of the event (key, type, component) a typed entry does
-// not pass. O(1).
+// not pass. A fan-out books one copy for each subscriber in turn, so the
+// copy it last found registered is remembered (no record is ever
+// unregistered) and asked about once. O(1).
 func (l *Ledger) bookKnown(id ID, t Tick) bool {
-	if l.recFlags(id)&recRegistered == 0 {
-		return false
+	if id != l.lastKnown || id == 0 {
+		if l.recFlags(id)&recRegistered == 0 {
+			return false
+		}
+		l.lastKnown = id
 	}
 	l.last = t
 	if l.stats != nil {
@@ -981,9 +994,16 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 
 // loseUnapplied records that every consumer expecting copy id that has not
 // applied, absorbed, missed or lost it yet lost it with cause at tick t.
+// A consumer whose delivery of id lies in a packed chunk with no open
+// delivery (see deliveryCodec.quiet) is passed over without decoding it,
+// as nearly every consumer is when retention deletes an old record; the
+// others cost a lookup each. O(consumers).
 func (l *Ledger) loseUnapplied(id ID, cause Cause, t Tick) {
 	for _, b := range l.consumers {
-		if d, ok := b.entries.get(uint64(id)); !ok || d.bits&delExpected == 0 || d.settledBy() || d.bits&delMissed != 0 || d.lostFor() {
+		if b.entries.quietAt(uint64(id)) {
+			continue
+		}
+		if d, ok := b.entries.get(uint64(id)); !ok || !d.open() {
 			continue
 		}
 		d := b.entries.at(uint64(id))

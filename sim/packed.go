@@ -45,6 +45,7 @@ type packWork[T any] struct {
 	tmp     []byte   // where a chunk is packed before it is copied into its bytes
 	queued  []bool   // by dense chunk number: listed in later
 	later   []uint64 // chunks to try packing again, oldest first, from head on
+	quiet   []uint64 // by dense chunk number, a bit each: packed, and the codec found it quiet
 	head    int
 	blk     []byte           // the block packed chunks are appended to
 	free    []*[tableChunk]T // arrays of packed chunks, to reuse
@@ -64,6 +65,10 @@ type codec[T any] interface {
 	// settled reports whether no event is expected to change any element
 	// of p any more.
 	settled(p *[tableChunk]T) bool
+	// quiet reports a property of every element of packed chunk b that
+	// a query may read without decoding the chunk (see
+	// packedTable.quietAt); the codec says what it means.
+	quiet(b []byte) bool
 }
 
 // packLag is how many chunks a table begins after a chunk before it packs
@@ -191,38 +196,83 @@ func (d *packedTable[T, C]) pack(c uint64) bool {
 }
 
 // store packs chunk c, whose array is p, and reports whether it fit the
-// codec's format. A chunk packed again after a write unpacked it reuses
+// codec's format. A chunk packed for the first time is packed straight
+// into the block, when the block has room for any packed chunk, rather
+// than packed aside and copied there: the bytes and where they go are the
+// same either way. A chunk packed again after a write unpacked it reuses
 // its bytes when it fits them, and else takes twice as many (up to
 // maxPacked), so a chunk that keeps being unpacked and packed again, as
 // a poison message's does, leaves at most about 2 x maxPacked bytes
 // behind in all.
 func (d *packedTable[T, C]) store(c uint64, p *[tableChunk]T) bool {
-	var ok bool
-	if d.tmp, ok = d.codec.pack(d.tmp[:0], p); !ok {
-		return false
+	var slot []byte
+	if c < uint64(len(d.packed)) {
+		slot = d.packed[c]
 	}
-	n := len(d.tmp)
+	if slot == nil && cap(d.blk)-len(d.blk) >= maxPacked {
+		start := len(d.blk)
+		b, ok := d.codec.pack(d.blk, p)
+		if !ok {
+			return false
+		}
+		d.blk = b
+		slot = b[start:len(b):len(b)]
+	} else {
+		var ok bool
+		if d.tmp, ok = d.codec.pack(d.tmp[:0], p); !ok {
+			return false
+		}
+		n := len(d.tmp)
+		if cap(slot) < n {
+			size := n
+			if slot != nil {
+				size = min(maxPacked, max(n, 2*cap(slot)))
+			}
+			if cap(d.blk)-len(d.blk) < size {
+				d.blk = make([]byte, 0, min(packBlock, max(packFirst, 2*cap(d.blk))))
+			}
+			start := len(d.blk)
+			d.blk = d.blk[:start+size]
+			slot = d.blk[start : start+size : start+size]
+		}
+		slot = slot[:n]
+		copy(slot, d.tmp)
+	}
 	for uint64(len(d.packed)) <= c {
 		d.packed = append(d.packed, nil)
 	}
-	slot := d.packed[c]
-	if cap(slot) < n {
-		size := n
-		if slot != nil {
-			size = min(maxPacked, max(n, 2*cap(slot)))
-		}
-		if cap(d.blk)-len(d.blk) < size {
-			d.blk = make([]byte, 0, min(packBlock, max(packFirst, 2*cap(d.blk))))
-		}
-		start := len(d.blk)
-		d.blk = d.blk[:start+size]
-		slot = d.blk[start : start+size : start+size]
-	}
-	slot = slot[:n]
-	copy(slot, d.tmp)
 	d.packed[c] = slot
+	d.setQuiet(c, d.codec.quiet(slot))
 	d.t.chunks[c] = nil
 	return true
+}
+
+// setQuiet records whether packed chunk c is quiet (see codec.quiet).
+func (d *packedTable[T, C]) setQuiet(c uint64, on bool) {
+	w, bit := c/64, uint64(1)<<(c%64)
+	if !on {
+		if w < uint64(len(d.quiet)) {
+			d.quiet[w] &^= bit
+		}
+		return
+	}
+	for uint64(len(d.quiet)) <= w {
+		d.quiet = append(d.quiet, 0)
+	}
+	d.quiet[w] |= bit
+}
+
+// quietAt reports whether the element at i lies in a packed chunk that
+// the codec found quiet when it packed it: then codec.quiet holds for the
+// element as it stands, because a packed chunk does not change until it
+// is unpacked, which clears the bit. It reads one bit, not the packed
+// bytes, and never changes the table. False says nothing about i.
+func (d *packedTable[T, C]) quietAt(i uint64) bool {
+	if d.packWork == nil {
+		return false
+	}
+	w := i / tableChunk / 64
+	return w < uint64(len(d.quiet)) && d.quiet[w]&(1<<(i/tableChunk%64)) != 0
 }
 
 // retry lists chunk c to be tried again, unless it is listed already.
@@ -257,6 +307,7 @@ func (d *packedTable[T, C]) unpack(c uint64) {
 		p = newChunk[T]()
 	}
 	d.codec.unpack(p, d.packed[c])
+	d.setQuiet(c, false)
 	d.t.chunks[c] = p // d.packed[c] stays, for the chunk packed again
 	d.retry(c)
 }

@@ -78,6 +78,9 @@ func (recordCodec) settled(p *[tableChunk]record) bool {
 	return true
 }
 
+// quiet is false: no query reads a summary of a packed chunk of records.
+func (recordCodec) quiet([]byte) bool { return false }
+
 // pack appends p packed to b, or reports false, with b as it was, when p
 // has more than maxShapes shapes. It costs a pass over p per column.
 func (recordCodec) pack(b []byte, p *[tableChunk]record) ([]byte, bool) {

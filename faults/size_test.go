@@ -8,12 +8,12 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// TestInjectorSize pins the Injector to the 512-byte size class (objects
+// TestInjectorSize pins the Injector to the 448-byte size class (objects
 // of at most 512 bytes carry no allocation header), which holds the
 // lists and points of a plan of up to smallPlan rules in the injector.
 func TestInjectorSize(t *testing.T) {
-	if n := unsafe.Sizeof(Injector{}); n > 512 {
-		t.Errorf("an Injector takes %d bytes, above its 512-byte size class", n)
+	if n := unsafe.Sizeof(Injector{}); n > 448 {
+		t.Errorf("an Injector takes %d bytes, above its 448-byte size class", n)
 	}
 }
 

@@ -369,7 +369,7 @@ type dedupHit struct {
 // in-flight sets, rings for visible messages and groups, receipts that
 // address the slot directly), except Purge, which deletes everything, and
 // amortised compaction of lazily deleted ring entries. A resident message
-// costs about 85 bytes beyond its body and the ledger's share.
+// costs about 81 bytes beyond its body and the ledger's share.
 //
 // A Queue is not safe for concurrent use.
 type Queue struct {

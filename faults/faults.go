@@ -314,13 +314,26 @@ type Injector struct {
 	// allocates a rule or point of its own after (rules added later).
 	// Rules and points are referred to by pointer, so neither is ever
 	// appended to past its capacity.
-	states  []ruleState
-	pts     []pointRules
-	last    Firing     // the latest firing, which CheckRef points to
-	fired   []Decision // every firing when recording, up to MaxDecisions
-	omitted int        // firings not listed in fired
-	rec     *recorder  // non-nil when recording or replaying
+	states []ruleState
+	pts    []pointRules
+	// smallRules, smallByPoint and smallPts are where rules, byPoint and
+	// pts start, for a plan of at most smallPlan rules: such a plan costs
+	// two allocations, the injector and its rule states (see New).
+	smallRules   [smallPlan]*ruleState
+	smallByPoint [smallPlan]*pointRules
+	smallPts     [smallPlan]pointRules
+	last         Firing     // the latest firing, which CheckRef points to
+	fired        []Decision // every firing when recording, up to MaxDecisions
+	omitted      int        // firings not listed in fired
+	rec          *recorder  // non-nil when recording or replaying
 }
+
+// smallPlan is the most rules a plan has for its injector to hold their
+// lists and points in itself: a plan has a few rules, and with room for
+// three an Injector is 440 bytes, in the 448-byte size class (see
+// TestInjectorSize), so a plan of three rules costs the bytes it did with
+// five allocations.
+const smallPlan = 3
 
 // pointRules are the rules of one point, in plan order.
 type pointRules struct {
@@ -365,11 +378,14 @@ func New(w *sim.World, cfg Config) (*Injector, error) {
 		return nil, err
 	}
 	in := &Injector{env: w.Env()}
+	in.rules, in.byPoint, in.pts = in.smallRules[:0], in.smallByPoint[:0], in.smallPts[:0]
 	if n := len(cfg.Plan.Rules); n > 0 {
-		in.rules = make([]*ruleState, 0, n)
-		in.byPoint = make([]*pointRules, 0, n)
+		if n > smallPlan {
+			in.rules = make([]*ruleState, 0, n)
+			in.byPoint = make([]*pointRules, 0, n)
+			in.pts = make([]pointRules, 0, n)
+		}
 		in.states = make([]ruleState, 0, n)
-		in.pts = make([]pointRules, 0, n)
 	}
 	for _, r := range cfg.Plan.Rules {
 		in.add(r)

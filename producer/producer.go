@@ -231,7 +231,10 @@ func New(w *sim.World, cfg Config) (*Producer, error) {
 	if cfg.Source == "" {
 		cfg.Source = cfg.Name
 	}
-	p := &Producer{cfg: cfg, env: w.Env(), where: "producer:" + cfg.Name, prefix: cfg.Name + "#"}
+	// The name and the default body's prefix are cut from one string:
+	// "producer:<name>#" holds both.
+	both := "producer:" + cfg.Name + "#"
+	p := &Producer{cfg: cfg, env: w.Env(), where: both[:len(both)-1], prefix: both[len("producer:"):]}
 	switch {
 	case cfg.Keys != nil:
 		p.nkeys = len(cfg.Keys)

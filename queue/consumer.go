@@ -288,7 +288,7 @@ type Consumer struct {
 	q      *Queue
 	disp   dispatch
 	h      sim.Handler // the fault wrapper around disp
-	inst   []*instance
+	inst   []instance  // one allocation for all of them
 	paused bool
 	timed  bool         // cfg.Handler is sim.Timed
 	d      sim.Delivery // the delivery handed to the handler, reused
@@ -352,19 +352,20 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 	_, c.timed = cfg.Handler.(sim.Timed)
 	c.h = in.Handler(&c.disp)
 	c.crashBefore, c.crashAfter = in.Site(faults.ConsumerCrashBeforeProcess), in.Site(faults.ConsumerCrashAfterEffect)
+	c.inst = make([]instance, cfg.Instances)
 	for k := 1; k <= cfg.Instances; k++ {
 		name := cfg.Name
 		if cfg.Instances > 1 {
 			name += "#" + strconv.Itoa(k)
 		}
-		x := &instance{c: c, name: name, slow: in.Site(faults.HandlerSlow)}
+		x := &c.inst[k-1]
+		x.c, x.name, x.slow = c, name, in.Site(faults.HandlerSlow)
 		if cfg.Retry.Jitter > 0 {
 			// The only draws an instance makes; a stream depends on
 			// nothing but the seed and its name, so an instance that
 			// never jitters does without one.
 			x.stream = c.q.env.Stream(c.q.where + "/consumer/" + name)
 		}
-		c.inst = append(c.inst, x)
 	}
 	if err := w.Add("consumer:"+cfg.Name, c); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
@@ -385,8 +386,8 @@ func (c *Consumer) Name() string { return c.cfg.Name }
 // Instances returns the names of the instances, in the order they step.
 func (c *Consumer) Instances() []string {
 	out := make([]string, len(c.inst))
-	for i, x := range c.inst {
-		out[i] = x.name
+	for i := range c.inst {
+		out[i] = c.inst[i].name
 	}
 	return out
 }
@@ -398,7 +399,8 @@ func (c *Consumer) Queue() *Queue { return c.q }
 // waiting to start.
 func (c *Consumer) Busy() int {
 	n := 0
-	for _, x := range c.inst {
+	for i := range c.inst {
+		x := &c.inst[i]
 		n += len(x.held) + len(x.wait) - x.wh
 	}
 	return n
@@ -407,8 +409,8 @@ func (c *Consumer) Busy() int {
 // Stats returns the counters summed over the instances.
 func (c *Consumer) Stats() ConsumerStats {
 	var s ConsumerStats
-	for _, x := range c.inst {
-		s.add(&x.stats)
+	for i := range c.inst {
+		s.add(&c.inst[i].stats)
 	}
 	return s
 }
@@ -456,8 +458,8 @@ func (c *Consumer) Step(now sim.Tick) {
 	if c == nil || c.q == nil || c.paused || now < c.cfg.Start {
 		return
 	}
-	for _, x := range c.inst {
-		x.step(now)
+	for i := range c.inst {
+		c.inst[i].step(now)
 	}
 }
 
@@ -471,7 +473,8 @@ func (c *Consumer) Crash(reason string) {
 		return
 	}
 	now := c.q.env.Now()
-	for _, x := range c.inst {
+	for i := range c.inst {
+		x := &c.inst[i]
 		x.stats.Crashes++
 		c.q.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: x.name, Detail: reason})
 		x.dropHeld()
@@ -509,11 +512,27 @@ func (x *instance) step(now sim.Tick) {
 	if len(x.held) > 0 || x.wh < len(x.wait) {
 		return
 	}
-	buf, ok := x.receive(now)
+	fifo := c.q.cfg.FIFO
+	if !fifo && c.cfg.AckMode == AckAfterProcess && c.cfg.Batch == 1 {
+		// A batch of one, the default, is received into a buffer on the
+		// stack and started from there: the delivery is not written to
+		// the heap (with the collector's write barriers on its pointers
+		// while it marks) before the handler's own copy, and nothing
+		// keeps it reachable after.
+		var one [1]Delivery
+		if buf, ok := x.receive(now, one[:0]); ok {
+			x.stats.Received++
+			var w work
+			w.d = buf[0]
+			x.start(&w, now, nil)
+		}
+		return
+	}
+	buf, ok := x.receive(now, x.buf[:0])
+	x.buf = buf
 	if !ok {
 		return
 	}
-	fifo := c.q.cfg.FIFO
 	if !fifo && c.cfg.AckMode == AckAfterProcess {
 		// Nothing to ack first and no group to hold back: each message
 		// starts straight from the receive buffer, in a work item on the
@@ -574,10 +593,11 @@ func (x *instance) step(now sim.Tick) {
 }
 
 // receive makes one attempt of the instance's receive call at tick now,
-// opening a call when none is open, and returns what it got; false when
-// it got nothing. A long-polling call stays open until it gets messages,
-// fails, or reaches its last tick.
-func (x *instance) receive(now sim.Tick) ([]Delivery, bool) {
+// opening a call when none is open, appending what it got to dst, and
+// returns dst and whether it got anything. A long-polling call stays open
+// until it gets messages, fails, or reaches its last tick. dst goes
+// nowhere but the result.
+func (x *instance) receive(now sim.Tick, dst []Delivery) ([]Delivery, bool) {
 	c := x.c
 	wait := c.cfg.WaitTime
 	switch {
@@ -598,20 +618,19 @@ func (x *instance) receive(now sim.Tick) ([]Delivery, bool) {
 		x.stats.Polls++
 	}
 	last := now >= x.pollUntil
-	var err error
-	x.buf, err = c.q.receive(x.buf[:0], x.name, ReceiveOptions{Max: c.cfg.Batch, VisibilityTimeout: c.cfg.VisibilityTimeout}, wait > 0, last)
+	dst, err := c.q.receive(dst, x.name, ReceiveOptions{Max: c.cfg.Batch, VisibilityTimeout: c.cfg.VisibilityTimeout}, wait > 0, last)
 	switch {
 	case err != nil:
 		x.pollOpen = false // the queue traced the refusal; a new call opens next tick
-		return nil, false
-	case len(x.buf) > 0:
+		return dst, false
+	case len(dst) > 0:
 		x.pollOpen = false
-		return x.buf, true
+		return dst, true
 	case last:
 		x.pollOpen = false
 		x.stats.EmptyPolls++
 	}
-	return nil, false
+	return dst, false
 }
 
 // drain starts the waiting FIFO items in order while the instance holds

@@ -137,10 +137,11 @@
 // letters for retention); a FIFO receive also reads the refs of the groups
 // it takes from, and only Purge touches every message. Content-based
 // deduplication hashes each body once per send. A resident message costs
-// about 85 bytes beyond its body and the ledger's share (a 64-byte entry,
-// a tag, its refs in the rings: a standard queue's backlog that was never
-// received is in its ring of every copy alone, its delivery order holds a
-// run that counts it), and no Go map order ever reaches the trace.
+// about 81 bytes beyond its body and the ledger's share (a 64-byte entry
+// and its tag, which rides in the entry chunk's size class, its refs in
+// the rings: a standard queue's backlog that was never received is in its
+// ring of every copy alone, its delivery order holds a run that counts
+// it), and no Go map order ever reaches the trace.
 //
 // # Names
 //

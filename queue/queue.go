@@ -369,7 +369,7 @@ type dedupHit struct {
 // in-flight sets, rings for visible messages and groups, receipts that
 // address the slot directly), except Purge, which deletes everything, and
 // amortised compaction of lazily deleted ring entries. A resident message
-// costs about 85 bytes beyond its body and the ledger's share.
+// costs about 81 bytes beyond its body and the ledger's share.
 //
 // A Queue is not safe for concurrent use.
 type Queue struct {
@@ -1242,7 +1242,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 				if !q.isReady(r) {
 					break
 				}
-				if q.take(r.slot(), g, consumer, ai, vt, now, dup, &dst) {
+				if dst, ok = q.take(r.slot(), g, consumer, ai, vt, now, dup, dst); ok {
 					n++
 					took = true
 				}
@@ -1264,7 +1264,7 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 				}
 			}
 		}
-		if q.take(slot, nil, consumer, ai, vt, now, dup, &dst) {
+		if dst, ok = q.take(slot, nil, consumer, ai, vt, now, dup, dst); ok {
 			n++
 		}
 	}
@@ -1286,9 +1286,11 @@ func (q *Queue) receive(dst []Delivery, consumer string, o ReceiveOptions, long,
 // take delivers the visible copy in slot (taken off the ready structures;
 // g is its FIFO group, nil on a standard queue) to the worker consumer
 // (actor index ai) with visibility timeout vt, appending the delivery to
-// *dst, and reports whether it did: a copy whose receive count would
-// exceed MaxReceiveCount moves to the dead-letter queue instead.
-func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now sim.Tick, dup bool, dst *[]Delivery) bool {
+// dst, and returns dst and whether it did: a copy whose receive count
+// would exceed MaxReceiveCount moves to the dead-letter queue instead.
+// dst goes nowhere but the result, so a caller may pass a buffer on its
+// stack (see instance.step).
+func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now sim.Tick, dup bool, dst []Delivery) ([]Delivery, bool) {
 	e := q.s.at(slot)
 	// Found once: the receive count, the event and the delivery read it.
 	// A copy received once has one anyway; giving it before a dead letter
@@ -1296,7 +1298,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 	c := q.s.mkCold(e)
 	if q.cfg.DeadLetter != nil && q.cfg.MaxReceiveCount > 0 && int(c.receives) >= q.cfg.MaxReceiveCount {
 		q.deadLetter(slot, consumer, "receive count would exceed "+strconv.Itoa(q.cfg.MaxReceiveCount))
-		return false
+		return dst, false
 	}
 	c.receives++
 	c.actor = ai
@@ -1325,12 +1327,12 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 	// receive buffer) is not zeroed first: every field is overwritten, and
 	// zeroing a slot of the heap costs the collector's write barriers on
 	// each of its pointers once more.
-	if n := len(*dst); n < cap(*dst) {
-		*dst = (*dst)[:n+1]
+	if n := len(dst); n < cap(dst) {
+		dst = dst[:n+1]
 	} else {
-		*dst = append(*dst, Delivery{})
+		dst = append(dst, Delivery{})
 	}
-	d := &(*dst)[len(*dst)-1]
+	d := &dst[len(dst)-1]
 	q.s.fillCold(&d.Message, e, c)
 	d.Receipt = Receipt{q: q, id: e.msg.ID, slot: slot, gen: e.gen}
 	d.ReceiveCount = int(rc)
@@ -1345,7 +1347,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 			q.duplicate(slot, consumer, f.Rule, now)
 		}
 	}
-	return true
+	return dst, true
 }
 
 // duplicate makes the broker copy broker.duplicate (rule) asked for of the

@@ -22,3 +22,28 @@ func TestStructSizes(t *testing.T) {
 		t.Errorf("a Consumer takes %d bytes with its header, above its 640-byte size class", n)
 	}
 }
+
+// TestChunkSizeClasses checks that a chunk's tags ride in the size class
+// its entries take anyway (see smallChunk): with the allocation header, a
+// small chunk fits 1,152 bytes and a big one 18,432, the classes of their
+// entries alone, and opening a chunk is one allocation.
+func TestChunkSizeClasses(t *testing.T) {
+	const header = 8
+	if n := unsafe.Sizeof(smallChunk{}) + header; n > 1152 || unsafe.Sizeof([smallSize]entry{})+header <= 1024 {
+		t.Errorf("a small chunk takes %d bytes with its header, its entries alone %d", n, unsafe.Sizeof([smallSize]entry{})+header)
+	}
+	if n := unsafe.Sizeof(bigChunk{}) + header; n > 18432 || unsafe.Sizeof([chunkSize]entry{})+header <= 16384 {
+		t.Errorf("a big chunk takes %d bytes with its header, its entries alone %d", n, unsafe.Sizeof([chunkSize]entry{})+header)
+	}
+	var s slab
+	s.alloc() // the table of chunk headers and the first chunk
+	for _, slots := range []int{smallSize, chunkSize} {
+		if got := testing.AllocsPerRun(1, func() {
+			for range slots {
+				s.alloc()
+			}
+		}); got != 1 {
+			t.Errorf("%d more slots took %v allocations, want 1 (one chunk)", slots, got)
+		}
+	}
+}

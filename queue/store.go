@@ -24,7 +24,7 @@ const (
 // An entry is 64 bytes, 40 of them the message. What only some copies
 // need lives in a cold record beside it (see cold): a fresh copy that was
 // never received, the bulk of a backlog, has none. The slot's life is its
-// tag (see slab.tags), not a field.
+// tag (see chunk.t), not a field.
 type entry struct {
 	msg     stored.Slim // shares headers with equal neighbours, its body in slab.bodies (see package stored); Origin and Created: see cold
 	entered sim.Tick    // when this copy entered this queue (its age counts from here)
@@ -73,11 +73,12 @@ func (x *flags) set(f flags, on bool) {
 
 // The slab's chunks: below slot chunkSize every chunk holds smallSize
 // slots, so a queue of a few messages allocates a few entries and one of
-// a hundred wastes at most smallSize-1 of them (a small chunk of 16
-// entries is 1,024 bytes, an allocation size class); from slot chunkSize
-// on every chunk holds chunkSize slots (16,384 bytes, a size class too),
-// so a queue of millions holds few chunks. A chunk is allocated when the first of its slots is and never
-// moves; only the slice of chunk headers is copied as it grows.
+// a hundred wastes at most smallSize-1 of them; from slot chunkSize on
+// every chunk holds chunkSize slots, so a queue of millions holds few
+// chunks. A chunk's entries and their tags are one allocation (see
+// smallChunk and bigChunk). A chunk is allocated when the first of its
+// slots is and never moves; only the slice of chunk headers is copied as
+// it grows.
 const (
 	chunkBits  = 8
 	chunkSize  = 1 << chunkBits
@@ -96,22 +97,54 @@ func chunkLen(k int) int {
 	return chunkSize
 }
 
+// smallChunk and bigChunk are the memory of a chunk of entries and of
+// their tags, allocated together. An object with pointers above 512
+// bytes carries an 8-byte allocation header, so 16 entries (1,024 bytes)
+// alone take the 1,152-byte size class and 256 entries (16,384 bytes) the
+// 18,432-byte one: the tags (64 and 1,024 bytes) fit in what the class
+// leaves over, and a chunk costs one allocation instead of two and no
+// more memory than its entries alone. TestChunkSizeClasses pins it.
+type (
+	smallChunk struct {
+		e [smallSize]entry
+		t [smallSize]uint32
+	}
+	bigChunk struct {
+		e [chunkSize]entry
+		t [chunkSize]uint32
+	}
+)
+
+// chunk is the header of one chunk: its entries and their tags, by index
+// in the chunk, both slices of one smallChunk or bigChunk.
+type chunk struct {
+	e []entry
+	// t holds, by slot, the slot's life: bumped when alloc hands the
+	// slot out (lives run from 1 to lifeMax), with tagFree set until the
+	// entry leaves stFree and again when it is released. A ring's ref is
+	// checked against these 4 bytes per slot instead of the entry itself:
+	// the compactions of long rings read one tag per ref, not one entry.
+	t []uint32
+}
+
+// newChunk allocates chunk k, of chunkLen(k) slots.
+func newChunk(k int) chunk {
+	if k < smallCount {
+		c := new(smallChunk)
+		return chunk{e: c.e[:], t: c.t[:]}
+	}
+	c := new(bigChunk)
+	return chunk{e: c.e[:], t: c.t[:]}
+}
+
 // slab holds entries by slot number. Freed slots are reused last-in
 // first-out, which is deterministic; the list of free slots runs through
 // the free entries themselves (see entry.hidx), so it costs no memory of
 // its own.
 type slab struct {
-	chunks [][]entry // see chunkLen
-	n      uint32    // slots handed out so far
-	free   uint32    // 1 + the most recently freed slot, 0 when none is free
-	// tags holds, by slot, the slot's life: bumped when alloc hands the
-	// slot out (lives run from 1 to lifeMax), with tagFree set until the
-	// entry leaves stFree and again when it is released. A ring's ref is
-	// checked against these 4 bytes per slot instead of the entry itself:
-	// the compactions of long rings read one tag per ref, not one entry.
-	// The tags come in chunks beside the entries' (tags[k] for
-	// chunks[k]), so they never move or get copied either.
-	tags [][]uint32
+	chunks []chunk // see chunkLen; the entries and tags never move or get copied
+	n      uint32  // slots handed out so far
+	free   uint32  // 1 + the most recently freed slot, 0 when none is free
 
 	colds [][]cold // the cold records, chunked as the entries are
 	nc    uint32   // cold records handed out so far
@@ -166,13 +199,13 @@ func loc(i uint32) (k, j uint32) {
 // at returns the entry in slot i, which alloc has handed out. O(1).
 func (s *slab) at(i uint32) *entry {
 	k, j := loc(i)
-	return &s.chunks[k][j]
+	return &s.chunks[k].e[j]
 }
 
 // tag returns the tag of slot i, which alloc has handed out. O(1).
 func (s *slab) tag(i uint32) *uint32 {
 	k, j := loc(i)
-	return &s.tags[k][j]
+	return &s.chunks[k].t[j]
 }
 
 // alloc hands out a slot, the most recently freed one if any, and makes
@@ -186,12 +219,9 @@ func (s *slab) alloc() uint32 {
 	} else {
 		if s.n == s.capacity() {
 			if s.chunks == nil {
-				s.chunks = make([][]entry, 0, 8) // the chunks of 128 slots, in one allocation
-				s.tags = make([][]uint32, 0, 8)
+				s.chunks = make([]chunk, 0, 8) // the chunks of 128 slots, in one allocation
 			}
-			k := chunkLen(len(s.chunks))
-			s.chunks = append(s.chunks, make([]entry, k))
-			s.tags = append(s.tags, make([]uint32, k))
+			s.chunks = append(s.chunks, newChunk(len(s.chunks)))
 		}
 		i = s.n
 		s.n++
@@ -673,10 +703,20 @@ func (h *theap) down(i int) bool {
 	return i > i0
 }
 
+// firstHeap is the room a heap takes at its first push: 96 bytes, so the
+// in-flight set of a consumer that receives a few messages at a time, or
+// the delayed set of a few retries, costs one allocation instead of one
+// for each doubling up to its size.
+const firstHeap = 4
+
 // push adds slot, keyed by due and its entry's message ID. The item holds
 // the entry's due tick (delayed or held: visible at; in flight: the
-// visibility deadline); the entry does not.
+// visibility deadline); the entry does not. An empty heap's first push
+// makes room for firstHeap items at once.
 func (h *theap) push(slot uint32, due sim.Tick) {
+	if h.a == nil {
+		h.a = make([]hitem, 0, firstHeap)
+	}
 	h.a = append(h.a, hitem{due: due, id: h.s.at(slot).msg.ID, slot: slot})
 	h.up(len(h.a) - 1)
 }

@@ -38,7 +38,7 @@ func TestSlabChunksStayPut(t *testing.T) {
 			t.Fatalf("slot %d moved or lost its entry", i)
 		}
 	}
-	if got := len(s.chunks[0]); got != smallSize {
+	if got := len(s.chunks[0].e); got != smallSize || len(s.chunks[0].t) != smallSize {
 		t.Fatalf("first chunk holds %d slots", got)
 	}
 }

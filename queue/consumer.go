@@ -710,7 +710,7 @@ func (x *instance) fire(p faults.Site, m *sim.Message) *faults.Firing {
 // w started with behind the fault wrapper.
 func (x *instance) delivery(w *work) *sim.Delivery {
 	c := x.c
-	c.d.Reset(c.q.env, w.d.Message, c.q.where, c.q.consumer, x.name, w.d.ReceiveCount)
+	c.d.ResetFrom(c.q.env, &w.d.Message, c.q.where, c.q.consumer, x.name, w.d.ReceiveCount)
 	c.disp.h = w.h
 	return &c.d
 }

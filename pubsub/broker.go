@@ -504,14 +504,7 @@ func (b *Broker) fanOutFast(r *route, e *envelope) {
 		s.push(slot{env: e, gen: b.gen, attempt: 1})
 		s.m.Delivered++
 		placed++
-		// emitCopy, inlined by hand: on is asked once per publish, and
-		// the ledger books the copy with no further call in between.
-		switch {
-		case !on:
-			tr.Skip()
-		case !tr.BookDelivery(now, e.msg.ID, s.consumer, &s.lc):
-			b.buildCopy(sim.KindDelivered, s, e, 1)
-		}
+		b.traceCopy(on, now, sim.KindDelivered, s, e, 1)
 	}
 	e.refs += int32(placed)
 	b.m.Buffered += placed
@@ -820,15 +813,23 @@ func (b *Broker) unref(e *envelope) {
 // emitCopy traces an event about s's copy of e, built in place, and only
 // when someone listens: otherwise it is counted, as Emit would number it.
 func (b *Broker) emitCopy(k sim.Kind, s *Subscriber, e *envelope, attempt int32) {
+	b.traceCopy(b.env.Trace.Enabled(), b.env.Now(), k, s, e, attempt)
+}
+
+// traceCopy is emitCopy with the trace's Enabled (on) and the tick (now)
+// asked by the caller, so fanOutFast asks them once per publish. It is
+// the one place that decides how a copy is traced: skipped when no one
+// listens, booked when only the ledger listens, built otherwise.
+func (b *Broker) traceCopy(on bool, now sim.Tick, k sim.Kind, s *Subscriber, e *envelope, attempt int32) {
 	tr := b.env.Trace
-	if !tr.Enabled() {
+	switch {
+	case !on:
 		tr.Skip()
-		return
+	case k == sim.KindDelivered && tr.BookDelivery(now, e.msg.ID, s.consumer, &s.lc):
+		// only the ledger listens: booked without building the event
+	default:
+		b.buildCopy(k, s, e, attempt)
 	}
-	if k == sim.KindDelivered && tr.BookDelivery(b.env.Now(), e.msg.ID, s.consumer, &s.lc) {
-		return // only the ledger listens: booked without building the event
-	}
-	b.buildCopy(k, s, e, attempt)
 }
 
 // buildCopy emits an event about s's copy of e to the trace's sinks,

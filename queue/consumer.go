@@ -521,10 +521,7 @@ func (x *instance) step(now sim.Tick) {
 		// keeps it reachable after.
 		var one [1]Delivery
 		if buf, ok := x.receive(now, one[:0]); ok {
-			x.stats.Received++
-			var w work
-			w.d = buf[0]
-			x.start(&w, now, nil)
+			x.startEach(buf, now)
 		}
 		return
 	}
@@ -534,19 +531,7 @@ func (x *instance) step(now sim.Tick) {
 		return
 	}
 	if !fifo && c.cfg.AckMode == AckAfterProcess {
-		// Nothing to ack first and no group to hold back: each message
-		// starts straight from the receive buffer, in a work item on the
-		// stack, so it is not copied into the heap first. A crash drops
-		// the messages not started yet, which acks nothing and loses
-		// nothing, as a batch of unacked items would.
-		x.stats.Received += len(buf)
-		for i := range buf {
-			var w work
-			w.d = buf[i]
-			if x.start(&w, now, nil) {
-				break
-			}
-		}
+		x.startEach(buf, now)
 		return
 	}
 	x.failed = x.failed[:0]
@@ -704,6 +689,24 @@ func (x *instance) fire(p faults.Site, m *sim.Message) *faults.Firing {
 	}
 	c := faults.Context{Where: x.c.q.where, Consumer: x.name, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}
 	return p.Check(&c)
+}
+
+// startEach starts the received deliveries of buf in order, for a
+// consumer with nothing to ack first and no group to hold back: each
+// message starts straight from buf, in a work item on the stack, so it is
+// not copied into the heap first. A crash drops the messages not started
+// yet, which acks nothing and loses nothing, as a batch of unacked items
+// would. buf does not escape, so it may be a buffer on the caller's
+// stack.
+func (x *instance) startEach(buf []Delivery, now sim.Tick) {
+	x.stats.Received += len(buf)
+	for i := range buf {
+		var w work
+		w.d = buf[i]
+		if x.start(&w, now, nil) {
+			break
+		}
+	}
 }
 
 // delivery returns the consumer's Delivery reset for w, with the handler

@@ -19,3 +19,16 @@ func TestResidentRecordSize(t *testing.T) {
 		t.Errorf("a held record takes %d bytes, want at most 32", n)
 	}
 }
+
+// A group allocates its members once, so a sweep allocates them once per
+// seed. A Member has pointers and is above 512 bytes, so it carries an
+// 8-byte allocation header: a handler member of at most 632 bytes takes
+// the 640-byte size class (see memberBufs), and a field added to it
+// moves every member to the 704-byte class, which the log seed's 32 KB
+// allocation bound has little room for.
+func TestMemberSize(t *testing.T) {
+	const header = 8
+	if n := unsafe.Sizeof(Member{}) + header; n > 640 {
+		t.Errorf("a Member takes %d bytes with its header, above its 640-byte size class", n)
+	}
+}

@@ -475,7 +475,7 @@ func (t *Log) Produce(m sim.Message) (Position, error) {
 func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) { return t.produceTo(p, &m) }
 
 // produceTo is ProduceTo of *m, which it does not keep: Produce hands its
-// message over without copying its 160 bytes once more.
+// message over without copying its 152 bytes once more.
 func (t *Log) produceTo(p int, m *sim.Message) (Position, error) {
 	if p < 0 || p >= len(t.parts) {
 		return Position{}, fmt.Errorf("%w: %d (topic %s has %d)", ErrNoPartition, p, t.cfg.Name, len(t.parts))
@@ -672,7 +672,8 @@ func (t *Log) overtake(g *Group, f faults.Firing) {
 // the expiry of every record retention deletes at the head, then deletes
 // them together (see drop): what the groups remember of them and what
 // members hold of them is dealt with once per partition, not once per
-// record. O(partitions + records deleted).
+// record. O(partitions + records deleted + groups x members for each
+// partition that deletes any: it detaches its run once, see drop).
 func (t *Log) retain(now sim.Tick) {
 	c := &t.cfg
 	if c.RetentionTicks == 0 && c.RetentionRecords == 0 && c.RetentionBytes == 0 {

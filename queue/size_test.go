@@ -35,15 +35,18 @@ func TestChunkSizeClasses(t *testing.T) {
 	if n := unsafe.Sizeof(bigChunk{}) + header; n > 18432 || unsafe.Sizeof([chunkSize]entry{})+header <= 16384 {
 		t.Errorf("a big chunk takes %d bytes with its header, its entries alone %d", n, unsafe.Sizeof([chunkSize]entry{})+header)
 	}
-	var s slab
-	s.alloc() // the table of chunk headers and the first chunk
-	for _, slots := range []int{smallSize, chunkSize} {
-		if got := testing.AllocsPerRun(1, func() {
-			for range slots {
-				s.alloc()
-			}
-		}); got != 1 {
-			t.Errorf("%d more slots took %v allocations, want 1 (one chunk)", slots, got)
+	// Each chunk is opened on its own, not through a slab, so that a
+	// growth of the slab's table of chunk headers is never counted.
+	for _, k := range []int{0, smallCount} {
+		if got := testing.AllocsPerRun(10, func() { openedChunk = newChunk(k) }); got != 1 {
+			t.Errorf("opening chunk %d took %v allocations, want 1", k, got)
 		}
 	}
+	if len(openedChunk.e) != chunkSize || len(openedChunk.t) != chunkSize || len(newChunk(0).e) != smallSize {
+		t.Errorf("chunks of %d and %d slots, want %d and %d", len(newChunk(0).e), len(openedChunk.e), smallSize, chunkSize)
+	}
 }
+
+// openedChunk keeps the chunk TestChunkSizeClasses opens reachable, so
+// the compiler cannot keep it off the heap.
+var openedChunk chunk

@@ -748,7 +748,7 @@ func (h *theap) fix(i int, due sim.Tick) {
 func (h *theap) reset() { h.a = nil }
 
 // fill sets every field of *m to e's message as it was sent, headers
-// copied by value, in place (a sim.Message is 160 bytes; building it in
+// copied by value, in place (a sim.Message is 152 bytes; building it in
 // a temporary would copy it twice). The body is the copy the slab holds,
 // its capacity clipped to its length, so a handler appending to it never
 // writes into a neighbour. O(1), no allocation.

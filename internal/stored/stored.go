@@ -1,6 +1,6 @@
 // Package stored is how the broker models keep a message they hold: its
 // identity, key, body and times inline, its headers behind a shared
-// pointer. A sim.Message is 160 bytes, 88 of them headers that most
+// pointer. A sim.Message is 152 bytes, 88 of them headers that most
 // messages leave empty or share with the message sent before; a Message
 // here is 72 bytes, and equal headers sent one after another are kept
 // once. A model that holds many messages keeps them as Slims, 40 bytes,

@@ -148,6 +148,9 @@ func TestRetainEqualsOneByOne(t *testing.T) {
 			if len(want.Seen) == 0 || want.Metrics.Expired == 0 {
 				t.Fatalf("config %d seed %d: the run handled %d records and expired %d, want some of each", i, seed, len(want.Seen), want.Metrics.Expired)
 			}
+			if !cfg.Compact {
+				expiredInOrder(t, got.Trace, int(got.Metrics.Expired))
+			}
 			if !reflect.DeepEqual(got, want) {
 				for k := range min(len(got.Trace), len(want.Trace)) {
 					if got.Trace[k] != want.Trace[k] {
@@ -157,5 +160,41 @@ func TestRetainEqualsOneByOne(t *testing.T) {
 				t.Fatalf("config %d seed %d: retention in runs differs from retention one by one:\n%+v\nwant\n%+v", i, seed, got, want)
 			}
 		}
+	}
+}
+
+// expiredInOrder checks the expired events of a trace without the
+// retention code's help (the reference of TestRetainEqualsOneByOne shares
+// book and drop with it): without compaction, retention deletes each
+// partition's records from its head, so the expired offsets of a
+// partition run 0, 1, 2, ... with no gap and no repeat, each names its
+// cause, and there are as many as the log counts.
+func expiredInOrder(t *testing.T, trace []string, want int) {
+	t.Helper()
+	next := map[int]int{}
+	n := 0
+	for _, line := range trace {
+		if !strings.Contains(line, " expired ") {
+			continue
+		}
+		n++
+		var p, off int
+		i := strings.Index(line, " p=")
+		if i < 0 {
+			t.Fatalf("an expired event names no partition: %s", line)
+		}
+		if _, err := fmt.Sscanf(line[i:], " p=%d off=%d", &p, &off); err != nil {
+			t.Fatalf("an expired event names no offset (%v): %s", err, line)
+		}
+		if off != next[p] {
+			t.Fatalf("partition %d expired offset %d, want %d: %s", p, off, next[p], line)
+		}
+		next[p]++
+		if !strings.Contains(line, ` cause=retention "retention: `) {
+			t.Fatalf("an expired event names no retention cause: %s", line)
+		}
+	}
+	if n != want {
+		t.Fatalf("%d expired events, the log counts %d", n, want)
 	}
 }

@@ -37,18 +37,8 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 		cfg.RetentionRecords = 2 + s.IntN(12)
 	}
 	if s.Chance(0.8) {
-		rules := []faults.Rule{
-			{Name: "crash", Point: faults.MemberCrash, Probability: p(0.04), Until: 40},
-			{Name: "crash-before-commit", Point: faults.ConsumerCrashBeforeCommit, Probability: p(0.05), Until: 40},
-			{Name: "crash-after-effect", Point: faults.ConsumerCrashAfterEffect, Probability: p(0.03), Until: 40},
-			{Name: "leave", Point: faults.MemberLeave, Probability: p(0.02), Until: 40},
-			{Name: "flaky", Point: faults.HandlerTransient, Probability: p(0.08), Param: int64(1 + s.IntN(3)), Until: 40},
-			{Name: "reject", Point: faults.HandlerPermanent, Probability: p(0.02), Until: 40},
-			{Name: "slow", Point: faults.HandlerSlow, Probability: p(0.08), Param: int64(1 + s.IntN(4)), Until: 40},
-			{Name: "down", Point: faults.BrokerUnavailable, Probability: p(0.03), Until: 40},
-			{Name: "ack-lost", Point: faults.BrokerAckLost, Probability: p(0.2), Until: 40},
-			{Name: "overtake", Point: faults.RetentionOvertake, Probability: p(0.05), Param: int64(1 + s.IntN(3)), Until: 40},
-		}
+		// The conservation test's mix, and retention overtaking a group.
+		rules := append(mixRules(s, p), faults.Rule{Name: "overtake", Point: faults.RetentionOvertake, Probability: p(0.05), Param: int64(1 + s.IntN(3)), Until: 40})
 		if cfg.Faults, err = faults.New(w, faults.Config{Plan: faults.Plan{Rules: rules}}); err != nil {
 			t.Fatal(err)
 		}
@@ -113,17 +103,10 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 // outcomes), outcomes, losses, stats and consumers.
 func TestBookedEqualsEmitted(t *testing.T) {
 	delivered, lost := 0, 0
-	for seed := uint64(1); seed <= 80; seed++ {
-		booked, btr := bookedRun(t, seed, false)
-		emitted, etr := bookedRun(t, seed, true)
-		if d := ledgercmp.Diff(booked, btr, emitted, etr); d != "" {
-			t.Fatalf("seed %d: %s", seed, d)
-		}
-		for _, o := range emitted.Outcomes("") {
-			delivered += o.Deliveries
-			if o.Verdict == sim.VerdictLost {
-				lost++
-			}
+	for _, o := range ledgercmp.Seeds(t, 80, func(seed uint64, listen bool) (*sim.Ledger, *sim.Trace) { return bookedRun(t, seed, listen) }) {
+		delivered += o.Deliveries
+		if o.Verdict == sim.VerdictLost {
+			lost++
 		}
 	}
 	t.Logf("%d deliveries, %d lost verdicts", delivered, lost)

@@ -54,19 +54,7 @@ func conservationRun(t *testing.T, seed uint64) (*rig, []*mixGroup) {
 		cfg.Compact, cfg.CompactEvery, compaction = true, sim.Tick(2+s.IntN(6)), true
 		cfg.TombstoneRetention = sim.Tick(s.IntN(6))
 	}
-	rules := []faults.Rule{
-		{Name: "crash", Point: faults.MemberCrash, Probability: p(0.04), Until: 40},
-		{Name: "crash-before-commit", Point: faults.ConsumerCrashBeforeCommit, Probability: p(0.05), Until: 40},
-		{Name: "crash-after-effect", Point: faults.ConsumerCrashAfterEffect, Probability: p(0.03), Until: 40},
-		{Name: "leave", Point: faults.MemberLeave, Probability: p(0.02), Until: 40},
-		{Name: "pause", Point: faults.MemberSessionTimeout, Probability: p(0.04), Until: 40},
-		{Name: "flaky", Point: faults.HandlerTransient, Probability: p(0.08), Param: int64(1 + s.IntN(3)), Until: 40},
-		{Name: "reject", Point: faults.HandlerPermanent, Probability: p(0.02), Until: 40},
-		{Name: "poison", Point: faults.HandlerPoison, Probability: p(0.01), Until: 40},
-		{Name: "slow", Point: faults.HandlerSlow, Probability: p(0.08), Param: int64(1 + s.IntN(6)), Until: 40},
-		{Name: "down", Point: faults.BrokerUnavailable, Probability: p(0.03), Until: 40},
-		{Name: "ack-lost", Point: faults.BrokerAckLost, Probability: p(0.2), Until: 40},
-	}
+	rules := mixRules(s, p)
 	overtake := s.IntN(6) == 0
 	if overtake {
 		rules = append(rules, faults.Rule{Name: "overtake", Point: faults.RetentionOvertake, Probability: p(0.05), Param: int64(1 + s.IntN(3)), Until: 40})
@@ -342,5 +330,27 @@ func TestConservation(t *testing.T) {
 	if lostCommits == 0 || refusedCommits == 0 || beyond == 0 || pastEnd == 0 || latestResets == 0 || compacted == 0 || lost[sim.CauseOffsetReset] == 0 {
 		t.Errorf("the new features never bit: %d lost commits, %d refused, %d past the end, %d seeks past the end, %d latest resolutions, %d compacted",
 			lostCommits, refusedCommits, beyond, pastEnd, latestResets, compacted)
+	}
+}
+
+// mixRules returns the fault rules of a random run until tick 40, their
+// probabilities and parameters drawn from s (p(max) draws a probability
+// up to max): member crashes, leaves and session timeouts, crashes before
+// the commit and after the effect, handler failures (transient,
+// permanent, poison), slow handlers, broker outages and lost commits.
+// conservationRun and bookedRun draw their plans from it.
+func mixRules(s *sim.Stream, p func(float64) float64) []faults.Rule {
+	return []faults.Rule{
+		{Name: "crash", Point: faults.MemberCrash, Probability: p(0.04), Until: 40},
+		{Name: "crash-before-commit", Point: faults.ConsumerCrashBeforeCommit, Probability: p(0.05), Until: 40},
+		{Name: "crash-after-effect", Point: faults.ConsumerCrashAfterEffect, Probability: p(0.03), Until: 40},
+		{Name: "leave", Point: faults.MemberLeave, Probability: p(0.02), Until: 40},
+		{Name: "pause", Point: faults.MemberSessionTimeout, Probability: p(0.04), Until: 40},
+		{Name: "flaky", Point: faults.HandlerTransient, Probability: p(0.08), Param: int64(1 + s.IntN(3)), Until: 40},
+		{Name: "reject", Point: faults.HandlerPermanent, Probability: p(0.02), Until: 40},
+		{Name: "poison", Point: faults.HandlerPoison, Probability: p(0.01), Until: 40},
+		{Name: "slow", Point: faults.HandlerSlow, Probability: p(0.08), Param: int64(1 + s.IntN(6)), Until: 40},
+		{Name: "down", Point: faults.BrokerUnavailable, Probability: p(0.03), Until: 40},
+		{Name: "ack-lost", Point: faults.BrokerAckLost, Probability: p(0.2), Until: 40},
 	}
 }

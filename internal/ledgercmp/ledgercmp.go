@@ -69,3 +69,22 @@ func World(tb testing.TB, seed uint64, listen bool) *sim.World {
 	}
 	return w
 }
+
+// Seeds runs run for seeds 1 to n twice, booked (listen false) and
+// emitted (listen true), and fails tb at the first seed whose two ledgers
+// differ (see Diff). It returns the outcomes of every emitted run, so the
+// caller can require that the runs delivered and lost enough to have
+// compared something. It costs 2n runs and n Diffs.
+func Seeds(tb testing.TB, n uint64, run func(seed uint64, listen bool) (*sim.Ledger, *sim.Trace)) []sim.Outcome {
+	tb.Helper()
+	var all []sim.Outcome
+	for seed := uint64(1); seed <= n; seed++ {
+		booked, btr := run(seed, false)
+		emitted, etr := run(seed, true)
+		if d := Diff(booked, btr, emitted, etr); d != "" {
+			tb.Fatalf("seed %d: %s", seed, d)
+		}
+		all = append(all, emitted.Outcomes("")...)
+	}
+	return all
+}

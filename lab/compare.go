@@ -241,7 +241,7 @@ func (p *Pair) Do(a Action) (Snapshot, error) {
 		sn, err := d.Do(a)
 		errs[i] = err
 		if err != nil {
-			p.notices[i] = SymFault + " " + ActionName(a) + ": " + err.Error()
+			p.notices[i] = FailedNotice(a, err)
 		}
 		return sn
 	})

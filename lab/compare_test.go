@@ -105,7 +105,7 @@ func TestPairDoOnBoth(t *testing.T) {
 		t.Fatalf("one side could redrive, yet %v", err)
 	}
 	f := p.Frame(s)
-	if n := f.Sides[1].Snap.Header.Notice; !strings.HasPrefix(n, SymFault+" redrive DLQ: nothing to redrive") {
+	if n := f.Sides[1].Snap.Header.Notice; !strings.HasPrefix(n, SymFault+" nothing to redrive") {
 		t.Errorf("side without a DLQ: notice %q", n)
 	}
 	if n := f.Sides[0].Snap.Header.Notice; !strings.HasPrefix(n, "redrove ") {

@@ -763,8 +763,10 @@ func (d *Session) Restart(seed uint64) Snapshot {
 //
 // Done after a seek back, while the log still holds actions after the
 // current tick, it branches: those actions are dropped (the future they
-// made is no longer the one ahead) and the notice says so first, e.g.
-// "branched at t=10: the redrive DLQ at t=14 is dropped".
+// made is no longer the one ahead) and the notice says so after what the
+// action did, e.g. "crashed worker; dropped the redrive at t=14". What the
+// action did comes first, so a header too narrow for the whole notice
+// cuts the list of dropped actions, not the outcome.
 func (d *Session) Do(a Action) (Snapshot, error) {
 	at := d.run.Now()
 	what, err := d.do(a)
@@ -772,7 +774,7 @@ func (d *Session) Do(a Action) (Snapshot, error) {
 		return d.Snapshot(), err
 	}
 	if dropped := d.log[d.done:]; len(dropped) > 0 {
-		what = branchNotice(at, dropped) + "; " + what
+		what += "; " + branchNotice(dropped)
 	}
 	d.log = append(d.log[:d.done], Logged{At: at, Action: a})
 	d.done = len(d.log)
@@ -780,17 +782,19 @@ func (d *Session) Do(a Action) (Snapshot, error) {
 	return d.Snapshot(), nil
 }
 
-// branchNotice says which logged actions a branch at tick at drops.
-func branchNotice(at sim.Tick, dropped []Logged) string {
+// branchNotice says which logged actions a branch drops, e.g. "dropped
+// the redrive at t=14 and 1 later action". The branch's own tick is the
+// current tick, which the header shows beside it.
+func branchNotice(dropped []Logged) string {
 	first := dropped[0]
-	msg := fmt.Sprintf("branched at t=%d: the %s at t=%d", at, ActionName(first.Action), first.At)
+	msg := fmt.Sprintf("dropped the %s at t=%d", ActionName(first.Action), first.At)
 	switch n := len(dropped) - 1; n {
 	case 0:
-		return msg + " is dropped"
+		return msg
 	case 1:
-		return msg + " and 1 later action are dropped"
+		return msg + " and 1 later action"
 	default:
-		return fmt.Sprintf("%s and %d later actions are dropped", msg, n)
+		return fmt.Sprintf("%s and %d later actions", msg, n)
 	}
 }
 

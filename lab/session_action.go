@@ -1,28 +1,44 @@
 package lab
 
 import (
+	"strings"
+
 	"github.com/brokerlab/brokerlab/eventlog"
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// ActionName names what a does for a person, e.g. "redrive DLQ" or "seek
-// earliest"; a timeline action other than the hand actions is named by its
-// file name ("purge").
+// ActionName names what a does for a person, as the player's key table
+// names its key: "replay" (seek a group to the earliest offset), "redrive",
+// "crash" or "broker down"; a timeline action other than the hand actions is
+// named by its file name ("purge").
 func ActionName(a Action) string {
 	switch {
 	case a.Action == scenario.ActionSeek && a.To == eventlog.SeekToEarliest:
-		return "seek earliest"
+		return "replay"
 	case a.Action == scenario.ActionRedrive:
-		return "redrive DLQ"
+		return "redrive"
 	case a.Action == scenario.ActionCrash:
-		return "crash consumer"
+		return "crash"
 	case a.Action == ActionBrokerDown:
 		return "broker down"
 	case a.Action == "":
 		return "none"
 	}
 	return a.Action
+}
+
+// FailedNotice is the header notice for action a that failed with err:
+// the fault symbol, the action's name and the reason, e.g. "⚠ crash:
+// no consumer named x". A reason that already says what could not be done
+// ("nothing to redrive: the dead-letter queue is empty") gets no name
+// before it, which would only push it off an 80-column header.
+func FailedNotice(a Action, err error) string {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "nothing to ") {
+		msg = ActionName(a) + ": " + msg
+	}
+	return SymFault + " " + msg
 }
 
 // Target returns the name a acts on: its queue, group, consumer or member

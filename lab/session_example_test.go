@@ -30,6 +30,6 @@ func Example() {
 	// Output:
 	// t=14 redrove 4 messages from orders-dlq
 	// t=20 redriven 4, 1 action(s) in the log
-	// t=10 branched at t=10: the redrive DLQ at t=14 is dropped; crashed worker
+	// t=10 crashed worker; dropped the redrive at t=14
 	// t=20 redriven 0, verdict so far 1 of 7 hold, 6 not yet
 }

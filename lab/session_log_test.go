@@ -60,7 +60,7 @@ func TestRedriveSurvivesSeekBack(t *testing.T) {
 	if !strings.HasPrefix(s.Header.Notice, "redrove ") {
 		t.Fatalf("redrive at t=14: notice %q", s.Header.Notice)
 	}
-	if s := d.Seek(10); s.Header.Notice != "ahead in the log: the redrive DLQ at t=14" {
+	if s := d.Seek(10); s.Header.Notice != "ahead in the log: the redrive at t=14" {
 		t.Errorf("back at t=10: notice %q, want the redrive ahead", s.Header.Notice)
 	}
 	got := d.Seek(20)
@@ -77,7 +77,7 @@ func TestRedriveSurvivesSeekBack(t *testing.T) {
 	if diff := sameRun(got, w); diff != "" {
 		t.Errorf("back to t=10 and forward to t=20 differs from a run that never went back (%s):\n%+v\nwant %+v", diff, got.Ledger, w.Ledger)
 	}
-	if log := d.Log(); len(log) != 1 || log[0].At != 14 || ActionName(log[0].Action) != "redrive DLQ" {
+	if log := d.Log(); len(log) != 1 || log[0].At != 14 || ActionName(log[0].Action) != "redrive" {
 		t.Errorf("log %+v", log)
 	}
 }
@@ -116,11 +116,11 @@ func TestBranchDropsFuture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const notice = "branched at t=10: the redrive DLQ at t=14 is dropped; crashed worker"
+	const notice = "crashed worker; dropped the redrive at t=14"
 	if s.Header.Notice != notice {
 		t.Errorf("notice %q, want %q", s.Header.Notice, notice)
 	}
-	if log := d.Log(); len(log) != 1 || log[0].At != 10 || ActionName(log[0].Action) != "crash consumer" {
+	if log := d.Log(); len(log) != 1 || log[0].At != 10 || ActionName(log[0].Action) != "crash" {
 		t.Errorf("log after the branch %+v, want the crash at t=10 only", log)
 	}
 	got := d.Seek(20)
@@ -138,7 +138,7 @@ func TestBranchDropsFuture(t *testing.T) {
 		t.Errorf("the dropped redrive still ran: %+v", got.Ledger)
 	}
 	// A second action with nothing ahead in the log does not branch.
-	if s, _ := d.Do(BrokerDown()); strings.Contains(s.Header.Notice, "branched") {
+	if s, _ := d.Do(BrokerDown()); strings.Contains(s.Header.Notice, "dropped") {
 		t.Errorf("acting at the head of the log branched: %q", s.Header.Notice)
 	}
 }
@@ -147,18 +147,18 @@ func TestBranchDropsFuture(t *testing.T) {
 func TestBranchNoticeCounts(t *testing.T) {
 	l := []Logged{{At: 14, Action: Redrive("")}, {At: 15, Action: BrokerDown()}, {At: 16, Action: Crash("")}}
 	for n, want := range []string{
-		"branched at t=3: the redrive DLQ at t=14 is dropped",
-		"branched at t=3: the redrive DLQ at t=14 and 1 later action are dropped",
-		"branched at t=3: the redrive DLQ at t=14 and 2 later actions are dropped",
+		"dropped the redrive at t=14",
+		"dropped the redrive at t=14 and 1 later action",
+		"dropped the redrive at t=14 and 2 later actions",
 	} {
-		if got := branchNotice(3, l[:n+1]); got != want {
+		if got := branchNotice(l[:n+1]); got != want {
 			t.Errorf("%d dropped: %q, want %q", n+1, got, want)
 		}
 	}
 	for n, want := range []string{
-		"ahead in the log: the redrive DLQ at t=14",
-		"ahead in the log: the redrive DLQ at t=14 and 1 more",
-		"ahead in the log: the redrive DLQ at t=14 and 2 more",
+		"ahead in the log: the redrive at t=14",
+		"ahead in the log: the redrive at t=14 and 1 more",
+		"ahead in the log: the redrive at t=14 and 2 more",
 	} {
 		if got := aheadNotice(l[:n+1]); got != want {
 			t.Errorf("%d ahead: %q, want %q", n+1, got, want)

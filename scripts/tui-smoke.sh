@@ -60,20 +60,20 @@ grep -qE 't=[0-9]+ (sent|received|acked|dead_lettered|redelivered)' <<<"$snap" |
 if [ "$lesson" = poison-dlq ]; then
 	# Hand actions survive time travel: redrive at t=14, go back to t=10
 	# (the header names the redrive ahead), step forward to t=14 (it runs
-	# again), go back once more and crash instead (the player branches).
+	# again), go back once more and crash instead (the player branches and drops the redrive).
 	keys() { tmux send-keys -t "$session" "$@"; }
 	keys g 1 4 Enter
 	wait_for 't=14 '
 	keys d
 	wait_for 'redrove [0-9]+ messages'
 	keys g 1 0 Enter
-	wait_for 'ahead in the log: the redrive DLQ at t=14' || fail=1
+	wait_for 'ahead in the log: the redrive at t=14' || fail=1
 	keys s s s s
 	wait_for 'again from the log: redrove' || fail=1
 	keys g 1 0 Enter
 	wait_for 't=10 '
 	keys c
-	wait_for 'branched at t=10: the redrive DLQ at t=14 is dropped' || fail=1
+	wait_for 'crashed worker; dropped the redrive at t=14' || fail=1
 fi
 
 tmux send-keys -t "$session" q

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
@@ -238,14 +237,7 @@ func (c *Controller) Handle(cmd Command) lab.Snapshot {
 	case CmdAction:
 		s, err := c.d.Do(cmd.Action)
 		if err != nil {
-			// An error that already says what could not be done ("nothing
-			// to redrive: ...") needs no "redrive DLQ: " before it, which
-			// would push its reason off an 80-column header.
-			msg := err.Error()
-			if !strings.HasPrefix(msg, "nothing to ") {
-				msg = lab.ActionName(cmd.Action) + ": " + msg
-			}
-			return c.set(c.same(), SymFault+" "+msg)
+			return c.set(c.same(), lab.FailedNotice(cmd.Action, err))
 		}
 		if s.Header.Notice == "" {
 			s.Header.Notice = lab.ActionName(cmd.Action)

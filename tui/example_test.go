@@ -58,7 +58,7 @@ func ExampleController() {
 	// t=1 paused 4 t/s narration 1/3
 	// t=2 paused 4 t/s narration 2/3
 	// t=2 paused 8 t/s narration 2/3
-	// t=2 paused 8 t/s narration 2/3 ⚠ redrive DLQ: redrive DLQ does not apply
+	// t=2 paused 8 t/s narration 2/3 ⚠ redrive: redrive does not apply
 	// t=2 playing 8 t/s narration 2/3
 	// t=3 playing 8 t/s narration 2/3
 	// t=4 playing 8 t/s narration 3/3

@@ -185,7 +185,7 @@ func TestKeyRestartAndActions(t *testing.T) {
 		t.Fatalf("failed action notice %q", h.Notice)
 	}
 	g.runes("secb")
-	want := []string{"seek earliest", "crash consumer", "broker down"}
+	want := []string{"replay", "crash", "broker down"}
 	if len(g.d.actions) != len(want) {
 		t.Fatalf("driver got %v, want %v", g.d.actions, want)
 	}

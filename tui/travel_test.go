@@ -231,7 +231,7 @@ func TestPickerAndNotices(t *testing.T) {
 		t.Errorf("e in poison-dlq: %q", n)
 	}
 	c.Handle(Command{Kind: CmdAction, Action: lab.Redrive("")})
-	if n := c.Snapshot().Header.Notice; n != "redrive DLQ" && !strings.Contains(n, "nothing to redrive") {
+	if n := c.Snapshot().Header.Notice; n != "redrive" && !strings.Contains(n, "nothing to redrive") {
 		t.Errorf("d with an empty DLQ: %q", n)
 	}
 	c.Handle(Command{Kind: CmdAction, Action: lab.Crash("")})

@@ -44,7 +44,7 @@ expect:
 	//         no-loss: m2 consumer=orders t=2: lost (ack before processing)
 	// PASS  lesson.yaml:13:5  queue.orders.acks == 5  (measured 5)
 	//
-	// ledger: 5 messages (5 origins), 5 delivered, 0 duplicates, 0 duplicate effects, 0 absorbed, 0 dead-lettered, 0 missed, 1 lost, 0 phantoms
+	// ledger: 5 messages (5 origins), 5 delivered, 0 duplicates, 0 duplicate effects, 0 absorbed, 0 in a DLQ, 0 missed, 1 lost, 0 phantoms
 	// lost by cause: ack before processing 1
 	// FAIL: 1 of 2 expectations hold
 }

@@ -261,11 +261,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 			" before draining: the expectations were checked on a run that had not finished; raise max_ticks to let it drain\n")
 	}
 	s := rep.Stats
-	b.WriteString("\nledger: " + strconv.Itoa(s.Messages) + " messages (" + strconv.Itoa(s.Origins) + " origins), " +
-		strconv.Itoa(s.Delivered) + " delivered, " + strconv.Itoa(s.Duplicates) + " duplicates, " +
-		strconv.Itoa(s.DuplicateEffects) + " duplicate effects, " + strconv.Itoa(s.Absorbed) + " absorbed, " +
-		strconv.Itoa(s.DeadLettered) + " dead-lettered, " + redriven(s.Redriven) + strconv.Itoa(s.Missed) + " missed, " +
-		strconv.Itoa(s.Lost) + " lost, " + strconv.Itoa(s.Phantoms) + " phantoms\n")
+	b.WriteString("\nledger: " + LedgerLine(s) + "\n")
 	if len(s.LostBy) > 0 {
 		b.WriteString("lost by cause:")
 		for i, c := range s.LostBy {
@@ -291,12 +287,27 @@ func (rep *Report) WriteText(w io.Writer) error {
 	return b.Flush()
 }
 
-// redriven words the copies moved back out of a dead-letter queue, so that a
-// lesson whose DLQ was emptied by a redrive does not read as if nothing was
-// ever dead-lettered; "" when there were none.
-func redriven(n int) string {
-	if n == 0 {
-		return ""
+// LedgerLine words a ledger's summary on one line, as the report and
+// verify print it: "13 messages (9 origins), 16 delivered, 7 duplicates,
+// 0 duplicate effects, 0 absorbed, 0 in a DLQ, 4 redriven, 0 missed,
+// 0 lost, 0 phantoms".
+func LedgerLine(s sim.Stats) string {
+	return strconv.Itoa(s.Messages) + " messages (" + strconv.Itoa(s.Origins) + " origins), " +
+		strconv.Itoa(s.Delivered) + " delivered, " + strconv.Itoa(s.Duplicates) + " duplicates, " +
+		strconv.Itoa(s.DuplicateEffects) + " duplicate effects, " + strconv.Itoa(s.Absorbed) + " absorbed, " +
+		DLQWords(s.DeadLettered, s.Redriven) + ", " + strconv.Itoa(s.Missed) + " missed, " +
+		strconv.Itoa(s.Lost) + " lost, " + strconv.Itoa(s.Phantoms) + " phantoms"
+}
+
+// DLQWords words the copies in dead-letter queues, parked (the copies in
+// a DLQ now, sim.Stats.DeadLettered) and redriven (moved back out):
+// "3 in a DLQ", and after a redrive "0 in a DLQ, 4 redriven". The parked
+// count is not every copy ever dead-lettered, so a lesson whose DLQ a
+// redrive emptied must not read "0 dead-lettered".
+func DLQWords(parked, redriven int) string {
+	out := strconv.Itoa(parked) + " in a DLQ"
+	if redriven > 0 {
+		out += ", " + strconv.Itoa(redriven) + " redriven"
 	}
-	return strconv.Itoa(n) + " redriven, "
+	return out
 }

@@ -23,7 +23,7 @@ func TestReportCountsRedrivenDeadLetters(t *testing.T) {
 	if err := rep.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "0 dead-lettered, 4 redriven, ") {
+	if !strings.Contains(b.String(), "0 in a DLQ, 4 redriven, ") {
 		t.Errorf("ledger line does not count the redriven dead letters:\n%s", b.String())
 	}
 }

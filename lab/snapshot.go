@@ -365,7 +365,7 @@ type LedgerSummary struct {
 	Messages     int
 	Lost         int
 	Duplicates   int
-	DeadLettered int
+	DeadLettered int // copies in a dead-letter queue now (see DLQWords)
 	Redriven     int // copies moved back out of a dead-letter queue
 	Missed       int
 }

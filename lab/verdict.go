@@ -261,8 +261,10 @@ func settledMetric(e scenario.Expectation, v float64) Standing {
 
 // metricCounters lists, per metric kind, the fields that are counters: they only
 // ever grow during a run (deliveries, acks, publishes, rebalances,
-// registered messages), as opposed to gauges such as a depth, a lag or a
-// count of messages in some state, which rise and fall.
+// registered messages, copies redriven out of a DLQ: a redriven copy has
+// left its DLQ for good), as opposed to gauges such as a depth, a lag or a
+// count of messages in some state, which rise and fall (ledger.dead_lettered
+// counts the copies in a DLQ now, and a redrive lowers it).
 // It sits beside scenario.MetricFields, of which it is a subset (TestMetricCountersAreFields);
 // TestCountersNeverDecrease plays every lesson to keep it honest.
 var metricCounters = map[string][]string{
@@ -273,7 +275,7 @@ var metricCounters = map[string][]string{
 	"outbox":   {"published", "failed"},
 	"saga":     scenario.MetricFields["saga"][:7],
 	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
-	"ledger":   {"messages", "origins", "delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
+	"ledger":   {"messages", "origins", "delivered", "duplicates", "applied", "duplicate_effects", "absorbed", "redriven"},
 }
 
 // isCounter reports whether m is a counter: a value that never decreases

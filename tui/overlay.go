@@ -205,7 +205,7 @@ func (p *Player) overlayLines(w int) (string, []line) {
 	out = append(out, line{})
 	l := &s.Ledger
 	para("ledger at t="+strconv.FormatInt(int64(s.Header.Tick), 10)+": "+n(l.Messages)+" messages, "+n(l.Lost)+" lost, "+
-		n(l.Duplicates)+" duplicate deliveries, "+n(l.DeadLettered)+" dead-lettered, "+redrivenWords(l.Redriven)+n(l.Missed)+" missed", th.Normal)
+		n(l.Duplicates)+" duplicate deliveries, "+lab.DLQWords(l.DeadLettered, l.Redriven)+", "+n(l.Missed)+" missed", th.Normal)
 	for _, el := range effectsLines(s, th, w) {
 		out = append(out, el)
 	}
@@ -365,14 +365,4 @@ func (p *Player) showOverlay() {
 		return
 	}
 	p.overlay = overlayIntro
-}
-
-// redrivenWords words the copies redriven out of a DLQ ("" for none), so a
-// lesson whose DLQ a redrive emptied does not read as if nothing was ever
-// dead-lettered.
-func redrivenWords(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return strconv.Itoa(n) + " redriven, "
 }

@@ -86,8 +86,7 @@ func (c *cli) cmdVerify(args []string) int {
 		return exitBadInput
 	}
 	s := l.Stats()
-	fmt.Fprintf(c.stdout, "ledger folded from %s: %d messages (%d origins), %d delivered, %d duplicates, %d duplicate effects, %d absorbed, %d dead-lettered, %d missed, %d lost, %d phantoms\n",
-		printable.String(path), s.Messages, s.Origins, s.Delivered, s.Duplicates, s.DuplicateEffects, s.Absorbed, s.DeadLettered, s.Missed, s.Lost, s.Phantoms)
+	fmt.Fprintf(c.stdout, "ledger folded from %s: %s\n", printable.String(path), lab.LedgerLine(s))
 	failed, misused := 0, 0
 	for i, ch := range checkers {
 		v := actors.Hint(ch.Violations(l), cliCheck)

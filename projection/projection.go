@@ -127,6 +127,12 @@ type Row struct {
 	Body string
 	// Version is the row's version: the record's offset or clock.
 	Version int64
+	// hasPos, partition and offset are the log position of the record,
+	// when it came from a log: the order of the log, which a clock
+	// version may contradict.
+	hasPos    bool
+	partition int
+	offset    int64
 }
 
 // Metrics are a projection's counters; each is a fold of its trace events.
@@ -222,19 +228,41 @@ func (f *feeder) Unwrap() sim.Handler { return f.next }
 // projection is monotonic and the row's version is not older than the
 // record's: then it skips the record (sim.Delivery.Skip) and succeeds. A
 // record without a key is applied to the row of "".
+//
+// A record that the clock calls older but that sits later than the row's
+// record in the same partition is not a duplicate: it is a later write
+// whose writer's clock ran behind, and ignoring it loses it for good (a
+// lost update). The projection then applies nothing, as it would for an
+// older record, and traces the loss with cause sim.CauseClockSkew, so the
+// ledger counts it lost for the group, not absorbed.
 func (p *Projection) apply(d *sim.Delivery, next sim.Handler) error {
 	v := p.version(d)
 	r, ok := p.rows[d.Msg.Key]
 	if ok && p.cfg.Versioning != VersionNone && v <= r.Version {
+		if p.cfg.Versioning == VersionClock && d.HasPos && r.hasPos && d.Partition == r.partition && d.Offset > r.offset {
+			p.loseSkewed(d, v, r)
+			return nil
+		}
 		d.Skip(fmt.Sprintf("version %d is not newer than %d (%s)", v, r.Version, r.Value))
 		return nil
 	}
 	before := d.Effects()
 	err := next.Handle(d)
 	if d.Effects() > before {
-		p.rows[d.Msg.Key] = Row{Value: d.Msg.ID, Body: string(d.Msg.Body), Version: v}
+		p.rows[d.Msg.Key] = Row{Value: d.Msg.ID, Body: string(d.Msg.Body), Version: v, hasPos: d.HasPos, partition: d.Partition, offset: d.Offset}
 	}
 	return err
+}
+
+// loseSkewed traces that the projection lost d's record, a later write
+// than row r's record, because its clock version v is not newer than the
+// row's.
+func (p *Projection) loseSkewed(d *sim.Delivery, v int64, r Row) {
+	e := sim.Lost(d.Where, d.Instance, d.Consumer, &d.Msg, sim.CauseClockSkew)
+	e.Tick, e.Attempt = p.env.Now(), d.Attempt
+	e.HasPos, e.Partition, e.Offset = true, d.Partition, d.Offset
+	e.Detail = fmt.Sprintf("version %d is not newer than %d (%s), yet offset %d is later than %d", v, r.Version, r.Value, d.Offset, r.offset)
+	p.env.Emit(e)
 }
 
 // Read reads key from the projection as a reader would and traces it: a

@@ -25,6 +25,7 @@ const (
 	CauseDisconnect          Cause = "disconnect"               // a subscriber disconnected with the copy in its buffer
 	CauseForwardFailed       Cause = "forward failed"           // a fan-out could not hand its copy to the target
 	CauseDeadRow             Cause = "dead row"                 // an outbox row exceeded its attempts and was never published
+	CauseClockSkew           Cause = "clock skew"               // a projection versioned by clock skipped a later record whose writer's clock ran behind
 )
 
 // State is where one copy of a message stands at the broker, as the ledger

@@ -1,23 +1,49 @@
 package eventlog
 
-import "math/bits"
-
 // recChunk is the number of entries in a full chunk of a partition (256
 // entries of 64 bytes: 16 KiB).
 const recChunk = 256
 
 // The small chunks: a partition's entries [0, recChunk) start in chunks of
-// 4, 4, 8, 16, 32, 64 and 128 entries, so a small topic allocates about
-// what it holds, never more than twice that, and never a full chunk. A
-// partition the log is made with holds its first chunk from the start
-// (see partition.seed), so it holds 4 entries even while it is empty.
+// 4, 4, 8, 8, 8, 32, 64 and 128 entries (smallSizes), so a small topic
+// allocates about what it holds, never more than twice that, and never a
+// full chunk; entries [16, 32) take chunks of 8 rather than one of 16, so
+// a partition of 17 to 24 records holds 24 entries, not 32. A partition
+// the log is made with holds its first chunk from the start (see
+// partition.seed), so it holds 4 entries even while it is empty.
 const (
 	recFirst = 4 // entries of the first chunk
-	recSmall = 7 // small chunks covering [0, recChunk)
+	recSmall = 8 // small chunks covering [0, recChunk)
 )
 
+// smallSizes are the sizes of the small chunks, in order; they add up to
+// recChunk. smallCap and smallAt are derived from them once: the layout is
+// written here and nowhere else.
+var smallSizes = [recSmall]int{recFirst, 4, 8, 8, 8, 32, 64, 128}
+
+// smallCap[k] is the number of entries the first k small chunks hold.
+var smallCap [recSmall + 1]int
+
+// smallAt[i] locates entry i < recChunk while the small chunks are held:
+// in chunk k, at index j.
+var smallAt [recChunk]struct{ k, j uint8 }
+
+func init() {
+	i := 0
+	for k, n := range smallSizes {
+		smallCap[k+1] = smallCap[k] + n
+		for j := range n {
+			smallAt[i].k, smallAt[i].j = uint8(k), uint8(j)
+			i++
+		}
+	}
+	if i != recChunk {
+		panic("eventlog: the small chunks do not cover a chunk")
+	}
+}
+
 // recHeader is the room for chunks a partition's records take with their
-// first: the first four small chunks (32 entries), in a 96-byte header, as
+// first: the first four small chunks (24 entries), in a 96-byte header, as
 // most partitions of a small topic hold no more; a fifth grows it as
 // append does.
 const recHeader = 4
@@ -55,11 +81,9 @@ func (r *records[T]) at(i int) *T {
 		return &r.chunks[i/recChunk][i%recChunk]
 	case i >= recChunk:
 		return &r.chunks[i/recChunk+recSmall-1][i%recChunk]
-	case i < recFirst:
-		return &r.chunks[0][i]
 	}
-	n := bits.Len(uint(i)) - 1 // i is in [2^n, 2^(n+1)): small chunk n-1
-	return &r.chunks[n-1][i-1<<n]
+	s := smallAt[i]
+	return &r.chunks[s.k][s.j]
 }
 
 // capacity returns the entries the first k chunks hold.
@@ -70,7 +94,7 @@ func (r *records[T]) capacity(k int) int {
 	case k == 0:
 		return 0
 	case k <= recSmall:
-		return recFirst << (k - 1)
+		return smallCap[k]
 	}
 	return (k - recSmall + 1) * recChunk
 }
@@ -110,10 +134,8 @@ func (r *records[T]) grow() {
 	k := len(r.chunks)
 	var c []T
 	switch {
-	case !r.full && k == 0:
-		c = make([]T, recFirst)
 	case !r.full && k < recSmall:
-		c = make([]T, recFirst<<(k-1))
+		c = make([]T, smallSizes[k])
 	case r.spare != nil:
 		c, r.spare = r.spare, nil
 	default:

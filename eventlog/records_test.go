@@ -147,6 +147,40 @@ func TestRecordsStartSmall(t *testing.T) {
 	}
 }
 
+// TestSmallChunksLayout checks the small chunks against smallSizes as
+// records grow to a full chunk and past it: chunk k is allocated with
+// smallSizes[k] entries, capacity agrees with the chunks held, entry i
+// lives in the chunk that capacity places it in, in order, and a
+// partition of 17 to 24 records holds 24 entries within its header's room.
+func TestSmallChunksLayout(t *testing.T) {
+	var r records[entry]
+	for i := range recChunk + 10 {
+		r.push(entry{id: sim.ID(i)})
+		if i == 19 {
+			if held := r.capacity(len(r.chunks)); held != 24 || len(r.chunks) > recHeader {
+				t.Fatalf("20 records hold %d entries in %d chunks, want 24 in at most %d", held, len(r.chunks), recHeader)
+			}
+		}
+	}
+	for k, n := range smallSizes {
+		if len(r.chunks[k]) != n || cap(r.chunks[k]) != n {
+			t.Fatalf("small chunk %d has %d entries (cap %d), want %d", k, len(r.chunks[k]), cap(r.chunks[k]), n)
+		}
+		if r.capacity(k+1)-r.capacity(k) != n {
+			t.Fatalf("capacity gives small chunk %d %d entries, want %d", k, r.capacity(k+1)-r.capacity(k), n)
+		}
+	}
+	for i := range r.len() {
+		k := 0
+		for r.capacity(k+1) <= i {
+			k++
+		}
+		if want := &r.chunks[k][i-r.capacity(k)]; r.at(i) != want || r.at(i).id != sim.ID(i) {
+			t.Fatalf("entry %d is not index %d of chunk %d, or holds record %d", i, i-r.capacity(k), k, r.at(i).id)
+		}
+	}
+}
+
 // TestSeededPartitionsKeepTheirOwn checks the partitions a log is made
 // with, whose first chunks and chunk headers share two allocations: each
 // grows past its header's room, and retention drops its first chunks,

@@ -14,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -91,11 +90,12 @@ type run struct {
 	outside  string           // a failure outside Check (probes and quiet runs only)
 
 	// A quiet run is a sweep's run of a seed that is expected to pass: its
-	// World records no trace unless record is set, and a failure ends f's
-	// goroutine instead of being reported.
+	// World records no trace unless record is set, and a failure ends f
+	// (World.stop) instead of being reported.
 	quiet, record bool
 	needTrace     bool // f asked a quiet World for the trace it did not record
 	returned      bool // f returned (a quiet run that failed did not)
+	stopping      bool // the World panicked with stopped{} to end the run (see stop)
 }
 
 // ok reports whether a quiet run passed.
@@ -198,13 +198,26 @@ func (w *World) Must(err error) {
 	}
 }
 
+// stopped is what a quiet World panics with to end its run; quiet
+// recovers it. A panic rather than runtime.Goexit lets Probe run f on
+// its caller's goroutine, which a Goexit would end.
+type stopped struct{}
+
+// stop ends a quiet World's run where it stands, after the run noted
+// why (failed, outside or needTrace): f is unwound to quiet, which
+// recovers the panic. It never returns.
+func (w *World) stop() {
+	w.run.stopping = true
+	panic(stopped{})
+}
+
 // fatal stops the test with a failure outside Check.
 func (w *World) fatal(format string, a ...any) {
 	w.t.Helper()
 	msg := fmt.Sprintf(format, a...)
 	if w.run.quiet {
 		w.run.outside = msg
-		runtime.Goexit()
+		w.stop()
 	}
 	if w.run.probe {
 		w.run.outside = msg
@@ -265,7 +278,7 @@ func (w *World) trace() *sim.Recorder {
 	if w.rec == nil {
 		if w.Trace().Len() > 0 {
 			w.run.needTrace = true
-			runtime.Goexit()
+			w.stop()
 		}
 		w.rec = &sim.Recorder{}
 		w.Trace().Attach(w.rec)
@@ -360,7 +373,7 @@ func (w *World) Check(checks ...sim.Checker) {
 			if ce, ok := err.(*sim.CheckError); ok {
 				w.run.failed = ce.Violations
 			}
-			runtime.Goexit()
+			w.stop()
 		}
 		return
 	}
@@ -370,7 +383,7 @@ func (w *World) Check(checks ...sim.Checker) {
 	}
 	if w.run.quiet {
 		w.run.failed = vs
-		runtime.Goexit()
+		w.stop()
 	}
 	if w.run.failed == nil {
 		w.run.failed = vs

@@ -72,30 +72,61 @@ func TestRunnerReusesItsGoroutineUntilGoexit(t *testing.T) {
 	}
 }
 
-// Probe in a loop keeps one goroutine parked for its test, whatever the
-// seeds do, and none outlives the test.
-func TestProbeLeavesNoGoroutineBehind(t *testing.T) {
+// Probe runs f on the caller's goroutine and starts none. A seed its
+// World stops (a failure outside Check, a failing Check, the trace asked
+// for after the run began) ends f where it stands, with f's deferred
+// calls run, and Probe returns the failure to a caller that carries on;
+// a panic of f's own reaches the caller unrecovered, as it was raised.
+func TestProbeRunsOnTheCallersGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()
-	t.Run("loop", func(t *testing.T) {
-		inside := runtime.NumGoroutine()
-		for seed := uint64(1); seed <= 200; seed++ {
-			err := Probe(t, seed, func(t *testing.T, w *World) {
-				w.Run(3)
-				if seed%3 == 0 {
-					w.Must(errors.New("stop")) // ends the seed's goroutine
-				}
-				w.Check(holds{})
-			})
-			if (err != nil) != (seed%3 == 0) {
-				t.Fatalf("seed %d: %v", seed, err)
+	caller := goid()
+	for seed := uint64(1); seed <= 200; seed++ {
+		var ran, deferred, after int
+		err := Probe(t, seed, func(t *testing.T, w *World) {
+			ran++
+			if id := goid(); id != caller {
+				t.Fatalf("seed %d ran on goroutine %d, the caller is %d", seed, id, caller)
 			}
-			if n := settle(inside + 1); n > inside+1 {
-				t.Fatalf("seed %d: %d goroutines, %d before the loop", seed, n, inside)
+			defer func() { deferred++ }()
+			w.Run(3)
+			switch seed % 4 {
+			case 1:
+				w.Must(errors.New("stop")) // a failure outside Check
+			case 2:
+				w.Check(breaks{}) // a failing Check
+			case 3:
+				w.Trace().Emit(sim.Event{Tick: w.Now(), Kind: sim.KindSent, Msg: 1, Actor: "test"})
+				w.Events() // the trace, asked for after the run began: run again with it
 			}
+			w.Check(holds{})
+			after++
+		})
+		fails := seed%4 == 1 || seed%4 == 2
+		if (err != nil) != fails {
+			t.Fatalf("seed %d: Probe returned %v", seed, err)
 		}
-	})
+		runs := 1
+		if seed%4 == 3 {
+			runs = 2
+		}
+		if ran != runs || deferred != runs {
+			t.Fatalf("seed %d: f ran %d times, its deferred call %d; want %d", seed, ran, deferred, runs)
+		}
+		if fails && after != 0 || !fails && after != 1 {
+			t.Fatalf("seed %d: f went on %d times after its World stopped it (err %v)", seed, after, err)
+		}
+	}
 	if n := settle(before); n > before {
-		t.Fatalf("%d goroutines after the test, %d before", n, before)
+		t.Fatalf("%d goroutines after the Probe calls, %d before", n, before)
+	}
+	boom := errors.New("boom")
+	got := func() (x any) {
+		defer func() { x = recover() }()
+		Probe(t, 1, func(t *testing.T, w *World) { panic(boom) })
+		return nil
+	}()
+	if got != boom {
+		t.Fatalf("a panic of f's own reached the caller as %v, want %v", got, boom)
 	}
 }
 
@@ -120,3 +151,11 @@ type holds struct{}
 
 func (holds) Name() string                           { return "holds" }
 func (holds) Violations(*sim.Ledger) []sim.Violation { return nil }
+
+// breaks is a checker that always finds a violation.
+type breaks struct{}
+
+func (breaks) Name() string { return "breaks" }
+func (breaks) Violations(*sim.Ledger) []sim.Violation {
+	return []sim.Violation{{Check: "breaks", Detail: "always"}}
+}

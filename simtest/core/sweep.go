@@ -202,38 +202,59 @@ func Sweep(t *testing.T, n int, f func(t *testing.T, w *World)) *Shrunk {
 // see the report. f gets t itself, and a failure it reports straight on t
 // fails t. What a Probe costs is what a sweep pays per passing seed: a
 // benchmark or a loop of one's own can call it; -brokerlab.seed does not
-// apply. f runs on a goroutine other than the caller's, so that a
-// t.FailNow in it ends that goroutine only; after a seed that passes,
-// the goroutine stays parked for t's next Probe call (at most GOMAXPROCS
-// of them per test, when t is a *testing.T, B or F), and t's Cleanup
-// ends them: no goroutine of Probe's outlives the test.
+// apply. f runs on the caller's goroutine, so a seed costs no goroutine
+// switch: when the World finds the seed failed it ends f by a panic that
+// Probe recovers (f's deferred calls run, as they would on any stop),
+// while a t.FailNow or t.SkipNow of f's own ends the caller's goroutine,
+// as it does anywhere else in a test.
 func Probe[T testing.TB](t T, seed uint64, f func(t T, w *World)) error {
 	t.Helper()
 	if f == nil {
 		return errors.New("simtest: Probe needs a test function, got nil")
 	}
-	rn := takeRunner(t)
-	r := quiet(rn, t, seed, false, f)
+	r := quiet(nil, t, seed, false, f)
 	if r.needTrace {
-		r = quiet(rn, t, seed, true, f)
+		r = quiet(nil, t, seed, true, f)
 	}
-	parkRunner(t, rn)
 	if r.ok() {
 		return nil
 	}
 	return fmt.Errorf("simtest: seed %d failed: %s", seed, describe(r))
 }
 
-// quiet runs f for seed on rn's goroutine, on a World that records no
-// trace (unless record is set) and reports nothing: a failure ends f's
-// goroutine and is kept in the run returned. f gets t itself.
+// quiet runs f for seed on a World that records no trace (unless record
+// is set) and reports nothing: a failure the World finds ends f (see
+// World.stop) and is kept in the run returned. f gets t itself. It runs f
+// on rn's goroutine, or on the caller's when rn is nil; a Goexit in f
+// (t.FailNow) ends that goroutine.
 func quiet[T testing.TB](rn *runner, t T, seed uint64, record bool, f func(T, *World)) *run {
 	r := &run{quiet: true, record: record}
-	rn.do(func() {
+	job := func() {
+		defer r.recoverStop()
 		f(t, newWorld(quietT{t}, seed, r))
 		r.returned = true
-	})
+	}
+	if rn == nil {
+		job()
+	} else {
+		rn.do(job)
+	}
 	return r
+}
+
+// recoverStop, deferred around f, recovers the panic of the World's stop
+// and lets any other panic go on. It recovers only while a stop is under
+// way, so a panic of f's own is never recovered and re-raised: it crashes
+// the test exactly as it would without Probe.
+func (r *run) recoverStop() {
+	if !r.stopping {
+		return
+	}
+	// nil when a deferred call of f's recovered the stop; another value
+	// when one panicked while f was being stopped.
+	if x := recover(); x != nil && x != (stopped{}) {
+		panic(x)
+	}
 }
 
 // quietT is the test a quiet World is bound to: t, without Helper, whose

@@ -115,26 +115,28 @@ type (
 	}
 )
 
-// chunk is the header of one chunk: its entries and their tags, by index
-// in the chunk, both slices of one smallChunk or bigChunk.
+// chunk is the header of one chunk: a pointer to its memory, small for a
+// chunk below slot chunkSize, big for the others, the other one nil. Two
+// pointers are 16 bytes where two slice headers would take 48, so the
+// table of the first 8 chunks is one 128-byte allocation; and an entry or
+// tag is found by indexing an array, with no bound to load.
+//
+// A chunk's t holds, by slot, the slot's life: bumped when alloc hands
+// the slot out (lives run from 1 to lifeMax), with tagFree set until the
+// entry leaves stFree and again when it is released. A ring's ref is
+// checked against these 4 bytes per slot instead of the entry itself: the
+// compactions of long rings read one tag per ref, not one entry.
 type chunk struct {
-	e []entry
-	// t holds, by slot, the slot's life: bumped when alloc hands the
-	// slot out (lives run from 1 to lifeMax), with tagFree set until the
-	// entry leaves stFree and again when it is released. A ring's ref is
-	// checked against these 4 bytes per slot instead of the entry itself:
-	// the compactions of long rings read one tag per ref, not one entry.
-	t []uint32
+	small *smallChunk
+	big   *bigChunk
 }
 
 // newChunk allocates chunk k, of chunkLen(k) slots.
 func newChunk(k int) chunk {
 	if k < smallCount {
-		c := new(smallChunk)
-		return chunk{e: c.e[:], t: c.t[:]}
+		return chunk{small: new(smallChunk)}
 	}
-	c := new(bigChunk)
-	return chunk{e: c.e[:], t: c.t[:]}
+	return chunk{big: new(bigChunk)}
 }
 
 // slab holds entries by slot number. Freed slots are reused last-in
@@ -198,14 +200,18 @@ func loc(i uint32) (k, j uint32) {
 
 // at returns the entry in slot i, which alloc has handed out. O(1).
 func (s *slab) at(i uint32) *entry {
-	k, j := loc(i)
-	return &s.chunks[k].e[j]
+	if i < chunkSize {
+		return &s.chunks[i>>smallBits].small.e[i&smallMask]
+	}
+	return &s.chunks[i>>chunkBits+smallCount-1].big.e[i&chunkMask]
 }
 
 // tag returns the tag of slot i, which alloc has handed out. O(1).
 func (s *slab) tag(i uint32) *uint32 {
-	k, j := loc(i)
-	return &s.chunks[k].t[j]
+	if i < chunkSize {
+		return &s.chunks[i>>smallBits].small.t[i&smallMask]
+	}
+	return &s.chunks[i>>chunkBits+smallCount-1].big.t[i&chunkMask]
 }
 
 // alloc hands out a slot, the most recently freed one if any, and makes
@@ -219,7 +225,7 @@ func (s *slab) alloc() uint32 {
 	} else {
 		if s.n == s.capacity() {
 			if s.chunks == nil {
-				s.chunks = make([]chunk, 0, 8) // the chunks of 128 slots, in one allocation
+				s.chunks = make([]chunk, 0, 8) // the chunks of 128 slots, in one 128-byte allocation
 			}
 			s.chunks = append(s.chunks, newChunk(len(s.chunks)))
 		}

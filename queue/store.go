@@ -148,9 +148,9 @@ type slab struct {
 	n      uint32  // slots handed out so far
 	free   uint32  // 1 + the most recently freed slot, 0 when none is free
 
-	colds [][]cold // the cold records, chunked as the entries are
-	nc    uint32   // cold records handed out so far
-	cfree uint32   // 1 + the most recently freed cold record, 0 when none is free
+	colds []coldChunk // the cold records, chunked as the entries are
+	nc    uint32      // cold records handed out so far
+	cfree uint32      // 1 + the most recently freed cold record, 0 when none is free
 
 	// bodies holds the entries' bodies, packed; a chunk of it is let go
 	// once every body in it is released and it is not the one being
@@ -263,10 +263,28 @@ func (s *slab) release(i uint32) {
 	s.free = i + 1
 }
 
+// coldChunk is the header of one chunk of cold records, chunked as the
+// entries are (see chunk): a pointer to its records, small for a chunk
+// below record chunkSize, big for the others, the other one nil.
+type coldChunk struct {
+	small *[smallSize]cold
+	big   *[chunkSize]cold
+}
+
+// newColdChunk allocates chunk k of cold records, of chunkLen(k) records.
+func newColdChunk(k int) coldChunk {
+	if k < smallCount {
+		return coldChunk{small: new([smallSize]cold)}
+	}
+	return coldChunk{big: new([chunkSize]cold)}
+}
+
 // coldAt returns cold record k, which mkCold has handed out. O(1).
 func (s *slab) coldAt(k uint32) *cold {
-	a, b := loc(k)
-	return &s.colds[a][b]
+	if k < chunkSize {
+		return &s.colds[k>>smallBits].small[k&smallMask]
+	}
+	return &s.colds[k>>chunkBits+smallCount-1].big[k&chunkMask]
 }
 
 // mkCold returns e's cold record, giving e one with the defaults if it has
@@ -282,7 +300,7 @@ func (s *slab) mkCold(e *entry) *cold {
 		s.cfree = uint32(s.coldAt(k).receives)
 	} else {
 		if s.nc == capacity(len(s.colds)) {
-			s.colds = append(s.colds, make([]cold, chunkLen(len(s.colds))))
+			s.colds = append(s.colds, newColdChunk(len(s.colds)))
 		}
 		k = s.nc
 		s.nc++

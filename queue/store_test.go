@@ -146,6 +146,19 @@ func TestColdRecordsHoldTheRareFacts(t *testing.T) {
 	if s.nc != 4*n/5 {
 		t.Fatalf("%d cold records for %d copies that need one", s.nc, 4*n/5)
 	}
+	// Every record is one of its own, at its index in its chunk.
+	seen := map[*cold]uint32{}
+	for k := range s.nc {
+		c := s.coldAt(k)
+		if j, dup := seen[c]; dup {
+			t.Fatalf("cold records %d and %d share a place", j, k)
+		}
+		seen[c] = k
+		a, b := loc(k)
+		if x := s.colds[a]; (x.small == nil) == (x.big == nil) || x.small != nil && c != &x.small[b] || x.big != nil && c != &x.big[b] {
+			t.Fatalf("cold record %d is not at index %d of chunk %d", k, b, a)
+		}
+	}
 	for i := range uint32(n) {
 		e := s.at(i)
 		rc, actor := int32(0), int32(-1)

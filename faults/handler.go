@@ -169,11 +169,35 @@ func (f *faultyHandler) fail(class error, x *Firing) error {
 
 // fail is the error of a handler firing x of the error class class.
 func fail(class error, x *Firing) error {
-	if x.Error == "" {
-		return fmt.Errorf("%w (rule %s)", class, x.Rule)
-	}
-	return fmt.Errorf("%w: %s (rule %s)", class, x.Error, x.Rule)
+	return &firedError{class: class, rule: x.Rule, text: x.Error}
 }
+
+// firedError is the error of a handler firing: it wraps its error class
+// and reads "<class>: <text> (rule <rule>)", or "<class> (rule <rule>)"
+// without a text, as fmt.Errorf with %w would make it. The text is built
+// the first time Error is asked for, not when the firing fails a
+// delivery: a run whose trace is not detailed never reads it.
+type firedError struct {
+	class      error
+	rule, text string
+	msg        string // the text of Error once built, "" before
+}
+
+// Error returns the error's text, built once.
+func (e *firedError) Error() string {
+	if e.msg == "" {
+		if e.text == "" {
+			e.msg = e.class.Error() + " (rule " + e.rule + ")"
+		} else {
+			e.msg = e.class.Error() + ": " + e.text + " (rule " + e.rule + ")"
+		}
+	}
+	return e.msg
+}
+
+// Unwrap returns the error class, so errors.Is(err, sim.ErrTransient)
+// and the like hold.
+func (e *firedError) Unwrap() error { return e.class }
 
 // Unwrap returns the wrapped handler.
 func (f *faultyHandler) Unwrap() sim.Handler { return f.h }

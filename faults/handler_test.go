@@ -2,6 +2,7 @@ package faults
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/sim"
@@ -141,5 +142,28 @@ func TestHandlerFollowsRulesAddedAndDisabled(t *testing.T) {
 	}
 	if err := deliver(20); err != nil {
 		t.Fatalf("fourth attempt: %v", err)
+	}
+}
+
+// TestFiredErrorReadsAsFmt checks that the error of a handler firing reads
+// and unwraps exactly as the fmt.Errorf it replaces, with and without an
+// error text, and every time it is asked.
+func TestFiredErrorReadsAsFmt(t *testing.T) {
+	for _, class := range []error{sim.ErrTransient, sim.ErrPermanent, sim.ErrPoison} {
+		for _, x := range []Firing{{Rule: "flaky"}, {Rule: "flaky", Error: "connection reset"}} {
+			want := fmt.Errorf("%w (rule %s)", class, x.Rule)
+			if x.Error != "" {
+				want = fmt.Errorf("%w: %s (rule %s)", class, x.Error, x.Rule)
+			}
+			got := fail(class, &x)
+			for range 2 {
+				if got.Error() != want.Error() {
+					t.Errorf("fail(%v, %+v) reads %q, want %q", class, x, got.Error(), want.Error())
+				}
+			}
+			if !errors.Is(got, class) || errors.Unwrap(got) != class {
+				t.Errorf("fail(%v, %+v) does not wrap its class", class, x)
+			}
+		}
 	}
 }

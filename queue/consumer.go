@@ -500,7 +500,8 @@ func (x *instance) step(now sim.Tick) {
 	clear(x.held[len(keep):])
 	x.held = keep
 	for i := range x.due {
-		if x.finish(&x.due[i], nil, now, x.due[i+1:]) {
+		w := &x.due[i]
+		if x.finish(&w.d, w.h, w.acked, nil, now, x.due[i+1:]) {
 			clear(x.due)
 			return
 		}
@@ -571,7 +572,7 @@ func (x *instance) step(now sim.Tick) {
 		return
 	}
 	for i := range x.batch {
-		if x.start(&x.batch[i], now, x.batch[i+1:]) {
+		if x.start(&x.batch[i].d, x.batch[i].acked, now, x.batch[i+1:]) {
 			break
 		}
 	}
@@ -634,7 +635,7 @@ func (x *instance) drain(now sim.Tick) bool {
 			x.release(w.d.Receipt)
 			continue
 		}
-		if x.start(&w, now, nil) {
+		if x.start(&w.d, w.acked, now, nil) {
 			return true
 		}
 	}
@@ -693,68 +694,75 @@ func (x *instance) fire(p faults.Site, m *sim.Message) *faults.Firing {
 
 // startEach starts the received deliveries of buf in order, for a
 // consumer with nothing to ack first and no group to hold back: each
-// message starts straight from buf, in a work item on the stack, so it is
-// not copied into the heap first. A crash drops the messages not started
-// yet, which acks nothing and loses nothing, as a batch of unacked items
-// would. buf does not escape, so it may be a buffer on the caller's
-// stack.
+// message starts straight from its place in buf, which is neither copied
+// into a work item nor into the heap first. A crash drops the messages
+// not started yet, which acks nothing and loses nothing, as a batch of
+// unacked items would. buf does not escape, so it may be a buffer on the
+// caller's stack.
 func (x *instance) startEach(buf []Delivery, now sim.Tick) {
 	x.stats.Received += len(buf)
 	for i := range buf {
-		var w work
-		w.d = buf[i]
-		if x.start(&w, now, nil) {
+		if x.start(&buf[i], false, now, nil) {
 			break
 		}
 	}
 }
 
-// delivery returns the consumer's Delivery reset for w, with the handler
-// w started with behind the fault wrapper.
-func (x *instance) delivery(w *work) *sim.Delivery {
+// delivery returns the consumer's Delivery reset for the received
+// delivery rd, with the handler h it started with behind the fault
+// wrapper.
+func (x *instance) delivery(rd *Delivery, h sim.Handler) *sim.Delivery {
 	c := x.c
-	c.d.ResetFrom(c.q.env, &w.d.Message, c.q.where, c.q.consumer, x.name, w.d.ReceiveCount)
-	c.disp.h = w.h
+	c.d.ResetFrom(c.q.env, &rd.Message, c.q.where, c.q.consumer, x.name, rd.ReceiveCount)
+	c.disp.h = h
 	return &c.d
 }
 
-// start begins processing w; it reports whether the instance crashed.
-// rest are the batch's messages not started yet; a crash drops them.
-func (x *instance) start(w *work, now sim.Tick, rest []work) bool {
-	if x.fire(x.c.crashBefore, &w.d.Message) != nil {
-		x.crash(now, "before processing", w, true, rest)
+// start begins processing the received delivery rd, acked before
+// processing when acked; it reports whether the instance crashed. rest
+// are the batch's messages not started yet; a crash drops them. rd is
+// read where it lies (a receive buffer, a batch or a waiting item) and
+// copied only into a work item the instance holds while a timed handler
+// runs, so start does not retain it.
+func (x *instance) start(rd *Delivery, acked bool, now sim.Tick, rest []work) bool {
+	if x.fire(x.c.crashBefore, &rd.Message) != nil {
+		x.crash(now, "before processing", rd, acked, rest)
 		return true
 	}
 	c := x.c
-	w.h = c.cfg.Handler
-	d := x.delivery(w)
+	h := c.cfg.Handler
+	d := x.delivery(rd, h)
 	// The fault wrapper's Duration is the handler's plus handler.slow's:
 	// 0, with no draw, for an untimed handler while handler.slow is not
 	// armed, so it is asked only when one of them can take time.
 	if c.timed || x.slow.Armed() {
 		if t := sim.DurationOf(c.h, d); t > 0 {
-			w.doneAt = now + min(t, MaxDuration)
-			x.held = append(x.held, *w)
+			// Filled in place: a composite literal would be built in a
+			// temporary and copied.
+			x.held = append(x.held, work{})
+			w := &x.held[len(x.held)-1]
+			w.d, w.h, w.doneAt, w.acked = *rd, h, now+min(t, MaxDuration), acked
 			return false
 		}
 		if c.timed {
 			d = nil // the user's Duration may have changed the delivery: finish resets it
 		}
 	}
-	return x.finish(w, d, now, rest)
+	return x.finish(rd, h, acked, d, now, rest)
 }
 
-// finish calls the handler for w and settles the message; it reports
-// whether the instance crashed. d is the consumer's delivery already
-// reset for w and untouched since, or nil to reset it here (a reset
-// copies the message, so start, which has just reset it to ask the
-// duration of handlers that cannot change it, passes it on). rest are the
-// items due at this tick (or the batch's messages) not handled yet; a
-// crash drops them.
-func (x *instance) finish(w *work, d *sim.Delivery, now sim.Tick, rest []work) bool {
+// finish calls the handler h (the one processing started with) for the
+// received delivery rd, acked before processing when acked, and settles
+// the message; it reports whether the instance crashed. d is the
+// consumer's delivery already reset for rd and untouched since, or nil to
+// reset it here (a reset copies the message, so start, which has just
+// reset it to ask the duration of handlers that cannot change it, passes
+// it on). rest are the items due at this tick (or the batch's messages)
+// not handled yet; a crash drops them. finish does not retain rd.
+func (x *instance) finish(rd *Delivery, h sim.Handler, acked bool, d *sim.Delivery, now sim.Tick, rest []work) bool {
 	c := x.c
 	if d == nil {
-		d = x.delivery(w)
+		d = x.delivery(rd, h)
 	}
 	err := c.h.Handle(d)
 	if err == nil {
@@ -762,13 +770,13 @@ func (x *instance) finish(w *work, d *sim.Delivery, now sim.Tick, rest []work) b
 		if d.Skipped() {
 			x.stats.Skipped++
 		}
-		if x.fire(c.crashAfter, &w.d.Message) != nil {
-			x.crash(now, "after effect, before ack", w, false, rest)
+		if x.fire(c.crashAfter, &rd.Message) != nil {
+			x.crash(now, "after effect, before ack", rd, false, rest)
 			return true
 		}
 		x.forward(d)
-		if !w.acked {
-			if err := c.q.Ack(w.d.Receipt); err != nil {
+		if !acked {
+			if err := c.q.Ack(rd.Receipt); err != nil {
 				x.refused(err) // the message comes back after its visibility timeout
 			}
 		}
@@ -777,20 +785,20 @@ func (x *instance) finish(w *work, d *sim.Delivery, now sim.Tick, rest []work) b
 	x.stats.Failed++
 	class := sim.Classify(err)
 	x.traceFailed(d, class, err)
-	if w.acked {
-		x.lose(w)
+	if acked {
+		x.lose(rd, true)
 		return false
 	}
 	if c.q.cfg.FIFO {
-		x.failGroup(w.d.Message.Key)
+		x.failGroup(rd.Message.Key)
 	}
-	if OnFailure(class, w.d.ReceiveCount, c.cfg.MaxAttempts, c.cfg.Retry.SameForAll) == SettleRedeliver {
-		delay, ok := c.cfg.Retry.Backoff(w.d.ReceiveCount, x.stream)
+	if OnFailure(class, rd.ReceiveCount, c.cfg.MaxAttempts, c.cfg.Retry.SameForAll) == SettleRedeliver {
+		delay, ok := c.cfg.Retry.Backoff(rd.ReceiveCount, x.stream)
 		if after, limited := sim.RetryAfter(err); limited && !c.cfg.Retry.SameForAll {
 			delay, ok = after, true
 		}
 		if ok {
-			if err := c.q.Nack(w.d.Receipt, delay); err != nil {
+			if err := c.q.Nack(rd.Receipt, delay); err != nil {
 				x.refused(err)
 			} else {
 				x.stats.Retried++
@@ -803,9 +811,9 @@ func (x *instance) finish(w *work, d *sim.Delivery, now sim.Tick, rest []work) b
 	}
 	reason := class.String() + " failure"
 	if class == sim.ClassTransient && c.q.env.Trace.Detailed() {
-		reason = strconv.Itoa(w.d.ReceiveCount) + " failed attempts"
+		reason = strconv.Itoa(rd.ReceiveCount) + " failed attempts"
 	}
-	switch err := c.q.DeadLetter(w.d.Receipt, reason); {
+	switch err := c.q.DeadLetter(rd.Receipt, reason); {
 	case err == nil:
 		x.stats.DeadLettered++
 	case errors.Is(err, ErrNoDeadLetter):
@@ -871,15 +879,15 @@ func (x *instance) traceFailed(d *sim.Delivery, class sim.Class, err error) {
 // lose traces that w was acked before processing and will never be
 // processed: a loss with sim.CauseAckBeforeProcess for the logical
 // consumer.
-func (x *instance) lose(w *work) {
-	if !w.acked {
+func (x *instance) lose(d *Delivery, acked bool) {
+	if !acked {
 		return
 	}
 	c := x.c
-	m := &w.d.Message
+	m := &d.Message
 	x.stats.Lost++
 	ev := sim.Lost(c.q.where, x.name, c.q.consumer, m, sim.CauseAckBeforeProcess)
-	ev.Attempt = w.d.ReceiveCount
+	ev.Attempt = d.ReceiveCount
 	c.q.env.Emit(ev)
 }
 
@@ -888,12 +896,12 @@ func (x *instance) lose(w *work) {
 // lost.
 func (x *instance) dropHeld() {
 	for i := range x.held {
-		x.lose(&x.held[i])
+		x.lose(&x.held[i].d, x.held[i].acked)
 	}
 	clear(x.held)
 	x.held = x.held[:0]
 	for i := x.wh; i < len(x.wait); i++ {
-		x.lose(&x.wait[i])
+		x.lose(&x.wait[i].d, x.wait[i].acked)
 	}
 	clear(x.wait)
 	x.wait, x.wh = x.wait[:0], 0
@@ -901,19 +909,17 @@ func (x *instance) dropHeld() {
 }
 
 // crash drops everything the instance holds, plus cur (the message being
-// started or finished, lost when loseCur and it was acked) and rest (items
-// not handled yet); nothing is acked. Dropped messages that were acked
-// before processing are lost.
-func (x *instance) crash(now sim.Tick, why string, cur *work, loseCur bool, rest []work) {
+// started or finished, lost when loseCur: it was acked before processing
+// and its handler never ran) and rest (items not handled yet); nothing is
+// acked. Dropped messages that were acked before processing are lost.
+func (x *instance) crash(now sim.Tick, why string, cur *Delivery, loseCur bool, rest []work) {
 	c := x.c
 	x.stats.Crashes++
-	m := &cur.d.Message
+	m := &cur.Message
 	c.q.env.Emit(sim.Event{Kind: sim.KindCrashed, Where: c.q.where, Actor: x.name, Msg: m.ID, Key: m.Key, Detail: why})
-	if loseCur {
-		x.lose(cur)
-	}
+	x.lose(cur, loseCur)
 	for i := range rest {
-		x.lose(&rest[i])
+		x.lose(&rest[i].d, rest[i].acked)
 	}
 	x.dropHeld()
 	x.downUntil = now + c.cfg.RestartDelay

@@ -42,8 +42,12 @@ func TestChunkSizeClasses(t *testing.T) {
 			t.Errorf("opening chunk %d took %v allocations, want 1", k, got)
 		}
 	}
-	if len(openedChunk.e) != chunkSize || len(openedChunk.t) != chunkSize || len(newChunk(0).e) != smallSize {
-		t.Errorf("chunks of %d and %d slots, want %d and %d", len(newChunk(0).e), len(openedChunk.e), smallSize, chunkSize)
+	if openedChunk.big == nil || openedChunk.small != nil || newChunk(0).small == nil || newChunk(0).big != nil {
+		t.Errorf("chunk 0 is not small or chunk %d not big", smallCount)
+	}
+	// The table of the first 8 chunk headers is one 128-byte allocation.
+	if n := unsafe.Sizeof([8]chunk{}); n != 128 {
+		t.Errorf("8 chunk headers take %d bytes, want 128", n)
 	}
 }
 

@@ -115,26 +115,28 @@ type (
 	}
 )
 
-// chunk is the header of one chunk: its entries and their tags, by index
-// in the chunk, both slices of one smallChunk or bigChunk.
+// chunk is the header of one chunk: a pointer to its memory, small for a
+// chunk below slot chunkSize, big for the others, the other one nil. Two
+// pointers are 16 bytes where two slice headers would take 48, so the
+// table of the first 8 chunks is one 128-byte allocation; and an entry or
+// tag is found by indexing an array, with no bound to load.
+//
+// A chunk's t holds, by slot, the slot's life: bumped when alloc hands
+// the slot out (lives run from 1 to lifeMax), with tagFree set until the
+// entry leaves stFree and again when it is released. A ring's ref is
+// checked against these 4 bytes per slot instead of the entry itself: the
+// compactions of long rings read one tag per ref, not one entry.
 type chunk struct {
-	e []entry
-	// t holds, by slot, the slot's life: bumped when alloc hands the
-	// slot out (lives run from 1 to lifeMax), with tagFree set until the
-	// entry leaves stFree and again when it is released. A ring's ref is
-	// checked against these 4 bytes per slot instead of the entry itself:
-	// the compactions of long rings read one tag per ref, not one entry.
-	t []uint32
+	small *smallChunk
+	big   *bigChunk
 }
 
 // newChunk allocates chunk k, of chunkLen(k) slots.
 func newChunk(k int) chunk {
 	if k < smallCount {
-		c := new(smallChunk)
-		return chunk{e: c.e[:], t: c.t[:]}
+		return chunk{small: new(smallChunk)}
 	}
-	c := new(bigChunk)
-	return chunk{e: c.e[:], t: c.t[:]}
+	return chunk{big: new(bigChunk)}
 }
 
 // slab holds entries by slot number. Freed slots are reused last-in
@@ -146,9 +148,9 @@ type slab struct {
 	n      uint32  // slots handed out so far
 	free   uint32  // 1 + the most recently freed slot, 0 when none is free
 
-	colds [][]cold // the cold records, chunked as the entries are
-	nc    uint32   // cold records handed out so far
-	cfree uint32   // 1 + the most recently freed cold record, 0 when none is free
+	colds []coldChunk // the cold records, chunked as the entries are
+	nc    uint32      // cold records handed out so far
+	cfree uint32      // 1 + the most recently freed cold record, 0 when none is free
 
 	// bodies holds the entries' bodies, packed; a chunk of it is let go
 	// once every body in it is released and it is not the one being
@@ -198,14 +200,18 @@ func loc(i uint32) (k, j uint32) {
 
 // at returns the entry in slot i, which alloc has handed out. O(1).
 func (s *slab) at(i uint32) *entry {
-	k, j := loc(i)
-	return &s.chunks[k].e[j]
+	if i < chunkSize {
+		return &s.chunks[i>>smallBits].small.e[i&smallMask]
+	}
+	return &s.chunks[i>>chunkBits+smallCount-1].big.e[i&chunkMask]
 }
 
 // tag returns the tag of slot i, which alloc has handed out. O(1).
 func (s *slab) tag(i uint32) *uint32 {
-	k, j := loc(i)
-	return &s.chunks[k].t[j]
+	if i < chunkSize {
+		return &s.chunks[i>>smallBits].small.t[i&smallMask]
+	}
+	return &s.chunks[i>>chunkBits+smallCount-1].big.t[i&chunkMask]
 }
 
 // alloc hands out a slot, the most recently freed one if any, and makes
@@ -219,7 +225,7 @@ func (s *slab) alloc() uint32 {
 	} else {
 		if s.n == s.capacity() {
 			if s.chunks == nil {
-				s.chunks = make([]chunk, 0, 8) // the chunks of 128 slots, in one allocation
+				s.chunks = make([]chunk, 0, 8) // the chunks of 128 slots, in one 128-byte allocation
 			}
 			s.chunks = append(s.chunks, newChunk(len(s.chunks)))
 		}
@@ -257,10 +263,28 @@ func (s *slab) release(i uint32) {
 	s.free = i + 1
 }
 
+// coldChunk is the header of one chunk of cold records, chunked as the
+// entries are (see chunk): a pointer to its records, small for a chunk
+// below record chunkSize, big for the others, the other one nil.
+type coldChunk struct {
+	small *[smallSize]cold
+	big   *[chunkSize]cold
+}
+
+// newColdChunk allocates chunk k of cold records, of chunkLen(k) records.
+func newColdChunk(k int) coldChunk {
+	if k < smallCount {
+		return coldChunk{small: new([smallSize]cold)}
+	}
+	return coldChunk{big: new([chunkSize]cold)}
+}
+
 // coldAt returns cold record k, which mkCold has handed out. O(1).
 func (s *slab) coldAt(k uint32) *cold {
-	a, b := loc(k)
-	return &s.colds[a][b]
+	if k < chunkSize {
+		return &s.colds[k>>smallBits].small[k&smallMask]
+	}
+	return &s.colds[k>>chunkBits+smallCount-1].big[k&chunkMask]
 }
 
 // mkCold returns e's cold record, giving e one with the defaults if it has
@@ -276,7 +300,7 @@ func (s *slab) mkCold(e *entry) *cold {
 		s.cfree = uint32(s.coldAt(k).receives)
 	} else {
 		if s.nc == capacity(len(s.colds)) {
-			s.colds = append(s.colds, make([]cold, chunkLen(len(s.colds))))
+			s.colds = append(s.colds, newColdChunk(len(s.colds)))
 		}
 		k = s.nc
 		s.nc++

@@ -18,6 +18,7 @@ func TestSlabChunksStayPut(t *testing.T) {
 	const n = 5*chunkSize + 17
 	ptrs := make([]*entry, n)
 	seen := map[*entry]uint32{}
+	tags := map[*uint32]uint32{}
 	for i := range uint32(n) {
 		if got := s.alloc(); got != i {
 			t.Fatalf("alloc %d returned slot %d", i, got)
@@ -32,14 +33,25 @@ func TestSlabChunksStayPut(t *testing.T) {
 		seen[e] = i
 		ptrs[i] = e
 		e.entered = sim.Tick(i)
+		if j, dup := tags[s.tag(i)]; dup {
+			t.Fatalf("slots %d and %d share a tag", j, i)
+		}
+		tags[s.tag(i)] = i
 	}
 	for i := range uint32(n) {
 		if s.at(i) != ptrs[i] || s.at(i).entered != sim.Tick(i) {
 			t.Fatalf("slot %d moved or lost its entry", i)
 		}
+		// A slot's entry and tag are in the same chunk.
+		k, j := loc(i)
+		if c := s.chunks[k]; (c.small == nil) == (c.big == nil) ||
+			c.small != nil && (s.at(i) != &c.small.e[j] || s.tag(i) != &c.small.t[j]) ||
+			c.big != nil && (s.at(i) != &c.big.e[j] || s.tag(i) != &c.big.t[j]) {
+			t.Fatalf("slot %d is not at index %d of chunk %d", i, j, k)
+		}
 	}
-	if got := len(s.chunks[0].e); got != smallSize || len(s.chunks[0].t) != smallSize {
-		t.Fatalf("first chunk holds %d slots", got)
+	if s.chunks[0].small == nil || s.chunks[smallCount].big == nil {
+		t.Fatalf("the first chunk is not small or the first full one not big")
 	}
 }
 
@@ -133,6 +145,19 @@ func TestColdRecordsHoldTheRareFacts(t *testing.T) {
 	}
 	if s.nc != 4*n/5 {
 		t.Fatalf("%d cold records for %d copies that need one", s.nc, 4*n/5)
+	}
+	// Every record is one of its own, at its index in its chunk.
+	seen := map[*cold]uint32{}
+	for k := range s.nc {
+		c := s.coldAt(k)
+		if j, dup := seen[c]; dup {
+			t.Fatalf("cold records %d and %d share a place", j, k)
+		}
+		seen[c] = k
+		a, b := loc(k)
+		if x := s.colds[a]; (x.small == nil) == (x.big == nil) || x.small != nil && c != &x.small[b] || x.big != nil && c != &x.big[b] {
+			t.Fatalf("cold record %d is not at index %d of chunk %d", k, b, a)
+		}
 	}
 	for i := range uint32(n) {
 		e := s.at(i)

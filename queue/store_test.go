@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"math"
 	"reflect"
 	"runtime"
 	"slices"
@@ -305,26 +306,37 @@ func TestRingLetsGoOfDrainedSegments(t *testing.T) {
 // outnumber the segments in use (one at least), so a ring that drains
 // lets go of them as it goes.
 func TestRingRegrowsIntoItsSpares(t *testing.T) {
-	var r ring[ref]
 	const n = 30 * segSize
-	for i := range n {
-		r.pushBack(ref(i + 1))
+	// MemStats counts the whole process's allocations, so another
+	// goroutine's can land in the window: the ring's own count is the
+	// least of three tries on fresh rings, as noise only adds.
+	var r ring[ref]
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		r = ring[ref]{}
+		for i := range n {
+			r.pushBack(ref(i + 1))
+		}
+		r.filter(func(x ref) bool { return x%3 == 0 })
+		if got, want := r.big.n, 10; got != want {
+			t.Fatalf("%d segments in use after the compaction, want %d", got, want)
+		}
+		if len(r.big.spares) != r.big.n {
+			t.Fatalf("%d spares kept for %d segments in use", len(r.big.spares), r.big.n)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := range 10 * segSize {
+			r.pushBack(ref(n + i + 1))
+		}
+		runtime.ReadMemStats(&after)
+		least = min(least, after.Mallocs-before.Mallocs)
+		if least == 0 {
+			break
+		}
 	}
-	r.filter(func(x ref) bool { return x%3 == 0 })
-	if got, want := r.big.n, 10; got != want {
-		t.Fatalf("%d segments in use after the compaction, want %d", got, want)
-	}
-	if len(r.big.spares) != r.big.n {
-		t.Fatalf("%d spares kept for %d segments in use", len(r.big.spares), r.big.n)
-	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for i := range 10 * segSize {
-		r.pushBack(ref(n + i + 1))
-	}
-	runtime.ReadMemStats(&after)
-	if a := after.Mallocs - before.Mallocs; a != 0 {
-		t.Fatalf("growing back into the spares allocated %d times", a)
+	if least != 0 {
+		t.Fatalf("growing back into the spares allocated %d times", least)
 	}
 	for r.len() > 0 {
 		r.popFront()

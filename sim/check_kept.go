@@ -352,7 +352,7 @@ func (f *orderFold) rooted(l *Ledger) bool {
 func (f *orderFold) fold(l *Ledger, b *consumerBook) {
 	s := &b.order
 	for f.chunk < len(s.chunks) {
-		c := s.chunks[f.chunk]
+		c := s.used(f.chunk)
 		for f.off < len(c) {
 			z, n := binary.Uvarint(c[f.off:])
 			if n <= 0 {

@@ -363,10 +363,13 @@ func (s *list[T]) slice() []T {
 // the previous ID (zigzag varint) in chunks of bytes that are never
 // copied: IDs that arrive roughly in order, as first applications do,
 // take one or two bytes each instead of eight. Chunks start at seqFirst
-// bytes and double up to seqChunk. Reading it back is sequential.
+// bytes and double up to seqChunk; the last one is being filled, its
+// first at bytes used. Reading it back is sequential.
 type idSeq struct {
-	chunks [][]byte
-	last   ID // the ID pushed last
+	chunks [][]byte // the full chunks, cut to the bytes written, then cur
+	cur    []byte   // the chunk being filled, nil before the first push
+	at     int      // the bytes of cur used
+	last   ID       // the ID pushed last
 	n      int
 }
 
@@ -375,36 +378,59 @@ const (
 	seqChunk = 4096
 )
 
-// push appends id.
+// push appends id. The common case, an ID a little after the last one,
+// writes one byte into the chunk being filled and no pointer (a slice
+// header stored back would be a pointer write the collector has to see).
+// O(1) amortised.
 func (s *idSeq) push(id ID) {
 	d := int64(id - s.last) // the difference modulo 2^64, read as signed
 	z := uint64(d<<1) ^ uint64(d>>63)
 	s.last = id
 	s.n++
-	k := len(s.chunks) - 1
-	if k >= 0 && z < 0x80 && len(s.chunks[k]) < cap(s.chunks[k]) {
-		s.chunks[k] = append(s.chunks[k], byte(z)) // the common case: a varint of one byte
+	if z < 0x80 && s.at < len(s.cur) {
+		s.cur[s.at] = byte(z)
+		s.at++
 		return
 	}
-	if k < 0 || cap(s.chunks[k])-len(s.chunks[k]) < binary.MaxVarintLen64 {
+	s.pushLong(z)
+}
+
+// pushLong is push for a varint of more than one byte, or when the chunk
+// being filled is full: a varint never straddles two chunks.
+func (s *idSeq) pushLong(z uint64) {
+	if len(s.cur)-s.at < binary.MaxVarintLen64 { // always so for a one-byte varint here
+
 		size := seqFirst
-		if k >= 0 {
-			size = min(seqChunk, 2*cap(s.chunks[k]))
+		if s.cur != nil {
+			size = min(seqChunk, 2*len(s.cur))
 		}
-		s.chunks = append(s.chunks, make([]byte, 0, size))
-		k++
+		if k := len(s.chunks) - 1; k >= 0 {
+			s.chunks[k] = s.cur[:s.at] // a full chunk keeps only the bytes written
+		}
+		s.cur, s.at = make([]byte, size), 0
+		s.chunks = append(s.chunks, s.cur)
 	}
-	s.chunks[k] = binary.AppendUvarint(s.chunks[k], z)
+	s.at += binary.PutUvarint(s.cur[s.at:], z)
 }
 
 // len returns the number of IDs.
 func (s *idSeq) len() int { return s.n }
 
+// used returns the bytes written so far of chunk k: all of it but for
+// the last chunk, which is being filled.
+func (s *idSeq) used(k int) []byte {
+	if k == len(s.chunks)-1 {
+		return s.chunks[k][:s.at]
+	}
+	return s.chunks[k]
+}
+
 // all yields the IDs in order.
 func (s *idSeq) all() iter.Seq[ID] {
 	return func(yield func(ID) bool) {
 		var id ID
-		for _, c := range s.chunks {
+		for k := range s.chunks {
+			c := s.used(k)
 			for len(c) > 0 {
 				z, n := binary.Uvarint(c)
 				if n <= 0 {

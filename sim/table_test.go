@@ -298,6 +298,12 @@ func TestIDSeqRoundTrip(t *testing.T) {
 	for i := range 5000 {
 		want = append(want, ID(i*3%1000+1))
 	}
+	// Runs of IDs whose differences take 1, 2, 3 and 10 bytes, so that
+	// varints of every length meet the end of a chunk.
+	for i := range 3000 {
+		step := []ID{1, 200, 40_000, 1 << 62}[i/50%4]
+		want = append(want, want[len(want)-1]+step)
+	}
 	var s idSeq
 	for _, id := range want {
 		s.push(id)
@@ -306,6 +312,9 @@ func TestIDSeqRoundTrip(t *testing.T) {
 		t.Fatalf("%d chunks, %d IDs", len(s.chunks), s.len())
 	}
 	got := s.slice()
+	if len(got) != len(want) {
+		t.Fatalf("read back %d IDs, pushed %d", len(got), len(want))
+	}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("ID %d: got %d, want %d", i, got[i], want[i])

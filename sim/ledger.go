@@ -729,6 +729,30 @@ func (l *Ledger) bookDelivery(id ID, c ConsumerRef, t Tick) bool {
 	return true
 }
 
+// bookDeliveries folds a delivered event of copy id to each consumer of
+// f in turn at tick t, as bookDelivery folds each, and reports true; it
+// changes nothing and reports false when the record of id is not
+// registered yet (see bookDelivery), or when f names no consumer. A
+// consumer's handle is looked up, and the consumer made, on its first
+// delivery, in the order the events would have named them. O(f.Len())
+// amortised.
+func (l *Ledger) bookDeliveries(id ID, f *LedgerFanout, t Tick) bool {
+	if len(f.names) == 0 || !l.bookKnown(id, t) {
+		return false
+	}
+	for i, c := range f.refs {
+		if c < 0 {
+			c = l.ref(f.names[i])
+			f.refs[i] = c
+		}
+		if d := l.entry(id, c); d != nil {
+			l.deliveredTo(id, c, d, t)
+		}
+		l.folded()
+	}
+	return true
+}
+
 // bookKnown begins booking an event about copy id at tick t, as Emit
 // begins folding one, and reports true; it changes nothing and reports
 // false when the record of id is not registered yet, because registering

@@ -481,6 +481,9 @@ func (b *Broker) published(e *envelope) {
 		return
 	}
 	m := &e.msg
+	if tr.BookPublished(b.env.Now(), m.ID, m.Origin, e.where, m.Key, m.Headers.Type) {
+		return // only the ledger listens: booked without building the event
+	}
 	var ev sim.Event // filled in place, as emitCopy's
 	ev.Tick, ev.Kind, ev.Where, ev.Corr = b.env.Now(), sim.KindPublished, e.where, e.corr
 	ev.Msg, ev.Origin, ev.Key, ev.Type = m.ID, m.Origin, m.Key, m.Headers.Type

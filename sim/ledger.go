@@ -774,11 +774,12 @@ func (l *Ledger) bookKnown(id ID, t Tick) bool {
 	return true
 }
 
-// bookProduced folds the produced event of copy id (made from origin,
-// with key and type typ) appended to the log where at tick t, as Emit
+// bookArrival folds an event of kind k (produced or published) that
+// names no consumer: copy id (made from origin, with key and type typ)
+// appended to the log or published to the topic where at tick t, as Emit
 // folds it. O(1) amortised, like Emit, but without building the event or
 // its kind switch.
-func (l *Ledger) bookProduced(id, origin ID, t Tick, where, key, typ string) {
+func (l *Ledger) bookArrival(k Kind, id, origin ID, t Tick, where, key, typ string) {
 	l.last = t
 	if l.stats != nil {
 		l.stats.touch(id)
@@ -786,7 +787,7 @@ func (l *Ledger) bookProduced(id, origin ID, t Tick, where, key, typ string) {
 			l.stats.touch(origin)
 		}
 	}
-	l.arrive(KindProduced, id, origin, t, where, key, typ, "")
+	l.arrive(k, id, origin, t, where, key, typ, "")
 	l.folded()
 }
 

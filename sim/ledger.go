@@ -703,6 +703,17 @@ func (l *Ledger) processed(id ID, c ConsumerRef, t Tick) {
 	if d == nil {
 		return
 	}
+	if d.handled == 0 && d.lastSeen != tickWide {
+		// The common case spelled out: the first effect, applied within
+		// a tick32 and 127 ticks of the latest delivery.
+		if off := t - Tick(d.lastSeen); off > offWide && off <= math.MaxInt8 {
+			d.bits |= delExpected | delHandled
+			d.handled = 1
+			d.firstOff = int8(off)
+			l.consumers[c].order.push(id)
+			return
+		}
+	}
 	d.bits |= delExpected | delHandled
 	first := !d.applied()
 	l.incHalf(id, c, fieldApplied, &d.handled, lowHalf)
@@ -740,13 +751,37 @@ func (l *Ledger) bookDeliveries(id ID, f *LedgerFanout, t Tick) bool {
 	if len(f.names) == 0 || !l.bookKnown(id, t) {
 		return false
 	}
-	for i, c := range f.refs {
+	plain := t > Tick(tickWide) && t <= math.MaxInt32 // t fits a tick32
+	i := uint64(id)
+	for j, c := range f.refs {
 		if c < 0 {
-			c = l.ref(f.names[i])
-			f.refs[i] = c
+			c = l.ref(f.names[j])
+			f.refs[j] = c
 		}
-		if d := l.entry(id, c); d != nil {
+		// entry and deliveredTo, their common case spelled out: a plain
+		// chunk, a copy delivered a few times and not applied yet.
+		var d *delivery
+		if c >= 0 && int(c) < len(l.consumers) {
+			if tb := &l.consumers[c].entries.t; i/tableChunk < uint64(len(tb.chunks)) {
+				if p := tb.chunks[i/tableChunk]; p != nil {
+					if i >= tb.n {
+						tb.n = i + 1
+					}
+					d = &p[i%tableChunk]
+				}
+			}
+		}
+		switch {
+		case d != nil && plain && d.delivered < math.MaxUint8-1 && !d.applied():
+			d.bits |= delExpected
+			d.delivered++
+			d.lastSeen = tick32(t)
+		case d != nil:
 			l.deliveredTo(id, c, d, t)
+		default:
+			if d = l.entry(id, c); d != nil {
+				l.deliveredTo(id, c, d, t)
+			}
 		}
 		l.folded()
 	}

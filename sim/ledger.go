@@ -501,7 +501,8 @@ type consumerBook struct {
 // ledger books 24 bytes per copy, plus its key's bytes the first time it
 // sees that key (every time once 4,096 distinct keys were seen); per
 // consumer, 8 bytes per copy in chunks of 128 IDs, plus a byte or two per
-// first application (the difference from the previous one). Once every
+// first application (the difference from the previous one), or two bytes
+// per run of up to 255 applied in ID order. Once every
 // copy of a chunk is settled, the chunk is packed without losing a field
 // (see packedTable): a settled copy one consumer applied then keeps about
 // 5 bytes of record and 1.5 of delivery, about 12 bytes in all over a

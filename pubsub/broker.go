@@ -134,6 +134,7 @@ type route struct {
 	subs    []*Subscriber
 	fanouts []*fanout
 	stat    *subjectStat
+	lf      sim.LedgerFanout // the logical consumers of subs, in order, for booking a publish's copies at once
 }
 
 // subjectStat counts what one subject saw; it outlives the route cache.
@@ -322,6 +323,11 @@ func (b *Broker) route(subject string) (*route, error) {
 			r.block = r.block || s.policy == Block
 		}
 	}
+	names := make([]string, len(r.subs))
+	for i, s := range r.subs {
+		names[i] = s.consumer
+	}
+	r.lf = sim.NewLedgerFanout(names)
 	for _, f := range b.fanouts {
 		if f.pattern.Match(subject) {
 			r.fanouts = append(r.fanouts, f)
@@ -475,6 +481,9 @@ func (b *Broker) published(e *envelope) {
 		return
 	}
 	m := &e.msg
+	if tr.BookPublished(b.env.Now(), m.ID, m.Origin, e.where, m.Key, m.Headers.Type) {
+		return // only the ledger listens: booked without building the event
+	}
 	var ev sim.Event // filled in place, as emitCopy's
 	ev.Tick, ev.Kind, ev.Where, ev.Corr = b.env.Now(), sim.KindPublished, e.where, e.corr
 	ev.Msg, ev.Origin, ev.Key, ev.Type = m.ID, m.Origin, m.Key, m.Headers.Type
@@ -496,6 +505,17 @@ func (b *Broker) fanOutFast(r *route, e *envelope) {
 	placed := 0
 	tr := b.env.Trace
 	on, now := tr.Enabled(), b.env.Now()
+	if on && r.ready() && tr.BookDeliveries(now, e.msg.ID, &r.lf) {
+		// Every subscriber takes its copy, and only the ledger listens:
+		// the copies' delivered events were booked at once, in
+		// subscriber order, as the loop below would have booked them.
+		for _, s := range r.subs {
+			s.push(slot{env: e, gen: b.gen, attempt: 1})
+			s.m.Delivered++
+		}
+		b.placed(e, len(r.subs))
+		return
+	}
 	for _, s := range r.subs {
 		if !s.online || s.full() {
 			b.offer(s, e, true, 1, false) // missed, or the overflow policy decides
@@ -506,13 +526,29 @@ func (b *Broker) fanOutFast(r *route, e *envelope) {
 		placed++
 		b.traceCopy(on, now, sim.KindDelivered, s, e, 1)
 	}
-	e.refs += int32(placed)
-	b.m.Buffered += placed
-	b.m.Delivered += placed
+	b.placed(e, placed)
+}
+
+// ready reports whether every subscriber of r is online with room in its
+// buffer, so that a publish places a copy for each. O(subscribers).
+func (r *route) ready() bool {
+	for _, s := range r.subs {
+		if !s.online || s.full() {
+			return false
+		}
+	}
+	return true
+}
+
+// placed counts n copies of e placed in buffers by fanOutFast.
+func (b *Broker) placed(e *envelope, n int) {
+	e.refs += int32(n)
+	b.m.Buffered += n
+	b.m.Delivered += n
 	if e.cascade != nil {
-		e.cascade.Deliveries += placed
+		e.cascade.Deliveries += n
 	} else {
-		e.copies += int32(placed)
+		e.copies += int32(n)
 	}
 }
 

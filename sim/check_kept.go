@@ -2,7 +2,6 @@ package sim
 
 import (
 	"cmp"
-	"encoding/binary"
 	"slices"
 	"strconv"
 )
@@ -282,7 +281,8 @@ func (x *statsIndex) duplicates(l *Ledger, ref ConsumerRef, name string) int {
 // applications, kept between calls: where it stopped in the sequence,
 // the last origin per key, and what it found.
 type orderFold struct {
-	chunk, off int // the next varint: chunk index and byte offset into it
+	chunk, off int // the next entry of the idSeq: chunk index and byte offset into it
+	inRun      int // the IDs of the run at off judged already
 	id         ID  // the last ID decoded
 	last       map[string]ID
 	seen       table[uint64] // a bit per ID, 64 to a word: the roots judged so far; far IDs cost their chunk, not the span
@@ -352,15 +352,28 @@ func (f *orderFold) rooted(l *Ledger) bool {
 func (f *orderFold) fold(l *Ledger, b *consumerBook) {
 	s := &b.order
 	for f.chunk < len(s.chunks) {
-		c := s.chunks[f.chunk]
+		c := s.used(f.chunk)
 		for f.off < len(c) {
-			z, n := binary.Uvarint(c[f.off:])
-			if n <= 0 {
+			d, run, n := seqEntry(c[f.off:])
+			switch {
+			case n == 0:
 				return
+			case run == 0: // the same ID again
+				f.judge(l, b, f.id)
+			case run > 0:
+				for ; f.inRun < run; f.inRun++ {
+					f.id++
+					f.judge(l, b, f.id)
+				}
+				if f.off+n == len(c) && f.chunk == len(s.chunks)-1 {
+					return // the last run may still grow: read it again next time
+				}
+				f.inRun = 0
+			default:
+				f.id += ID(d)
+				f.judge(l, b, f.id)
 			}
 			f.off += n
-			f.id += ID(int64(z>>1) ^ -int64(z&1))
-			f.judge(l, b, f.id)
 		}
 		if f.chunk == len(s.chunks)-1 {
 			return // the last chunk may still grow

@@ -92,3 +92,47 @@ func TestTallyFollowsLineages(t *testing.T) {
 		t.Error("Tally knows a check spelled as in scenario files; it takes checker names")
 	}
 }
+
+// TestOrderTallyAcrossRuns applies copies mostly in order, as runs of
+// IDs each one after the previous that the ledger stores as runs growing
+// in place, with some held back behind such a run, and holds the kept
+// ordered-per-key tally to the walk after each application: the kept
+// fold reads a run while it still grows, and across chunks.
+func TestOrderTallyAcrossRuns(t *testing.T) {
+	l := NewLedger()
+	const n = 3000
+	for i := 1; i <= n; i++ {
+		l.Emit(&Event{Tick: 1, Kind: KindSent, Where: "q", Consumer: "c", Msg: ID(i), Key: string(rune('A' + i%3))})
+	}
+	// Every 97th copy is held back behind the next ten, which make a run:
+	// the copies of its key in the run overtake it.
+	order := make([]ID, 0, n)
+	var held ID
+	for i := 1; i <= n; i++ {
+		switch {
+		case i%97 == 0:
+			held = ID(i)
+			continue
+		case held != 0 && ID(i) == held+10:
+			order = append(order, ID(i), held)
+			held = 0
+			continue
+		}
+		order = append(order, ID(i))
+	}
+	for i, id := range order {
+		l.Emit(&Event{Tick: Tick(2 + i), Kind: KindProcessed, Where: "q", Consumer: "c", Msg: id})
+		if i < 600 || i%61 == 0 || i == n-1 {
+			got, ok := l.Tally("ordered-per-key", "c", 0)
+			if want := walkTally(l, OrderedPerKey("c"), "c", 0); !ok || got != want {
+				t.Fatalf("after applying m%d (%d of %d): kept %+v\nwalk %+v", id, i+1, n, got, want)
+			}
+		}
+	}
+	if got, _ := l.Tally("ordered-per-key", "c", 0); got.Fixed == 0 {
+		t.Fatal("no inversion was counted: the test judges nothing")
+	}
+	if len(l.consumers[0].order.chunks) < 2 {
+		t.Fatal("the first applications fit one chunk: the test crosses none")
+	}
+}

@@ -45,18 +45,34 @@ func (deliveryCodec) quiet(b []byte) bool {
 // A packed chunk of deliveries is:
 //
 //	base      4 bytes, the smallest LastSeen of its non-blank deliveries
-//	width     1 byte, the bytes of each LastSeen's distance from base: 0, 1, 2 or 4
+//	width     1 byte, the bytes of each LastSeen's distance from base: 0,
+//	          1, 2 or 4, plus packRuns when the deliveries come as runs
 //	shapes    1 byte, the number of distinct shapes, at most maxShapes
 //	shape     4 bytes each: firstOff, delivered, handled, bits
+//
+// then, without packRuns,
+//
 //	index     tableChunk/2 bytes: per delivery, 0 for a blank one (all
 //	          zero), else 1 + its shape's number, in 4 bits
 //	distance  tableChunk x width bytes
 //
+// or, with packRuns, the chunk as at most maxRuns runs of neighbours
+// with the same index and distance:
+//
+//	runs      1 byte, their number
+//	run       2 + width bytes each: its first delivery's number, its
+//	          index, its distance
+//
 // A shape is a delivery's fields but LastSeen; copies handled alike share
-// one, so a chunk rarely has more than a few.
+// one, so a chunk rarely has more than a few. Copies delivered in order
+// and handled alike, as a fan-out's are, are seen at a few ticks, in
+// order: a chunk of them packs as a few runs, in some twenty bytes rather
+// than the two hundred of an index and a distance per delivery.
 const (
 	packHeader = 6
 	maxShapes  = 15
+	packRuns   = 0x80
+	maxRuns    = 16
 )
 
 // shapeOf returns the fields of e but LastSeen as one number.
@@ -108,16 +124,36 @@ func packChunk(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
 	var set shapeSet[uint32]
 	var index [tableChunk]uint8
 	lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
+	// The shape of the previous delivery, and its number, in registers:
+	// neighbours nearly always share one, and then the set is not asked.
+	// Shape 0 always takes the long way, as a blank delivery has it too.
+	last, lastIdx := uint32(0), uint8(0)
+	// Runs of neighbours with the same index and LastSeen (a blank's
+	// LastSeen does not count: its distance is 0 whatever it is).
+	runs, runIdx, runSeen := 1, uint8(0), tick32(0)
 	for k := range p {
-		e := p[k]
-		if e == (delivery{}) {
-			continue // blank
+		e := &p[k]
+		s := shapeOf(e)
+		if s != last || s == 0 {
+			if s == 0 && e.lastSeen == 0 {
+				if runIdx != 0 {
+					runs, runIdx = runs+1, 0
+				}
+				continue // blank
+			}
+			i, ok := set.index(s)
+			if !ok {
+				return b, false
+			}
+			last, lastIdx = s, i
 		}
-		i, ok := set.index(shapeOf(&e))
-		if !ok {
-			return b, false
+		index[k] = lastIdx
+		if lastIdx != runIdx || e.lastSeen != runSeen {
+			if k > 0 {
+				runs++
+			}
+			runIdx, runSeen = lastIdx, e.lastSeen
 		}
-		index[k] = i
 		lo, hi = min(lo, int32(e.lastSeen)), max(hi, int32(e.lastSeen))
 	}
 	shapes, n := set.shapes, set.n
@@ -125,11 +161,18 @@ func packChunk(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
 		lo, hi = 0, 0 // every delivery is blank
 	}
 	w := widthOf(uint64(int64(hi) - int64(lo)))
+	form := byte(w)
+	if runs <= maxRuns {
+		form |= packRuns
+	}
 	b = slices.Grow(b, packHeader+4*n+tableChunk/2+w*tableChunk)
 	b = binary.LittleEndian.AppendUint32(b, uint32(lo))
-	b = append(b, byte(w), byte(n))
+	b = append(b, form, byte(n))
 	for _, s := range shapes[:n] {
 		b = binary.LittleEndian.AppendUint32(b, s)
+	}
+	if form&packRuns != 0 {
+		return packRunsOf(b, p, &index, w, uint32(lo)), true
 	}
 	for k := 0; k < tableChunk; k += 2 {
 		b = append(b, index[k]|index[k+1]<<4)
@@ -166,6 +209,49 @@ func packChunk(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
 	return b, true
 }
 
+// packRunsOf appends the runs of p, whose deliveries' indexes are index,
+// with distances of width w from base lo (see packChunk); the caller
+// counted at most maxRuns of them.
+func packRunsOf(b []byte, p *[tableChunk]delivery, index *[tableChunk]uint8, w int, lo uint32) []byte {
+	at := len(b)
+	b = append(b, 0)
+	var last uint32
+	for k := range p {
+		var v uint32
+		if index[k] != 0 {
+			v = uint32(p[k].lastSeen) - lo
+		}
+		if k > 0 && index[k] == index[k-1] && v == last {
+			continue // the run goes on
+		}
+		last = v
+		b = append(b, byte(k), index[k])
+		switch w {
+		case 1:
+			b = append(b, byte(v))
+		case 2:
+			b = binary.LittleEndian.AppendUint16(b, uint16(v))
+		case 4:
+			b = binary.LittleEndian.AppendUint32(b, v)
+		}
+		b[at]++
+	}
+	return b
+}
+
+// runAt returns the index and distance of delivery k of the runs of a
+// packed chunk (see packChunk), which begin at runs and hold distances
+// of width w. O(maxRuns).
+func runAt(runs []byte, w, k int) (uint8, uint32) {
+	n, size := int(runs[0]), 2+w
+	j := 0
+	for j+1 < n && int(runs[1+(j+1)*size]) <= k {
+		j++
+	}
+	r := runs[1+j*size:]
+	return r[1], distance(r[2:], w, 0)
+}
+
 // widthOf returns the bytes a distance up to span takes.
 func widthOf(span uint64) int {
 	switch {
@@ -181,14 +267,20 @@ func widthOf(span uint64) int {
 
 // packedAt returns delivery k of packed chunk b. It costs O(1).
 func packedAt(b []byte, k int) delivery {
-	n := int(b[5])
-	idx := b[packHeader+4*n+k/2] >> (4 * (k % 2)) & 0xf
+	n, w := int(b[5]), int(b[4]&^packRuns)
+	var idx uint8
+	var dist uint32
+	if b[4]&packRuns != 0 {
+		idx, dist = runAt(b[packHeader+4*n:], w, k)
+	} else {
+		idx = b[packHeader+4*n+k/2] >> (4 * (k % 2)) & 0xf
+		dist = distance(b[packHeader+4*n+tableChunk/2:], w, k)
+	}
 	if idx == 0 {
 		return delivery{}
 	}
-	w := int(b[4])
 	s := binary.LittleEndian.Uint32(b[packHeader+4*(int(idx)-1):])
-	return unshape(s, binary.LittleEndian.Uint32(b)+distance(b[packHeader+4*n+tableChunk/2:], w, k))
+	return unshape(s, binary.LittleEndian.Uint32(b)+dist)
 }
 
 // distance returns the k-th distance of width w in dist.
@@ -211,11 +303,30 @@ func unshape(s, lastSeen uint32) delivery {
 
 // unpackChunk writes packed chunk b into p.
 func unpackChunk(p *[tableChunk]delivery, b []byte) {
-	n, w := int(b[5]), int(b[4])
+	n, w := int(b[5]), int(b[4]&^packRuns)
 	base := binary.LittleEndian.Uint32(b)
 	var shapes [maxShapes]uint32
 	for j := range n {
 		shapes[j] = binary.LittleEndian.Uint32(b[packHeader+4*j:])
+	}
+	if b[4]&packRuns != 0 {
+		runs := b[packHeader+4*n:]
+		r, size := int(runs[0]), 2+w
+		for j := range r {
+			run := runs[1+j*size:]
+			end := tableChunk
+			if j+1 < r {
+				end = int(runs[1+(j+1)*size])
+			}
+			e := delivery{}
+			if idx := run[1]; idx != 0 {
+				e = unshape(shapes[idx-1], base+distance(run[2:], w, 0))
+			}
+			for k := int(run[0]); k < end; k++ {
+				p[k] = e
+			}
+		}
+		return
 	}
 	index := b[packHeader+4*n : packHeader+4*n+tableChunk/2]
 	dist := b[packHeader+4*n+tableChunk/2:]

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -60,6 +61,64 @@ func TestPackChunkRoundTrip(t *testing.T) {
 			if got := packedAt(b, k); got != p[k] {
 				t.Fatalf("round %d: delivery %d is %+v, want %+v", round, k, got, p[k])
 			}
+		}
+	}
+	// Chunks of runs of deliveries alike (blank runs among them), as a
+	// fan-out's are, from one run to more than maxRuns, read back whole
+	// and one at a time.
+	for round := range 400 {
+		var p [tableChunk]delivery
+		cuts := []int{0}
+		for range round % (maxRuns + 4) {
+			cuts = append(cuts, 1+r.IntN(tableChunk-1))
+		}
+		slices.Sort(cuts)
+		span := spans[round%len(spans)]
+		for j, from := range cuts {
+			to := tableChunk
+			if j+1 < len(cuts) {
+				to = cuts[j+1]
+			}
+			var e delivery
+			if !r.Chance(0.2) {
+				s := r.IntN(3)
+				e = delivery{lastSeen: tick32(int64(r.IntN(int(min(span, math.MaxInt32)) + 1))), firstOff: int8(s), delivered: 1, handled: uint8(s), bits: delExpected | uint8(s)}
+			}
+			for k := from; k < to; k++ {
+				p[k] = e
+			}
+		}
+		b, ok := packChunk(nil, &p)
+		if !ok {
+			t.Fatalf("runs round %d did not fit", round)
+		}
+		var back [tableChunk]delivery
+		if unpackChunk(&back, b); back != p {
+			t.Fatalf("runs round %d: chunk changed by packing\n got %v\nwant %v", round, back, p)
+		}
+		for k := range p {
+			if got := packedAt(b, k); got != p[k] {
+				t.Fatalf("runs round %d: delivery %d is %+v, want %+v", round, k, got, p[k])
+			}
+		}
+		if len(cuts) <= maxRuns && b[4]&packRuns == 0 {
+			t.Fatalf("runs round %d: %d runs packed without packRuns", round, len(cuts))
+		}
+	}
+	// Deliveries of shape 0 (every field but LastSeen zero) between
+	// blanks, which have shape 0 too.
+	var zeros [tableChunk]delivery
+	for k := range zeros {
+		if k%3 != 1 {
+			zeros[k] = delivery{lastSeen: tick32(k + 1)}
+		}
+	}
+	if b, ok := packChunk(nil, &zeros); !ok {
+		t.Fatal("a chunk of one shape did not fit")
+	} else {
+		var back [tableChunk]delivery
+		if unpackChunk(&back, b); back != zeros {
+			t.Fatalf("chunk of shape 0 changed by packing\n got %v\nwant %v", back, zeros)
 		}
 	}
 	var many [tableChunk]delivery

@@ -502,7 +502,8 @@ type consumerBook struct {
 // ledger books 24 bytes per copy, plus its key's bytes the first time it
 // sees that key (every time once 4,096 distinct keys were seen); per
 // consumer, 8 bytes per copy in chunks of 128 IDs, plus a byte or two per
-// first application (the difference from the previous one). Once every
+// first application (the difference from the previous one), or two bytes
+// per run of up to 255 applied in ID order. Once every
 // copy of a chunk is settled, the chunk is packed without losing a field
 // (see packedTable): a settled copy one consumer applied then keeps about
 // 5 bytes of record and 1.5 of delivery, about 12 bytes in all over a
@@ -704,6 +705,17 @@ func (l *Ledger) processed(id ID, c ConsumerRef, t Tick) {
 	if d == nil {
 		return
 	}
+	if d.handled == 0 && d.lastSeen != tickWide {
+		// The common case spelled out: the first effect, applied within
+		// a tick32 and 127 ticks of the latest delivery.
+		if off := t - Tick(d.lastSeen); off > offWide && off <= math.MaxInt8 {
+			d.bits |= delExpected | delHandled
+			d.handled = 1
+			d.firstOff = int8(off)
+			l.consumers[c].order.push(id)
+			return
+		}
+	}
 	d.bits |= delExpected | delHandled
 	first := !d.applied()
 	l.incHalf(id, c, fieldApplied, &d.handled, lowHalf)
@@ -730,6 +742,54 @@ func (l *Ledger) bookDelivery(id ID, c ConsumerRef, t Tick) bool {
 	return true
 }
 
+// bookDeliveries folds a delivered event of copy id to each consumer of
+// f in turn at tick t, as bookDelivery folds each, and reports true; it
+// changes nothing and reports false when the record of id is not
+// registered yet (see bookDelivery), or when f names no consumer. A
+// consumer's handle is looked up, and the consumer made, on its first
+// delivery, in the order the events would have named them. O(f.Len())
+// amortised.
+func (l *Ledger) bookDeliveries(id ID, f *LedgerFanout, t Tick) bool {
+	if len(f.names) == 0 || !l.bookKnown(id, t) {
+		return false
+	}
+	plain := t > Tick(tickWide) && t <= math.MaxInt32 // t fits a tick32
+	i := uint64(id)
+	for j, c := range f.refs {
+		if c < 0 {
+			c = l.ref(f.names[j])
+			f.refs[j] = c
+		}
+		// entry and deliveredTo, their common case spelled out: a plain
+		// chunk, a copy delivered a few times and not applied yet.
+		var d *delivery
+		if c >= 0 && int(c) < len(l.consumers) {
+			if tb := &l.consumers[c].entries.t; i/tableChunk < uint64(len(tb.chunks)) {
+				if p := tb.chunks[i/tableChunk]; p != nil {
+					if i >= tb.n {
+						tb.n = i + 1
+					}
+					d = &p[i%tableChunk]
+				}
+			}
+		}
+		switch {
+		case d != nil && plain && d.delivered < math.MaxUint8-1 && !d.applied():
+			d.bits |= delExpected
+			d.delivered++
+			d.lastSeen = tick32(t)
+		case d != nil:
+			l.deliveredTo(id, c, d, t)
+		default:
+			if d = l.entry(id, c); d != nil {
+				l.deliveredTo(id, c, d, t)
+			}
+		}
+		l.folded()
+	}
+	return true
+}
+
 // bookKnown begins booking an event about copy id at tick t, as Emit
 // begins folding one, and reports true; it changes nothing and reports
 // false when the record of id is not registered yet, because registering
@@ -751,11 +811,12 @@ func (l *Ledger) bookKnown(id ID, t Tick) bool {
 	return true
 }
 
-// bookProduced folds the produced event of copy id (made from origin,
-// with key and type typ) appended to the log where at tick t, as Emit
+// bookArrival folds an event of kind k (produced or published) that
+// names no consumer: copy id (made from origin, with key and type typ)
+// appended to the log or published to the topic where at tick t, as Emit
 // folds it. O(1) amortised, like Emit, but without building the event or
 // its kind switch.
-func (l *Ledger) bookProduced(id, origin ID, t Tick, where, key, typ string) {
+func (l *Ledger) bookArrival(k Kind, id, origin ID, t Tick, where, key, typ string) {
 	l.last = t
 	if l.stats != nil {
 		l.stats.touch(id)
@@ -763,7 +824,7 @@ func (l *Ledger) bookProduced(id, origin ID, t Tick, where, key, typ string) {
 			l.stats.touch(origin)
 		}
 	}
-	l.arrive(KindProduced, id, origin, t, where, key, typ, "")
+	l.arrive(k, id, origin, t, where, key, typ, "")
 	l.folded()
 }
 

@@ -362,58 +362,131 @@ func (s *list[T]) slice() []T {
 // idSeq is an append-only sequence of IDs, stored as the difference from
 // the previous ID (zigzag varint) in chunks of bytes that are never
 // copied: IDs that arrive roughly in order, as first applications do,
-// take one or two bytes each instead of eight. Chunks start at seqFirst
-// bytes and double up to seqChunk. Reading it back is sequential.
+// take one or two bytes each instead of eight, and a run of IDs each one
+// after the previous, as a consumer that applies copies in order makes,
+// takes two bytes per 255 IDs. Chunks start at seqFirst bytes and double
+// up to seqChunk; the last one is being filled, its first at bytes used.
+// Reading it back is sequential.
+//
+// An entry is a varint of the zigzag difference, never 0, or a run: the
+// byte 0 (the difference 0 is never a varint) and a count byte, the
+// number of IDs that follow, each one more than the one before; a count
+// of 0 stands for the same ID once more. The last entry, when it is a run,
+// grows in place: push adds one to its count.
 type idSeq struct {
-	chunks [][]byte
-	last   ID // the ID pushed last
+	chunks [][]byte // the full chunks, cut to the bytes written, then cur
+	cur    []byte   // the chunk being filled, nil before the first push
+	at     int      // the bytes of cur used
+	run    int      // the offset in cur of the count of the run written last; 0 when the last entry is no run
+	last   ID       // the ID pushed last
 	n      int
 }
 
 const (
 	seqFirst = 64
 	seqChunk = 4096
+	maxRun   = 0xff // the largest count of a run
 )
 
-// push appends id.
+// push appends id. The common case, the ID after the last one, adds one
+// to the count of the last run: a byte written in place, and no pointer
+// (a slice header stored back would be a pointer write the collector
+// has to see). O(1) amortised.
 func (s *idSeq) push(id ID) {
 	d := int64(id - s.last) // the difference modulo 2^64, read as signed
-	z := uint64(d<<1) ^ uint64(d>>63)
 	s.last = id
 	s.n++
-	k := len(s.chunks) - 1
-	if k >= 0 && z < 0x80 && len(s.chunks[k]) < cap(s.chunks[k]) {
-		s.chunks[k] = append(s.chunks[k], byte(z)) // the common case: a varint of one byte
+	if d == 1 && s.run != 0 && s.cur[s.run] < maxRun {
+		s.cur[s.run]++
 		return
 	}
-	if k < 0 || cap(s.chunks[k])-len(s.chunks[k]) < binary.MaxVarintLen64 {
+	s.pushEntry(d)
+}
+
+// pushEntry appends a new entry for the difference d, beginning a chunk
+// when the one being filled may not hold it: an entry never straddles two
+// chunks.
+func (s *idSeq) pushEntry(d int64) {
+	if len(s.cur)-s.at < binary.MaxVarintLen64 {
 		size := seqFirst
-		if k >= 0 {
-			size = min(seqChunk, 2*cap(s.chunks[k]))
+		if s.cur != nil {
+			size = min(seqChunk, 2*len(s.cur))
 		}
-		s.chunks = append(s.chunks, make([]byte, 0, size))
-		k++
+		if k := len(s.chunks) - 1; k >= 0 {
+			s.chunks[k] = s.cur[:s.at] // a full chunk keeps only the bytes written
+		}
+		s.cur, s.at = make([]byte, size), 0
+		s.chunks = append(s.chunks, s.cur)
 	}
-	s.chunks[k] = binary.AppendUvarint(s.chunks[k], z)
+	s.run = 0
+	switch d {
+	case 1: // a run of one, to grow
+		s.cur[s.at], s.cur[s.at+1] = 0, 1
+		s.run = s.at + 1
+		s.at += 2
+	case 0: // the same ID again
+		s.cur[s.at], s.cur[s.at+1] = 0, 0
+		s.at += 2
+	default:
+		s.at += binary.PutUvarint(s.cur[s.at:], uint64(d<<1)^uint64(d>>63))
+	}
+}
+
+// seqEntry decodes the entry of an idSeq at the start of c: a difference
+// d, or, when run is at least 0, a run of run IDs (see idSeq), in n
+// bytes; n is 0 when c holds no whole entry (never so for what push
+// wrote).
+func seqEntry(c []byte) (d int64, run, n int) {
+	if len(c) >= 2 && c[0] == 0 {
+		return 0, int(c[1]), 2
+	}
+	z, n := binary.Uvarint(c)
+	if n <= 0 || z == 0 {
+		return 0, -1, 0
+	}
+	return int64(z>>1) ^ -int64(z&1), -1, n
 }
 
 // len returns the number of IDs.
 func (s *idSeq) len() int { return s.n }
 
+// used returns the bytes written so far of chunk k: all of it but for
+// the last chunk, which is being filled.
+func (s *idSeq) used(k int) []byte {
+	if k == len(s.chunks)-1 {
+		return s.chunks[k][:s.at]
+	}
+	return s.chunks[k]
+}
+
 // all yields the IDs in order.
 func (s *idSeq) all() iter.Seq[ID] {
 	return func(yield func(ID) bool) {
 		var id ID
-		for _, c := range s.chunks {
+		for k := range s.chunks {
+			c := s.used(k)
 			for len(c) > 0 {
-				z, n := binary.Uvarint(c)
-				if n <= 0 {
-					return // push writes only whole varints; never reached
+				d, run, n := seqEntry(c)
+				if n == 0 {
+					return // push writes only whole entries; never reached
 				}
 				c = c[n:]
-				id += ID(int64(z>>1) ^ -int64(z&1))
-				if !yield(id) {
-					return
+				if run == 0 {
+					if !yield(id) { // the same ID again
+						return
+					}
+				}
+				for range run {
+					id++
+					if !yield(id) {
+						return
+					}
+				}
+				if run < 0 {
+					id += ID(d)
+					if !yield(id) {
+						return
+					}
 				}
 			}
 		}

@@ -294,9 +294,15 @@ func TestRecordKeyReferences(t *testing.T) {
 // TestIDSeqRoundTrip: IDs in any order, the largest included, read back
 // as pushed, across chunk boundaries; in-order IDs take a byte each.
 func TestIDSeqRoundTrip(t *testing.T) {
-	want := []ID{1, 2, 3, 1<<64 - 1, 5, 0, 1 << 63, 1<<63 - 1, 7}
+	want := []ID{1, 2, 3, 1<<64 - 1, 5, 0, 1 << 63, 1<<63 - 1, 7, 7, 8, 8, 9}
 	for i := range 5000 {
 		want = append(want, ID(i*3%1000+1))
+	}
+	// Runs of IDs whose differences take 1, 2, 3 and 10 bytes, so that
+	// varints of every length meet the end of a chunk.
+	for i := range 3000 {
+		step := []ID{1, 200, 40_000, 1 << 62}[i/50%4]
+		want = append(want, want[len(want)-1]+step)
 	}
 	var s idSeq
 	for _, id := range want {
@@ -306,6 +312,9 @@ func TestIDSeqRoundTrip(t *testing.T) {
 		t.Fatalf("%d chunks, %d IDs", len(s.chunks), s.len())
 	}
 	got := s.slice()
+	if len(got) != len(want) {
+		t.Fatalf("read back %d IDs, pushed %d", len(got), len(want))
+	}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("ID %d: got %d, want %d", i, got[i], want[i])
@@ -321,6 +330,14 @@ func TestIDSeqRoundTrip(t *testing.T) {
 	}
 	if bytes > 2*10_000 {
 		t.Fatalf("10,000 IDs in order take %d bytes", bytes)
+	}
+	if got := inOrder.slice(); len(got) != 10_000 || got[0] != 1 || got[9_999] != 10_000 {
+		t.Fatalf("10,000 IDs in order read back as %d IDs", len(got))
+	}
+	for i, id := range inOrder.slice() {
+		if id != ID(i+1) {
+			t.Fatalf("ID %d of 10,000 in order: %d", i, id)
+		}
 	}
 	n := 0
 	for range inOrder.all() {

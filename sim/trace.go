@@ -245,6 +245,29 @@ func (c *LedgerConsumer) resolve(l *Ledger, name string) ConsumerRef {
 	return c.ref
 }
 
+// LedgerFanout keeps the ledger handles of a fixed list of logical
+// consumers, for a model that books one delivery of a copy to each of
+// them in one call (Trace.BookDeliveries), as a fan-out hands a publish to
+// its subscribers. The names are given once, by NewLedgerFanout; each
+// handle is looked up when the first delivery to its consumer is booked,
+// at the moment the event would have named it, and reused while the
+// ledger stays the same, so a booking costs no name lookup or comparison
+// per copy. The zero value holds no consumer.
+type LedgerFanout struct {
+	names []string
+	l     *Ledger       // the ledger refs belong to
+	refs  []ConsumerRef // by position in names; negative until looked up
+}
+
+// NewLedgerFanout returns the handles of the consumers called names, in
+// that order, none looked up yet. It keeps its own copy of the list.
+func NewLedgerFanout(names []string) LedgerFanout {
+	return LedgerFanout{names: append([]string(nil), names...)}
+}
+
+// Len returns the number of consumers.
+func (f *LedgerFanout) Len() int { return len(f.names) }
+
 // ledgerOnly returns the ledger when it is the only sink: then an event
 // is read by no one but the ledger's fold, and need not be built.
 func (t *Trace) ledgerOnly() *Ledger {
@@ -272,6 +295,32 @@ func (t *Trace) BookDelivery(tick Tick, msg ID, consumer string, c *LedgerConsum
 	return true
 }
 
+// BookDeliveries is BookDelivery for one delivered event of copy msg to
+// each consumer of f in turn, all at tick: when the ledger is the trace's
+// only listener (no other sink, no budget counting deliveries) and
+// already holds the copy's record, it numbers the f.Len() events and
+// folds them, in f's order, exactly as Emit would, and reports true.
+// Otherwise it does nothing and reports false, and the caller emits the
+// events as usual. O(f.Len()) amortised, and it does not allocate but to
+// hold f's handles the first time it meets a ledger.
+func (t *Trace) BookDeliveries(tick Tick, msg ID, f *LedgerFanout) bool {
+	l := t.ledgerOnly()
+	if l == nil || t.budget != nil {
+		return false
+	}
+	if f.l != l {
+		f.l, f.refs = l, make([]ConsumerRef, len(f.names))
+		for i := range f.refs {
+			f.refs[i] = NoConsumer
+		}
+	}
+	if !l.bookDeliveries(msg, f, tick) {
+		return false
+	}
+	t.seq += uint64(len(f.names))
+	return true
+}
+
 // BookProduced is the typed form of emitting a produced event: copy msg
 // (made from origin, with key and type typ) appended to the log where at
 // tick. When the ledger is the trace's only listener (no other sink, no
@@ -285,7 +334,25 @@ func (t *Trace) BookProduced(tick Tick, msg, origin ID, where, key, typ string) 
 		return false
 	}
 	t.seq++
-	l.bookProduced(msg, origin, tick, where, key, typ)
+	l.bookArrival(KindProduced, msg, origin, tick, where, key, typ)
+	return true
+}
+
+// BookPublished is the typed form of emitting a published event: copy
+// msg (made from origin, with key and type typ) handed to the
+// subscribers of the topic where at tick. When the ledger is the trace's
+// only listener it numbers the event and folds it exactly as Emit would,
+// without building it, and reports true. Otherwise it does nothing and
+// reports false, and the caller emits the event as usual. A budget does
+// not count published events, so it does not stop the typed form. O(1)
+// amortised, and it does not allocate.
+func (t *Trace) BookPublished(tick Tick, msg, origin ID, where, key, typ string) bool {
+	l := t.ledgerOnly()
+	if l == nil {
+		return false
+	}
+	t.seq++
+	l.bookArrival(KindPublished, msg, origin, tick, where, key, typ)
 	return true
 }
 

@@ -97,7 +97,9 @@ func queueSeedParts(seed uint64, run, check bool) (*sim.World, error) {
 
 // queueSeedSimtest is queueSeedAPI written with simtest, as a user's Go
 // test would. A benchmark runs it with simtest.Probe, as simtest.Sweep
-// runs a seed until it fails: no trace recorded, no subtest.
+// runs a seed until it fails (no trace recorded, no subtest), but on the
+// benchmark's goroutine: a Sweep worker hands each seed to a goroutine of
+// its own, two handoffs a seed that this figure leaves out.
 func queueSeedSimtest(_ testing.TB, w *simtest.World) {
 	for _, r := range queueSweepRules {
 		w.Fault(r)
@@ -196,7 +198,8 @@ func sweep(b *testing.B, seed func(uint64)) {
 }
 
 // probe runs seed of f as simtest.Sweep runs a seed it expects to pass
-// (simtest.Probe) and fails b if the seed failed.
+// (simtest.Probe, without Sweep's goroutine handoffs) and fails b if the
+// seed failed.
 func probe(b *testing.B, seed uint64, f func(testing.TB, *simtest.World)) {
 	if err := simtest.Probe(b, seed, func(b *testing.B, w *simtest.World) { f(b, w) }); err != nil {
 		b.Fatal(err)

@@ -95,7 +95,8 @@ type run struct {
 	quiet, record bool
 	needTrace     bool // f asked a quiet World for the trace it did not record
 	returned      bool // f returned (a quiet run that failed did not)
-	stopping      bool // the World panicked with stopped{} to end the run (see stop)
+	stopping      bool // the World panicked with stopped to end the run (see stop)
+	swallowed     bool // f recovered that panic itself and returned (see quiet)
 }
 
 // ok reports whether a quiet run passed.
@@ -200,15 +201,23 @@ func (w *World) Must(err error) {
 
 // stopped is what a quiet World panics with to end its run; quiet
 // recovers it. A panic rather than runtime.Goexit lets Probe run f on
-// its caller's goroutine, which a Goexit would end.
-type stopped struct{}
+// its caller's goroutine, which a Goexit would end. It names its run, so
+// a nested Probe's recovery never takes an outer World's stop, and it is
+// an error whose text says what it is, for code in f that recovers every
+// panic and reports it (which it must not do to this one: see quiet).
+type stopped struct{ r *run }
+
+// Error says what the panic is and that f must let it pass.
+func (stopped) Error() string {
+	return "simtest: the World stopped this seed, which failed; f must not recover this panic"
+}
 
 // stop ends a quiet World's run where it stands, after the run noted
 // why (failed, outside or needTrace): f is unwound to quiet, which
 // recovers the panic. It never returns.
 func (w *World) stop() {
 	w.run.stopping = true
-	panic(stopped{})
+	panic(stopped{w.run})
 }
 
 // fatal stops the test with a failure outside Check.

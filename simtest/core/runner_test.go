@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,4 +159,39 @@ type breaks struct{}
 func (breaks) Name() string { return "breaks" }
 func (breaks) Violations(*sim.Ledger) []sim.Violation {
 	return []sim.Violation{{Check: "breaks", Detail: "always"}}
+}
+
+// TestProbeStopIsNotSwallowed: a deferred recover in f that takes the
+// World's stop does not make a failed seed pass: Probe reports the seed
+// failed and says f recovered the stop. A Probe nested in f recovers only
+// its own World's stop, never the outer one's.
+func TestProbeStopIsNotSwallowed(t *testing.T) {
+	var got any
+	err := Probe(t, 1, func(t *testing.T, w *World) {
+		func() {
+			defer func() { got = recover() }()
+			w.Must(errors.New("stop"))
+		}()
+	})
+	if err == nil || !strings.Contains(err.Error(), "f recovered the World's stop") || !strings.Contains(err.Error(), "stop") {
+		t.Errorf("a swallowed stop: Probe returned %v", err)
+	}
+	if e, ok := got.(error); !ok || !strings.Contains(e.Error(), "must not recover this panic") {
+		t.Errorf("the stop recovered in f reads %v, want an error that says what it is", got)
+	}
+
+	var inner error
+	outerRan := false
+	err = Probe(t, 2, func(t *testing.T, w *World) {
+		inner = Probe(t, 3, func(t *testing.T, iw *World) {
+			w.Must(errors.New("outer stop")) // the outer World stops inside the inner f
+		})
+		outerRan = true
+	})
+	if outerRan || err == nil || !strings.Contains(err.Error(), "outer stop") {
+		t.Errorf("the outer World's stop inside a nested Probe: outer went on %v, outer error %v", outerRan, err)
+	}
+	if inner != nil {
+		t.Errorf("the inner Probe returned %v for a stop that was not its own", inner)
+	}
 }

@@ -200,13 +200,16 @@ func Sweep(t *testing.T, n int, f func(t *testing.T, w *World)) *Shrunk {
 // the seed passed, and otherwise an error that says how it failed,
 // without the trace: run the seed with New (or Sweep's seed=N subtest) to
 // see the report. f gets t itself, and a failure it reports straight on t
-// fails t. What a Probe costs is what a sweep pays per passing seed: a
+// fails t. What a Probe costs is what a sweep pays per passing seed, but
+// for the two goroutine handoffs a sweep worker makes per seed: a
 // benchmark or a loop of one's own can call it; -brokerlab.seed does not
 // apply. f runs on the caller's goroutine, so a seed costs no goroutine
 // switch: when the World finds the seed failed it ends f by a panic that
 // Probe recovers (f's deferred calls run, as they would on any stop),
 // while a t.FailNow or t.SkipNow of f's own ends the caller's goroutine,
-// as it does anywhere else in a test.
+// as it does anywhere else in a test. f must let that panic pass: a
+// deferred recover in f that takes it is reported, as a failure of the
+// seed that says so.
 func Probe[T testing.TB](t T, seed uint64, f func(t T, w *World)) error {
 	t.Helper()
 	if f == nil {
@@ -233,6 +236,9 @@ func quiet[T testing.TB](rn *runner, t T, seed uint64, record bool, f func(T, *W
 		defer r.recoverStop()
 		f(t, newWorld(quietT{t}, seed, r))
 		r.returned = true
+		// A deferred recover in f took the stop, and f went on as if the
+		// seed had not failed: the failure stands, and describe says so.
+		r.swallowed = r.stopping
 	}
 	if rn == nil {
 		job()
@@ -242,18 +248,22 @@ func quiet[T testing.TB](rn *runner, t T, seed uint64, record bool, f func(T, *W
 	return r
 }
 
-// recoverStop, deferred around f, recovers the panic of the World's stop
-// and lets any other panic go on. It recovers only while a stop is under
-// way, so a panic of f's own is never recovered and re-raised: it crashes
-// the test exactly as it would without Probe.
+// recoverStop, deferred around f, recovers the panic of this run's
+// World's stop and lets any other panic go on. It recovers only while a
+// stop is under way, so a panic of f's own is never touched: it crashes
+// the test exactly as it would without Probe. The one exception is a
+// panic of f's deferred calls while f is being stopped, which is
+// recovered and raised again (its stack then starts here).
 func (r *run) recoverStop() {
 	if !r.stopping {
 		return
 	}
 	// nil when a deferred call of f's recovered the stop; another value
 	// when one panicked while f was being stopped.
-	if x := recover(); x != nil && x != (stopped{}) {
-		panic(x)
+	if x := recover(); x != nil {
+		if st, ok := x.(stopped); !ok || st.r != r {
+			panic(x)
+		}
 	}
 }
 
@@ -519,15 +529,21 @@ func faultless(res *Shrunk, r *run, want []string, steps int) string {
 }
 
 func describe(r *run) string {
+	var what string
 	switch {
 	case r.outside != "":
-		return "it stopped: " + r.outside
+		what = "it stopped: " + r.outside
 	case len(r.failed) > 0:
-		return "it broke " + strings.Join(checks(r.failed), ", ")
+		what = "it broke " + strings.Join(checks(r.failed), ", ")
 	case r.quiet && !r.returned:
 		return "it stopped on t itself (t.Fatal, t.Skip)"
+	default:
+		return "it passed"
 	}
-	return "it passed"
+	if r.swallowed {
+		what += "; then f recovered the World's stop and went on: f must not recover simtest's stop panic"
+	}
+	return what
 }
 
 // sameDecisions compares schedules without their rule names, which a Plan

@@ -127,9 +127,13 @@ type Row struct {
 	Body string
 	// Version is the row's version: the record's offset or clock.
 	Version int64
-	// hasPos, partition and offset are the log position of the record,
-	// when it came from a log: the order of the log, which a clock
-	// version may contradict.
+	// origin is the row's record's origin (its own ID for an original),
+	// so a copy of it is told apart from another write.
+	origin sim.ID
+	// where, hasPos, partition and offset are the log and the position
+	// of the row's record, when it came from a log: the log's order,
+	// which a clock version may contradict.
+	where     string
 	hasPos    bool
 	partition int
 	offset    int64
@@ -149,8 +153,23 @@ type Projection struct {
 	env   *sim.Env
 	where string
 	rows  map[string]Row
-	m     Metrics
+	// fate holds, per origin of a record handed to a projection
+	// versioned by clock, whether it was applied or lost to clock skew
+	// (see apply): a copy of an applied record is a duplicate whatever
+	// its offset, and a replay of a lost one is lost again, not a skipped
+	// duplicate of something never applied. O(records) of such a
+	// projection.
+	fate map[sim.ID]fate
+	m    Metrics
 }
+
+// fate is what a clock-versioned projection did with a record's origin.
+type fate uint8
+
+const (
+	fateApplied fate = 1 + iota
+	fateLost
+)
 
 // New returns an empty projection on w's environment. It is a sim.Handler
 // that applies every record; Wrap gives a handler that applies through
@@ -229,19 +248,27 @@ func (f *feeder) Unwrap() sim.Handler { return f.next }
 // record's: then it skips the record (sim.Delivery.Skip) and succeeds. A
 // record without a key is applied to the row of "".
 //
-// A record that the clock calls older but that sits later than the row's
-// record in the same partition is not a duplicate: it is a later write
-// whose writer's clock ran behind, and ignoring it loses it for good (a
-// lost update). The projection then applies nothing, as it would for an
-// older record, and traces the loss with cause sim.CauseClockSkew, so the
-// ledger counts it lost for the group, not absorbed.
+// A record that the clock calls older may still be a later write, whose
+// writer's clock ran behind: one the source of truth holds as the key's
+// latest, or one later than the row's record in the same partition of the
+// same log. Ignoring it loses it for good (a lost update), so the
+// projection then applies nothing, as it would for an older record, and
+// traces the loss with cause sim.CauseClockSkew: the ledger counts it
+// lost for the group, not absorbed. A copy of a record applied before is
+// a duplicate wherever it sits, and a replay of a record lost so is lost
+// again. A later
+// write that is neither the source's latest nor in the row's partition
+// (its key's records moved to another partition when partitions were
+// added) cannot be told from an older one, and is skipped.
 func (p *Projection) apply(d *sim.Delivery, next sim.Handler) error {
 	v := p.version(d)
 	r, ok := p.rows[d.Msg.Key]
 	if ok && p.cfg.Versioning != VersionNone && v <= r.Version {
-		if p.cfg.Versioning == VersionClock && d.HasPos && r.hasPos && d.Partition == r.partition && d.Offset > r.offset {
-			p.loseSkewed(d, v, r)
-			return nil
+		if p.cfg.Versioning == VersionClock {
+			if why := p.skewedWrite(d, r); why != "" {
+				p.loseSkewed(d, v, r, why)
+				return nil
+			}
 		}
 		d.Skip(fmt.Sprintf("version %d is not newer than %d (%s)", v, r.Version, r.Value))
 		return nil
@@ -249,19 +276,60 @@ func (p *Projection) apply(d *sim.Delivery, next sim.Handler) error {
 	before := d.Effects()
 	err := next.Handle(d)
 	if d.Effects() > before {
-		p.rows[d.Msg.Key] = Row{Value: d.Msg.ID, Body: string(d.Msg.Body), Version: v, hasPos: d.HasPos, partition: d.Partition, offset: d.Offset}
+		o := originOf(&d.Msg)
+		p.rows[d.Msg.Key] = Row{Value: d.Msg.ID, Body: string(d.Msg.Body), Version: v, origin: o,
+			where: d.Where, hasPos: d.HasPos, partition: d.Partition, offset: d.Offset}
+		if p.cfg.Versioning == VersionClock {
+			p.setFate(o, fateApplied)
+		}
 	}
 	return err
 }
 
+// setFate records what the projection did with origin o.
+func (p *Projection) setFate(o sim.ID, f fate) {
+	if p.fate == nil {
+		p.fate = map[sim.ID]fate{}
+	}
+	p.fate[o] = f
+}
+
+// originOf returns m's origin, or m's own ID for an original.
+func originOf(m *sim.Message) sim.ID {
+	if m.Origin != 0 {
+		return m.Origin
+	}
+	return m.ID
+}
+
+// skewedWrite says why d's record, which its clock version calls no
+// newer than row r, is a later write than r's record (see apply), or
+// returns "" when it is not one.
+func (p *Projection) skewedWrite(d *sim.Delivery, r Row) string {
+	switch o := originOf(&d.Msg); {
+	case o == r.origin || p.fate[o] == fateApplied:
+		return "" // a copy of a record applied before: a duplicate
+	case p.fate[o] == fateLost:
+		return "lost before, and replayed"
+	}
+	if latest, ok := p.cfg.Source.Latest(d.Msg.Key); ok && latest == d.Msg.ID {
+		return "the source's latest for " + strconv.Quote(d.Msg.Key)
+	}
+	if d.HasPos && r.hasPos && d.Where == r.where && d.Partition == r.partition && d.Offset > r.offset {
+		return fmt.Sprintf("offset %d is later than %d", d.Offset, r.offset)
+	}
+	return ""
+}
+
 // loseSkewed traces that the projection lost d's record, a later write
-// than row r's record, because its clock version v is not newer than the
-// row's.
-func (p *Projection) loseSkewed(d *sim.Delivery, v int64, r Row) {
+// than row r's record (why says how it is known), because its clock
+// version v is not newer than the row's.
+func (p *Projection) loseSkewed(d *sim.Delivery, v int64, r Row, why string) {
+	p.setFate(originOf(&d.Msg), fateLost)
 	e := sim.Lost(d.Where, d.Instance, d.Consumer, &d.Msg, sim.CauseClockSkew)
 	e.Tick, e.Attempt = p.env.Now(), d.Attempt
 	e.HasPos, e.Partition, e.Offset = true, d.Partition, d.Offset
-	e.Detail = fmt.Sprintf("version %d is not newer than %d (%s), yet offset %d is later than %d", v, r.Version, r.Value, d.Offset, r.offset)
+	e.Detail = fmt.Sprintf("version %d is not newer than %d (%s), yet it is a later write: %s", v, r.Version, r.Value, why)
 	p.env.Emit(e)
 }
 

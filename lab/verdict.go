@@ -261,10 +261,11 @@ func settledMetric(e scenario.Expectation, v float64) Standing {
 
 // metricCounters lists, per metric kind, the fields that are counters: they only
 // ever grow during a run (deliveries, acks, publishes, rebalances,
-// registered messages, copies redriven out of a DLQ: a redriven copy has
-// left its DLQ for good), as opposed to gauges such as a depth, a lag or a
-// count of messages in some state, which rise and fall (ledger.dead_lettered
-// counts the copies in a DLQ now, and a redrive lowers it).
+// registered messages), as opposed to gauges such as a depth, a lag or a
+// count of messages in some state, which rise and fall: ledger.dead_lettered
+// counts the copies in a DLQ now, which a redrive lowers, and
+// ledger.redriven the copies whose latest state is redriven, which a later
+// ack of a duplicate of the same ID lowers.
 // It sits beside scenario.MetricFields, of which it is a subset (TestMetricCountersAreFields);
 // TestCountersNeverDecrease plays every lesson to keep it honest.
 var metricCounters = map[string][]string{
@@ -275,7 +276,7 @@ var metricCounters = map[string][]string{
 	"outbox":   {"published", "failed"},
 	"saga":     scenario.MetricFields["saga"][:7],
 	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
-	"ledger":   {"messages", "origins", "delivered", "duplicates", "applied", "duplicate_effects", "absorbed", "redriven"},
+	"ledger":   {"messages", "origins", "delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
 }
 
 // isCounter reports whether m is a counter: a value that never decreases

@@ -326,32 +326,3 @@ func TestSettledMetric(t *testing.T) {
 		}
 	}
 }
-
-// TestVerdictRedrivenIsACounter: ledger.redriven only grows (a redriven
-// copy has left its DLQ for good), so "ledger.redriven >= 4" holds as soon
-// as poison-dlq's redrive moves its four dead letters back, before the
-// end; ledger.dead_lettered, which the redrive lowers, is a gauge.
-func TestVerdictRedrivenIsACounter(t *testing.T) {
-	s, err := scenario.LoadLesson("poison-dlq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Expect = []scenario.Expectation{
-		{Metric: scenario.Metric{Kind: "ledger", Field: "redriven"}, Op: ">=", Value: 4},
-		{Metric: scenario.Metric{Kind: "ledger", Field: "dead_lettered"}, Op: ">=", Value: 1},
-	}
-	r, err := New(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r.Step() {
-		v := r.Verdict()
-		if j := v.Judgments[1]; j.Standing != NotYet {
-			t.Fatalf("t=%d: the gauge ledger.dead_lettered reads %v before the end", r.Now(), j.Standing)
-		}
-		if v.Judgments[0].Standing == Holds && !r.Done() {
-			return
-		}
-	}
-	t.Error("ledger.redriven >= 4 did not hold before the end")
-}

@@ -8,10 +8,11 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// ActionName names what a does for a person, as the player's key table
-// names its key: "replay" (seek a group to the earliest offset), "redrive",
-// "crash" or "broker down"; a timeline action other than the hand actions is
-// named by its file name ("purge").
+// ActionName names what a does for a person: "replay" (seek a group to
+// the earliest offset), "redrive", "crash" or "broker down"; a timeline
+// action other than the hand actions is named by its file name ("purge").
+// The player's key table names the hand actions' keys with it, so a key's
+// name and the notices that name its action agree.
 func ActionName(a Action) string {
 	switch {
 	case a.Action == scenario.ActionSeek && a.To == eventlog.SeekToEarliest:

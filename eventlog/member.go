@@ -153,6 +153,15 @@ func (h *held) message() sim.Message {
 	return h.e.message(h.e.tick, 0)
 }
 
+// fill writes the held record's message into *dst, as message returns it.
+func (h *held) fill(dst *sim.Message) {
+	if h.a != nil {
+		h.e.fill(dst, h.a.created, h.a.origin)
+		return
+	}
+	h.e.fill(dst, h.e.tick, 0)
+}
+
 // record returns h as Poll hands it out.
 func (h *held) record() Record {
 	return Record{Partition: h.p, Offset: h.off, Tick: h.e.tick, Message: h.message()}
@@ -606,8 +615,8 @@ func (m *Member) process(now sim.Tick) {
 				m.crash(f.Rule, "")
 				return
 			}
-			msg := r.message()
-			m.prepare(&m.d, r.p, r.off, &msg, int(m.out[i].attempt))
+			r.fill(&m.d.Msg) // built in place, not copied once more
+			m.prepareInPlace(&m.d, r.p, r.off, int(m.out[i].attempt))
 			if t := sim.DurationOf(m.h, &m.d); t > 0 {
 				m.busy, m.busyUntil = true, now+t
 				return

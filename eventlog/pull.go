@@ -170,7 +170,13 @@ func (m *Member) Delivery(r Record) *sim.Delivery {
 // at offset off of partition p. The message is passed by pointer so that
 // it is copied once, into d.
 func (m *Member) prepare(d *sim.Delivery, p int, off int64, msg *sim.Message, attempt int) {
-	d.ResetFrom(m.g.env, msg, m.g.t.where, m.g.name, m.cfg.Name, attempt)
+	d.Msg = *msg
+	m.prepareInPlace(d, p, off, attempt)
+}
+
+// prepareInPlace is prepare for a message already written into d.Msg.
+func (m *Member) prepareInPlace(d *sim.Delivery, p int, off int64, attempt int) {
+	d.ResetInPlace(m.g.env, m.g.t.where, m.g.name, m.cfg.Name, attempt)
 	d.HasPos, d.Partition, d.Offset = true, p, off
 }
 

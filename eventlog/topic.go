@@ -213,6 +213,17 @@ func (e *entry) message(created sim.Tick, origin sim.ID) sim.Message {
 	return sim.Message{ID: e.id, Key: e.key, Body: e.body, Headers: *e.hdr, Created: created, Origin: origin}
 }
 
+// fill writes the message of e, created at created with origin origin,
+// into *dst field by field, as message returns it: a delivery's message is
+// built where the handler reads it, not built and copied again. Every
+// field of sim.Message is written (TestFillWritesEveryField keeps the
+// list complete).
+func (e *entry) fill(dst *sim.Message, created sim.Tick, origin sim.ID) {
+	dst.ID, dst.Key, dst.Body = e.id, e.key, e.body
+	dst.Headers = *e.hdr
+	dst.Created, dst.Origin = created, origin
+}
+
 // widen makes the partition wide, giving every entry held its aside.
 // O(entries held), once until the partition is empty again.
 func (p *partition) widen() {

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/internal/ledgercmp"
@@ -13,11 +14,13 @@ import (
 // sink, so the models book through the typed entry points wherever they
 // may, and once with a sink that listens too, so every event is built and
 // folded by Ledger.Emit. A scenario run always has a budget, which counts
-// deliveries and sends and so turns Trace.BookDelivery and
-// Trace.BookProduced away: the typed entry point these runs take is
-// Trace.BookEffect (331 effects over the scenarios). The other entry
-// points are compared on worlds without a budget by the models' booked
-// tests (internal/ledgercmp.Seeds). The typed run asks for Stats before the first
+// deliveries and sends; the typed entry points charge it as Emit does, so
+// these runs book deliveries (Trace.BookDelivery, Trace.BookDeliveries),
+// produced events (Trace.BookProduced), expiries and effects through the
+// typed entry points, and the two ledgers, event counts and budget errors
+// are compared here, under the budget. The models' booked tests
+// (internal/ledgercmp.Seeds) compare them on worlds without a budget too.
+// The typed run asks for Stats before the first
 // event, so the summary is kept up to date through the typed entry points
 // as well. After every tick, not only at the end, the event counts,
 // dumps, outcomes, losses, stats, consumers and entries of the two
@@ -56,6 +59,9 @@ func TestBookedOnEveryScenario(t *testing.T) {
 				}
 				if d := diff(); d != "" {
 					t.Fatalf("t=%d: %s", booked.Now(), d)
+				}
+				if b, e := fmt.Sprint(booked.World().Err()), fmt.Sprint(emitted.World().Err()); b != e {
+					t.Fatalf("t=%d: the booked run's budget error is %s, the emitted one's %s", booked.Now(), b, e)
 				}
 				if !b {
 					break

@@ -75,6 +75,34 @@ func (s *budgetState) count(e *Event) {
 	}
 }
 
+// fitsDeliveries reports whether n more delivery events at tick stay
+// within DeliveriesPerTick, without charging them. A typed booking
+// (Trace.BookDelivery, Trace.BookDeliveries) books only deliveries that
+// fit: one that would breach the cap is emitted instead, so the error
+// names the event's place exactly as before. O(1).
+func (s *budgetState) fitsDeliveries(tick Tick, n int) bool {
+	d := s.deliveries
+	if tick != s.tick {
+		d = 0
+	}
+	return s.b.DeliveriesPerTick <= 0 || d+n <= s.b.DeliveriesPerTick
+}
+
+// chargeDeliveries charges n delivery events at tick that fit (see
+// fitsDeliveries), exactly as count charges n emitted ones. O(1).
+func (s *budgetState) chargeDeliveries(tick Tick, n int) {
+	if tick != s.tick {
+		s.tick, s.deliveries = tick, 0
+	}
+	s.deliveries += n
+}
+
+// fitsSend reports whether one more send stays within Sends, without
+// charging it: a typed booking of a produced event (Trace.BookProduced)
+// books only a send that fits and then charges it with s.sends++, and a
+// send that would breach the cap is emitted instead. O(1).
+func (s *budgetState) fitsSend() bool { return s.b.Sends == 0 || s.sends < s.b.Sends }
+
 // SetBudget bounds the world's derived work from now on. Once a cap is
 // hit, the World stops stepping components at once (the current one
 // finishes its step), Run and RunUntil return the error, and Env.Exceeded

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -110,5 +111,72 @@ func TestBudgetSendsCountsResends(t *testing.T) {
 	}
 	if w.Now() != 6 {
 		t.Errorf("stopped at t=%d, want 6", w.Now())
+	}
+}
+
+// The typed entry points charge a run's budget exactly as the events they
+// stand for: a world that books produced events and deliveries through
+// them (the ledger its only sink) and one that emits the same events (a
+// listening sink) must stop at the same event with the same error, and
+// fold the same ledger, for a sends cap and a per-tick delivery cap. The
+// typed world must have booked some of them, or nothing was compared.
+func TestBudgetCountsTypedBookings(t *testing.T) {
+	for _, b := range []Budget{{Sends: 7}, {DeliveriesPerTick: 4}, {DeliveriesPerTick: 2, Sends: 9}, {DeliveriesPerTick: 5, Sends: 11}} {
+		run := func(listen bool) (w *World, at uint64, typed int) {
+			w, _ = New(Config{Seed: 1})
+			if listen {
+				w.Trace().Attach(SinkFunc(func(*Event) {}))
+			}
+			w.SetBudget(b)
+			tr := w.Trace()
+			fan := NewLedgerFanout([]string{"x", "y"})
+			var lc LedgerConsumer
+			note := func() {
+				if at == 0 && w.Err() != nil {
+					at = tr.Len()
+				}
+			}
+			for tick := Tick(1); tick <= 4; tick++ {
+				for i := range 3 {
+					id := ID(tick)*10 + ID(i)
+					if tr.BookProduced(tick, id, id, "log:t", "k", "") {
+						typed++
+					} else {
+						tr.Emit(Event{Tick: tick, Kind: KindProduced, Where: "log:t", Msg: id, Origin: id, Key: "k"})
+					}
+					note()
+				}
+				for i := range 3 {
+					id := ID(tick)*10 + ID(i)
+					if tr.BookDelivery(tick, id, "g", &lc) {
+						typed++
+					} else {
+						tr.Emit(Event{Tick: tick, Kind: KindPolled, Where: "log:t", Consumer: "g", Msg: id})
+					}
+					note()
+				}
+				id := ID(tick) * 10
+				if tr.BookDeliveries(tick, id, &fan) {
+					typed += 2
+				} else {
+					for _, c := range []string{"x", "y"} {
+						tr.Emit(Event{Tick: tick, Kind: KindDelivered, Where: "log:t", Consumer: c, Msg: id})
+					}
+				}
+				note()
+			}
+			return w, at, typed
+		}
+		bw, bat, typed := run(false)
+		ew, eat, none := run(true)
+		if typed == 0 || none != 0 {
+			t.Fatalf("%+v: %d events booked by the typed run, %d by the listening one; want some and none", b, typed, none)
+		}
+		if fmt.Sprint(bw.Err()) != fmt.Sprint(ew.Err()) || bat != eat || bw.Err() == nil {
+			t.Fatalf("%+v: typed run stopped at event %d with %v, emitted at %d with %v", b, bat, bw.Err(), eat, ew.Err())
+		}
+		if bw.Trace().Len() != ew.Trace().Len() || bw.Ledger().Dump() != ew.Ledger().Dump() {
+			t.Fatalf("%+v: the ledgers differ:\n%s\n%s", b, bw.Ledger().Dump(), ew.Ledger().Dump())
+		}
 	}
 }

@@ -20,8 +20,12 @@ func TestResetForgetsEveryField(t *testing.T) {
 	resets := map[string]func(d *Delivery){
 		"Reset":     func(d *Delivery) { d.Reset(w.Env(), m, "queue:q", "q", "", 3) },
 		"ResetFrom": func(d *Delivery) { d.ResetFrom(w.Env(), &m, "queue:q", "q", "", 3) },
+		"ResetInPlace": func(d *Delivery) {
+			d.Msg = m
+			d.ResetInPlace(w.Env(), "queue:q", "q", "", 3)
+		},
 	}
-	for _, name := range []string{"Reset", "ResetFrom"} {
+	for _, name := range []string{"Reset", "ResetFrom", "ResetInPlace"} {
 		t.Run(name, func(t *testing.T) { resetForgets(t, want, resets[name]) })
 	}
 }

@@ -280,16 +280,21 @@ func (t *Trace) ledgerOnly() *Ledger {
 // BookDelivery is the typed form of emitting a delivery event (received,
 // redelivered, polled or delivered) of copy msg to the logical consumer
 // called consumer at tick, for a model on a hot path: when the ledger is
-// the trace's only listener (no other sink, no budget counting
-// deliveries) and already holds the copy's record, it numbers the event
-// and folds it exactly as Emit would, without building it, and reports
-// true. Otherwise it does nothing and reports false, and the caller emits
-// the event as usual. c caches the consumer's handle (see
+// the trace's only listener (no other sink), already holds the copy's
+// record and the delivery fits the run's budget, it numbers the event,
+// folds it and charges the budget exactly as Emit would, without building
+// it, and reports true. Otherwise it does nothing and reports false, and
+// the caller emits the event as usual: a delivery that breaches
+// DeliveriesPerTick is always emitted, so the run stops with the same
+// error at the same event. c caches the consumer's handle (see
 // LedgerConsumer). O(1) amortised, and it does not allocate.
 func (t *Trace) BookDelivery(tick Tick, msg ID, consumer string, c *LedgerConsumer) bool {
 	l := t.ledgerOnly()
-	if l == nil || t.budget != nil || !l.bookDelivery(msg, c.resolve(l, consumer), tick) {
+	if l == nil || t.budget != nil && !t.budget.fitsDeliveries(tick, 1) || !l.bookDelivery(msg, c.resolve(l, consumer), tick) {
 		return false
+	}
+	if t.budget != nil {
+		t.budget.chargeDeliveries(tick, 1)
 	}
 	t.seq++
 	return true
@@ -297,15 +302,17 @@ func (t *Trace) BookDelivery(tick Tick, msg ID, consumer string, c *LedgerConsum
 
 // BookDeliveries is BookDelivery for one delivered event of copy msg to
 // each consumer of f in turn, all at tick: when the ledger is the trace's
-// only listener (no other sink, no budget counting deliveries) and
-// already holds the copy's record, it numbers the f.Len() events and
-// folds them, in f's order, exactly as Emit would, and reports true.
-// Otherwise it does nothing and reports false, and the caller emits the
-// events as usual. O(f.Len()) amortised, and it does not allocate but to
-// hold f's handles the first time it meets a ledger.
+// only listener (no other sink), already holds the copy's record and all
+// f.Len() deliveries fit the run's budget, it numbers the events, folds
+// them, in f's order, and charges the budget exactly as Emit would, and
+// reports true. Otherwise it does nothing and reports false, and the
+// caller emits the events as usual (so the one that breaches
+// DeliveriesPerTick stops the run as before). O(f.Len()) amortised, and
+// it does not allocate but to hold f's handles the first time it meets a
+// ledger.
 func (t *Trace) BookDeliveries(tick Tick, msg ID, f *LedgerFanout) bool {
 	l := t.ledgerOnly()
-	if l == nil || t.budget != nil {
+	if l == nil || t.budget != nil && !t.budget.fitsDeliveries(tick, len(f.names)) {
 		return false
 	}
 	if f.l != l {
@@ -317,21 +324,32 @@ func (t *Trace) BookDeliveries(tick Tick, msg ID, f *LedgerFanout) bool {
 	if !l.bookDeliveries(msg, f, tick) {
 		return false
 	}
+	if t.budget != nil {
+		t.budget.chargeDeliveries(tick, len(f.names))
+	}
 	t.seq += uint64(len(f.names))
 	return true
 }
 
 // BookProduced is the typed form of emitting a produced event: copy msg
 // (made from origin, with key and type typ) appended to the log where at
-// tick. When the ledger is the trace's only listener (no other sink, no
-// budget counting sends) it numbers the event and folds it exactly as
-// Emit would, without building it, and reports true. Otherwise it does
-// nothing and reports false, and the caller emits the event as usual.
-// O(1) amortised, and it does not allocate.
+// tick. When the ledger is the trace's only listener (no other sink) and
+// the send fits the run's budget, it numbers the event, folds it and
+// charges the budget exactly as Emit would, without building it, and
+// reports true. Otherwise it does nothing and reports false, and the
+// caller emits the event as usual: a send that breaches Sends is always
+// emitted, so the run stops with the same error at the same event. O(1)
+// amortised, and it does not allocate.
 func (t *Trace) BookProduced(tick Tick, msg, origin ID, where, key, typ string) bool {
 	l := t.ledgerOnly()
-	if l == nil || t.budget != nil {
+	if l == nil {
 		return false
+	}
+	if t.budget != nil {
+		if !t.budget.fitsSend() {
+			return false
+		}
+		t.budget.sends++
 	}
 	t.seq++
 	l.bookArrival(KindProduced, msg, origin, tick, where, key, typ)

@@ -55,9 +55,13 @@ type packWork[T any] struct {
 // codec packs chunks of one element type. Its methods must not depend on
 // anything but their arguments.
 type codec[T any] interface {
-	// pack appends p packed to b, at most maxPacked bytes, or reports
-	// false and returns b as it was when p does not fit its format.
-	pack(b []byte, p *[tableChunk]T) ([]byte, bool)
+	// pack appends p packed to b, at most maxPacked bytes, and returns
+	// packDone. It returns b as it was and packUnfit when p does not fit
+	// its format, or, when settledOnly is set, packBusy when an element
+	// of p is not settled yet (as settled says; a chunk both unsettled and
+	// unfit is busy), so that a packer need not scan p once to ask
+	// settled and again to pack it.
+	pack(b []byte, p *[tableChunk]T, settledOnly bool) ([]byte, packResult)
 	// unpack writes packed chunk b into p.
 	unpack(p *[tableChunk]T, b []byte)
 	// at returns element k of packed chunk b in O(1).
@@ -70,6 +74,15 @@ type codec[T any] interface {
 	// packedTable.quietAt); the codec says what it means.
 	quiet(b []byte) bool
 }
+
+// packResult is what codec.pack found.
+type packResult uint8
+
+const (
+	packDone  packResult = iota // packed
+	packBusy                    // some element is not settled yet: nothing written
+	packUnfit                   // the chunk does not fit the codec's format: nothing written
+)
 
 // packLag is how many chunks a table begins after a chunk before it packs
 // it: 512 copies, more than a fan-out's subscribers or a queue's workers
@@ -185,18 +198,21 @@ func (d *packedTable[T, C]) pack(c uint64) bool {
 	if p == nil {
 		return true
 	}
-	if !d.codec.settled(p) {
+	switch d.store(c, p, true) {
+	case packBusy:
 		d.retry(c)
 		return false
-	}
-	if d.store(c, p) && len(d.free) < maxFree {
-		d.free = append(d.free, p)
+	case packDone:
+		if len(d.free) < maxFree {
+			d.free = append(d.free, p)
+		}
 	}
 	return true
 }
 
-// store packs chunk c, whose array is p, and reports whether it fit the
-// codec's format. A chunk packed for the first time is packed straight
+// store packs chunk c, whose array is p, when it fits the codec's format
+// and, if settledOnly is set, every element of it is settled, and
+// reports what codec.pack found. A chunk packed for the first time is packed straight
 // into the block, when the block has room for any packed chunk, rather
 // than packed aside and copied there: the bytes and where they go are the
 // same either way. A chunk packed again after a write unpacked it reuses
@@ -204,23 +220,23 @@ func (d *packedTable[T, C]) pack(c uint64) bool {
 // maxPacked), so a chunk that keeps being unpacked and packed again, as
 // a poison message's does, leaves at most about 2 x maxPacked bytes
 // behind in all.
-func (d *packedTable[T, C]) store(c uint64, p *[tableChunk]T) bool {
+func (d *packedTable[T, C]) store(c uint64, p *[tableChunk]T, settledOnly bool) packResult {
 	var slot []byte
 	if c < uint64(len(d.packed)) {
 		slot = d.packed[c]
 	}
 	if slot == nil && cap(d.blk)-len(d.blk) >= maxPacked {
 		start := len(d.blk)
-		b, ok := d.codec.pack(d.blk, p)
-		if !ok {
-			return false
+		b, res := d.codec.pack(d.blk, p, settledOnly)
+		if res != packDone {
+			return res
 		}
 		d.blk = b
 		slot = b[start:len(b):len(b)]
 	} else {
-		var ok bool
-		if d.tmp, ok = d.codec.pack(d.tmp[:0], p); !ok {
-			return false
+		var res packResult
+		if d.tmp, res = d.codec.pack(d.tmp[:0], p, settledOnly); res != packDone {
+			return res
 		}
 		n := len(d.tmp)
 		if cap(slot) < n {
@@ -244,7 +260,7 @@ func (d *packedTable[T, C]) store(c uint64, p *[tableChunk]T) bool {
 	d.packed[c] = slot
 	d.setQuiet(c, d.codec.quiet(slot))
 	d.t.chunks[c] = nil
-	return true
+	return packDone
 }
 
 // setQuiet records whether packed chunk c is quiet (see codec.quiet).
@@ -406,7 +422,7 @@ func (d *packedTable[T, C]) packAll() {
 	}
 	for c, p := range d.t.chunks {
 		if p != nil {
-			d.store(uint64(c), p)
+			d.store(uint64(c), p, false)
 		}
 	}
 }

@@ -81,9 +81,13 @@ func (recordCodec) settled(p *[tableChunk]record) bool {
 // quiet is false: no query reads a summary of a packed chunk of records.
 func (recordCodec) quiet([]byte) bool { return false }
 
-// pack appends p packed to b, or reports false, with b as it was, when p
-// has more than maxShapes shapes. It costs a pass over p per column.
-func (recordCodec) pack(b []byte, p *[tableChunk]record) ([]byte, bool) {
+// pack appends p packed to b, or returns b as it was and packUnfit when p
+// has more than maxShapes shapes, or packBusy when settledOnly is set and
+// p is not settled. It costs a pass over p per column.
+func (c recordCodec) pack(b []byte, p *[tableChunk]record, settledOnly bool) ([]byte, packResult) {
+	if settledOnly && !c.settled(p) {
+		return b, packBusy
+	}
 	var set shapeSet[uint64]
 	var index [tableChunk]uint8
 	for k := range p {
@@ -93,7 +97,7 @@ func (recordCodec) pack(b []byte, p *[tableChunk]record) ([]byte, bool) {
 		}
 		i, ok := set.index(recShape(r))
 		if !ok {
-			return b, false
+			return b, packUnfit
 		}
 		index[k] = i
 	}
@@ -148,7 +152,7 @@ func (recordCodec) pack(b []byte, p *[tableChunk]record) ([]byte, bool) {
 			}
 		}
 	}
-	return b, true
+	return b, packDone
 }
 
 // at returns record k of packed chunk b. It costs O(1).

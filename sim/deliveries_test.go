@@ -262,7 +262,7 @@ func TestPackedLedgerMatchesPlain(t *testing.T) {
 	compare(len(evs))
 	packs, unpacks := 0, 0
 	for c, p := range packed.recs.packed {
-		if p != nil && packed.recs.t.chunks[c] == nil {
+		if p != 0 && packed.recs.t.chunks[c] == nil {
 			packs++
 		}
 	}
@@ -271,7 +271,7 @@ func TestPackedLedgerMatchesPlain(t *testing.T) {
 	}
 	for _, b := range packed.consumers {
 		for c, p := range b.entries.packed {
-			if p != nil && b.entries.t.chunks[c] == nil {
+			if p != 0 && b.entries.t.chunks[c] == nil {
 				packs++
 			}
 		}
@@ -354,7 +354,7 @@ func TestRepackReusesBytes(t *testing.T) {
 	for i := uint64(1); i < (packLag+2)*tableChunk; i++ {
 		*d.at(i) = delivery{lastSeen: 1, delivered: 1, bits: delExpected | delHandled}
 	}
-	if d.packed[0] == nil || d.t.chunks[0] != nil {
+	if d.packed[0] == 0 || d.t.chunks[0] != nil {
 		t.Fatal("chunk 0 was not packed")
 	}
 	tick := tick32(1)
@@ -659,5 +659,30 @@ func BenchmarkPackChunk(b *testing.B) {
 				buf, _ = f.pack(buf[:0], &p)
 			}
 		})
+	}
+}
+
+// TestPackRef locates bytes at the edges of every field of a packRef:
+// the last offset of a block, the largest length and capacity, a block
+// number past what a short run uses.
+func TestPackRef(t *testing.T) {
+	blocks := make([][]byte, 300)
+	for i := range blocks {
+		blocks[i] = make([]byte, 0, packBlock)
+	}
+	for _, c := range []struct{ blk, off, n, cap int }{
+		{0, 0, 0, 0}, {0, 0, 1, 1}, {1, 17, 20, 40}, {299, packBlock - maxPacked, maxPacked, maxPacked}, {5, packBlock - 1, 1, 1}, {7, 100, 0, maxPacked},
+	} {
+		r := newPackRef(c.blk, c.off, c.n, c.cap)
+		if r == 0 {
+			t.Fatalf("%+v: the zero packRef", c)
+		}
+		b := r.bytes(blocks)
+		if len(b) != c.n || cap(b) != c.cap {
+			t.Fatalf("%+v: %d bytes of capacity %d", c, len(b), cap(b))
+		}
+		if c.cap > 0 && &b[:1][0] != &blocks[c.blk][:c.off+1][c.off] {
+			t.Fatalf("%+v: the bytes are not where they were put", c)
+		}
 	}
 }

@@ -255,10 +255,10 @@ func (d *packedTable[T, C]) pack(c uint64) bool {
 
 // store packs chunk c, whose array is p, when it fits the codec's format
 // and, if settledOnly is set, every element of it is settled, and
-// reports what codec.pack found. A chunk packed for the first time is packed straight
-// into the block, when the block has room for any packed chunk, rather
-// than packed aside and copied there: the bytes and where they go are the
-// same either way. A chunk packed again after a write unpacked it reuses
+// reports what codec.pack found. A chunk packed for the first time is
+// packed straight into the block, when the block has room for any packed
+// chunk, rather than packed aside and copied there: the bytes and where
+// they go are the same either way. A chunk packed again after a write unpacked it reuses
 // its bytes when it fits them, and else takes twice as many (up to
 // maxPacked), so a chunk that keeps being unpacked and packed again, as
 // a poison message's does, leaves at most about 2 x maxPacked bytes

@@ -12,21 +12,27 @@ type deliveries = packedTable[delivery, deliveryCodec]
 // deliveryCodec packs chunks of deliveries (see packChunk).
 type deliveryCodec struct{}
 
-func (deliveryCodec) pack(b []byte, p *[tableChunk]delivery) ([]byte, bool) { return packChunk(b, p) }
-func (deliveryCodec) unpack(p *[tableChunk]delivery, b []byte)              { unpackChunk(p, b) }
-func (deliveryCodec) at(b []byte, k int) delivery                           { return packedAt(b, k) }
+func (deliveryCodec) pack(b []byte, p *[tableChunk]delivery, settledOnly bool) ([]byte, packResult) {
+	return packDeliveries(b, p, settledOnly)
+}
+func (deliveryCodec) unpack(p *[tableChunk]delivery, b []byte) { unpackChunk(p, b) }
+func (deliveryCodec) at(b []byte, k int) delivery              { return packedAt(b, k) }
 
 // settled reports whether the consumer is done with every copy of p it
-// was routed: it handled it (applied, absorbed or failed it), missed or
-// lost it.
+// was routed (see done).
 func (deliveryCodec) settled(p *[tableChunk]delivery) bool {
 	for k := range p {
-		if e := &p[k]; *e != (delivery{}) && e.bits&(delHandled|delMissed) == 0 && !e.lostFor() {
+		if e := &p[k]; *e != (delivery{}) && !e.done() {
 			return false
 		}
 	}
 	return true
 }
+
+// done reports whether the consumer is done with the copy of d: it
+// handled it (applied, absorbed or failed it), missed or lost it. It reads
+// only bits, so deliveries of one shape are all done or all not.
+func (d *delivery) done() bool { return d.bits&(delHandled|delMissed) != 0 || d.lostFor() }
 
 // quiet reports whether no delivery of packed chunk b is open: none was
 // routed to the consumer without being applied, absorbed, missed or lost
@@ -80,6 +86,13 @@ func shapeOf(e *delivery) uint32 {
 	return uint32(uint8(e.firstOff)) | uint32(e.delivered)<<8 | uint32(e.handled)<<16 | uint32(e.bits)<<24
 }
 
+// shapeDone reports whether a delivery of shape s is done (see
+// delivery.done); a blank one, of shape 0, is not.
+func shapeDone(s uint32) bool {
+	e := unshape(s, 0)
+	return e.done()
+}
+
 // blank reports whether e was never written.
 func blank(e *delivery) bool { return *e == delivery{} }
 
@@ -118,9 +131,20 @@ func (x *shapeSet[S]) index(s S) (uint8, bool) {
 const maxDeliveries = packHeader + 4*maxShapes + tableChunk/2 + 4*tableChunk
 
 // packChunk appends p packed to b, and reports false, leaving b as it
-// was, when p has more than maxShapes shapes. It costs one pass over p
-// and one over the packed bytes.
+// was, when p has more than maxShapes shapes. It is packDeliveries
+// whether p is settled or not.
 func packChunk(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
+	b, res := packDeliveries(b, p, false)
+	return b, res == packDone
+}
+
+// packDeliveries appends p packed to b and returns packDone, or returns b
+// as it was and packUnfit when p has more than maxShapes shapes, or, when
+// settledOnly is set, packBusy when a delivery of p is not done. Whether
+// one is done depends on its shape alone, so it is asked once per shape
+// the pass meets, not once per delivery. It costs one pass over p, and a
+// second one when its deliveries come as more than maxRuns runs.
+func packDeliveries(b []byte, p *[tableChunk]delivery, settledOnly bool) ([]byte, packResult) {
 	var set shapeSet[uint32]
 	var index [tableChunk]uint8
 	lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
@@ -129,27 +153,42 @@ func packChunk(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
 	// Shape 0 always takes the long way, as a blank delivery has it too.
 	last, lastIdx := uint32(0), uint8(0)
 	// Runs of neighbours with the same index and LastSeen (a blank's
-	// LastSeen does not count: its distance is 0 whatever it is).
+	// LastSeen does not count: its distance is 0 whatever it is), counted
+	// and, up to maxRuns of them, their first deliveries noted, so that
+	// the runs are written from starts without a second pass over p.
 	runs, runIdx, runSeen := 1, uint8(0), tick32(0)
+	var starts [maxRuns]uint8 // starts[0] is 0: the first run begins the chunk
 	for k := range p {
 		e := &p[k]
 		s := shapeOf(e)
 		if s != last || s == 0 {
 			if s == 0 && e.lastSeen == 0 {
 				if runIdx != 0 {
+					if runs < maxRuns {
+						starts[runs] = uint8(k)
+					}
 					runs, runIdx = runs+1, 0
 				}
 				continue // blank
 			}
+			if settledOnly && !shapeDone(s) {
+				return b, packBusy
+			}
 			i, ok := set.index(s)
 			if !ok {
-				return b, false
+				if settledOnly && !(deliveryCodec{}).settled(p) {
+					return b, packBusy // a later shape is not done
+				}
+				return b, packUnfit
 			}
 			last, lastIdx = s, i
 		}
 		index[k] = lastIdx
 		if lastIdx != runIdx || e.lastSeen != runSeen {
 			if k > 0 {
+				if runs < maxRuns {
+					starts[runs] = uint8(k)
+				}
 				runs++
 			}
 			runIdx, runSeen = lastIdx, e.lastSeen
@@ -172,7 +211,7 @@ func packChunk(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
 		b = binary.LittleEndian.AppendUint32(b, s)
 	}
 	if form&packRuns != 0 {
-		return packRunsOf(b, p, &index, w, uint32(lo)), true
+		return packRunsOf(b, p, &index, starts[:runs], w, uint32(lo)), packDone
 	}
 	for k := 0; k < tableChunk; k += 2 {
 		b = append(b, index[k]|index[k+1]<<4)
@@ -206,26 +245,21 @@ func packChunk(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
 			binary.LittleEndian.PutUint32(dist[4*k:], v)
 		}
 	}
-	return b, true
+	return b, packDone
 }
 
-// packRunsOf appends the runs of p, whose deliveries' indexes are index,
-// with distances of width w from base lo (see packChunk); the caller
-// counted at most maxRuns of them.
-func packRunsOf(b []byte, p *[tableChunk]delivery, index *[tableChunk]uint8, w int, lo uint32) []byte {
-	at := len(b)
-	b = append(b, 0)
-	var last uint32
-	for k := range p {
+// packRunsOf appends the runs of p, whose deliveries' indexes are index
+// and whose runs begin at the deliveries numbered starts, with distances
+// of width w from base lo (see packChunk). It reads one delivery per
+// run: O(maxRuns).
+func packRunsOf(b []byte, p *[tableChunk]delivery, index *[tableChunk]uint8, starts []uint8, w int, lo uint32) []byte {
+	b = append(b, byte(len(starts)))
+	for _, k := range starts {
 		var v uint32
 		if index[k] != 0 {
 			v = uint32(p[k].lastSeen) - lo
 		}
-		if k > 0 && index[k] == index[k-1] && v == last {
-			continue // the run goes on
-		}
-		last = v
-		b = append(b, byte(k), index[k])
+		b = append(b, k, index[k])
 		switch w {
 		case 1:
 			b = append(b, byte(v))
@@ -234,7 +268,6 @@ func packRunsOf(b []byte, p *[tableChunk]delivery, index *[tableChunk]uint8, w i
 		case 4:
 			b = binary.LittleEndian.AppendUint32(b, v)
 		}
-		b[at]++
 	}
 	return b
 }

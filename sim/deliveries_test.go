@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"math"
 	"reflect"
 	"slices"
@@ -261,7 +262,7 @@ func TestPackedLedgerMatchesPlain(t *testing.T) {
 	compare(len(evs))
 	packs, unpacks := 0, 0
 	for c, p := range packed.recs.packed {
-		if p != nil && packed.recs.t.chunks[c] == nil {
+		if p != 0 && packed.recs.t.chunks[c] == nil {
 			packs++
 		}
 	}
@@ -270,7 +271,7 @@ func TestPackedLedgerMatchesPlain(t *testing.T) {
 	}
 	for _, b := range packed.consumers {
 		for c, p := range b.entries.packed {
-			if p != nil && b.entries.t.chunks[c] == nil {
+			if p != 0 && b.entries.t.chunks[c] == nil {
 				packs++
 			}
 		}
@@ -317,8 +318,8 @@ func TestPackRecordsRoundTrip(t *testing.T) {
 			p[k] = record{keyLo: v()<<16 | v()&0xffff, keyHi: uint16(s), typ: uint16(s * 3), where: uint16(s + 1), State: State(s % 10),
 				flags: uint8(s) | recRegistered, created: tick32(v()), changed: tick32(v()), sends: v()}
 		}
-		b, ok := c.pack([]byte("x"), &p)
-		if !ok {
+		b, res := c.pack([]byte("x"), &p, false)
+		if res != packDone {
 			t.Fatalf("round %d: %d shapes did not fit", round, shapes)
 		}
 		if len(b) > 1+maxRecords || len(b) > 1+maxPacked || b[0] != 'x' {
@@ -340,7 +341,7 @@ func TestPackRecordsRoundTrip(t *testing.T) {
 	for k := range many {
 		many[k] = record{typ: uint16(k), flags: recRegistered}
 	}
-	if b, ok := c.pack([]byte("x"), &many); ok || string(b) != "x" {
+	if b, res := c.pack([]byte("x"), &many, false); res != packUnfit || string(b) != "x" {
 		t.Fatal("a chunk of 128 shapes was packed")
 	}
 }
@@ -353,7 +354,7 @@ func TestRepackReusesBytes(t *testing.T) {
 	for i := uint64(1); i < (packLag+2)*tableChunk; i++ {
 		*d.at(i) = delivery{lastSeen: 1, delivered: 1, bits: delExpected | delHandled}
 	}
-	if d.packed[0] == nil || d.t.chunks[0] != nil {
+	if d.packed[0] == 0 || d.t.chunks[0] != nil {
 		t.Fatal("chunk 0 was not packed")
 	}
 	tick := tick32(1)
@@ -438,4 +439,377 @@ func TestQuietChunks(t *testing.T) {
 	if got, want := packed.Dump(), plain.Dump(); got != want {
 		t.Fatal("the dumps differ")
 	}
+}
+
+// packChunkTwoPass is packChunk as it was before it noted where runs
+// begin while counting them: a second pass over the chunk wrote the runs.
+// TestPackChunkOnePass holds packChunk to its bytes.
+func packChunkTwoPass(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
+	var set shapeSet[uint32]
+	var index [tableChunk]uint8
+	lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
+	// The shape of the previous delivery, and its number, in registers:
+	// neighbours nearly always share one, and then the set is not asked.
+	// Shape 0 always takes the long way, as a blank delivery has it too.
+	last, lastIdx := uint32(0), uint8(0)
+	// Runs of neighbours with the same index and LastSeen (a blank's
+	// LastSeen does not count: its distance is 0 whatever it is).
+	runs, runIdx, runSeen := 1, uint8(0), tick32(0)
+	for k := range p {
+		e := &p[k]
+		s := shapeOf(e)
+		if s != last || s == 0 {
+			if s == 0 && e.lastSeen == 0 {
+				if runIdx != 0 {
+					runs, runIdx = runs+1, 0
+				}
+				continue // blank
+			}
+			i, ok := set.index(s)
+			if !ok {
+				return b, false
+			}
+			last, lastIdx = s, i
+		}
+		index[k] = lastIdx
+		if lastIdx != runIdx || e.lastSeen != runSeen {
+			if k > 0 {
+				runs++
+			}
+			runIdx, runSeen = lastIdx, e.lastSeen
+		}
+		lo, hi = min(lo, int32(e.lastSeen)), max(hi, int32(e.lastSeen))
+	}
+	shapes, n := set.shapes, set.n
+	if n == 0 {
+		lo, hi = 0, 0 // every delivery is blank
+	}
+	w := widthOf(uint64(int64(hi) - int64(lo)))
+	form := byte(w)
+	if runs <= maxRuns {
+		form |= packRuns
+	}
+	b = slices.Grow(b, packHeader+4*n+tableChunk/2+w*tableChunk)
+	b = binary.LittleEndian.AppendUint32(b, uint32(lo))
+	b = append(b, form, byte(n))
+	for _, s := range shapes[:n] {
+		b = binary.LittleEndian.AppendUint32(b, s)
+	}
+	if form&packRuns != 0 {
+		return packRunsTwoPass(b, p, &index, w, uint32(lo)), true
+	}
+	for k := 0; k < tableChunk; k += 2 {
+		b = append(b, index[k]|index[k+1]<<4)
+	}
+	at := len(b)
+	b = b[:at+w*tableChunk]
+	dist := b[at:]
+	switch w {
+	case 1:
+		for k := range p {
+			if index[k] != 0 {
+				dist[k] = byte(uint32(p[k].lastSeen) - uint32(lo))
+			} else {
+				dist[k] = 0
+			}
+		}
+	case 2:
+		for k := range p {
+			var v uint32
+			if index[k] != 0 {
+				v = uint32(p[k].lastSeen) - uint32(lo)
+			}
+			binary.LittleEndian.PutUint16(dist[2*k:], uint16(v))
+		}
+	case 4:
+		for k := range p {
+			var v uint32
+			if index[k] != 0 {
+				v = uint32(p[k].lastSeen) - uint32(lo)
+			}
+			binary.LittleEndian.PutUint32(dist[4*k:], v)
+		}
+	}
+	return b, true
+}
+
+// packRunsTwoPass appends the runs of p, whose deliveries' indexes are index,
+// with distances of width w from base lo (see packChunk); the caller
+// counted at most maxRuns of them.
+func packRunsTwoPass(b []byte, p *[tableChunk]delivery, index *[tableChunk]uint8, w int, lo uint32) []byte {
+	at := len(b)
+	b = append(b, 0)
+	var last uint32
+	for k := range p {
+		var v uint32
+		if index[k] != 0 {
+			v = uint32(p[k].lastSeen) - lo
+		}
+		if k > 0 && index[k] == index[k-1] && v == last {
+			continue // the run goes on
+		}
+		last = v
+		b = append(b, byte(k), index[k])
+		switch w {
+		case 1:
+			b = append(b, byte(v))
+		case 2:
+			b = binary.LittleEndian.AppendUint16(b, uint16(v))
+		case 4:
+			b = binary.LittleEndian.AppendUint32(b, v)
+		}
+		b[at]++
+	}
+	return b
+}
+
+// TestPackChunkOnePass packs chunks of runs (blank runs, runs of one
+// delivery, runs that differ only in LastSeen or only in shape, up to
+// more runs than maxRuns) and random chunks, and requires the very bytes
+// of the two-pass packer.
+func TestPackChunkOnePass(t *testing.T) {
+	r := NewStream(9, "onepass")
+	for round := range 3000 {
+		var p [tableChunk]delivery
+		cuts := []int{0}
+		for range round % (maxRuns + 6) {
+			cuts = append(cuts, r.IntN(tableChunk))
+		}
+		slices.Sort(cuts)
+		for j, from := range cuts {
+			to := tableChunk
+			if j+1 < len(cuts) {
+				to = cuts[j+1]
+			}
+			var e delivery
+			switch r.IntN(4) {
+			case 0: // blank
+			case 1: // shape 0, seen
+				e = delivery{lastSeen: tick32(1 + r.IntN(3))}
+			default:
+				s := r.IntN(3)
+				e = delivery{lastSeen: tick32(r.IntN(3) * []int{1, 300, 70000}[round%3]), delivered: 1, handled: uint8(s), bits: delExpected | uint8(s)}
+			}
+			for k := from; k < to; k++ {
+				p[k] = e
+			}
+			if round%5 == 0 && from < to && r.Chance(0.5) {
+				p[from].lastSeen++ // a run of one before the rest
+			}
+		}
+		if round%3 == 0 { // settle the chunk, as most are when their turn comes
+			for k := range p {
+				if p[k] != (delivery{}) {
+					p[k].bits |= delHandled
+				}
+			}
+		}
+		if round%11 == 0 { // one delivery not done, anywhere
+			k := r.IntN(tableChunk)
+			p[k].lastSeen, p[k].bits = 1, delExpected
+		}
+		got, gok := packChunk([]byte("x"), &p)
+		want, wok := packChunkTwoPass([]byte("x"), &p)
+		if gok != wok || string(got) != string(want) {
+			t.Fatalf("round %d: packed\n %v, want\n %v", round, got, want)
+		}
+		// Packing only settled chunks: busy exactly when settled says
+		// so, and else the same bytes.
+		wantRes := packUnfit
+		switch {
+		case !(deliveryCodec{}).settled(&p):
+			wantRes, want = packBusy, []byte("x")
+		case wok:
+			wantRes = packDone
+		}
+		if got, res := packDeliveries([]byte("x"), &p, true); res != wantRes || string(got) != string(want) {
+			t.Fatalf("round %d: packing settled only found %d, want %d", round, res, wantRes)
+		}
+	}
+	// More shapes than fit, all done but the last one met.
+	var many [tableChunk]delivery
+	for k := range many {
+		many[k] = delivery{lastSeen: 1, delivered: uint8(k), bits: delExpected | delHandled}
+	}
+	many[tableChunk-1].bits = delExpected
+	if b, res := packDeliveries([]byte("x"), &many, true); res != packBusy || string(b) != "x" {
+		t.Fatalf("an unsettled chunk of 128 shapes packed as %d", res)
+	}
+	many[tableChunk-1].bits |= delMissed
+	if b, res := packDeliveries([]byte("x"), &many, true); res != packUnfit || string(b) != "x" {
+		t.Fatalf("a settled chunk of 128 shapes packed as %d", res)
+	}
+}
+
+// BenchmarkPackChunk packs a chunk of a fan-out's deliveries: one shape,
+// seen at a few ticks in order. The TwoPass variant is the packer before
+// it noted where runs begin.
+func BenchmarkPackChunk(b *testing.B) {
+	var p [tableChunk]delivery
+	for k := range p {
+		p[k] = delivery{lastSeen: tick32(100 + k/50), firstOff: 0, delivered: 1, handled: 1, bits: delExpected | delHandled}
+	}
+	buf := make([]byte, 0, maxPacked)
+	for _, f := range []struct {
+		name string
+		pack func([]byte, *[tableChunk]delivery) ([]byte, bool)
+	}{{"OnePass", packChunk}, {"TwoPass", packChunkTwoPass}} {
+		b.Run(f.name, func(b *testing.B) {
+			for range b.N {
+				buf, _ = f.pack(buf[:0], &p)
+			}
+		})
+	}
+}
+
+// TestPackRef locates bytes at the edges of every field of a packRef:
+// the last offset of a block, the largest length and capacity, a block
+// number past what a short run uses.
+func TestPackRef(t *testing.T) {
+	blocks := make([][]byte, 300)
+	for i := range blocks {
+		blocks[i] = make([]byte, 0, packBlock)
+	}
+	for _, c := range []struct{ blk, off, n, cap int }{
+		{0, 0, 0, 0}, {0, 0, 1, 1}, {1, 17, 20, 40}, {299, packBlock - maxPacked, maxPacked, maxPacked}, {5, packBlock - 1, 1, 1}, {7, 100, 0, maxPacked},
+	} {
+		r := newPackRef(c.blk, c.off, c.n, c.cap)
+		if r == 0 {
+			t.Fatalf("%+v: the zero packRef", c)
+		}
+		b := r.bytes(blocks)
+		if len(b) != c.n || cap(b) != c.cap {
+			t.Fatalf("%+v: %d bytes of capacity %d", c, len(b), cap(b))
+		}
+		if c.cap > 0 && &b[:1][0] != &blocks[c.blk][:c.off+1][c.off] {
+			t.Fatalf("%+v: the bytes are not where they were put", c)
+		}
+	}
+}
+
+// packRecordsOld is recordCodec.pack as it was when it scanned a chunk
+// once per column to find the column's range, and wrote every column,
+// even one of width 0. TestPackRecordsOnePass holds pack to its bytes.
+func packRecordsOld(b []byte, p *[tableChunk]record) ([]byte, bool) {
+	var set shapeSet[uint64]
+	var index [tableChunk]uint8
+	for k := range p {
+		r := &p[k]
+		if *r == (record{}) {
+			continue // blank
+		}
+		i, ok := set.index(recShape(r))
+		if !ok {
+			return b, false
+		}
+		index[k] = i
+	}
+	shapes, n := set.shapes, set.n
+	var bases [recordCols]uint32
+	var widths [recordCols]int
+	size := recShapes + 8*n + tableChunk/2
+	for col := range recordCols {
+		lo, hi := uint32(math.MaxUint32), uint32(0)
+		for k := range p {
+			if index[k] != 0 {
+				v := column(&p[k], col)
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+		if lo > hi {
+			lo, hi = 0, 0 // every record is blank
+		}
+		bases[col], widths[col] = lo, widthOf(uint64(hi-lo))
+		size += widths[col] * tableChunk
+	}
+	b = slices.Grow(b, size)
+	b = append(b, byte(n))
+	for _, w := range widths {
+		b = append(b, byte(w))
+	}
+	for _, v := range bases {
+		b = binary.LittleEndian.AppendUint32(b, v)
+	}
+	for _, s := range shapes[:n] {
+		b = binary.LittleEndian.AppendUint64(b, s)
+	}
+	for k := 0; k < tableChunk; k += 2 {
+		b = append(b, index[k]|index[k+1]<<4)
+	}
+	for col, w := range widths {
+		at := len(b)
+		b = b[:at+w*tableChunk]
+		dist := b[at:]
+		for k := range p {
+			var v uint32
+			if index[k] != 0 {
+				v = column(&p[k], col) - bases[col]
+			}
+			switch w {
+			case 1:
+				dist[k] = byte(v)
+			case 2:
+				binary.LittleEndian.PutUint16(dist[2*k:], uint16(v))
+			case 4:
+				binary.LittleEndian.PutUint32(dist[4*k:], v)
+			}
+		}
+	}
+	return b, true
+}
+
+// TestPackRecordsOnePass packs chunks of records whose columns vary or
+// not, with blanks, and requires the very bytes of the packer that found
+// each column's range in a pass of its own.
+func TestPackRecordsOnePass(t *testing.T) {
+	r := NewStream(8, "recpass")
+	for round := range 2000 {
+		var p [tableChunk]record
+		vary := r.IntN(1 << recordCols) // the columns whose values differ
+		val := func(col int, k int) uint32 {
+			if vary&(1<<col) == 0 {
+				return 1000 + uint32(col)
+			}
+			return uint32(r.IntN([]int{2, 300, 70000, math.MaxInt32}[(round+col)%4]))
+		}
+		for k := range p {
+			if round%4 == 0 && r.Chance(0.3) {
+				continue // blank
+			}
+			s := r.IntN(1 + round%3)
+			p[k] = record{keyLo: val(colKeyOff, k)<<16 | val(colKeyLen, k)&0xffff, keyHi: uint16(s), typ: 1, where: 2, State: StateDone,
+				flags: recRegistered, created: tick32(val(colCreated, k)), changed: tick32(val(colChanged, k)), sends: val(colSends, k)}
+		}
+		if round == 7 {
+			p = [tableChunk]record{} // every record blank
+		}
+		got, res := recordCodec{}.pack([]byte("x"), &p, false)
+		want, ok := packRecordsOld([]byte("x"), &p)
+		if (res == packDone) != ok || string(got) != string(want) {
+			t.Fatalf("round %d: packed\n %v, want\n %v", round, got, want)
+		}
+	}
+}
+
+// BenchmarkPackRecords packs a chunk of settled records of one run: one
+// shape, a key and a tick or two apart. Old is the packer that scanned
+// the chunk once per column.
+func BenchmarkPackRecords(b *testing.B) {
+	var p [tableChunk]record
+	for k := range p {
+		p[k] = record{keyLo: 5<<16 | 8, typ: 1, where: 1, State: StateDone, flags: recRegistered, created: tick32(100 + k/16), changed: tick32(101 + k/16), sends: 1}
+	}
+	buf := make([]byte, 0, maxPacked)
+	b.Run("OnePass", func(b *testing.B) {
+		for range b.N {
+			buf, _ = recordCodec{}.pack(buf[:0], &p, true)
+		}
+	})
+	b.Run("Old", func(b *testing.B) {
+		for range b.N {
+			if (recordCodec{}).settled(&p) {
+				buf, _ = packRecordsOld(buf[:0], &p)
+			}
+		}
+	})
 }

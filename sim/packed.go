@@ -23,7 +23,10 @@ import "iter"
 // copy and event whatever order events touch the copies in, and a run
 // that keeps touching old copies costs at most the plain table's memory
 // (plus the bytes each chunk keeps for packing again, see store). Packed
-// chunks are kept in blocks of bytes that are never moved.
+// chunks are kept in blocks of bytes that are never moved, and the table
+// refers to them by packRef, a number, not a slice: the list of them
+// holds no pointer for the collector to follow, and costs 8 bytes per
+// chunk, not 24.
 //
 // Pointers that at returns stay valid until the next lookup on the same
 // table: a chunk begun may pack an older one and reuse its array. Callers
@@ -34,9 +37,9 @@ import "iter"
 // slice and a nil pointer per table for it.
 type packedTable[T comparable, C codec[T]] struct {
 	t            table[T]
-	packed       [][]byte // by dense chunk number: its bytes packed, or kept for it while it is unpacked
-	*packWork[T]          // nil until the table first packs
-	off          bool     // never pack
+	packed       []packRef // by dense chunk number: its bytes packed, or kept for it while it is unpacked
+	*packWork[T]           // nil until the table first packs
+	off          bool      // never pack
 	codec        C
 }
 
@@ -47,17 +50,61 @@ type packWork[T any] struct {
 	later   []uint64 // chunks to try packing again, oldest first, from head on
 	quiet   []uint64 // by dense chunk number, a bit each: packed, and the codec found it quiet
 	head    int
-	blk     []byte           // the block packed chunks are appended to
+	blk     []byte           // the block packed chunks are appended to, blocks' last
+	blocks  [][]byte         // every block, by number, each cut to no bytes and its capacity
 	free    []*[tableChunk]T // arrays of packed chunks, to reuse
 	scratch *[tableChunk]T   // what chunk returns for a packed chunk
+}
+
+// packRef locates the bytes of a packed chunk in its table's blocks: its
+// block's number plus one, its offset in the block, its capacity and its
+// length. The zero packRef locates none.
+type packRef uint64
+
+// The bits of a packRef, from the lowest: length, capacity, offset,
+// block. An offset fits as blocks are at most packBlock bytes, a length
+// and a capacity as packed chunks take at most maxPacked bytes.
+const (
+	refLenBits = 13
+	refCapBits = 13
+	refOffBits = 16
+	refLow     = refLenBits + refCapBits + refOffBits
+	maxBlocks  = 1<<(64-refLow) - 1 // the most blocks a table refers to
+)
+
+// newPackRef returns the packRef of the bytes [off, off+n) of block blk,
+// which keep cap bytes for the chunk.
+func newPackRef(blk, off, n, cap int) packRef {
+	return packRef(uint64(blk+1)<<refLow | uint64(off)<<(refLenBits+refCapBits) | uint64(cap)<<refLenBits | uint64(n))
+}
+
+// bytes returns the bytes r locates among blocks: n of them, with the
+// chunk's capacity. O(1).
+func (r packRef) bytes(blocks [][]byte) []byte {
+	blk := int(r>>refLow) - 1
+	off := int(r >> (refLenBits + refCapBits) & (1<<refOffBits - 1))
+	n, c := int(r&(1<<refLenBits-1)), int(r>>refLenBits&(1<<refCapBits-1))
+	return blocks[blk][off : off+n : off+c]
+}
+
+// bytesOf returns the bytes of packed chunk c, or nil when it has none.
+func (d *packedTable[T, C]) bytesOf(c uint64) []byte {
+	if c >= uint64(len(d.packed)) || d.packed[c] == 0 {
+		return nil
+	}
+	return d.packed[c].bytes(d.blocks)
 }
 
 // codec packs chunks of one element type. Its methods must not depend on
 // anything but their arguments.
 type codec[T any] interface {
-	// pack appends p packed to b, at most maxPacked bytes, or reports
-	// false and returns b as it was when p does not fit its format.
-	pack(b []byte, p *[tableChunk]T) ([]byte, bool)
+	// pack appends p packed to b, at most maxPacked bytes, and returns
+	// packDone. It returns b as it was and packUnfit when p does not fit
+	// its format, or, when settledOnly is set, packBusy when an element
+	// of p is not settled yet (as settled says; a chunk both unsettled and
+	// unfit is busy), so that a packer need not scan p once to ask
+	// settled and again to pack it.
+	pack(b []byte, p *[tableChunk]T, settledOnly bool) ([]byte, packResult)
 	// unpack writes packed chunk b into p.
 	unpack(p *[tableChunk]T, b []byte)
 	// at returns element k of packed chunk b in O(1).
@@ -70,6 +117,15 @@ type codec[T any] interface {
 	// packedTable.quietAt); the codec says what it means.
 	quiet(b []byte) bool
 }
+
+// packResult is what codec.pack found.
+type packResult uint8
+
+const (
+	packDone  packResult = iota // packed
+	packBusy                    // some element is not settled yet: nothing written
+	packUnfit                   // the chunk does not fit the codec's format: nothing written
+)
 
 // packLag is how many chunks a table begins after a chunk before it packs
 // it: 512 copies, more than a fan-out's subscribers or a queue's workers
@@ -96,7 +152,7 @@ func (d *packedTable[T, C]) at(i uint64) *T {
 			}
 			return &p[i%tableChunk]
 		}
-		if c < uint64(len(d.packed)) && d.packed[c] != nil {
+		if c < uint64(len(d.packed)) && d.packed[c] != 0 {
 			d.unpack(c)
 			return d.at(i)
 		}
@@ -185,42 +241,43 @@ func (d *packedTable[T, C]) pack(c uint64) bool {
 	if p == nil {
 		return true
 	}
-	if !d.codec.settled(p) {
+	switch d.store(c, p, true) {
+	case packBusy:
 		d.retry(c)
 		return false
-	}
-	if d.store(c, p) && len(d.free) < maxFree {
-		d.free = append(d.free, p)
+	case packDone:
+		if len(d.free) < maxFree {
+			d.free = append(d.free, p)
+		}
 	}
 	return true
 }
 
-// store packs chunk c, whose array is p, and reports whether it fit the
-// codec's format. A chunk packed for the first time is packed straight
-// into the block, when the block has room for any packed chunk, rather
-// than packed aside and copied there: the bytes and where they go are the
-// same either way. A chunk packed again after a write unpacked it reuses
+// store packs chunk c, whose array is p, when it fits the codec's format
+// and, if settledOnly is set, every element of it is settled, and
+// reports what codec.pack found. A chunk packed for the first time is
+// packed straight into the block, when the block has room for any packed
+// chunk, rather than packed aside and copied there: the bytes and where
+// they go are the same either way. A chunk packed again after a write unpacked it reuses
 // its bytes when it fits them, and else takes twice as many (up to
 // maxPacked), so a chunk that keeps being unpacked and packed again, as
 // a poison message's does, leaves at most about 2 x maxPacked bytes
 // behind in all.
-func (d *packedTable[T, C]) store(c uint64, p *[tableChunk]T) bool {
-	var slot []byte
-	if c < uint64(len(d.packed)) {
-		slot = d.packed[c]
-	}
+func (d *packedTable[T, C]) store(c uint64, p *[tableChunk]T, settledOnly bool) packResult {
+	slot := d.bytesOf(c)
+	var ref packRef
 	if slot == nil && cap(d.blk)-len(d.blk) >= maxPacked {
 		start := len(d.blk)
-		b, ok := d.codec.pack(d.blk, p)
-		if !ok {
-			return false
+		b, res := d.codec.pack(d.blk, p, settledOnly)
+		if res != packDone {
+			return res
 		}
 		d.blk = b
-		slot = b[start:len(b):len(b)]
+		ref = newPackRef(len(d.blocks)-1, start, len(b)-start, len(b)-start)
 	} else {
-		var ok bool
-		if d.tmp, ok = d.codec.pack(d.tmp[:0], p); !ok {
-			return false
+		var res packResult
+		if d.tmp, res = d.codec.pack(d.tmp[:0], p, settledOnly); res != packDone {
+			return res
 		}
 		n := len(d.tmp)
 		if cap(slot) < n {
@@ -229,22 +286,28 @@ func (d *packedTable[T, C]) store(c uint64, p *[tableChunk]T) bool {
 				size = min(maxPacked, max(n, 2*cap(slot)))
 			}
 			if cap(d.blk)-len(d.blk) < size {
+				if len(d.blocks) == maxBlocks {
+					return packUnfit // no packRef reaches another block
+				}
 				d.blk = make([]byte, 0, min(packBlock, max(packFirst, 2*cap(d.blk))))
+				d.blocks = append(d.blocks, d.blk)
 			}
 			start := len(d.blk)
 			d.blk = d.blk[:start+size]
-			slot = d.blk[start : start+size : start+size]
+			ref = newPackRef(len(d.blocks)-1, start, n, size)
+		} else {
+			ref = d.packed[c]&^(1<<refLenBits-1) | packRef(n) // the same bytes, n of them used
 		}
-		slot = slot[:n]
+		slot = ref.bytes(d.blocks)
 		copy(slot, d.tmp)
 	}
 	for uint64(len(d.packed)) <= c {
-		d.packed = append(d.packed, nil)
+		d.packed = append(d.packed, 0)
 	}
-	d.packed[c] = slot
-	d.setQuiet(c, d.codec.quiet(slot))
+	d.packed[c] = ref
+	d.setQuiet(c, d.codec.quiet(ref.bytes(d.blocks)))
 	d.t.chunks[c] = nil
-	return true
+	return packDone
 }
 
 // setQuiet records whether packed chunk c is quiet (see codec.quiet).
@@ -306,7 +369,7 @@ func (d *packedTable[T, C]) unpack(c uint64) {
 	} else {
 		p = newChunk[T]()
 	}
-	d.codec.unpack(p, d.packed[c])
+	d.codec.unpack(p, d.bytesOf(c))
 	d.setQuiet(c, false)
 	d.t.chunks[c] = p // d.packed[c] stays, for the chunk packed again
 	d.retry(c)
@@ -319,8 +382,8 @@ func (d *packedTable[T, C]) get(i uint64) (T, bool) {
 		return *p, true
 	}
 	c := i / tableChunk
-	if i < d.t.n && c < uint64(len(d.packed)) && d.packed[c] != nil {
-		return d.codec.at(d.packed[c], int(i%tableChunk)), true
+	if b := d.bytesOf(c); i < d.t.n && b != nil {
+		return d.codec.at(b, int(i%tableChunk)), true
 	}
 	var zero T
 	return zero, false
@@ -333,11 +396,11 @@ func (d *packedTable[T, C]) chunk(c uint64) *[tableChunk]T {
 	if p := d.t.chunk(c); p != nil {
 		return p
 	}
-	if c < uint64(len(d.packed)) && d.packed[c] != nil {
+	if b := d.bytesOf(c); b != nil {
 		if d.scratch == nil {
 			d.scratch = new([tableChunk]T)
 		}
-		d.codec.unpack(d.scratch, d.packed[c])
+		d.codec.unpack(d.scratch, b)
 		return d.scratch
 	}
 	return nil
@@ -347,7 +410,7 @@ func (d *packedTable[T, C]) chunk(c uint64) *[tableChunk]T {
 // or not, in no particular order.
 func (d *packedTable[T, C]) chunkNumbers(f func(c uint64)) {
 	for c, p := range d.t.chunks {
-		if p != nil || c < len(d.packed) && d.packed[c] != nil {
+		if p != nil || c < len(d.packed) && d.packed[c] != 0 {
 			f(uint64(c))
 		}
 	}
@@ -365,13 +428,14 @@ func (d *packedTable[T, C]) all() iter.Seq2[uint64, *T] {
 		for c := range d.t.chunks {
 			p := d.t.chunks[c]
 			if p == nil {
-				if c >= len(d.packed) || d.packed[c] == nil {
+				b := d.bytesOf(uint64(c))
+				if b == nil {
 					continue
 				}
 				if buf == nil {
 					buf = new([tableChunk]T)
 				}
-				d.codec.unpack(buf, d.packed[c])
+				d.codec.unpack(buf, b)
 				p = buf
 			}
 			for k := range p {
@@ -406,7 +470,7 @@ func (d *packedTable[T, C]) packAll() {
 	}
 	for c, p := range d.t.chunks {
 		if p != nil {
-			d.store(uint64(c), p)
+			d.store(uint64(c), p, false)
 		}
 	}
 }

@@ -81,11 +81,20 @@ func (recordCodec) settled(p *[tableChunk]record) bool {
 // quiet is false: no query reads a summary of a packed chunk of records.
 func (recordCodec) quiet([]byte) bool { return false }
 
-// pack appends p packed to b, or reports false, with b as it was, when p
-// has more than maxShapes shapes. It costs a pass over p per column.
-func (recordCodec) pack(b []byte, p *[tableChunk]record) ([]byte, bool) {
+// pack appends p packed to b, or returns b as it was and packUnfit when p
+// has more than maxShapes shapes, or packBusy when settledOnly is set and
+// p is not settled. It costs a pass over p to find the shapes and each
+// column's range, and one more per column whose values differ.
+func (c recordCodec) pack(b []byte, p *[tableChunk]record, settledOnly bool) ([]byte, packResult) {
+	if settledOnly && !c.settled(p) {
+		return b, packBusy
+	}
 	var set shapeSet[uint64]
 	var index [tableChunk]uint8
+	var lo, hi [recordCols]uint32
+	for col := range recordCols {
+		lo[col] = math.MaxUint32
+	}
 	for k := range p {
 		r := &p[k]
 		if *r == (record{}) {
@@ -93,26 +102,27 @@ func (recordCodec) pack(b []byte, p *[tableChunk]record) ([]byte, bool) {
 		}
 		i, ok := set.index(recShape(r))
 		if !ok {
-			return b, false
+			return b, packUnfit
 		}
 		index[k] = i
+		// The columns one by one, as column returns them: a loop over
+		// them would switch on the column for every record.
+		v := [recordCols]uint32{r.keyLo >> 16, r.keyLo & 0xffff, uint32(r.created), uint32(r.changed), r.sends}
+		lo[0], hi[0] = min(lo[0], v[0]), max(hi[0], v[0])
+		lo[1], hi[1] = min(lo[1], v[1]), max(hi[1], v[1])
+		lo[2], hi[2] = min(lo[2], v[2]), max(hi[2], v[2])
+		lo[3], hi[3] = min(lo[3], v[3]), max(hi[3], v[3])
+		lo[4], hi[4] = min(lo[4], v[4]), max(hi[4], v[4])
 	}
 	shapes, n := set.shapes, set.n
 	var bases [recordCols]uint32
 	var widths [recordCols]int
 	size := recShapes + 8*n + tableChunk/2
 	for col := range recordCols {
-		lo, hi := uint32(math.MaxUint32), uint32(0)
-		for k := range p {
-			if index[k] != 0 {
-				v := column(&p[k], col)
-				lo, hi = min(lo, v), max(hi, v)
-			}
+		if lo[col] > hi[col] {
+			lo[col], hi[col] = 0, 0 // every record is blank
 		}
-		if lo > hi {
-			lo, hi = 0, 0 // every record is blank
-		}
-		bases[col], widths[col] = lo, widthOf(uint64(hi-lo))
+		bases[col], widths[col] = lo[col], widthOf(uint64(hi[col]-lo[col]))
 		size += widths[col] * tableChunk
 	}
 	b = slices.Grow(b, size)
@@ -130,6 +140,9 @@ func (recordCodec) pack(b []byte, p *[tableChunk]record) ([]byte, bool) {
 		b = append(b, index[k]|index[k+1]<<4)
 	}
 	for col, w := range widths {
+		if w == 0 {
+			continue // every value is the base
+		}
 		at := len(b)
 		b = b[:at+w*tableChunk]
 		dist := b[at:]
@@ -148,7 +161,7 @@ func (recordCodec) pack(b []byte, p *[tableChunk]record) ([]byte, bool) {
 			}
 		}
 	}
-	return b, true
+	return b, packDone
 }
 
 // at returns record k of packed chunk b. It costs O(1).

@@ -190,7 +190,10 @@ func (s *slab) setState(i uint32, e *entry, st state) {
 	*s.tag(i) &^= tagFree
 }
 
-// loc returns the chunk of slot i and its index there.
+// loc returns the chunk of slot i and its index there. at, tag and coldAt
+// write the same arithmetic out inside the branch that picks a chunk's
+// small or big array, which loc's two results would make them take
+// twice; the slab's tests check where each slot and record lands.
 func loc(i uint32) (k, j uint32) {
 	if i < chunkSize {
 		return i >> smallBits, i & smallMask

@@ -318,9 +318,10 @@ const (
 //     a byte each. A count that reaches the field's largest value is kept
 //     in full: one entry per copy and field, whatever the count.
 //   - The loss cause, 1 + its index into Ledger.causes (0 = not lost),
-//     stays inline for the first 14 distinct causes (brokerlab models
-//     14), because in some runs most deliveries are lost; a later cause is
-//     kept in full.
+//     stays inline for the first 14 distinct causes of a run (brokerlab
+//     models 15, so a run that meets every one keeps its fifteenth in
+//     full), because in some runs most deliveries are lost; a later cause
+//     is kept in full.
 type delivery struct {
 	lastSeen  tick32
 	firstOff  int8  // FirstApplied - LastSeen once applied

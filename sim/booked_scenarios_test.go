@@ -18,7 +18,10 @@ import (
 // The ones these scenarios reach are Trace.BookDelivery, BookPublished and
 // BookEffect (counted by hand when this was written: none of them reaches
 // BookDeliveries, BookProduced or BookExpired), and the two ledgers, event
-// counts and budget errors are compared here, under the budget. The
+// counts and budget errors are compared here, under the budget. No
+// scenario here reaches a cap, so the budget errors compared are nil on
+// both sides: TestBudgetCountsTypedBookings is the test of typed bookings
+// that meet a cap. The
 // models' booked tests (internal/ledgercmp.Seeds) compare every typed
 // entry point on worlds without a budget.
 // The typed run asks for Stats before the first

@@ -78,8 +78,11 @@ func (s *budgetState) count(e *Event) {
 // fitsDeliveries reports whether n more delivery events at tick stay
 // within DeliveriesPerTick, without charging them. A typed booking
 // (Trace.BookDelivery, Trace.BookDeliveries) books only deliveries that
-// fit: one that would breach the cap is emitted instead, so the error
-// names the event's place exactly as before. O(1).
+// fit: when one would breach the cap, BookDelivery leaves it to be
+// emitted, and BookDeliveries leaves the whole fan-out to the model's
+// copy-by-copy path, which books the copies that fit and emits the one
+// that breaches, so the error names the event's place exactly as before.
+// O(1).
 func (s *budgetState) fitsDeliveries(tick Tick, n int) bool {
 	d := s.deliveries
 	if tick != s.tick {

@@ -143,7 +143,9 @@ func packChunk(b []byte, p *[tableChunk]delivery) ([]byte, bool) {
 // settledOnly is set, packBusy when a delivery of p is not done. Whether
 // one is done depends on its shape alone, so it is asked once per shape
 // the pass meets, not once per delivery. It costs one pass over p, and a
-// second one when its deliveries come as more than maxRuns runs.
+// second one when its deliveries come as more than maxRuns runs; a chunk
+// with more than maxShapes shapes costs, when settledOnly is set, one
+// more to ask whether it has settled.
 func packDeliveries(b []byte, p *[tableChunk]delivery, settledOnly bool) ([]byte, packResult) {
 	var set shapeSet[uint32]
 	var index [tableChunk]uint8

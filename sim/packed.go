@@ -255,7 +255,9 @@ func (d *packedTable[T, C]) pack(c uint64) bool {
 
 // store packs chunk c, whose array is p, when it fits the codec's format
 // and, if settledOnly is set, every element of it is settled, and
-// reports what codec.pack found. A chunk packed for the first time is
+// reports what codec.pack found; it also reports packUnfit, leaving the
+// chunk plain for good, when the table has used every block a packRef can
+// number (2^22 blocks of packBlock bytes, far beyond any run). A chunk packed for the first time is
 // packed straight into the block, when the block has room for any packed
 // chunk, rather than packed aside and copied there: the bytes and where
 // they go are the same either way. A chunk packed again after a write unpacked it reuses

@@ -84,7 +84,8 @@ func (recordCodec) quiet([]byte) bool { return false }
 // pack appends p packed to b, or returns b as it was and packUnfit when p
 // has more than maxShapes shapes, or packBusy when settledOnly is set and
 // p is not settled. It costs a pass over p to find the shapes and each
-// column's range, and one more per column whose values differ.
+// column's range, one more per column whose values differ, and, when
+// settledOnly is set, a first pass to ask whether p has settled.
 func (c recordCodec) pack(b []byte, p *[tableChunk]record, settledOnly bool) ([]byte, packResult) {
 	if settledOnly && !c.settled(p) {
 		return b, packBusy

@@ -261,15 +261,7 @@ func packRunsOf(b []byte, p *[tableChunk]delivery, index *[tableChunk]uint8, sta
 		if index[k] != 0 {
 			v = uint32(p[k].lastSeen) - lo
 		}
-		b = append(b, k, index[k])
-		switch w {
-		case 1:
-			b = append(b, byte(v))
-		case 2:
-			b = binary.LittleEndian.AppendUint16(b, uint16(v))
-		case 4:
-			b = binary.LittleEndian.AppendUint32(b, v)
-		}
+		b = appendDistance(append(b, k, index[k]), w, v)
 	}
 	return b
 }
@@ -329,6 +321,33 @@ func distance(dist []byte, w, k int) uint32 {
 		return binary.LittleEndian.Uint32(dist[4*k:])
 	}
 	return 0
+}
+
+// putDistance writes v as the k-th distance of width w in dist: the
+// inverse of distance.
+func putDistance(dist []byte, w, k int, v uint32) {
+	switch w {
+	case 1:
+		dist[k] = byte(v)
+	case 2:
+		binary.LittleEndian.PutUint16(dist[2*k:], uint16(v))
+	case 4:
+		binary.LittleEndian.PutUint32(dist[4*k:], v)
+	}
+}
+
+// appendDistance appends v as one distance of width w to b, as
+// putDistance writes one in place.
+func appendDistance(b []byte, w int, v uint32) []byte {
+	switch w {
+	case 1:
+		return append(b, byte(v))
+	case 2:
+		return binary.LittleEndian.AppendUint16(b, uint16(v))
+	case 4:
+		return binary.LittleEndian.AppendUint32(b, v)
+	}
+	return b
 }
 
 // unshape returns the delivery of shape s seen at lastSeen.

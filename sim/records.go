@@ -152,14 +152,7 @@ func (c recordCodec) pack(b []byte, p *[tableChunk]record, settledOnly bool) ([]
 			if index[k] != 0 {
 				v = column(&p[k], col) - bases[col]
 			}
-			switch w {
-			case 1:
-				dist[k] = byte(v)
-			case 2:
-				binary.LittleEndian.PutUint16(dist[2*k:], uint16(v))
-			case 4:
-				binary.LittleEndian.PutUint32(dist[4*k:], v)
-			}
+			putDistance(dist, w, k, v)
 		}
 	}
 	return b, packDone

@@ -263,9 +263,9 @@ func settledMetric(e scenario.Expectation, v float64) Standing {
 // ever grow during a run (deliveries, acks, publishes, rebalances,
 // registered messages), as opposed to gauges such as a depth, a lag or a
 // count of messages in some state, which rise and fall: ledger.dead_lettered
-// counts the copies in a DLQ now, which a redrive lowers, and
-// ledger.redriven the copies whose latest state is redriven, which a later
-// ack of a duplicate of the same ID lowers.
+// counts the copies in a DLQ now, which a redrive lowers. ledger.redriven
+// counts the copies ever redriven, so a later ack of a duplicate of the
+// same ID does not lower it: it is a counter.
 // It sits beside scenario.MetricFields, of which it is a subset (TestMetricCountersAreFields);
 // TestCountersNeverDecrease plays every lesson to keep it honest.
 var metricCounters = map[string][]string{
@@ -276,7 +276,7 @@ var metricCounters = map[string][]string{
 	"outbox":   {"published", "failed"},
 	"saga":     scenario.MetricFields["saga"][:7],
 	"consumer": {"delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
-	"ledger":   {"messages", "origins", "delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
+	"ledger":   {"messages", "origins", "redriven", "delivered", "duplicates", "applied", "duplicate_effects", "absorbed"},
 }
 
 // isCounter reports whether m is a counter: a value that never decreases

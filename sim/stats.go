@@ -20,7 +20,7 @@ type Stats struct {
 	DeadLettered     int // copies parked in a dead-letter queue
 	Expired          int
 	Purged           int
-	Redriven         int
+	Redriven         int // copies ever moved out of a dead-letter queue (Record.Redriven set); it never decreases
 	Phantoms         int
 	Delivered        int // deliveries over all consumers
 	Duplicates       int // repeated deliveries of an origin over all consumers
@@ -102,7 +102,7 @@ func (l *Ledger) Stats() Stats {
 	l.lineageStats(&t, by)
 	s = Stats{Messages: t.messages, Origins: t.origins, Phantoms: t.phantoms,
 		Pending: t.states[StatePending], Done: t.states[StateDone], DeadLettered: t.states[StateDeadLettered],
-		Expired: t.states[StateExpired], Purged: t.states[StatePurged], Redriven: t.states[StateRedriven],
+		Expired: t.states[StateExpired], Purged: t.states[StatePurged], Redriven: t.redriven,
 		Delivered: t.delivered, Duplicates: t.duplicates, Applied: t.applied, DuplicateEffects: t.dupEffects,
 		Absorbed: t.absorbed, Missed: t.missed, Lost: t.lost}
 	for c, n := range by {
@@ -166,6 +166,7 @@ type statsPart struct {
 	dirty                        bool // touched since it was last folded
 	messages, origins, phantoms  int
 	states                       [len(stateNames)]int // registered records by state
+	redriven                     int                  // registered records that were redriven (Record.Redriven set)
 	delivered, applied, absorbed int
 	duplicates, dupEffects       int
 	missed, lost                 int
@@ -188,6 +189,7 @@ func (p *statsPart) add(q *statsPart, sign int) {
 	for i := range p.states {
 		p.states[i] += sign * q.states[i]
 	}
+	p.redriven += sign * q.redriven
 	p.delivered += sign * q.delivered
 	p.applied += sign * q.applied
 	p.absorbed += sign * q.absorbed
@@ -383,6 +385,11 @@ func (l *Ledger) foldPart(c uint64, before []loss, judge []judgeCount) statsPart
 			}
 			if r.flags&recPhantom != 0 {
 				p.phantoms++
+			}
+			if r.flags&recLinked != 0 {
+				if q := l.redrives.get(uint64(id)); q != nil && *q != 0 {
+					p.redriven++
+				}
 			}
 			if r.State == StatePending && !l.routed(id) {
 				p.unrouted++

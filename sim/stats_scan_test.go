@@ -28,7 +28,8 @@ func (l *Ledger) statsByScan() Stats {
 			s.Expired++
 		case StatePurged:
 			s.Purged++
-		case StateRedriven:
+		}
+		if r.Redriven != 0 {
 			s.Redriven++
 		}
 		if r.Phantom {

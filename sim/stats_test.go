@@ -83,3 +83,35 @@ func TestStatsKeptAfterAnEarliestSubscription(t *testing.T) {
 		t.Fatalf("kept %+v\nscan %+v", got, want)
 	}
 }
+
+// A dead letter whose broker duplicate is acked after the redrive was
+// redriven all the same: Stats.Redriven counts the copies ever redriven,
+// not those whose latest state is redriven, so the ack does not hide it
+// and "0 in a DLQ" is never printed without the redrive beside it.
+func TestStatsRedrivenSurvivesAnAckOfADuplicate(t *testing.T) {
+	l := feed(
+		Event{Tick: 1, Kind: KindSent, Where: "queue:orders", Consumer: "billing", Msg: 1, Key: "order-1"},
+		Event{Tick: 2, Kind: KindDuplicated, Where: "queue:orders", Msg: 1},
+		Event{Tick: 2, Kind: KindReceived, Consumer: "billing", Msg: 1},
+		Event{Tick: 2, Kind: KindFailed, Consumer: "billing", Msg: 1},
+		Event{Tick: 3, Kind: KindDeadLettered, Where: "queue:orders", Msg: 1},
+		Event{Tick: 4, Kind: KindRedriven, Where: "queue:orders", Consumer: "billing", Msg: 2, Origin: 1, Key: "order-1"},
+	)
+	if s := l.Stats(); s.Redriven != 1 || s.DeadLettered != 0 {
+		t.Fatalf("after the redrive: %+v", s)
+	}
+	tr := NewTrace(l)
+	for _, e := range []Event{
+		{Tick: 5, Kind: KindReceived, Consumer: "billing", Msg: 1},
+		{Tick: 5, Kind: KindProcessed, Consumer: "billing", Msg: 1},
+		{Tick: 5, Kind: KindAcked, Consumer: "billing", Msg: 1},
+	} {
+		tr.Emit(e)
+	}
+	if r, _ := l.Record(1); r.State == StateRedriven {
+		t.Fatalf("the ack of the duplicate left m1 %v; the test no longer shows the case", r.State)
+	}
+	if s, scan := l.Stats(), l.statsByScan(); s.Redriven != 1 || scan.Redriven != 1 {
+		t.Fatalf("after the duplicate's ack: kept %d, scan %d redriven, want 1", s.Redriven, scan.Redriven)
+	}
+}

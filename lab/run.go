@@ -83,7 +83,7 @@ type Run struct {
 	over, drained bool
 	fold          *MetricFold // the component metrics the expectations read, folded from the trace; nil when they read none
 	report        *Report
-	summed        bool // report.Stats is filled in
+	summed        bool // the ledger's summary is taken at the end (report.Stats), so its kept counts are up to date
 	// judged holds, per expectation, the outcome of one judged at its
 	// by: tick (nil until then, and for the others).
 	judged []*Outcome
@@ -910,12 +910,25 @@ func (r *Run) NextNarration() (sim.Tick, bool) {
 // Finish runs to the end if needed, evaluates every expectation (each
 // traced as a "checked" event) and returns the report. Later calls return
 // the same report.
+//
+// The summary is taken before the verdict when the run has not been
+// judged yet: it brings the ledger's kept counts up to date, so the
+// verdict reads the checkers' counts from them (see checksHold) instead
+// of walking every outcome a second time.
 func (r *Run) Finish() *Report {
-	rep := r.verdictOnly()
-	if !r.summed {
-		rep.Stats, r.summed = r.env.Ledger.Stats(), true
+	if r.report == nil {
+		for r.Step() {
+		}
+		st := r.env.Ledger.Stats()
+		r.summed = true
+		rep := r.verdictOnly()
+		rep.Stats = st
+		return rep
 	}
-	return rep
+	if !r.summed {
+		r.report.Stats, r.summed = r.env.Ledger.Stats(), true
+	}
+	return r.report
 }
 
 // verdictOnly is Finish without the ledger summary: the report's Stats

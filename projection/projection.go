@@ -48,7 +48,9 @@ const (
 	// record at or below the row's offset is older and is ignored. Offsets
 	// of different partitions do not compare: after partitions are added a
 	// key's new records may sit at lower offsets of another partition, and
-	// a delivery without a log position (a queue's) has offset 0.
+	// a delivery without a log position (a queue's) has offset 0. Such a
+	// record that the source holds as its key's latest is a later write
+	// the row cannot take: the projection traces it lost (see apply).
 	VersionOffset
 	// VersionClock versions a row by the writer's clock when it wrote the
 	// record (the producer's clock header, else the tick it was created):
@@ -127,9 +129,6 @@ type Row struct {
 	Body string
 	// Version is the row's version: the record's offset or clock.
 	Version int64
-	// origin is the row's record's origin (its own ID for an original),
-	// so a copy of it is told apart from another write.
-	origin sim.ID
 	// where, hasPos, partition and offset are the log and the position
 	// of the row's record, when it came from a log: the log's order,
 	// which a clock version may contradict.
@@ -153,17 +152,17 @@ type Projection struct {
 	env   *sim.Env
 	where string
 	rows  map[string]Row
-	// fate holds, per origin of a record handed to a projection
-	// versioned by clock, whether it was applied or lost to clock skew
-	// (see apply): a copy of an applied record is a duplicate whatever
-	// its offset, and a replay of a lost one is lost again, not a skipped
+	// fate holds, per origin of a record handed to a monotonic
+	// projection, whether it was applied or lost as a later write (see
+	// apply): a copy of an applied record is a duplicate whatever its
+	// version, and a replay of a lost one is lost again, not a skipped
 	// duplicate of something never applied. O(records) of such a
 	// projection.
 	fate map[sim.ID]fate
 	m    Metrics
 }
 
-// fate is what a clock-versioned projection did with a record's origin.
+// fate is what a monotonic projection did with a record's origin.
 type fate uint8
 
 const (
@@ -248,27 +247,28 @@ func (f *feeder) Unwrap() sim.Handler { return f.next }
 // record's: then it skips the record (sim.Delivery.Skip) and succeeds. A
 // record without a key is applied to the row of "".
 //
-// A record that the clock calls older may still be a later write, whose
-// writer's clock ran behind: one the source of truth holds as the key's
-// latest, or one later than the row's record in the same partition of the
-// same log. Ignoring it loses it for good (a lost update), so the
-// projection then applies nothing, as it would for an older record, and
-// traces the loss with cause sim.CauseClockSkew: the ledger counts it
-// lost for the group, not absorbed. A copy of a record applied before is
-// a duplicate wherever it sits, and a replay of a record lost so is lost
-// again. A later
-// write that is neither the source's latest nor in the row's partition
-// (its key's records moved to another partition when partitions were
-// added) cannot be told from an older one, and is skipped.
+// A record that its version calls older may still be a later write, and
+// ignoring it loses it for good (a lost update): the projection then
+// applies nothing, as it would for an older record, and traces the loss,
+// so the ledger counts it lost for the group, not absorbed. By clock, the
+// writer's clock ran behind (cause sim.CauseClockSkew): the record is one
+// the source of truth holds as the key's latest, or one later than the
+// row's record in the same partition of the same log. By offset, the
+// record sits in another partition or log than the row's record, whose
+// offsets do not compare (a key's records move to another partition when
+// partitions are added), and the source of truth holds it as the key's
+// latest (cause sim.CauseOffsetOrder). Either way a copy of a record
+// applied before is a duplicate wherever it sits, and a replay of a
+// record lost so is lost again. A later write that is neither the
+// source's latest nor, by clock, in the row's partition cannot be told
+// from an older one, and is skipped.
 func (p *Projection) apply(d *sim.Delivery, next sim.Handler) error {
 	v := p.version(d)
 	r, ok := p.rows[d.Msg.Key]
 	if ok && p.cfg.Versioning != VersionNone && v <= r.Version {
-		if p.cfg.Versioning == VersionClock {
-			if why := p.skewedWrite(d, r); why != "" {
-				p.loseSkewed(d, v, r, why)
-				return nil
-			}
+		if why := p.laterWrite(d, r); why != "" {
+			p.lose(d, v, r, why)
+			return nil
 		}
 		d.Skip(fmt.Sprintf("version %d is not newer than %d (%s)", v, r.Version, r.Value))
 		return nil
@@ -276,11 +276,10 @@ func (p *Projection) apply(d *sim.Delivery, next sim.Handler) error {
 	before := d.Effects()
 	err := next.Handle(d)
 	if d.Effects() > before {
-		o := originOf(&d.Msg)
-		p.rows[d.Msg.Key] = Row{Value: d.Msg.ID, Body: string(d.Msg.Body), Version: v, origin: o,
+		p.rows[d.Msg.Key] = Row{Value: d.Msg.ID, Body: string(d.Msg.Body), Version: v,
 			where: d.Where, hasPos: d.HasPos, partition: d.Partition, offset: d.Offset}
-		if p.cfg.Versioning == VersionClock {
-			p.setFate(o, fateApplied)
+		if p.cfg.Versioning != VersionNone {
+			p.setFate(originOf(&d.Msg), fateApplied)
 		}
 	}
 	return err
@@ -302,31 +301,62 @@ func originOf(m *sim.Message) sim.ID {
 	return m.ID
 }
 
-// skewedWrite says why d's record, which its clock version calls no
-// newer than row r, is a later write than r's record (see apply), or
-// returns "" when it is not one.
-func (p *Projection) skewedWrite(d *sim.Delivery, r Row) string {
+// laterWrite says why d's record, which its version calls no newer than
+// row r, is a later write than r's record (see apply), or returns "" when
+// it is not one.
+func (p *Projection) laterWrite(d *sim.Delivery, r Row) string {
 	switch o := originOf(&d.Msg); {
-	case o == r.origin || p.fate[o] == fateApplied:
+	case p.fate[o] == fateApplied:
 		return "" // a copy of a record applied before: a duplicate
 	case p.fate[o] == fateLost:
 		return "lost before, and replayed"
 	}
-	if latest, ok := p.cfg.Source.Latest(d.Msg.Key); ok && latest == d.Msg.ID {
-		return "the source's latest for " + strconv.Quote(d.Msg.Key)
+	samePartition := d.HasPos && r.hasPos && d.Where == r.where && d.Partition == r.partition
+	if p.cfg.Versioning == VersionOffset && samePartition {
+		return "" // the log orders the partition: an older record
 	}
-	if d.HasPos && r.hasPos && d.Where == r.where && d.Partition == r.partition && d.Offset > r.offset {
+	if latest, ok := p.cfg.Source.Latest(d.Msg.Key); ok && latest == d.Msg.ID {
+		why := "the source's latest for " + strconv.Quote(d.Msg.Key)
+		if p.cfg.Versioning == VersionOffset {
+			why += ", and the offsets of " + apart(d, r) + " do not compare"
+		}
+		return why
+	}
+	if p.cfg.Versioning == VersionClock && samePartition && d.Offset > r.offset {
 		return fmt.Sprintf("offset %d is later than %d", d.Offset, r.offset)
 	}
 	return ""
 }
 
-// loseSkewed traces that the projection lost d's record, a later write
-// than row r's record (why says how it is known), because its clock
-// version v is not newer than the row's.
-func (p *Projection) loseSkewed(d *sim.Delivery, v int64, r Row, why string) {
+// apart names the partitions of d's record and row r's record, which
+// laterWrite found different, e.g. "partitions 1 and 0 of log:orders".
+func apart(d *sim.Delivery, r Row) string {
+	if d.HasPos && r.hasPos && d.Where == r.where {
+		return fmt.Sprintf("partitions %d and %d of %s", d.Partition, r.partition, d.Where)
+	}
+	return place(d.Where, d.HasPos, d.Partition) + " and " + place(r.where, r.hasPos, r.partition)
+}
+
+// place names where a record sits: a partition of a log, or a component
+// without a log position.
+func place(where string, hasPos bool, partition int) string {
+	if !hasPos {
+		return where + " (no log position)"
+	}
+	return "partition " + strconv.Itoa(partition) + " of " + where
+}
+
+// lose traces that the projection lost d's record, a later write than row
+// r's record (why says how it is known), because its version v is not
+// newer than the row's: cause sim.CauseClockSkew by clock,
+// sim.CauseOffsetOrder by offset.
+func (p *Projection) lose(d *sim.Delivery, v int64, r Row, why string) {
 	p.setFate(originOf(&d.Msg), fateLost)
-	e := sim.Lost(d.Where, d.Instance, d.Consumer, &d.Msg, sim.CauseClockSkew)
+	cause := sim.CauseClockSkew
+	if p.cfg.Versioning == VersionOffset {
+		cause = sim.CauseOffsetOrder
+	}
+	e := sim.Lost(d.Where, d.Instance, d.Consumer, &d.Msg, cause)
 	e.Tick, e.Attempt = p.env.Now(), d.Attempt
 	e.HasPos, e.Partition, e.Offset = true, d.Partition, d.Offset
 	e.Detail = fmt.Sprintf("version %d is not newer than %d (%s), yet it is a later write: %s", v, r.Version, r.Value, why)

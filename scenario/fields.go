@@ -249,7 +249,7 @@ var (
 		fBool("idempotency_per_member", "IdempotencyPerMember", "each idempotent member keeps a dedup table of its own, in memory; by default the group's members share one (per `idempotency` key), as a service keeps it in its database, so a member that takes a partition over skips what another applied"),
 		fBool("projection", "Projection", "the members feed a projection: a read model of one row per key that `read` actions read"),
 		{name: "versioning", kind: kEnum, gofield: "Versioning", def: projection.VersionOffset, enum: words(projection.VersionOffset, projection.VersionClock, projection.VersionNone),
-			values: map[string]string{"offset": "a row keeps the offset of its record and ignores older ones", "clock": "last write wins by the writer's clock (`clock_skew`)", "none": "every record overwrites, replayed ones too"},
+			values: map[string]string{"offset": "a row keeps the offset of its record and ignores older ones; offsets of different partitions do not compare, so a key's latest write at a lower offset of a partition added since is lost (`lost_offset_order`)", "clock": "last write wins by the writer's clock (`clock_skew`)", "none": "every record overwrites, replayed ones too"},
 			doc:    "with `projection`: how rows are versioned"},
 	}}
 

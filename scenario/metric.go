@@ -40,7 +40,7 @@ var LossCauses = []sim.Cause{
 	sim.CauseDualWrite, sim.CauseAckBeforeProcess, sim.CauseCommitBeforeProcess, sim.CauseRetention,
 	sim.CauseOverflow, sim.CausePurge, sim.CauseBrokerUnavailable, sim.CauseOffsetReset,
 	sim.CauseSeek, sim.CauseCompaction, sim.CauseHandlerFailed, sim.CauseDisconnect, sim.CauseForwardFailed, sim.CauseDeadRow,
-	sim.CauseClockSkew,
+	sim.CauseClockSkew, sim.CauseOffsetOrder,
 }
 
 // LossField returns the ledger metric field that counts the losses with

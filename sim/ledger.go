@@ -26,6 +26,7 @@ const (
 	CauseForwardFailed       Cause = "forward failed"           // a fan-out could not hand its copy to the target
 	CauseDeadRow             Cause = "dead row"                 // an outbox row exceeded its attempts and was never published
 	CauseClockSkew           Cause = "clock skew"               // a projection versioned by clock skipped a later record whose writer's clock ran behind
+	CauseOffsetOrder         Cause = "offset order"             // a projection versioned by offset skipped a later record at a lower offset of another partition
 )
 
 // State is where one copy of a message stands at the broker, as the ledger

@@ -265,7 +265,7 @@ func helpLines(bs []Binding, p *Player, th *Theme, w int) []line {
 
 // Legend is every symbol the player draws, with its meaning.
 var Legend = []string{
-	SymLoss + " lost", SymFault + " fault or phantom", SymDuplicate + " duplicate or redelivery", SymDLQ + " dead letter",
-	SymMissed + " missed (offline)", SymNarration + " narration", SymAction + " action", SymRedrive + " redriven",
+	SymLoss + " lost", SymFault + " fault or phantom", SymDuplicate + " duplicate or redelivery", SymDLQ + " dead letter (☠2: 2 in a DLQ now)",
+	SymMissed + " missed (offline)", SymNarration + " narration", SymAction + " action", SymRedrive + " redriven (⤴4: 4 moved out of a DLQ)",
 	SymCheck + " holds", "… not yet", "A B cursors", "* cursors together", "+N› more tabs",
 }

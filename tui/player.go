@@ -774,7 +774,7 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 	}
 	if !p.isWide() {
 		l := &p.snap.Ledger
-		title += "  " + SymLoss + n(l.Lost) + " " + SymDuplicate + n(l.Duplicates) + " " + SymDLQ + n(l.DeadLettered) + " " + SymMissed + n(l.Missed)
+		title += "  " + SymLoss + n(l.Lost) + " " + SymDuplicate + n(l.Duplicates) + " " + dlqSymbols(l) + " " + SymMissed + n(l.Missed)
 	}
 	in := frame(screen, rect{x, y, w, h}, title, focused, th)
 	if in.w <= 0 || in.h <= 0 {

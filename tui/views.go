@@ -761,7 +761,10 @@ func seriesLook(s *lab.Series, th *Theme) (string, tcell.Style) {
 	return "↑", th.Good
 }
 
-// ledgerLine summarises the ledger with symbols.
+// ledgerLine summarises the ledger with symbols. Its DLQ count is the
+// copies in a DLQ now; after a redrive the copies redriven follow it, as
+// lab.DLQWords words them, so an emptied DLQ does not read as if nothing
+// was ever dead-lettered.
 func ledgerLine(l *lab.LedgerSummary, th *Theme) line {
 	pick := func(v int, st tcell.Style) tcell.Style {
 		if v > 0 {
@@ -769,13 +772,29 @@ func ledgerLine(l *lab.LedgerSummary, th *Theme) line {
 		}
 		return th.Normal
 	}
-	return line{
+	out := line{
 		{SymLoss + " lost " + n(l.Lost), pick(l.Lost, th.Loss)},
 		{"  " + SymDuplicate + " dup " + n(l.Duplicates), pick(l.Duplicates, th.Duplicate)},
 		{"  " + SymDLQ + " dlq " + n(l.DeadLettered), pick(l.DeadLettered, th.DLQ)},
-		{"  " + SymMissed + " missed " + n(l.Missed), pick(l.Missed, th.Missed)},
-		{"  msgs " + n(l.Messages), th.Dim},
 	}
+	if l.Redriven > 0 {
+		out = append(out, seg{"  " + SymRedrive + " redriven " + n(l.Redriven), th.DLQ})
+	}
+	return append(out,
+		seg{"  " + SymMissed + " missed " + n(l.Missed), pick(l.Missed, th.Missed)},
+		seg{"  msgs " + n(l.Messages), th.Dim})
+}
+
+// dlqSymbols says what lab.DLQWords says, in the symbols of the narrow
+// trace title: the copies in a DLQ now and, after a redrive, the copies
+// redriven, "☠0 ⤴4". The DLQ count alone would read 0 after a redrive,
+// beside totals, as if nothing was ever dead-lettered.
+func dlqSymbols(l *lab.LedgerSummary) string {
+	s := SymDLQ + n(l.DeadLettered)
+	if l.Redriven > 0 {
+		s += " " + SymRedrive + n(l.Redriven)
+	}
+	return s
 }
 
 // formatValue prints a metric value compactly.

@@ -85,7 +85,14 @@ func Check(l *Ledger, checks ...Checker) error {
 	if len(checks) == 0 {
 		return &CheckError{Violations: []Violation{{Check: "check", Tick: l.last, Misuse: true, Detail: "no checkers were given, so nothing was judged"}}}
 	}
-	passes := make([]pass, len(checks))
+	// The passes of a few checkers, the common case, stay on the stack.
+	var small [4]pass
+	passes := small[:0]
+	if len(checks) <= len(small) {
+		passes = small[:len(checks)]
+	} else {
+		passes = make([]pass, len(checks))
+	}
 	walking := 0
 	for i, c := range checks {
 		if cf, ok := c.(checkFunc); ok && cf.start != nil {
@@ -118,16 +125,17 @@ func Check(l *Ledger, checks ...Checker) error {
 // Outcomes, and finish returns the violations, in the order the checker
 // reports them. A nil visit means the verdict needs no walk.
 //
-// A pass that judges only losses sets fine: the walk may then leave out
-// an outcome it can tell is no loss without folding it (an unlinked copy
-// its consumer applied, absorbed or missed) and hand the pass only how
-// many it left out, through fine, once per consumer. Such a pass's visit
+// A pass that judges only losses sets lossOnly: the walk may then leave
+// out an outcome it can tell is no loss without folding it (an unlinked
+// copy its consumer applied, absorbed or missed), and only adds how many
+// it left out to *judged, when judged is not nil. Such a pass's visit
 // must report nothing about an outcome that is no loss (isLoss false).
 type pass struct {
 	consumer string
 	visit    func(o *Outcome)
-	fine     func(n int)
 	finish   func() []Violation
+	judged   *int
+	lossOnly bool
 }
 
 // eachOutcomeFor hands every outcome to the visit of each pass that wants
@@ -156,7 +164,7 @@ func (l *Ledger) eachOutcomeFor(passes []pass) {
 		for i := range passes {
 			if p := &passes[i]; wants(p, b.name) {
 				wanted = true
-				lossOnly = lossOnly && p.fine != nil
+				lossOnly = lossOnly && p.lossOnly
 			}
 		}
 		switch {
@@ -164,8 +172,8 @@ func (l *Ledger) eachOutcomeFor(passes []pass) {
 		case lossOnly:
 			if n := l.eachBookLoss(b, visit); n > 0 {
 				for i := range passes {
-					if p := &passes[i]; wants(p, b.name) {
-						p.fine(n)
+					if p := &passes[i]; wants(p, b.name) && p.judged != nil {
+						*p.judged += n
 					}
 				}
 			}
@@ -314,7 +322,7 @@ func NoLoss() Checker {
 			}
 			return out
 		}
-		return pass{visit: visit, fine: func(int) {}, finish: finish}
+		return pass{visit: visit, finish: finish, lossOnly: true}
 	}}
 }
 
@@ -393,9 +401,9 @@ func perOrigin(check, name string, lossOnly bool, f func(l *Ledger, o *Outcome) 
 			}
 			return out
 		}
-		p := pass{consumer: name, visit: visit, finish: finish}
+		p := pass{consumer: name, visit: visit, finish: finish, lossOnly: lossOnly}
 		if lossOnly {
-			p.fine = func(k int) { n += k }
+			p.judged = &n
 		}
 		return p
 	}}

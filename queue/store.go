@@ -345,7 +345,7 @@ func (s *slab) sentAt(e *entry) sim.Tick {
 // with enqueue time sentAt; a small body is copied into the slab's arena.
 // A fresh message sent now costs no cold record.
 func (s *slab) hold(e *entry, m *stored.Message, sentAt, now sim.Tick) {
-	e.msg = m.Slim(&s.bodies)
+	m.SlimInto(&e.msg, &s.bodies)
 	e.entered = now
 	if sentAt != now || m.Created != now || m.Origin != 0 {
 		c := s.mkCold(e)

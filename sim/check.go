@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,7 +85,14 @@ func Check(l *Ledger, checks ...Checker) error {
 	if len(checks) == 0 {
 		return &CheckError{Violations: []Violation{{Check: "check", Tick: l.last, Misuse: true, Detail: "no checkers were given, so nothing was judged"}}}
 	}
-	passes := make([]pass, len(checks))
+	// The passes of a few checkers, the common case, stay on the stack.
+	var small [4]pass
+	passes := small[:0]
+	if len(checks) <= len(small) {
+		passes = small[:len(checks)]
+	} else {
+		passes = make([]pass, len(checks))
+	}
 	walking := 0
 	for i, c := range checks {
 		if cf, ok := c.(checkFunc); ok && cf.start != nil {
@@ -116,10 +124,18 @@ func Check(l *Ledger, checks ...Checker) error {
 // outcome of consumer (every consumer when it is ""), in the order of
 // Outcomes, and finish returns the violations, in the order the checker
 // reports them. A nil visit means the verdict needs no walk.
+//
+// A pass that judges only losses sets lossOnly: the walk may then leave
+// out an outcome it can tell is no loss without folding it (an unlinked
+// copy its consumer applied, absorbed or missed), and only adds how many
+// it left out to *judged, when judged is not nil. Such a pass's visit
+// must report nothing about an outcome that is no loss (isLoss false).
 type pass struct {
 	consumer string
 	visit    func(o *Outcome)
 	finish   func() []Violation
+	judged   *int
+	lossOnly bool
 }
 
 // eachOutcomeFor hands every outcome to the visit of each pass that wants
@@ -144,13 +160,85 @@ func (l *Ledger) eachOutcomeFor(passes []pass) {
 		return
 	}
 	for _, b := range l.consumers {
+		wanted, lossOnly := false, true
 		for i := range passes {
-			if wants(&passes[i], b.name) {
-				l.eachBookOutcome(b, visit)
-				break
+			if p := &passes[i]; wants(p, b.name) {
+				wanted = true
+				lossOnly = lossOnly && p.lossOnly
 			}
 		}
+		switch {
+		case !wanted:
+		case lossOnly:
+			if n := l.eachBookLoss(b, visit); n > 0 {
+				for i := range passes {
+					if p := &passes[i]; wants(p, b.name) && p.judged != nil {
+						*p.judged += n
+					}
+				}
+			}
+		default:
+			l.eachBookOutcome(b, visit)
+		}
 	}
+}
+
+// eachBookLoss is eachBookOutcome for passes that judge only losses: it
+// calls f, in the same order, for every outcome of consumer b that may be
+// a loss, and returns how many outcomes it left out because they are not:
+// those of the unlinked copies its consumer applied, absorbed or missed,
+// which it tells from the copy's delivery alone, without its record,
+// without exporting it and without building its key. It costs O(copies
+// + linked copies), a record lookup for each outcome it folds, and
+// O(lineages of b) memory.
+func (l *Ledger) eachBookLoss(b *consumerBook, f func(o *Outcome)) (fine int) {
+	lineage, roots := l.lineages(b)
+	slices.Sort(roots)
+	next := 0
+	flush := func(upTo ID) {
+		for next < len(roots) && roots[next] < upTo {
+			x := lineage[roots[next]]
+			x.settle(&x.o)
+			x.o.Key = l.lineageKey(&x.o)
+			f(&x.o)
+			next++
+		}
+	}
+	// The linked copies (recLinked), in ID order, are passed over as
+	// the table is walked, so a copy left out costs no record lookup.
+	linked, k := l.linkedIDs(), 0
+	var a agg // reused for every copy without a lineage
+	for i, e := range b.entries.all() {
+		if e.bits&delExpected == 0 {
+			continue
+		}
+		id := ID(i)
+		for k < len(linked) && linked[k] < id {
+			k++
+		}
+		if k < len(linked) && linked[k] == id {
+			continue
+		}
+		if e.settledBy() || e.bits&delMissed != 0 {
+			// Applied or absorbed (Effects or Skipped above 0), or
+			// missed: settle judges it no loss.
+			fine++
+			continue
+		}
+		r, _ := l.recs.get(uint64(id))
+		flush(id)
+		d := l.exportDelivery(id, b.ref, e)
+		a = agg{o: Outcome{Origin: id, Consumer: b.name}}
+		a.addRec(l, id, &d, &r)
+		a.settle(&a.o)
+		a.o.Key = ""
+		if r.flags&recRegistered != 0 {
+			a.o.Key = l.keyString(id, &r)
+		}
+		f(&a.o)
+	}
+	flush(math.MaxUint64)
+	return fine
 }
 
 // noLedger is the violation of a checker run without a ledger.
@@ -234,7 +322,7 @@ func NoLoss() Checker {
 			}
 			return out
 		}
-		return pass{visit: visit, finish: finish}
+		return pass{visit: visit, finish: finish, lossOnly: true}
 	}}
 }
 
@@ -284,8 +372,10 @@ func (o *Outcome) violation(check, why string) Violation {
 // perOrigin builds a checker that judges every origin routed to the
 // consumer called name ("" for every consumer). A name the ledger does not
 // know, and a consumer routed no message at all, are violations: the check
-// never passes vacuously.
-func perOrigin(check, name string, f func(l *Ledger, o *Outcome) (bool, string)) Checker {
+// never passes vacuously. lossOnly says that f judges no outcome bad
+// unless isLoss does, so the walk may leave out outcomes it can tell are
+// no loss (see pass).
+func perOrigin(check, name string, lossOnly bool, f func(l *Ledger, o *Outcome) (bool, string)) Checker {
 	return checkFunc{name: check, start: func(l *Ledger) pass {
 		if l == nil {
 			return done(noLedger(check))
@@ -311,7 +401,11 @@ func perOrigin(check, name string, f func(l *Ledger, o *Outcome) (bool, string))
 			}
 			return out
 		}
-		return pass{consumer: name, visit: visit, finish: finish}
+		p := pass{consumer: name, visit: visit, finish: finish, lossOnly: lossOnly}
+		if lossOnly {
+			p.judged = &n
+		}
+		return p
 	}}
 }
 
@@ -482,7 +576,7 @@ func goCheck(check, consumer string) string {
 // pending and unsettled origins are violations. Deliveries never stand in
 // for effects: a handler that records none has applied none.
 func AtLeastOnce(name string) Checker {
-	return perOrigin("at-least-once", name, func(l *Ledger, o *Outcome) (bool, string) {
+	return perOrigin("at-least-once", name, true, func(l *Ledger, o *Outcome) (bool, string) {
 		return lossWhy(l, o)
 	})
 }
@@ -493,7 +587,7 @@ func AtLeastOnce(name string) Checker {
 // still apply it again; so is one applied once while a broker duplicate of
 // it is still held, since at-least-once delivery will hand that copy out.
 func AtMostOnce(name string) Checker {
-	return perOrigin("at-most-once", name, func(l *Ledger, o *Outcome) (bool, string) {
+	return perOrigin("at-most-once", name, false, func(l *Ledger, o *Outcome) (bool, string) {
 		if !atMostOnceBad(l, o) {
 			return false, ""
 		}
@@ -551,7 +645,7 @@ func heldAgain(l *Ledger, o *Outcome) (bool, string) {
 // copies. Parked, missed and absorbed origins are exempt from the "at
 // least" half, never from the "at most" half.
 func ExactlyOnce(name string) Checker {
-	return perOrigin("exactly-once", name, func(l *Ledger, o *Outcome) (bool, string) {
+	return perOrigin("exactly-once", name, false, func(l *Ledger, o *Outcome) (bool, string) {
 		if !exactlyOnceBad(l, o) {
 			return false, ""
 		}

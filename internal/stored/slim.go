@@ -23,6 +23,15 @@ func (m *Message) Slim(b *Bodies) Slim {
 	return Slim{ID: m.ID, Key: m.Key, body: b.Keep(m.Body), h: m.h}
 }
 
+// SlimInto sets *dst to m.Slim(b), field by field: a Slim assigned whole
+// into memory on the heap is copied with a bulk write barrier over its
+// type while a collection marks, where its two pointer fields written one
+// by one cost a barrier each. O(len(Body)) for a small body, O(1)
+// otherwise; it allocates only when b opens a chunk.
+func (m *Message) SlimInto(dst *Slim, b *Bodies) {
+	dst.ID, dst.Key, dst.body, dst.h = m.ID, m.Key, b.Keep(m.Body), m.h
+}
+
 // Body returns the message's body from b, the arena s was made with; its
 // capacity is its length. O(1), no allocation.
 func (s *Slim) Body(b *Bodies) []byte { return b.Get(s.body) }
@@ -32,7 +41,9 @@ func (s *Slim) Body(b *Bodies) []byte { return b.Get(s.body) }
 // valid. O(1).
 func (s *Slim) Drop(b *Bodies) {
 	b.Drop(s.body)
-	*s = Slim{}
+	// Field by field, as SlimInto writes them: zeroing the whole struct
+	// would clear it with a bulk write barrier while a collection marks.
+	s.ID, s.Key, s.body, s.h = 0, "", 0, nil
 }
 
 // Move moves s's body to the chunk of b, the arena s was made with, that

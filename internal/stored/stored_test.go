@@ -75,3 +75,28 @@ func TestSlimKeepsTheRest(t *testing.T) {
 		}
 	}
 }
+
+// TestSlimIntoIsSlim checks that SlimInto writes over a used Slim exactly
+// what Slim returns, and that Drop leaves the zero Slim.
+func TestSlimIntoIsSlim(t *testing.T) {
+	var c Cache
+	var b, b2 Bodies
+	dst := Slim{ID: 9, Key: "old", body: 1<<32 | 5, h: &sim.Headers{Type: "old"}}
+	for _, m := range []sim.Message{
+		{ID: 1, Key: "k", Body: []byte("b"), Created: 3},
+		{ID: 2, Headers: sim.Headers{Type: "t", Extra: []sim.Header{}}, Origin: 1, Created: 9},
+		{ID: 3},
+	} {
+		st := c.Store(&m)
+		want := st.Slim(&b)
+		st.SlimInto(&dst, &b2)
+		if dst != want {
+			t.Errorf("message %d: SlimInto wrote %+v, Slim returns %+v", m.ID, dst, want)
+		}
+		dst.Drop(&b2)
+		if dst != (Slim{}) {
+			t.Errorf("message %d: Drop left %+v", m.ID, dst)
+		}
+		dst = Slim{ID: 9, Key: "old", h: &sim.Headers{}}
+	}
+}

@@ -204,6 +204,7 @@ type Subscriber struct {
 	online      bool
 	closed      bool
 	muted       bool
+	effect      bool // h is sim.Effect's own (no injector), with no Emits, Supervisor or SourceCheck: see applyOne
 
 	ring []slot // grows by doubling up to size, so an idle wide buffer costs little
 	head int
@@ -262,6 +263,7 @@ func (b *Broker) Subscribe(cfg SubscriberConfig) (*Subscriber, error) {
 		online: !cfg.Offline, ring: make([]slot, min(size, initialRing)), size: size,
 	}
 	s.timed, _ = s.h.(sim.Timed)
+	s.effect = sim.IsEffect(s.h) && len(cfg.Emits) == 0 && !cfg.Supervisor && !cfg.SourceCheck
 	s.ctx.sub = s
 	b.names[cfg.Name] = true
 	b.subs = append(b.subs, s)
@@ -533,6 +535,9 @@ func (s *Subscriber) step(now sim.Tick) {
 // handler until doneAt. It reports whether the handler is busy with it.
 func (s *Subscriber) begin(x slot, now sim.Tick) bool {
 	b, e := s.b, x.env
+	if s.effect && !s.muted && s.applyOne(e) {
+		return false
+	}
 	d := &s.d
 	d.ResetFrom(b.env, &e.msg, e.where, s.consumer, s.name, int(x.attempt))
 	d.Corr = e.corr
@@ -557,6 +562,30 @@ func (s *Subscriber) begin(x slot, now sim.Tick) bool {
 	}
 	s.run(e)
 	return false
+}
+
+// applyOne handles the copy of e for a subscriber whose handler is the
+// plain effect (s.effect), unmuted, without preparing s.d, when the trace
+// would not build the processed event: no one listens (it is counted, as
+// Delivery.Apply counts it) or only the ledger does (it is booked, as
+// Apply books it). It then settles the copy as run does after a handler
+// that applied one effect and reports true. Otherwise (a sink listens) it
+// does nothing and reports false, and begin prepares the delivery and
+// runs the handler, which builds the event. The trace, the ledger and the
+// counters come out exactly as the handler's would: it saves the copy of
+// the message into s.d and the handler call, per copy. O(1).
+func (s *Subscriber) applyOne(e *envelope) bool {
+	b := s.b
+	tr := b.env.Trace
+	if !tr.Enabled() {
+		tr.Skip()
+	} else if !tr.BookEffect(b.env.Now(), e.msg.ID, s.consumer, &s.lc) {
+		return false
+	}
+	b.m.Handled++
+	s.m.Handled++
+	b.unref(e)
+	return true
 }
 
 // ignore records that the subscriber skipped its copy of e without

@@ -48,3 +48,22 @@ func TestEffectAppliesOneEffect(t *testing.T) {
 		t.Fatalf("Effect traced %+v, want %+v", got, want)
 	}
 }
+
+// TestIsEffect requires IsEffect to recognise Effect's handler alone: a
+// wrapped effect, or a function doing the same, may do more than the one
+// effect a model would book for it.
+func TestIsEffect(t *testing.T) {
+	if !IsEffect(Effect("note")) {
+		t.Fatal("Effect's handler is not an effect")
+	}
+	for _, h := range []Handler{
+		HandlerFunc(func(d *Delivery) error { d.Apply(""); return nil }),
+		Idempotent(Effect(""), ByMessageID),
+		&Script{Ticks: 1},
+		nil,
+	} {
+		if IsEffect(h) {
+			t.Fatalf("%T is taken for an effect", h)
+		}
+	}
+}

@@ -11,18 +11,18 @@ import (
 
 // The trace modes effectRun runs a world in.
 const (
-	traceLedger = iota // the ledger is the only listener: applyOne books
-	traceSink          // a sink listens too: applyOne declines, the handler runs
-	traceNone          // no one listens: applyOne counts
+	traceLedger = iota // the ledger is the only listener: the shortcut books
+	traceSink          // a sink listens too: the shortcut declines, the handler runs
+	traceNone          // no one listens: the shortcut counts
 )
 
 // effectRun runs one random seed's pub/sub world without faults, in trace
 // mode mode, with each subscriber's handler the default one (plain true:
-// the broker may handle its copies by applyOne) or a handler that does
+// the subscriber may book its copies without a delivery) or a handler that does
 // the same but that the broker cannot recognise (plain false: every copy
 // goes through a prepared delivery and Handle). Subscribers mute and
 // unmute, disconnect and reconnect, and some emit or check sources, so
-// applyOne meets every case it must decline. It returns the world, the
+// the shortcut meets every case it must decline. It returns the world, the
 // broker, and the events a sink saw (traceSink only).
 func effectRun(t *testing.T, seed uint64, mode int, plain bool) (*sim.World, *Broker, []sim.Event) {
 	t.Helper()

@@ -204,7 +204,7 @@ type Subscriber struct {
 	online      bool
 	closed      bool
 	muted       bool
-	effect      bool // h is sim.Effect's own (no injector), with no Emits, Supervisor or SourceCheck: see applyOne
+	effect      bool // h is sim.Effect's own (no injector), with no Emits, Supervisor or SourceCheck: see begin
 
 	ring []slot // grows by doubling up to size, so an idle wide buffer costs little
 	head int
@@ -495,6 +495,10 @@ func (s *Subscriber) step(now sim.Tick) {
 	}
 	b := s.b
 	handled := 0
+	var er sim.EffectRun
+	if s.effect {
+		er = b.env.Trace.Effects(now, s.consumer, &s.lc)
+	}
 	if s.working {
 		if now < s.doneAt {
 			return
@@ -524,7 +528,7 @@ func (s *Subscriber) step(now sim.Tick) {
 		s.pop()
 		b.m.Buffered--
 		handled++
-		if s.begin(x, now) || rest {
+		if s.begin(x, now, &er) || rest {
 			break
 		}
 	}
@@ -533,9 +537,20 @@ func (s *Subscriber) step(now sim.Tick) {
 // begin takes copy x from the buffer: it is ignored at once (mute, source
 // check), handled at once, or, when the handler takes time, kept in the
 // handler until doneAt. It reports whether the handler is busy with it.
-func (s *Subscriber) begin(x slot, now sim.Tick) bool {
+// When the handler is the plain effect (s.effect) and the trace would not
+// build the processed event, er (the step's EffectRun, taken when
+// s.effect) numbers or books that event, as the handler's Apply would,
+// and no delivery is prepared: the trace, the ledger and the counters
+// come out as the handler's would, without copying the message into s.d
+// and calling the handler. er is not read otherwise.
+func (s *Subscriber) begin(x slot, now sim.Tick, er *sim.EffectRun) bool {
 	b, e := s.b, x.env
-	if s.effect && !s.muted && s.applyOne(e) {
+	if s.effect && !s.muted && er.Book(e.msg.ID) {
+		// The plain effect's one processed event was numbered or
+		// booked: nothing reads a delivery, so none is prepared.
+		b.m.Handled++
+		s.m.Handled++
+		b.unref(e)
 		return false
 	}
 	d := &s.d
@@ -562,30 +577,6 @@ func (s *Subscriber) begin(x slot, now sim.Tick) bool {
 	}
 	s.run(e)
 	return false
-}
-
-// applyOne handles the copy of e for a subscriber whose handler is the
-// plain effect (s.effect), unmuted, without preparing s.d, when the trace
-// would not build the processed event: no one listens (it is counted, as
-// Delivery.Apply counts it) or only the ledger does (it is booked, as
-// Apply books it). It then settles the copy as run does after a handler
-// that applied one effect and reports true. Otherwise (a sink listens) it
-// does nothing and reports false, and begin prepares the delivery and
-// runs the handler, which builds the event. The trace, the ledger and the
-// counters come out exactly as the handler's would: it saves the copy of
-// the message into s.d and the handler call, per copy. O(1).
-func (s *Subscriber) applyOne(e *envelope) bool {
-	b := s.b
-	tr := b.env.Trace
-	if !tr.Enabled() {
-		tr.Skip()
-	} else if !tr.BookEffect(b.env.Now(), e.msg.ID, s.consumer, &s.lc) {
-		return false
-	}
-	b.m.Handled++
-	s.m.Handled++
-	b.unref(e)
-	return true
 }
 
 // ignore records that the subscriber skipped its copy of e without

@@ -222,11 +222,10 @@ func (e *effect) Handle(d *Delivery) error {
 // exactly one effect to every delivery and succeeds, reading nothing of
 // the delivery but what the processed event names. A model that holds
 // such a handler may skip preparing the Delivery when the trace would
-// not build the event (not Trace.Enabled, or Trace.BookEffect books it),
-// since the handler's whole record is then that one booked or counted
-// event; otherwise it prepares the Delivery and calls Handle as usual. A
-// handler wrapped by anything (a fault injector, Idempotent) is not an
-// effect. O(1).
+// not build the event (EffectRun.Book numbers or books it), since the
+// handler's whole record is then that one event; otherwise it prepares
+// the Delivery and calls Handle as usual. A handler wrapped by anything
+// (a fault injector, Idempotent) is not an effect. O(1).
 func IsEffect(h Handler) bool {
 	_, ok := h.(*effect)
 	return ok

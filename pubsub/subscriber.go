@@ -204,6 +204,7 @@ type Subscriber struct {
 	online      bool
 	closed      bool
 	muted       bool
+	effect      bool // h is sim.Effect's own (no injector), with no Emits, Supervisor or SourceCheck: see begin
 
 	ring []slot // grows by doubling up to size, so an idle wide buffer costs little
 	head int
@@ -262,6 +263,7 @@ func (b *Broker) Subscribe(cfg SubscriberConfig) (*Subscriber, error) {
 		online: !cfg.Offline, ring: make([]slot, min(size, initialRing)), size: size,
 	}
 	s.timed, _ = s.h.(sim.Timed)
+	s.effect = sim.IsEffect(s.h) && len(cfg.Emits) == 0 && !cfg.Supervisor && !cfg.SourceCheck
 	s.ctx.sub = s
 	b.names[cfg.Name] = true
 	b.subs = append(b.subs, s)
@@ -493,6 +495,10 @@ func (s *Subscriber) step(now sim.Tick) {
 	}
 	b := s.b
 	handled := 0
+	var er sim.EffectRun
+	if s.effect {
+		er = b.env.Trace.Effects(now, s.consumer, &s.lc)
+	}
 	if s.working {
 		if now < s.doneAt {
 			return
@@ -522,7 +528,7 @@ func (s *Subscriber) step(now sim.Tick) {
 		s.pop()
 		b.m.Buffered--
 		handled++
-		if s.begin(x, now) || rest {
+		if s.begin(x, now, &er) || rest {
 			break
 		}
 	}
@@ -531,8 +537,22 @@ func (s *Subscriber) step(now sim.Tick) {
 // begin takes copy x from the buffer: it is ignored at once (mute, source
 // check), handled at once, or, when the handler takes time, kept in the
 // handler until doneAt. It reports whether the handler is busy with it.
-func (s *Subscriber) begin(x slot, now sim.Tick) bool {
+// When the handler is the plain effect (s.effect) and the trace would not
+// build the processed event, er (the step's EffectRun, taken when
+// s.effect) numbers or books that event, as the handler's Apply would,
+// and no delivery is prepared: the trace, the ledger and the counters
+// come out as the handler's would, without copying the message into s.d
+// and calling the handler. er is not read otherwise.
+func (s *Subscriber) begin(x slot, now sim.Tick, er *sim.EffectRun) bool {
 	b, e := s.b, x.env
+	if s.effect && !s.muted && er.Book(e.msg.ID) {
+		// The plain effect's one processed event was numbered or
+		// booked: nothing reads a delivery, so none is prepared.
+		b.m.Handled++
+		s.m.Handled++
+		b.unref(e)
+		return false
+	}
 	d := &s.d
 	d.ResetFrom(b.env, &e.msg, e.where, s.consumer, s.name, int(x.attempt))
 	d.Corr = e.corr

@@ -218,6 +218,19 @@ func (e *effect) Handle(d *Delivery) error {
 	return nil
 }
 
+// IsEffect reports whether h is a handler Effect made: one that applies
+// exactly one effect to every delivery and succeeds, reading nothing of
+// the delivery but what the processed event names. A model that holds
+// such a handler may skip preparing the Delivery when the trace would
+// not build the event (EffectRun.Book numbers or books it), since the
+// handler's whole record is then that one event; otherwise it prepares
+// the Delivery and calls Handle as usual. A handler wrapped by anything
+// (a fault injector, Idempotent) is not an effect. O(1).
+func IsEffect(h Handler) bool {
+	_, ok := h.(*effect)
+	return ok
+}
+
 // Idempotent wraps h so that it applies each origin's effect at most once
 // per key, where key(d) names what makes two deliveries the same (the
 // message ID, or a business key): a delivery whose key was handled with an

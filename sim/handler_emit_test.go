@@ -48,3 +48,63 @@ func TestEffectAppliesOneEffect(t *testing.T) {
 		t.Fatalf("Effect traced %+v, want %+v", got, want)
 	}
 }
+
+// TestIsEffect requires IsEffect to recognise Effect's handler alone: a
+// wrapped effect, or a function doing the same, may do more than the one
+// effect a model would book for it.
+func TestIsEffect(t *testing.T) {
+	if !IsEffect(Effect("note")) {
+		t.Fatal("Effect's handler is not an effect")
+	}
+	for _, h := range []Handler{
+		HandlerFunc(func(d *Delivery) error { d.Apply(""); return nil }),
+		Idempotent(Effect(""), ByMessageID),
+		&Script{Ticks: 1},
+		nil,
+	} {
+		if IsEffect(h) {
+			t.Fatalf("%T is taken for an effect", h)
+		}
+	}
+}
+
+// An EffectRun's Book is what Effect's handler does to the trace and the
+// ledger, when the trace would not build the event: numbered alone with
+// no listener, folded into the same ledger with only the ledger
+// listening; with a sink it declines and numbers nothing.
+func TestEffectRunBooksAsApply(t *testing.T) {
+	run := func(sink, book bool) (*World, bool) {
+		w, err := New(Config{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sink {
+			w.Trace().Attach(SinkFunc(func(*Event) {}))
+		}
+		env := w.Env()
+		m := env.NewMessage("k", nil, Headers{Type: "t"})
+		env.Emit(Event{Kind: KindPublished, Where: "topic:t", Msg: m.ID, Key: m.Key, Type: "t"})
+		env.Emit(Event{Kind: KindDelivered, Where: "topic:t", Actor: "s", Consumer: "s", Msg: m.ID, Key: m.Key})
+		if book {
+			var lc LedgerConsumer
+			r := env.Trace.Effects(env.Now(), "s", &lc)
+			return w, r.Book(m.ID)
+		}
+		NewDelivery(env, m, "topic:t", "s", "", 1).Apply("")
+		return w, true
+	}
+	got, ok := run(false, true)
+	want, _ := run(false, false)
+	if !ok || got.Trace().Len() != want.Trace().Len() || got.Ledger().Dump() != want.Ledger().Dump() {
+		t.Fatalf("Book reported %v; %d events, ledger\n%s\nwant %d,\n%s", ok, got.Trace().Len(), got.Ledger().Dump(), want.Trace().Len(), want.Ledger().Dump())
+	}
+	if got, ok := run(true, true); ok || got.Trace().Len() != 2 {
+		t.Fatalf("with a sink Book reported %v and left %d events; want false and 2", ok, got.Trace().Len())
+	}
+	tr := NewTrace()
+	var lc LedgerConsumer
+	r := tr.Effects(3, "s", &lc)
+	if !r.Book(1) || !r.Book(2) || tr.Len() != 2 {
+		t.Fatalf("without a listener Book numbered %d events, want 2", tr.Len())
+	}
+}

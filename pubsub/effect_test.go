@@ -1,0 +1,135 @@
+package pubsub
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/internal/ledgercmp"
+	"github.com/brokerlab/brokerlab/sim"
+)
+
+// The trace modes effectRun runs a world in.
+const (
+	traceLedger = iota // the ledger is the only listener: the shortcut books
+	traceSink          // a sink listens too: the shortcut declines, the handler runs
+	traceNone          // no one listens: the shortcut counts
+)
+
+// effectRun runs one random seed's pub/sub world without faults, in trace
+// mode mode, with each subscriber's handler the default one (plain true:
+// the subscriber may book its copies without a delivery) or a handler that does
+// the same but that the broker cannot recognise (plain false: every copy
+// goes through a prepared delivery and Handle). Subscribers mute and
+// unmute, disconnect and reconnect, and some emit or check sources, so
+// the shortcut meets every case it must decline. It returns the world, the
+// broker, and the events a sink saw (traceSink only).
+func effectRun(t *testing.T, seed uint64, mode int, plain bool) (*sim.World, *Broker, []sim.Event) {
+	t.Helper()
+	st := sim.NewStream(seed, "effect")
+	w := ledgercmp.World(t, seed, false)
+	var seen []sim.Event
+	switch mode {
+	case traceSink:
+		w.Trace().Attach(sim.SinkFunc(func(e *sim.Event) { seen = append(seen, *e) }))
+	case traceNone:
+		w.Env().Trace = sim.NewTrace()
+	}
+	b, err := New(w, Config{Name: "bus", MaxDepth: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 + st.IntN(5) {
+		name := fmt.Sprintf("s%d", i)
+		var h sim.Handler = sim.HandlerFunc(func(d *sim.Delivery) error { d.Apply(""); return nil })
+		if plain {
+			h = nil
+		}
+		cfg := SubscriberConfig{Name: name, Pattern: propPatterns[st.IntN(len(propPatterns))],
+			Buffer: 1 + st.IntN(6), Policy: Policy(st.IntN(3)), Rate: st.IntN(4), Handler: h, Offline: st.Chance(0.2)}
+		if st.Chance(0.3) {
+			cfg.Consumer = "shared"
+		}
+		switch st.IntN(5) {
+		case 1:
+			cfg.Emits = []Emit{{Subject: propSubjects[st.IntN(len(propSubjects))]}}
+		case 2:
+			cfg.SourceCheck, cfg.Source = true, "src"
+		case 3:
+			cfg.Supervisor = true
+		}
+		s, err := b.Subscribe(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.At(sim.Tick(1+st.IntN(30)), "mute "+name, s.Mute)
+		w.At(sim.Tick(1+st.IntN(30)), "unmute "+name, s.Unmute)
+		w.At(sim.Tick(1+st.IntN(30)), "disconnect "+name, s.Disconnect)
+		w.At(sim.Tick(1+st.IntN(35)), "connect "+name, func() { _ = s.Connect() })
+		w.At(40, "connect "+name, func() { _ = s.Connect() })
+	}
+	if err := w.AddFunc("producer", sim.PhaseProducer, func(now sim.Tick) {
+		if now > 30 {
+			return
+		}
+		for range st.IntN(8) {
+			h := sim.Headers{Type: propSubjects[st.IntN(len(propSubjects))]}
+			if st.Chance(0.3) {
+				h.Source = "src"
+			}
+			_ = b.Publish(w.Env().NewMessage(fmt.Sprintf("k%d", st.IntN(3)), nil, h))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(60); err != nil {
+		t.Fatal(err)
+	}
+	return w, b, seen
+}
+
+// TestEffectShortcutChangesNothing runs random worlds twice, once with
+// the default handler, which the broker handles without preparing a
+// delivery when the trace would not build the processed event, and once
+// with a handler doing the same through a delivery, and requires the
+// same run in each trace mode: the same events (when a sink listens), the
+// same ledger and event count (when only the ledger does), the same
+// count of events (when no one does), the same counters, and as many
+// envelopes released for reuse.
+func TestEffectShortcutChangesNothing(t *testing.T) {
+	handled := 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		for _, mode := range []int{traceLedger, traceSink, traceNone} {
+			gw, gb, gev := effectRun(t, seed, mode, true)
+			ww, wb, wev := effectRun(t, seed, mode, false)
+			if gb.Metrics() != wb.Metrics() {
+				t.Fatalf("seed %d mode %d: metrics %+v, want %+v", seed, mode, gb.Metrics(), wb.Metrics())
+			}
+			for i, s := range gb.Subscribers() {
+				if g, w := s.Metrics(), wb.Subscribers()[i].Metrics(); g != w {
+					t.Fatalf("seed %d mode %d: %s metrics %+v, want %+v", seed, mode, s.Name(), g, w)
+				}
+			}
+			if g, w := len(gb.free), len(wb.free); g != w {
+				t.Fatalf("seed %d mode %d: %d envelopes recycled, want %d", seed, mode, g, w)
+			}
+			if g, w := gw.Env().Trace.Len(), ww.Env().Trace.Len(); g != w {
+				t.Fatalf("seed %d mode %d: %d events, want %d", seed, mode, g, w)
+			}
+			switch mode {
+			case traceLedger:
+				if d := ledgercmp.Diff(gw.Ledger(), gw.Trace(), ww.Ledger(), ww.Trace()); d != "" {
+					t.Fatalf("seed %d: %s", seed, d)
+				}
+				handled += gb.Metrics().Handled
+			case traceSink:
+				if !reflect.DeepEqual(gev, wev) {
+					t.Fatalf("seed %d: the events differ", seed)
+				}
+			}
+		}
+	}
+	if handled < 1000 {
+		t.Fatalf("only %d copies handled in all: the shortcut was hardly compared", handled)
+	}
+}

@@ -163,8 +163,17 @@ func New(cfg Config) (*World, error) {
 	if max == 0 {
 		max = DefaultMaxTicks
 	}
-	return &World{env: newEnv(cfg.Seed), names: map[string]bool{}, maxTicks: max}, nil
+	// Room for a typical world's components from the start, so the first
+	// few adds allocate nothing; the list grows as append does after.
+	members := make([]member, 0, worldFirst)
+	return &World{env: newEnv(cfg.Seed), members: members, names: map[string]bool{}, maxTicks: max}, nil
 }
+
+// worldFirst is the number of components a World has room for when it is
+// made: a broker, a producer and a few consumers or members. A smaller
+// world wastes at most that many 48-byte members (288 bytes, a size class
+// of its own); a larger one grows the list as append does.
+const worldFirst = 6
 
 // Env returns the world's shared environment.
 func (w *World) Env() *Env { return w.env }

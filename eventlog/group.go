@@ -138,6 +138,10 @@ type againRec struct {
 	seen
 }
 
+// groupFirst is the number of members a group has room for when it is
+// made (see NewGroup); a larger group grows its lists as append does.
+const groupFirst = 4
+
 // againFirst is the room a partition's list of remembered records starts
 // with: a batch's worth, which a commit usually prunes. A group made with
 // the topic's partitions gets it for all of them at once (NewGroup); a
@@ -266,6 +270,13 @@ func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 		}
 		g.parts = append(g.parts, gp)
 	}
+	// Room for groupFirst members in the lists a join appends to (every
+	// member, the members now, and rebalance's names), in two allocations
+	// rather than three growths each. Each list is capped, so one that
+	// grows moves out rather than into its neighbour's.
+	mems := make([]*Member, 2*groupFirst)
+	g.all, g.mems = mems[:0:groupFirst], mems[groupFirst:groupFirst:2*groupFirst]
+	g.names = make([]string, 0, groupFirst)
 	t.groups = append(t.groups, g)
 	from := "latest"
 	if cfg.Reset == ResetEarliest {

@@ -5,21 +5,25 @@ package eventlog
 const recChunk = 256
 
 // The small chunks: a partition's entries [0, recChunk) start in chunks of
-// 4, 4, 8, 8, 8, 32, 64 and 128 entries (smallSizes), so a small topic
+// 4, 6, 12, 22, 42, 64 and 106 entries (smallSizes), so a small topic
 // allocates about what it holds, never more than twice that, and never a
-// full chunk; entries [16, 32) take chunks of 8 rather than one of 16, so
-// a partition of 17 to 24 records holds 24 entries, not 32. A partition
-// the log is made with holds its first chunk from the start (see
-// partition.seed), so it holds 4 entries even while it is empty.
+// full chunk: each chunk holds at most two entries more than the chunks
+// before it, and each is a whole size class of the allocator (64-byte
+// entries: 256, 384, 768, 1408, 2688, 4096 and 6784 bytes), so none
+// rounds up to bytes it cannot use. A partition of 5 to 10 records holds
+// 10 entries, of 11 to 22 holds 22 and of 23 to 44 holds 44, in at most
+// four chunks, which its chunk headers have room for (recHeader). A
+// partition the log is made with holds its first chunk from the start
+// (see partition.seed), so it holds 4 entries even while it is empty.
 const (
 	recFirst = 4 // entries of the first chunk
-	recSmall = 8 // small chunks covering [0, recChunk)
+	recSmall = 7 // small chunks covering [0, recChunk)
 )
 
 // smallSizes are the sizes of the small chunks, in order; they add up to
 // recChunk. smallCap and smallAt are derived from them once: the layout is
 // written here and nowhere else.
-var smallSizes = [recSmall]int{recFirst, 4, 8, 8, 8, 32, 64, 128}
+var smallSizes = [recSmall]int{recFirst, 6, 12, 22, 42, 64, 106}
 
 // smallCap[k] is the number of entries the first k small chunks hold.
 var smallCap [recSmall + 1]int
@@ -43,7 +47,7 @@ func init() {
 }
 
 // recHeader is the room for chunks a partition's records take with their
-// first: the first four small chunks (24 entries), in a 96-byte header, as
+// first: the first four small chunks (44 entries), in a 96-byte header, as
 // most partitions of a small topic hold no more; a fifth grows it as
 // append does.
 const recHeader = 4

@@ -150,16 +150,19 @@ func TestRecordsStartSmall(t *testing.T) {
 // TestSmallChunksLayout checks the small chunks against smallSizes as
 // records grow to a full chunk and past it: chunk k is allocated with
 // smallSizes[k] entries, capacity agrees with the chunks held, entry i
-// lives in the chunk that capacity places it in, in order, and a
-// partition of 17 to 24 records holds 24 entries within its header's room.
+// lives in the chunk that capacity places it in, in order, n records
+// never hold more than max(recFirst, 2n) entries, and a partition of up
+// to 44 records stays within its header's room.
 func TestSmallChunksLayout(t *testing.T) {
 	var r records[entry]
 	for i := range recChunk + 10 {
 		r.push(entry{id: sim.ID(i)})
-		if i == 19 {
-			if held := r.capacity(len(r.chunks)); held != 24 || len(r.chunks) > recHeader {
-				t.Fatalf("20 records hold %d entries in %d chunks, want 24 in at most %d", held, len(r.chunks), recHeader)
-			}
+		n := i + 1
+		if held := r.capacity(len(r.chunks)); n <= recChunk && held > max(recFirst, 2*n) {
+			t.Fatalf("%d records hold %d entries, more than twice as many", n, held)
+		}
+		if n <= 44 && len(r.chunks) > recHeader {
+			t.Fatalf("%d records take %d chunks, past the header's room for %d", n, len(r.chunks), recHeader)
 		}
 	}
 	for k, n := range smallSizes {

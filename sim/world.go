@@ -148,7 +148,7 @@ func (c Config) Validate() error {
 type World struct {
 	env      *Env
 	members  []member
-	names    map[string]bool
+	names    map[string]bool // the members' names once there are more than namesFrom; nil before (see taken)
 	timeline []action
 	seq      int
 	maxTicks Tick
@@ -163,8 +163,17 @@ func New(cfg Config) (*World, error) {
 	if max == 0 {
 		max = DefaultMaxTicks
 	}
-	return &World{env: newEnv(cfg.Seed), names: map[string]bool{}, maxTicks: max}, nil
+	// Room for a typical world's components from the start, so the first
+	// few adds allocate nothing; the list grows as append does after.
+	members := make([]member, 0, worldFirst)
+	return &World{env: newEnv(cfg.Seed), members: members, maxTicks: max}, nil
 }
+
+// worldFirst is the number of components a World has room for when it is
+// made: a broker, a producer and a few consumers or members. A smaller
+// world wastes at most that many 48-byte members (288 bytes, a size class
+// of its own); a larger one grows the list as append does.
+const worldFirst = 6
 
 // Env returns the world's shared environment.
 func (w *World) Env() *Env { return w.env }
@@ -201,10 +210,9 @@ func (w *World) add(phase Phase, name string, a Actor) error {
 	if phase < PhaseBroker || phase > PhaseObserver {
 		return fmt.Errorf("%w: unknown phase %d for %q", ErrInvalidConfig, int(phase), name)
 	}
-	if w.names[name] {
+	if w.taken(name) {
 		return fmt.Errorf("%w: %q", ErrDuplicateName, name)
 	}
-	w.names[name] = true
 	weight := uint64(1)
 	if wt, ok := a.(Weighted); ok && wt.Weight() > 1 {
 		weight = uint64(wt.Weight())
@@ -216,7 +224,35 @@ func (w *World) add(phase Phase, name string, a Actor) error {
 		i--
 	}
 	w.members = slices.Insert(w.members, i, member{phase: phase, name: name, actor: a, weight: weight})
+	switch {
+	case w.names != nil:
+		w.names[name] = true
+	case len(w.members) > namesFrom:
+		w.names = make(map[string]bool, len(w.members))
+		for _, m := range w.members {
+			w.names[m.name] = true
+		}
+	}
 	return nil
+}
+
+// namesFrom is the number of components up to which a World finds a
+// name among its members by scanning them (a few string comparisons,
+// no map to allocate); past it, it indexes their names in a map.
+const namesFrom = 16
+
+// taken reports whether a component is called name: O(namesFrom) while
+// the world has at most namesFrom components, O(1) after.
+func (w *World) taken(name string) bool {
+	if w.names != nil {
+		return w.names[name]
+	}
+	for _, m := range w.members {
+		if m.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Components returns the registered component names in step order.

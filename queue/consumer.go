@@ -291,6 +291,7 @@ type Consumer struct {
 	inst   []instance  // one allocation for all of them
 	paused bool
 	timed  bool         // cfg.Handler is sim.Timed
+	reset  bool         // cfg.Handler's Duration may change the delivery: it is timed and not a *sim.Script, whose Duration only reads the key
 	d      sim.Delivery // the delivery handed to the handler, reused
 
 	crashBefore, crashAfter faults.Site // the crash points, resolved once
@@ -349,7 +350,7 @@ func NewConsumer(w *sim.World, cfg ConsumerConfig) (*Consumer, error) {
 		in = cfg.Queue.cfg.Faults
 	}
 	c := &Consumer{cfg: cfg, q: cfg.Queue}
-	_, c.timed = cfg.Handler.(sim.Timed)
+	c.setTimed(cfg.Handler)
 	c.h = in.Handler(&c.disp)
 	c.crashBefore, c.crashAfter = in.Site(faults.ConsumerCrashBeforeProcess), in.Site(faults.ConsumerCrashAfterEffect)
 	c.inst = make([]instance, cfg.Instances)
@@ -434,8 +435,19 @@ func (c *Consumer) SetHandler(h sim.Handler) error {
 		return fmt.Errorf("%w: consumer %q: %w", ErrInvalidConfig, c.cfg.Name, err)
 	}
 	c.cfg.Handler = h
-	_, c.timed = h.(sim.Timed)
+	c.setTimed(h)
 	return nil
+}
+
+// setTimed notes whether handler h takes time (sim.Timed), and whether
+// asking it how long may change the delivery, so that start resets the
+// delivery again before the handler runs. brokerlab's own scripted
+// handler (*sim.Script) only reads the key; any other Duration is the
+// user's code.
+func (c *Consumer) setTimed(h sim.Handler) {
+	_, c.timed = h.(sim.Timed)
+	_, script := h.(*sim.Script)
+	c.reset = c.timed && !script
 }
 
 // Pause takes the consumer offline (a "disconnect"): from the next step
@@ -744,7 +756,7 @@ func (x *instance) start(rd *Delivery, acked bool, now sim.Tick, rest []work) bo
 			w.d, w.h, w.doneAt, w.acked = *rd, h, now+min(t, MaxDuration), acked
 			return false
 		}
-		if c.timed {
+		if c.reset {
 			d = nil // the user's Duration may have changed the delivery: finish resets it
 		}
 	}

@@ -300,7 +300,8 @@ func (l *Ledger) setState(id ID, r *record, s State, t Tick) {
 const (
 	recRegistered uint8 = 1 << iota
 	recPhantom
-	recLinked // the copy has an origin or copies made from it
+	recLinked   // the copy has an origin or copies made from it
+	recRedriven // a redriven event moved the copy out of a DLQ; never cleared (Stats.Redriven)
 )
 
 // delivery is how the ledger stores an Entry: without pointers, in 8
@@ -650,6 +651,7 @@ func (l *Ledger) Emit(e *Event) {
 	case KindRedriven:
 		if r := l.rec(e.Origin); r != nil && e.Origin != 0 {
 			l.setState(e.Origin, r, StateRedriven, e.Tick)
+			r.flags |= recRedriven
 			*l.redrives.at(uint64(e.Origin)) = e.Msg
 		}
 		l.enter(e)
@@ -961,7 +963,7 @@ func (l *Ledger) arrive(k Kind, id, origin ID, t Tick, where, key, typ, consumer
 // in the component where, with key and type typ, made from origin.
 func (l *Ledger) registerAt(id ID, r *record, t Tick, where, key, typ string, origin ID) {
 	*r = record{created: l.put32(id, NoConsumer, fieldCreated, t), changed: l.put32(id, NoConsumer, fieldChanged, t),
-		flags: recRegistered | r.flags&recLinked, typ: l.typeIndex(id, typ), where: l.where(where)}
+		flags: recRegistered | r.flags&(recLinked|recRedriven), typ: l.typeIndex(id, typ), where: l.where(where)}
 	if !r.setKey(l.lastKey.put(&l.strs, key)) {
 		if l.wideKeys == nil {
 			l.wideKeys = map[ID]string{}

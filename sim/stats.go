@@ -20,7 +20,7 @@ type Stats struct {
 	DeadLettered     int // copies parked in a dead-letter queue
 	Expired          int
 	Purged           int
-	Redriven         int // copies ever moved out of a dead-letter queue (Record.Redriven set); it never decreases
+	Redriven         int // copies a redriven event ever moved out of a dead-letter queue; it never decreases
 	Phantoms         int
 	Delivered        int // deliveries over all consumers
 	Duplicates       int // repeated deliveries of an origin over all consumers
@@ -166,7 +166,7 @@ type statsPart struct {
 	dirty                        bool // touched since it was last folded
 	messages, origins, phantoms  int
 	states                       [len(stateNames)]int // registered records by state
-	redriven                     int                  // registered records that were redriven (Record.Redriven set)
+	redriven                     int                  // registered records ever redriven (recRedriven)
 	delivered, applied, absorbed int
 	duplicates, dupEffects       int
 	missed, lost                 int
@@ -386,10 +386,8 @@ func (l *Ledger) foldPart(c uint64, before []loss, judge []judgeCount) statsPart
 			if r.flags&recPhantom != 0 {
 				p.phantoms++
 			}
-			if r.flags&recLinked != 0 {
-				if q := l.redrives.get(uint64(id)); q != nil && *q != 0 {
-					p.redriven++
-				}
+			if r.flags&recRedriven != 0 {
+				p.redriven++
 			}
 			if r.State == StatePending && !l.routed(id) {
 				p.unrouted++

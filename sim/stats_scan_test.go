@@ -29,7 +29,7 @@ func (l *Ledger) statsByScan() Stats {
 		case StatePurged:
 			s.Purged++
 		}
-		if r.Redriven != 0 {
+		if l.recFlags(r.ID)&recRedriven != 0 {
 			s.Redriven++
 		}
 		if r.Phantom {

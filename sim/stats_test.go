@@ -115,3 +115,28 @@ func TestStatsRedrivenSurvivesAnAckOfADuplicate(t *testing.T) {
 		t.Fatalf("after the duplicate's ack: kept %d, scan %d redriven, want 1", s.Redriven, scan.Redriven)
 	}
 }
+
+// A hostile trace cannot make Stats.Redriven miss a redrive or fall: a
+// redriven event whose new copy is not above its origin (so no lineage
+// link is made), and a second redriven event naming no new copy, leave
+// the copy counted once, by the kept summary and by the scan alike.
+func TestStatsRedrivenOnAHostileTrace(t *testing.T) {
+	low := feed(
+		Event{Tick: 1, Kind: KindSent, Where: "queue:q", Consumer: "c", Msg: 5, Key: "k"},
+		Event{Tick: 2, Kind: KindDeadLettered, Where: "queue:q", Msg: 5},
+		Event{Tick: 3, Kind: KindRedriven, Where: "queue:q", Consumer: "c", Msg: 3, Origin: 5, Key: "k"},
+	)
+	if s, scan := low.Stats(), low.statsByScan(); s.Redriven != 1 || scan.Redriven != 1 {
+		t.Errorf("a carrier below its origin: kept %d, scan %d redriven, want 1", s.Redriven, scan.Redriven)
+	}
+	again := feed(
+		Event{Tick: 1, Kind: KindSent, Where: "queue:q", Consumer: "c", Msg: 1, Key: "k"},
+		Event{Tick: 2, Kind: KindDeadLettered, Where: "queue:q", Msg: 1},
+		Event{Tick: 3, Kind: KindRedriven, Where: "queue:q", Consumer: "c", Msg: 2, Origin: 1, Key: "k"},
+	)
+	before := again.Stats().Redriven
+	NewTrace(again).Emit(Event{Tick: 4, Kind: KindRedriven, Where: "queue:q", Consumer: "c", Origin: 1, Key: "k"})
+	if s, scan := again.Stats(), again.statsByScan(); before != 1 || s.Redriven != 1 || scan.Redriven != 1 {
+		t.Errorf("a second redrive naming no copy: before %d, kept %d, scan %d redriven, want 1", before, s.Redriven, scan.Redriven)
+	}
+}

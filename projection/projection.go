@@ -358,7 +358,7 @@ func (p *Projection) lose(d *sim.Delivery, v int64, r Row, why string) {
 	}
 	e := sim.Lost(d.Where, d.Instance, d.Consumer, &d.Msg, cause)
 	e.Tick, e.Attempt = p.env.Now(), d.Attempt
-	e.HasPos, e.Partition, e.Offset = true, d.Partition, d.Offset
+	e.HasPos, e.Partition, e.Offset = d.HasPos, d.Partition, d.Offset
 	e.Detail = fmt.Sprintf("version %d is not newer than %d (%s), yet it is a later write: %s", v, r.Version, r.Value, why)
 	p.env.Emit(e)
 }

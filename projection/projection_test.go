@@ -315,3 +315,43 @@ func TestOffsetOrderAcrossPartitions(t *testing.T) {
 		})
 	}
 }
+
+// A loss traced for a delivery without a log position claims none: the
+// trace line must not print a partition and an offset the record never
+// had.
+func TestOffsetOrderLossKeepsItsPosition(t *testing.T) {
+	for _, c := range []struct {
+		where  string
+		hasPos bool
+	}{{"queue:q", false}, {"log:x", true}} {
+		w, err := sim.New(sim.Config{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lost []sim.Event
+		w.Env().Trace.Attach(sim.SinkFunc(func(e *sim.Event) {
+			if e.Kind == sim.KindLost {
+				lost = append(lost, *e)
+			}
+		}))
+		src := &latest{id: 1}
+		p, err := New(w, Config{Name: "view", Versioning: VersionOffset, Source: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := sim.NewDelivery(w.Env(), sim.Message{ID: 1, Key: "k"}, "log:x", "view", "v1", 1)
+		d.HasPos, d.Offset = true, 4
+		if err := p.Handle(d); err != nil {
+			t.Fatal(err)
+		}
+		src.id = 2
+		d = sim.NewDelivery(w.Env(), sim.Message{ID: 2, Key: "k"}, c.where, "view", "v1", 1)
+		d.HasPos, d.Partition, d.Offset = c.hasPos, 1, 0
+		if err := p.Handle(d); err != nil {
+			t.Fatal(err)
+		}
+		if len(lost) != 1 || lost[0].HasPos != c.hasPos {
+			t.Errorf("%s: lost events %+v, want one with HasPos %v", c.where, lost, c.hasPos)
+		}
+	}
+}

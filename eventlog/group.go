@@ -399,7 +399,7 @@ func (g *Group) add(m *Member, why string) {
 func (g *Group) remove(m *Member, why, rule string) {
 	for i, x := range g.mems {
 		if x == m {
-			g.mems = append(g.mems[:i], g.mems[i+1:]...)
+			g.mems = slices.Delete(g.mems, i, i+1) // clears the freed slot: no stale pointer past the length
 			break
 		}
 	}

@@ -8,9 +8,10 @@ const recChunk = 256
 // 4, 6, 12, 22, 42, 64 and 106 entries (smallSizes), so a small topic
 // allocates about what it holds, never more than twice that, and never a
 // full chunk: each chunk holds at most two entries more than the chunks
-// before it, and each is a whole size class of the allocator (64-byte
-// entries: 256, 384, 768, 1408, 2688, 4096 and 6784 bytes), so none
-// rounds up to bytes it cannot use. A partition of 5 to 10 records holds
+// before it, and for the 64-byte record entries each is a whole size
+// class of the allocator (256, 384, 768, 1408, 2688, 4096 and 6784 bytes),
+// so none rounds up to bytes it cannot use; the 24-byte aside entries'
+// chunks of 22, 42 and 106 round up by 48, 16 and 144 bytes. A partition of 5 to 10 records holds
 // 10 entries, of 11 to 22 holds 22 and of 23 to 44 holds 44, in at most
 // four chunks, which its chunk headers have room for (recHeader). A
 // partition the log is made with holds its first chunk from the start

@@ -110,11 +110,13 @@ func (r *Run) judgeDue() {
 // there is no such expectation, or when any checker finds a violation
 // (then each outcome runs its own checker, to tell whose they are).
 //
-// When kept is true the ledger's kept summary is up to date (Finish takes
-// the summary before the verdict), and the checkers the ledger keeps
-// counts for are read from those counts (sim.Ledger.Tally, equal to
-// len(Violations) by the ledger's equivalence tests) in O(chunks +
-// linked copies) each; only the others walk the outcomes.
+// When kept is true the checkers the ledger keeps counts for are read
+// from those counts (sim.Ledger.Tally, equal to len(Violations) by the
+// ledger's equivalence tests); only the others walk the outcomes. Tally
+// brings the counts up to date itself, at the cost of refolding the
+// chunks touched since the last Stats or Tally, so it pays only when the
+// summary was just taken, as Finish takes it before the verdict: then
+// each read costs O(chunks + linked copies).
 func (r *Run) checksHold(kept bool) bool {
 	var cs []sim.Checker
 	counted := false

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -188,57 +187,9 @@ func (l *Ledger) eachOutcomeFor(passes []pass) {
 // a loss, and returns how many outcomes it left out because they are not:
 // those of the unlinked copies its consumer applied, absorbed or missed,
 // which it tells from the copy's delivery alone, without its record,
-// without exporting it and without building its key. It costs O(copies
-// + linked copies), a record lookup for each outcome it folds, and
-// O(lineages of b) memory.
+// without exporting it and without building its key.
 func (l *Ledger) eachBookLoss(b *consumerBook, f func(o *Outcome)) (fine int) {
-	lineage, roots := l.lineages(b)
-	slices.Sort(roots)
-	next := 0
-	flush := func(upTo ID) {
-		for next < len(roots) && roots[next] < upTo {
-			x := lineage[roots[next]]
-			x.settle(&x.o)
-			x.o.Key = l.lineageKey(&x.o)
-			f(&x.o)
-			next++
-		}
-	}
-	// The linked copies (recLinked), in ID order, are passed over as
-	// the table is walked, so a copy left out costs no record lookup.
-	linked, k := l.linkedIDs(), 0
-	var a agg // reused for every copy without a lineage
-	for i, e := range b.entries.all() {
-		if e.bits&delExpected == 0 {
-			continue
-		}
-		id := ID(i)
-		for k < len(linked) && linked[k] < id {
-			k++
-		}
-		if k < len(linked) && linked[k] == id {
-			continue
-		}
-		if e.settledBy() || e.bits&delMissed != 0 {
-			// Applied or absorbed (Effects or Skipped above 0), or
-			// missed: settle judges it no loss.
-			fine++
-			continue
-		}
-		r, _ := l.recs.get(uint64(id))
-		flush(id)
-		d := l.exportDelivery(id, b.ref, e)
-		a = agg{o: Outcome{Origin: id, Consumer: b.name}}
-		a.addRec(l, id, &d, &r)
-		a.settle(&a.o)
-		a.o.Key = ""
-		if r.flags&recRegistered != 0 {
-			a.o.Key = l.keyString(id, &r)
-		}
-		f(&a.o)
-	}
-	flush(math.MaxUint64)
-	return fine
+	return l.walkBook(b, true, f)
 }
 
 // noLedger is the violation of a checker run without a ledger.

@@ -34,6 +34,17 @@ func TestCheckOfLossesOnHostileTraces(t *testing.T) {
 			e := randomEvent(r, n, Tick(i/7))
 			l.Emit(&e)
 		}
+		// The walks tell a linked copy by Ledger.lineage, the others by
+		// the record's flag: both must name the same copies.
+		inList := map[ID]bool{}
+		for _, id := range l.linkedIDs() {
+			inList[id] = true
+		}
+		for i := range l.recs.len() {
+			if flagged := l.recFlags(ID(i))&recLinked != 0; flagged != inList[ID(i)] {
+				t.Fatalf("seed %d, m%d: linked flag %v, in the lineage list %v", seed, i, flagged, inList[ID(i)])
+			}
+		}
 		for _, c := range []string{"", "billing", "audit", "mail", "nosuch"} {
 			if a, b := only(l, "at-least-once", AtLeastOnce(c)), only(l, "at-least-once", AtLeastOnce(c), AtMostOnce(c)); !reflect.DeepEqual(a, b) {
 				t.Fatalf("seed %d, at-least-once(%q): loss-only %v, every outcome %v", seed, c, a, b)

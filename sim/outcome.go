@@ -206,6 +206,18 @@ func (l *Ledger) bookOutcomes(b *consumerBook) []Outcome {
 // memory, never O(copies). The Outcome f gets is reused for the next
 // call.
 func (l *Ledger) eachBookOutcome(b *consumerBook, f func(o *Outcome)) {
+	l.walkBook(b, false, f)
+}
+
+// walkBook is eachBookOutcome, and with lossOnly eachBookLoss: with
+// lossOnly it leaves out, and counts in fine, the outcomes of the unlinked
+// copies whose delivery shows them applied, absorbed (Effects or Skipped
+// above 0) or missed, which settle judges no loss. The linked copies
+// (Ledger.lineage, in ID order) are passed over as the table is walked,
+// so a copy left out costs no record lookup. It costs O(copies + linked
+// copies) time, a record lookup for each outcome it hands over, and
+// O(lineages of b) memory.
+func (l *Ledger) walkBook(b *consumerBook, lossOnly bool, f func(o *Outcome)) (fine int) {
 	lineage, roots := l.lineages(b)
 	slices.Sort(roots)
 	next := 0
@@ -218,16 +230,24 @@ func (l *Ledger) eachBookOutcome(b *consumerBook, f func(o *Outcome)) {
 			next++
 		}
 	}
+	linked, k := l.linkedIDs(), 0
 	var a agg // reused for every copy without a lineage
 	for i, e := range b.entries.all() {
 		if e.bits&delExpected == 0 {
 			continue
 		}
 		id := ID(i)
-		r, _ := l.recs.get(uint64(id)) // looked up once for the lineage, state and key
-		if r.flags&recLinked != 0 {
+		for k < len(linked) && linked[k] < id {
+			k++
+		}
+		if k < len(linked) && linked[k] == id {
 			continue
 		}
+		if lossOnly && (e.settledBy() || e.bits&delMissed != 0) {
+			fine++
+			continue
+		}
+		r, _ := l.recs.get(uint64(id)) // looked up once for the state and key
 		flush(id)
 		d := l.exportDelivery(id, b.ref, e)
 		a = agg{o: Outcome{Origin: id, Consumer: b.name}}
@@ -240,6 +260,7 @@ func (l *Ledger) eachBookOutcome(b *consumerBook, f func(o *Outcome)) {
 		f(&a.o)
 	}
 	flush(math.MaxUint64)
+	return fine
 }
 
 // lineages folds consumer b's copies that belong to a lineage (copies

@@ -12,18 +12,7 @@ import (
 // group growing past it, and members leaving and joining, must keep every
 // list intact (creation order for all, join order for mems).
 func TestGroupListsKeepTheirMembers(t *testing.T) {
-	w, err := sim.New(sim.Config{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := New(w, Config{Name: "orders", Partitions: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewGroup(w, l, GroupConfig{Name: "g"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, g := sixPartitionGroup(t, GroupConfig{Name: "g"})
 	var made []string
 	var m1 *Member
 	for i := range 2*groupFirst + 1 {
@@ -66,18 +55,7 @@ func TestGroupListsKeepTheirMembers(t *testing.T) {
 // A group of up to groupFirst members appends to its lists without
 // allocating for them.
 func TestGroupListsRoom(t *testing.T) {
-	w, err := sim.New(sim.Config{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := New(w, Config{Name: "orders", Partitions: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewGroup(w, l, GroupConfig{Name: "g"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, g := sixPartitionGroup(t, GroupConfig{Name: "g"})
 	all, mems, names := cap(g.all), cap(g.mems), cap(g.names)
 	for i := range groupFirst {
 		if _, err := NewMember(w, g, MemberConfig{Name: "m" + strconv.Itoa(i)}); err != nil {
@@ -87,4 +65,23 @@ func TestGroupListsRoom(t *testing.T) {
 	if cap(g.all) != all || cap(g.mems) != mems || cap(g.names) != names || all < groupFirst || mems < groupFirst || names < groupFirst {
 		t.Errorf("caps all %d→%d, mems %d→%d, names %d→%d after %d joins: the lists grew", all, cap(g.all), mems, cap(g.mems), names, cap(g.names), groupFirst)
 	}
+}
+
+// sixPartitionGroup returns a world with a 6-partition log "orders" and
+// an empty group on it made with cfg.
+func sixPartitionGroup(t *testing.T, cfg GroupConfig) (*sim.World, *Group) {
+	t.Helper()
+	w, err := sim.New(sim.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(w, Config{Name: "orders", Partitions: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGroup(w, l, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, g
 }

@@ -3,8 +3,6 @@ package eventlog
 import (
 	"fmt"
 	"testing"
-
-	"github.com/brokerlab/brokerlab/sim"
 )
 
 // Once a group has rebalanced with as many members and partitions as it
@@ -12,18 +10,7 @@ import (
 // storage the group keeps and allocates nothing.
 func TestRebalanceReusesTheAssignment(t *testing.T) {
 	for _, s := range []Strategy{Range, RoundRobin} {
-		w, err := sim.New(sim.Config{Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := New(w, Config{Name: "orders", Partitions: 6})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := NewGroup(w, l, GroupConfig{Name: "g", Strategy: s})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w, g := sixPartitionGroup(t, GroupConfig{Name: "g", Strategy: s})
 		for _, name := range []string{"c", "a", "b"} {
 			if _, err := NewMember(w, g, MemberConfig{Name: name}); err != nil {
 				t.Fatal(err)

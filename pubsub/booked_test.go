@@ -54,21 +54,9 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.At(sim.Tick(1+st.IntN(30)), "disconnect "+name, s.Disconnect)
-		w.At(sim.Tick(1+st.IntN(35)), "connect "+name, func() { _ = s.Connect() })
-		w.At(40, "connect "+name, func() { _ = s.Connect() })
+		reconnectAtRandom(w, s, st)
 	}
-	if err := w.AddFunc("producer", sim.PhaseProducer, func(now sim.Tick) {
-		if now > 30 {
-			return
-		}
-		for range st.IntN(8) {
-			h := sim.Headers{Type: propSubjects[st.IntN(len(propSubjects))]}
-			_ = b.Publish(w.Env().NewMessage(fmt.Sprintf("k%d", st.IntN(3)), nil, h))
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	publishAtRandom(t, w, b, st, false)
 	if err := w.Run(60); err != nil {
 		t.Fatal(err)
 	}
@@ -87,5 +75,35 @@ func TestBookedEqualsEmitted(t *testing.T) {
 	}
 	if delivered < 1000 {
 		t.Fatalf("only %d deliveries in all: the typed booking was hardly compared", delivered)
+	}
+}
+
+// reconnectAtRandom schedules subscriber s to disconnect and connect again
+// at random ticks drawn from st, and to connect at t=40 in any case.
+func reconnectAtRandom(w *sim.World, s *Subscriber, st *sim.Stream) {
+	name := s.Name()
+	w.At(sim.Tick(1+st.IntN(30)), "disconnect "+name, s.Disconnect)
+	w.At(sim.Tick(1+st.IntN(35)), "connect "+name, func() { _ = s.Connect() })
+	w.At(40, "connect "+name, func() { _ = s.Connect() })
+}
+
+// publishAtRandom adds a producer to w that, at every tick up to t=30,
+// publishes up to 7 messages to b with subjects and keys drawn from st;
+// with source, about a third of them name "src" as their source.
+func publishAtRandom(t *testing.T, w *sim.World, b *Broker, st *sim.Stream, source bool) {
+	t.Helper()
+	if err := w.AddFunc("producer", sim.PhaseProducer, func(now sim.Tick) {
+		if now > 30 {
+			return
+		}
+		for range st.IntN(8) {
+			h := sim.Headers{Type: propSubjects[st.IntN(len(propSubjects))]}
+			if source && st.Chance(0.3) {
+				h.Source = "src"
+			}
+			_ = b.Publish(w.Env().NewMessage(fmt.Sprintf("k%d", st.IntN(3)), nil, h))
+		}
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

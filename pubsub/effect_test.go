@@ -64,24 +64,9 @@ func effectRun(t *testing.T, seed uint64, mode int, plain bool) (*sim.World, *Br
 		}
 		w.At(sim.Tick(1+st.IntN(30)), "mute "+name, s.Mute)
 		w.At(sim.Tick(1+st.IntN(30)), "unmute "+name, s.Unmute)
-		w.At(sim.Tick(1+st.IntN(30)), "disconnect "+name, s.Disconnect)
-		w.At(sim.Tick(1+st.IntN(35)), "connect "+name, func() { _ = s.Connect() })
-		w.At(40, "connect "+name, func() { _ = s.Connect() })
+		reconnectAtRandom(w, s, st)
 	}
-	if err := w.AddFunc("producer", sim.PhaseProducer, func(now sim.Tick) {
-		if now > 30 {
-			return
-		}
-		for range st.IntN(8) {
-			h := sim.Headers{Type: propSubjects[st.IntN(len(propSubjects))]}
-			if st.Chance(0.3) {
-				h.Source = "src"
-			}
-			_ = b.Publish(w.Env().NewMessage(fmt.Sprintf("k%d", st.IntN(3)), nil, h))
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	publishAtRandom(t, w, b, st, true)
 	if err := w.Run(60); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/brokerlab/brokerlab/lab"
+	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -17,36 +18,13 @@ func TestCheckOnePassEqualsEachChecker(t *testing.T) {
 	total, failing := 0, 0
 	for name, s := range ledgerScenarios(t) {
 		t.Run(name, func(t *testing.T) {
-			r, err := lab.New(s, lab.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Finish()
-			l := r.World().Ledger()
+			l := finishedLedger(t, s)
 			checks := []sim.Checker{sim.NoLoss(), sim.MaxDuplicates("", 0), sim.MaxDuplicates("", -1)}
 			for _, c := range append(l.Consumers(), "", "nobody") {
 				checks = append(checks, sim.AtLeastOnce(c), sim.AtMostOnce(c), sim.ExactlyOnce(c),
 					sim.OrderedPerKey(c), sim.MaxDuplicates(c, 1), sim.NoLoss())
 			}
-			var want []sim.Violation
-			for _, c := range checks {
-				want = append(want, c.Violations(l)...)
-			}
-			for _, cached := range []bool{false, true} {
-				if cached {
-					l.Outcomes("")
-				}
-				var got []sim.Violation
-				var ce *sim.CheckError
-				if err := sim.Check(l, checks...); errors.As(err, &ce) {
-					got = ce.Violations
-				} else if err != nil {
-					t.Fatal(err)
-				}
-				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("cached=%v: Check reported %d violations, the checkers one by one %d:\n%v\n%v", cached, len(got), len(want), got, want)
-				}
-			}
+			want := checkAgreesWithEach(t, l, checks)
 			total += len(want)
 			for _, v := range want {
 				if !v.Misuse && v.Msg != 0 {
@@ -72,37 +50,13 @@ func TestCheckOfLossesEqualsEachChecker(t *testing.T) {
 	total := 0
 	for name, s := range ledgerScenarios(t) {
 		t.Run(name, func(t *testing.T) {
-			r, err := lab.New(s, lab.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Finish()
-			l := r.World().Ledger()
+			l := finishedLedger(t, s)
 			sets := [][]sim.Checker{{sim.NoLoss()}, {sim.AtLeastOnce("")}}
 			for _, c := range l.Consumers() {
 				sets = append(sets, []sim.Checker{sim.NoLoss(), sim.AtLeastOnce(c)}, []sim.Checker{sim.AtLeastOnce(c), sim.AtLeastOnce("")})
 			}
 			for _, checks := range sets {
-				var want []sim.Violation
-				for _, c := range checks {
-					want = append(want, c.Violations(l)...)
-				}
-				for _, cached := range []bool{false, true} {
-					if cached {
-						l.Outcomes("")
-					}
-					var got []sim.Violation
-					var ce *sim.CheckError
-					if err := sim.Check(l, checks...); errors.As(err, &ce) {
-						got = ce.Violations
-					} else if err != nil {
-						t.Fatal(err)
-					}
-					if !reflect.DeepEqual(got, want) {
-						t.Fatalf("cached=%v: Check reported %d violations, the checkers one by one %d:\n%v\n%v", cached, len(got), len(want), got, want)
-					}
-				}
-				total += len(want)
+				total += len(checkAgreesWithEach(t, l, checks))
 			}
 		})
 	}
@@ -133,4 +87,43 @@ func TestCheckOfLossesCountsWhatItLeavesOut(t *testing.T) {
 			t.Errorf("%d checkers: %v", len(checks), err)
 		}
 	}
+}
+
+// checkAgreesWithEach fails t unless Check(l, checks...) reports exactly
+// what the checkers report one by one, in their order, both before and
+// after the ledger's outcome cache is filled; it returns those violations.
+func checkAgreesWithEach(t *testing.T, l *sim.Ledger, checks []sim.Checker) []sim.Violation {
+	t.Helper()
+	var want []sim.Violation
+	for _, c := range checks {
+		want = append(want, c.Violations(l)...)
+	}
+	for _, cached := range []bool{false, true} {
+		if cached {
+			l.Outcomes("")
+		}
+		var got []sim.Violation
+		var ce *sim.CheckError
+		if err := sim.Check(l, checks...); errors.As(err, &ce) {
+			got = ce.Violations
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("cached=%v: Check reported %d violations, the checkers one by one %d:\n%v\n%v", cached, len(got), len(want), got, want)
+		}
+	}
+	return want
+}
+
+// finishedLedger runs s to its end at its own seed and returns the run's
+// ledger.
+func finishedLedger(t *testing.T, s *scenario.Scenario) *sim.Ledger {
+	t.Helper()
+	r, err := lab.New(s, lab.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Finish()
+	return r.World().Ledger()
 }

@@ -8,20 +8,25 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// TestInjectorSize pins the Injector to the 448-byte size class (objects
-// of at most 512 bytes carry no allocation header), which holds the
-// lists and points of a plan of up to smallPlan rules in the injector.
+// TestInjectorSize pins the Injector to the 176-byte size class and a
+// rule to 248 bytes, so that three rules, a sweep's plan, take the
+// 768-byte size class, and the handler wrapper to the 96-byte class.
 func TestInjectorSize(t *testing.T) {
-	if n := unsafe.Sizeof(Injector{}); n > 448 {
-		t.Errorf("an Injector takes %d bytes, above its 448-byte size class", n)
+	if n := unsafe.Sizeof(Injector{}); n > 176 {
+		t.Errorf("an Injector takes %d bytes, above its 176-byte size class", n)
+	}
+	if n := unsafe.Sizeof(ruleState{}); n > 248 {
+		t.Errorf("a rule takes %d bytes, above 248 (three in the 768-byte size class)", n)
+	}
+	if n := unsafe.Sizeof(faultyHandler{}); n > 96 {
+		t.Errorf("a handler wrapper takes %d bytes, above its 96-byte size class", n)
 	}
 }
 
-// TestSmallPlanAllocations checks that an injector for a plan of up to
-// smallPlan rules costs two allocations, itself and its rule states (a
-// larger one three more, for its lists and points), and that its rules fire as ever when a
-// plan outgrows it or a rule is added later.
-func TestSmallPlanAllocations(t *testing.T) {
+// TestPlanAllocations checks that an injector for a plan costs two
+// allocations, itself and its rule states, however many rules it has,
+// and that its rules fire as ever, with a rule added later.
+func TestPlanAllocations(t *testing.T) {
 	points := []Point{HandlerTransient, BrokerDuplicate, ConsumerCrashAfterEffect, BrokerDelay, BrokerReorder}
 	plan := func(n int) Plan {
 		var p Plan
@@ -30,7 +35,7 @@ func TestSmallPlanAllocations(t *testing.T) {
 		}
 		return p
 	}
-	small, large := plan(smallPlan), plan(smallPlan+1)
+	small, large := plan(3), plan(5)
 	allocs := func(p Plan) uint64 {
 		w, err := sim.New(sim.Config{Seed: 1})
 		if err != nil {
@@ -45,11 +50,10 @@ func TestSmallPlanAllocations(t *testing.T) {
 		}
 		return after.Mallocs - before.Mallocs
 	}
-	if got := allocs(small); got != 2 {
-		t.Errorf("an injector of %d rules took %d allocations, want 2", smallPlan, got)
-	}
-	if got := allocs(large); got != 5 {
-		t.Errorf("an injector of %d rules took %d allocations, want 5", smallPlan+1, got)
+	for _, p := range []Plan{small, large} {
+		if got := allocs(p); got != 2 {
+			t.Errorf("an injector of %d rules took %d allocations, want 2", len(p.Rules), got)
+		}
 	}
 	for _, p := range []Plan{small, large} {
 		w, err := sim.New(sim.Config{Seed: 1})

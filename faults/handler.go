@@ -104,21 +104,15 @@ func (f *faultyHandler) Duration(d *sim.Delivery) sim.Tick {
 	return t
 }
 
-// Handle consults the failure points, then calls the wrapped handler.
-// When none of them is armed and no message owes further failures of an
-// earlier transient firing, it calls the wrapped handler straight away:
-// the points would draw nothing and fire nothing.
+// Handle consults the armed failure points in order, then calls the
+// wrapped handler. When none of them is armed and no message owes
+// further failures of an earlier transient firing, it calls the wrapped
+// handler straight away: the points would draw nothing and fire nothing.
+// The context of d is built once, at the first point consulted.
 func (f *faultyHandler) Handle(d *sim.Delivery) error {
 	if f.in.armedPts&failingPoints == 0 && len(f.left) == 0 {
 		return f.h.Handle(d)
 	}
-	return f.consult(d)
-}
-
-// consult is Handle when a failure point is armed or a message owes
-// further failures: it consults the armed points in order, then calls the
-// wrapped handler.
-func (f *faultyHandler) consult(d *sim.Delivery) error {
 	var c Context
 	made := false
 	ctx := func() *Context {

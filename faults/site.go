@@ -30,20 +30,6 @@ func (in *Injector) Site(p Point) Site {
 	return s
 }
 
-// first returns the first rule of the site's point, nil when no rule
-// targets it; s.in is not nil. A point a rule targeted when the Site was
-// made costs a load, one no rule targets a bit test, and one first
-// targeted since a scan of the rules comparing integers.
-func (s Site) first() *ruleState {
-	if s.head != nil {
-		return s.head
-	}
-	if s.in.targeted&(1<<s.i) != 0 { // targeted by a rule added since
-		return s.in.headAt(s.i)
-	}
-	return nil
-}
-
 // The points fit the bits of Injector.targeted.
 var _ [64 - len(points)]struct{}
 
@@ -55,11 +41,31 @@ func (s Site) Armed() bool { return s.in != nil && s.in.armedPts&(1<<s.i) != 0 }
 
 // Check is CheckRef for the site's point: c is not retained, and the
 // firing, nil when none, belongs to the injector until its next firing.
+// It is small enough to be inlined, so a model's consultation costs one
+// call (checkAt) before the point's rules draw.
 func (s Site) Check(c *Context) *Firing {
 	if s.in == nil {
 		return nil
 	}
-	return s.in.check(Points[s.i].Point, s.first(), c)
+	return s.in.checkAt(s.i, s.head, c)
+}
+
+// checkAt is Site.Check for the point Points[i] whose first rule was
+// head when the Site was made (nil when no rule targeted it then). A
+// point a rule targeted then costs the draws of its rules, exactly as
+// check; one no rule targets a bit test, and one first targeted since a
+// scan of the rules comparing integers.
+func (in *Injector) checkAt(i int, head *ruleState, c *Context) *Firing {
+	if head == nil || in.rec != nil {
+		if head == nil && in.targeted&(1<<i) != 0 { // targeted by a rule added since
+			head = in.headAt(i)
+		}
+		return in.check(Points[i].Point, head, c)
+	}
+	if r := draw(head, in.env.Clock.Now(), c); r != nil {
+		return in.fire(r.Name, r.Point, r.Param, r.Error, c, 0, 0)
+	}
+	return nil
 }
 
 // Consulted reports whether Check can do anything at all for the site's

@@ -283,18 +283,46 @@ func (c Config) Validate() error {
 
 // ruleState is a rule of an injector and what the run did with it so
 // far: its stream, counts and switch, and its place in its point's list.
-// 248 bytes, so a plan of three rules takes one 768-byte block.
+// It keeps the rule's fields but Until, Count and Match in their own
+// names, Until and Count in the form draw compares against and Match
+// behind a pointer, nil for the empty Match of most rules (original
+// rebuilds the rule as added). 160 bytes, so a plan of three rules takes
+// one 480-byte block and one of two a 320-byte block.
 type ruleState struct {
-	Rule
-	stream        sim.Stream // held in the rule, not behind a pointer: one allocation less per rule
-	next          *ruleState // the next rule of the same point in plan order, nil for its last
-	opportunities int
-	fired         int
-	until         sim.Tick // Until, or the largest tick when Until is 0 (no end)
-	limit         int      // Count, or the largest int when Count is 0 (no limit)
-	pi            uint8    // the index of the rule's point in Points
-	disabled      bool
-	any           bool // the rule's Match is empty: it matches every context
+	Name        string
+	Point       Point
+	Probability float64
+	From        sim.Tick
+	Nth         int
+	Param       int64
+	Error       string
+	until       sim.Tick   // Until, or the largest tick when Until is 0 (no end)
+	limit       int        // Count, or the largest int when Count is 0 (no limit)
+	match       *Match     // the rule's Match, nil when it is empty: the rule matches every context
+	stream      sim.Stream // held in the rule, not behind a pointer: one allocation less per rule
+	next        *ruleState // the next rule of the same point in plan order, nil for its last
+	opportunities,
+	fired int
+	pi       uint8 // the index of the rule's point in Points
+	disabled bool
+	noEnd    bool // Until was 0
+	noLimit  bool // Count was 0
+}
+
+// original returns the rule as it was added.
+func (r *ruleState) original() Rule {
+	x := Rule{Name: r.Name, Point: r.Point, Probability: r.Probability, From: r.From, Until: r.until,
+		Count: r.limit, Nth: r.Nth, Param: r.Param, Error: r.Error}
+	if r.noEnd {
+		x.Until = 0
+	}
+	if r.noLimit {
+		x.Count = 0
+	}
+	if r.match != nil {
+		x.Match = *r.match
+	}
+	return x
 }
 
 // Injector decides, deterministically, whether faults fire. A nil *Injector
@@ -303,7 +331,9 @@ type ruleState struct {
 // The rules of a point form a list in plan order through ruleState.next,
 // so a point's rules cost no list of their own and a Site holds the
 // point's first rule. A plan costs two allocations however many rules it
-// has, the injector and its rules; a rule added later costs one.
+// has, the injector and its rules, and a third when any of its rules has
+// a Match, for their Matches; a rule added later costs one, two with a
+// Match.
 type Injector struct {
 	env *sim.Env
 	// states holds the rules of the plan, in plan order, made at once by
@@ -385,11 +415,25 @@ func New(w *sim.World, cfg Config) (*Injector, error) {
 		return nil, err
 	}
 	in := &Injector{env: w.Env()}
+	var matches []Match // where the plan's rules with a Match keep it, made at once
 	if n := len(cfg.Plan.Rules); n > 0 {
 		in.states = make([]ruleState, 0, n)
+		m := 0
+		for _, r := range cfg.Plan.Rules {
+			if r.Match != (Match{}) {
+				m++
+			}
+		}
+		if m > 0 {
+			matches = make([]Match, m)
+		}
 	}
 	for _, r := range cfg.Plan.Rules {
-		in.add(r)
+		var m *Match
+		if r.Match != (Match{}) {
+			m, matches = &matches[0], matches[1:]
+		}
+		in.add(r, m)
 	}
 	if cfg.Record || cfg.Replay != nil {
 		in.rec = newRecorder(cfg.Replay)
@@ -432,9 +476,10 @@ func (in *Injector) disable(r *ruleState) {
 }
 
 // add appends rule r, which Validate accepted, to the injector's rules
-// and to the end of its point's list, and rearms the injector.
+// and to the end of its point's list, and rearms the injector; m is
+// where r's Match is kept when it is not empty, nil to allocate it.
 // O(rules).
-func (in *Injector) add(r Rule) *ruleState {
+func (in *Injector) add(r Rule, m *Match) *ruleState {
 	var rs *ruleState
 	if len(in.states) < cap(in.states) {
 		in.states = in.states[:len(in.states)+1]
@@ -443,14 +488,22 @@ func (in *Injector) add(r Rule) *ruleState {
 		rs = &ruleState{}
 	}
 	// Filled in place: a literal would be built in a temporary and copied.
-	rs.Rule, rs.stream, rs.any = r, *in.env.Stream("fault/" + r.Name), r.Match == Match{}
-	rs.until, rs.limit, rs.pi = r.Until, r.Count, uint8(index(r.Point))
-	if rs.until == 0 {
+	rs.Name, rs.Point, rs.Probability, rs.From, rs.Nth, rs.Param, rs.Error = r.Name, r.Point, r.Probability, r.From, r.Nth, r.Param, r.Error
+	rs.until, rs.limit, rs.noEnd, rs.noLimit = r.Until, r.Count, r.Until == 0, r.Count == 0
+	if rs.noEnd {
 		rs.until = math.MaxInt64
 	}
-	if rs.limit == 0 {
+	if rs.noLimit {
 		rs.limit = math.MaxInt
 	}
+	if r.Match != (Match{}) {
+		if m == nil {
+			m = new(Match)
+		}
+		*m = r.Match
+		rs.match = m
+	}
+	rs.stream, rs.pi = *in.env.Stream("fault/" + r.Name), uint8(index(r.Point))
 	// Linked after the point's last rule so far, which is not rs: a rule
 	// of the plan is found among states only after its point's earlier
 	// rules, and a rule added later is not among the rules yet.
@@ -483,7 +536,7 @@ func (in *Injector) Add(r Rule) (*Handle, error) {
 	if in.rule(r.Name) != nil {
 		return nil, fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name)
 	}
-	return &Handle{in: in, r: in.add(r)}, nil
+	return &Handle{in: in, r: in.add(r, nil)}, nil
 }
 
 // Disable switches a rule off for the rest of the run ("fix the bug").
@@ -522,9 +575,10 @@ func glob(pattern, s string) bool {
 	return ok
 }
 
-// matchesContext reports whether c matches the rule's Match.
+// matchesContext reports whether c matches the rule's Match, which is
+// not empty.
 func (r *ruleState) matchesContext(c *Context) bool {
-	m := &r.Match
+	m := r.match
 	return glob(m.Key, c.Key) && glob(m.Consumer, c.Consumer) && glob(m.Group, c.Group) &&
 		glob(m.Type, c.Type) && glob(m.Where, c.Where)
 }
@@ -575,7 +629,7 @@ func (in *Injector) check(p Point, head *ruleState, c *Context) *Firing {
 func draw(head *ruleState, now sim.Tick, c *Context) *ruleState {
 	for r := head; r != nil; r = r.next {
 		// Whether r applies now, to c (written out so it is not a call).
-		if r.disabled || now < r.From || now >= r.until || r.fired >= r.limit || !r.any && !r.matchesContext(c) {
+		if r.disabled || now < r.From || now >= r.until || r.fired >= r.limit || r.match != nil && !r.matchesContext(c) {
 			continue
 		}
 		r.opportunities++

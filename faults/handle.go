@@ -21,7 +21,7 @@ func (h *Handle) Rule() Rule {
 	if h == nil {
 		return Rule{}
 	}
-	return h.r.Rule
+	return h.r.original()
 }
 
 // Fired returns how often the rule has fired so far (when the injector

@@ -596,7 +596,7 @@ func (in *Injector) Check(p Point, c Context) (Firing, bool) {
 // pointer and not retained, and the result is a pointer to the firing, nil
 // when no rule fired, so neither is copied for every opportunity. The
 // Firing belongs to the injector and is overwritten by the next firing.
-// It costs a scan of the few rules for p's first and, for each matching
+// It costs a scan of the rules for p's first one and, for each matching
 // rule of p, one draw from the rule's stream, exactly as Check.
 func (in *Injector) CheckRef(p Point, c *Context) *Firing {
 	if in == nil {

@@ -386,7 +386,14 @@ func (in *Injector) rule(name string) *ruleState {
 // head returns the first rule of point p in plan order, whose next links
 // the point's other rules; nil when no rule targets p. O(rules).
 func (in *Injector) head(p Point) *ruleState {
-	for r := range in.all {
+	// Written out rather than ranging over all: Has and CheckRef ask
+	// for every message, and the loops need no closure.
+	for i := range in.states {
+		if in.states[i].Point == p {
+			return &in.states[i]
+		}
+	}
+	for _, r := range in.added {
 		if r.Point == p {
 			return r
 		}

@@ -352,10 +352,9 @@ type Injector struct {
 	// Site.Consulted). add, disable and New keep them, so a Site answers
 	// Armed and Consulted with a bit test.
 	armedPts, consultedPts uint64
-	last                   Firing     // the latest firing, which CheckRef points to
-	fired                  []Decision // every firing when recording, up to MaxDecisions
-	omitted                int        // firings not listed in fired
-	rec                    *recorder  // non-nil when recording or replaying
+	last                   Firing    // the latest firing, which CheckRef points to
+	omitted                int       // firings not listed in rec.fired (every firing when not recording)
+	rec                    *recorder // non-nil when recording or replaying
 }
 
 // all yields every rule of the injector in the order it was added: the
@@ -666,8 +665,8 @@ func (in *Injector) fire(rule string, p Point, param int64, text string, c *Cont
 	}
 	now := in.env.Clock.Now()
 	in.env.Emit(sim.Event{Kind: sim.KindFault, Where: c.Where, Actor: actor, Msg: c.Msg, Key: c.Key, Rule: rule, Detail: string(p)})
-	if in.rec != nil && len(in.fired) < MaxDecisions {
-		in.fired = append(in.fired, Decision{Tick: now, Rule: rule, Point: p, Msg: c.Msg, Where: c.Where,
+	if in.rec != nil && len(in.rec.fired) < MaxDecisions {
+		in.rec.fired = append(in.rec.fired, Decision{Tick: now, Rule: rule, Point: p, Msg: c.Msg, Where: c.Where,
 			Consumer: c.Consumer, Group: c.Group, Key: c.Key, Type: c.Type, Param: param, Error: text,
 			Occurrence: occ, Nth: nth})
 	} else {

@@ -52,8 +52,8 @@ type pointSeen struct {
 	ctx   []Context
 }
 
-// recorder counts opportunities (Config.Record) and holds the schedule
-// being replayed (Config.Replay).
+// recorder counts opportunities and lists the firings (Config.Record)
+// and holds the schedule being replayed (Config.Replay).
 type recorder struct {
 	now     sim.Tick
 	started bool
@@ -62,6 +62,7 @@ type recorder struct {
 	seen    []pointSeen
 	replay  map[occKey]*replayEntry // nil when only recording
 	points  []Point                 // the points the replayed schedule names
+	fired   []Decision              // every firing, up to MaxDecisions
 }
 
 func newRecorder(s *Schedule) *recorder {
@@ -181,7 +182,11 @@ func (in *Injector) Fired() Schedule {
 	if in == nil {
 		return Schedule{}
 	}
-	return Schedule{Decisions: append([]Decision(nil), in.fired...), Omitted: in.omitted}
+	var fired []Decision
+	if in.rec != nil {
+		fired = in.rec.fired
+	}
+	return Schedule{Decisions: append([]Decision(nil), fired...), Omitted: in.omitted}
 }
 
 // replayable reports why s cannot be replayed, nil when it can.

@@ -281,24 +281,68 @@ func (c Config) Validate() error {
 	return err
 }
 
+// ruleState is a rule of an injector and what the run did with it so
+// far: its stream, counts and switch, and its place in its point's list.
+// It keeps the rule's fields but Until, Count and Match in their own
+// names, Until and Count in the form draw compares against and Match
+// behind a pointer, nil for the empty Match of most rules (original
+// rebuilds the rule as added). 160 bytes, so a plan of three rules takes
+// one 480-byte block and one of two a 320-byte block.
 type ruleState struct {
-	Rule
-	in            *Injector  // the injector the rule belongs to
-	stream        sim.Stream // held in the rule, not behind a pointer: one allocation less per rule
-	opportunities int
-	fired         int
-	disabled      bool
-	any           bool     // the rule's Match is empty: it matches every context
-	until         sim.Tick // Until, or the largest tick when Until is 0 (no end)
-	limit         int      // Count, or the largest int when Count is 0 (no limit)
+	Name        string
+	Point       Point
+	Probability float64
+	From        sim.Tick
+	Nth         int
+	Param       int64
+	Error       string
+	until       sim.Tick   // Until, or the largest tick when Until is 0 (no end)
+	limit       int        // Count, or the largest int when Count is 0 (no limit)
+	match       *Match     // the rule's Match, nil when it is empty: the rule matches every context
+	stream      sim.Stream // held in the rule, not behind a pointer: one allocation less per rule
+	next        *ruleState // the next rule of the same point in plan order, nil for its last
+	opportunities,
+	fired int
+	pi       uint8 // the index of the rule's point in Points
+	disabled bool
+	noEnd    bool // Until was 0
+	noLimit  bool // Count was 0
+}
+
+// original returns the rule as it was added.
+func (r *ruleState) original() Rule {
+	x := Rule{Name: r.Name, Point: r.Point, Probability: r.Probability, From: r.From, Until: r.until,
+		Count: r.limit, Nth: r.Nth, Param: r.Param, Error: r.Error}
+	if r.noEnd {
+		x.Until = 0
+	}
+	if r.noLimit {
+		x.Count = 0
+	}
+	if r.match != nil {
+		x.Match = *r.match
+	}
+	return x
 }
 
 // Injector decides, deterministically, whether faults fire. A nil *Injector
 // never fires, so models can run without one. Not safe for concurrent use.
+//
+// The rules of a point form a list in plan order through ruleState.next,
+// so a point's rules cost no list of their own and a Site holds the
+// point's first rule. A plan costs two allocations however many rules it
+// has, the injector and its rules, and a third when any of its rules has
+// a Match, for their Matches; a rule added later costs one, two with a
+// Match.
 type Injector struct {
-	env     *sim.Env
-	rules   []*ruleState
-	byPoint []*pointRules // in order of first use; a plan targets few points
+	env *sim.Env
+	// states holds the rules of the plan, in plan order, made at once by
+	// New; added holds the rules Add appended since, in order, each
+	// allocated on its own. Rules are referred to by pointer (Site,
+	// Handle, ruleState.next), so states is never appended to. Every
+	// rule, in order, is states then added (see all).
+	states []ruleState
+	added  []*ruleState
 	// targeted has bit i set when a rule targets Points[i], so a Site of
 	// a point no rule targets answers without a search.
 	targeted uint64
@@ -308,60 +352,59 @@ type Injector struct {
 	// Site.Consulted). add, disable and New keep them, so a Site answers
 	// Armed and Consulted with a bit test.
 	armedPts, consultedPts uint64
-	// states and pts hold the rules of the plan and their points, made
-	// at once by New so a plan costs a few allocations however many
-	// rules it has; add takes from them while they have room and
-	// allocates a rule or point of its own after (rules added later).
-	// Rules and points are referred to by pointer, so neither is ever
-	// appended to past its capacity.
-	states []ruleState
-	pts    []pointRules
-	// smallRules, smallByPoint and smallPts are where rules, byPoint and
-	// pts start, for a plan of at most smallPlan rules: such a plan costs
-	// two allocations, the injector and its rule states (see New).
-	smallRules   [smallPlan]*ruleState
-	smallByPoint [smallPlan]*pointRules
-	smallPts     [smallPlan]pointRules
-	last         Firing     // the latest firing, which CheckRef points to
-	fired        []Decision // every firing when recording, up to MaxDecisions
-	omitted      int        // firings not listed in fired
-	rec          *recorder  // non-nil when recording or replaying
+	last                   Firing    // the latest firing, which CheckRef points to
+	omitted                int       // firings not listed in rec.fired (every firing when not recording)
+	rec                    *recorder // non-nil when recording or replaying
 }
 
-// smallPlan is the most rules a plan has for its injector to hold their
-// lists and points in itself: a plan has a few rules, and with room for
-// three an Injector is 440 bytes, in the 448-byte size class (see
-// TestInjectorSize), so a plan of three rules costs the bytes it did with
-// five allocations.
-const smallPlan = 3
-
-// pointRules are the rules of one point, in plan order.
-type pointRules struct {
-	i     int // the point's index in Points
-	point Point
-	rules []*ruleState
-	// first holds the point's first rule: rules starts as first[:0:1],
-	// so a point of one rule, the common case, allocates no list; a
-	// second rule moves the list to the heap.
-	first [1]*ruleState
+// all yields every rule of the injector in the order it was added: the
+// plan's, then those Add appended. O(rules).
+func (in *Injector) all(yield func(*ruleState) bool) {
+	for i := range in.states {
+		if !yield(&in.states[i]) {
+			return
+		}
+	}
+	for _, r := range in.added {
+		if !yield(r) {
+			return
+		}
+	}
 }
 
-// of returns the rules of point p: a scan of the few targeted points,
-// which mostly differ in length, is cheaper than hashing p on every
-// consultation.
-func (in *Injector) of(p Point) []*ruleState {
-	if x := in.find(p); x != nil {
-		return x.rules
+// rule returns the rule called name, nil when there is none. O(rules).
+func (in *Injector) rule(name string) *ruleState {
+	for r := range in.all {
+		if r.Name == name {
+			return r
+		}
 	}
 	return nil
 }
 
-// find returns the rules of point p, nil when no rule targets it.
-// O(points targeted).
-func (in *Injector) find(p Point) *pointRules {
-	for _, x := range in.byPoint {
-		if x.point == p {
-			return x
+// head returns the first rule of point p in plan order, whose next links
+// the point's other rules; nil when no rule targets p. O(rules).
+func (in *Injector) head(p Point) *ruleState {
+	// Written out rather than ranging over all: Has and CheckRef ask
+	// for every message, and the loops need no closure.
+	for i := range in.states {
+		if in.states[i].Point == p {
+			return &in.states[i]
+		}
+	}
+	for _, r := range in.added {
+		if r.Point == p {
+			return r
+		}
+	}
+	return nil
+}
+
+// headAt is head for the point Points[i]: O(rules), comparing integers.
+func (in *Injector) headAt(i int) *ruleState {
+	for r := range in.all {
+		if int(r.pi) == i {
+			return r
 		}
 	}
 	return nil
@@ -378,17 +421,25 @@ func New(w *sim.World, cfg Config) (*Injector, error) {
 		return nil, err
 	}
 	in := &Injector{env: w.Env()}
-	in.rules, in.byPoint, in.pts = in.smallRules[:0], in.smallByPoint[:0], in.smallPts[:0]
+	var matches []Match // where the plan's rules with a Match keep it, made at once
 	if n := len(cfg.Plan.Rules); n > 0 {
-		if n > smallPlan {
-			in.rules = make([]*ruleState, 0, n)
-			in.byPoint = make([]*pointRules, 0, n)
-			in.pts = make([]pointRules, 0, n)
-		}
 		in.states = make([]ruleState, 0, n)
+		m := 0
+		for _, r := range cfg.Plan.Rules {
+			if r.Match != (Match{}) {
+				m++
+			}
+		}
+		if m > 0 {
+			matches = make([]Match, m)
+		}
 	}
 	for _, r := range cfg.Plan.Rules {
-		in.add(r)
+		var m *Match
+		if r.Match != (Match{}) {
+			m, matches = &matches[0], matches[1:]
+		}
+		in.add(r, m)
 	}
 	if cfg.Record || cfg.Replay != nil {
 		in.rec = newRecorder(cfg.Replay)
@@ -415,23 +466,26 @@ func (in *Injector) rearm() {
 		return
 	}
 	var armed uint64
-	for _, x := range in.byPoint {
-		if in.armed(x.point, x.rules) {
-			armed |= 1 << x.i
+	for r := range in.all {
+		if !r.disabled {
+			armed |= 1 << r.pi
 		}
 	}
 	in.armedPts, in.consultedPts = armed, in.targeted
 }
 
-// disable switches r off for the rest of the run.
-func (r *ruleState) disable() {
+// disable switches r, one of the injector's rules, off for the rest of
+// the run.
+func (in *Injector) disable(r *ruleState) {
 	r.disabled = true
-	r.in.rearm()
+	in.rearm()
 }
 
-// add appends rule r, which Validate accepted, to its point's rules and
-// rearms the injector. O(points targeted + rules).
-func (in *Injector) add(r Rule) *ruleState {
+// add appends rule r, which Validate accepted, to the injector's rules
+// and to the end of its point's list, and rearms the injector; m is
+// where r's Match is kept when it is not empty, nil to allocate it.
+// O(rules).
+func (in *Injector) add(r Rule, m *Match) *ruleState {
 	var rs *ruleState
 	if len(in.states) < cap(in.states) {
 		in.states = in.states[:len(in.states)+1]
@@ -440,29 +494,36 @@ func (in *Injector) add(r Rule) *ruleState {
 		rs = &ruleState{}
 	}
 	// Filled in place: a literal would be built in a temporary and copied.
-	rs.Rule, rs.in, rs.stream, rs.any = r, in, *in.env.Stream("fault/" + r.Name), r.Match == Match{}
-	rs.until, rs.limit = r.Until, r.Count
-	if rs.until == 0 {
+	rs.Name, rs.Point, rs.Probability, rs.From, rs.Nth, rs.Param, rs.Error = r.Name, r.Point, r.Probability, r.From, r.Nth, r.Param, r.Error
+	rs.until, rs.limit, rs.noEnd, rs.noLimit = r.Until, r.Count, r.Until == 0, r.Count == 0
+	if rs.noEnd {
 		rs.until = math.MaxInt64
 	}
-	if rs.limit == 0 {
+	if rs.noLimit {
 		rs.limit = math.MaxInt
 	}
-	in.rules = append(in.rules, rs)
-	x := in.find(r.Point)
-	if x == nil {
-		if len(in.pts) < cap(in.pts) {
-			in.pts = in.pts[:len(in.pts)+1]
-			x = &in.pts[len(in.pts)-1]
-		} else {
-			x = &pointRules{}
+	if r.Match != (Match{}) {
+		if m == nil {
+			m = new(Match)
 		}
-		x.i, x.point = index(r.Point), r.Point
-		x.rules = x.first[:0:1]
-		in.byPoint = append(in.byPoint, x)
-		in.targeted |= 1 << x.i
+		*m = r.Match
+		rs.match = m
 	}
-	x.rules = append(x.rules, rs)
+	rs.stream, rs.pi = *in.env.Stream("fault/" + r.Name), uint8(index(r.Point))
+	// Linked after the point's last rule so far, which is not rs: a rule
+	// of the plan is found among states only after its point's earlier
+	// rules, and a rule added later is not among the rules yet.
+	if in.targeted&(1<<rs.pi) != 0 {
+		last := in.headAt(int(rs.pi))
+		for last.next != nil {
+			last = last.next
+		}
+		last.next = rs
+	}
+	in.targeted |= 1 << rs.pi
+	if len(in.states) == 0 || rs != &in.states[len(in.states)-1] {
+		in.added = append(in.added, rs)
+	}
 	in.rearm()
 	return rs
 }
@@ -478,22 +539,18 @@ func (in *Injector) Add(r Rule) (*Handle, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	for _, x := range in.rules {
-		if x.Name == r.Name {
-			return nil, fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name)
-		}
+	if in.rule(r.Name) != nil {
+		return nil, fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name)
 	}
-	return &Handle{r: in.add(r)}, nil
+	return &Handle{in: in, r: in.add(r, nil)}, nil
 }
 
 // Disable switches a rule off for the rest of the run ("fix the bug").
 func (in *Injector) Disable(name string) error {
 	if in != nil {
-		for _, r := range in.rules {
-			if r.Name == name {
-				r.disable()
-				return nil
-			}
+		if r := in.rule(name); r != nil {
+			in.disable(r)
+			return nil
 		}
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownRule, name)
@@ -505,15 +562,10 @@ func (in *Injector) Has(p Point) bool {
 	if in == nil {
 		return false
 	}
-	return in.armed(p, in.of(p))
-}
-
-// armed is Has for point p whose rules are rules.
-func (in *Injector) armed(p Point, rules []*ruleState) bool {
 	if in.replaying() {
 		return in.rec.replays(p)
 	}
-	for _, r := range rules {
+	for r := in.head(p); r != nil; r = r.next {
 		if !r.disabled {
 			return true
 		}
@@ -529,9 +581,10 @@ func glob(pattern, s string) bool {
 	return ok
 }
 
-// matchesContext reports whether c matches the rule's Match.
+// matchesContext reports whether c matches the rule's Match, which is
+// not empty.
 func (r *ruleState) matchesContext(c *Context) bool {
-	m := &r.Match
+	m := r.match
 	return glob(m.Key, c.Key) && glob(m.Consumer, c.Consumer) && glob(m.Group, c.Group) &&
 		glob(m.Type, c.Type) && glob(m.Where, c.Where)
 }
@@ -549,39 +602,40 @@ func (in *Injector) Check(p Point, c Context) (Firing, bool) {
 // pointer and not retained, and the result is a pointer to the firing, nil
 // when no rule fired, so neither is copied for every opportunity. The
 // Firing belongs to the injector and is overwritten by the next firing.
-// It costs a scan of the few targeted points and, for each matching rule
-// of p, one draw from the rule's stream, exactly as Check.
+// It costs a scan of the rules for p's first one and, for each matching
+// rule of p, one draw from the rule's stream, exactly as Check.
 func (in *Injector) CheckRef(p Point, c *Context) *Firing {
 	if in == nil {
 		return nil
 	}
-	return in.check(p, in.of(p), c)
+	return in.check(p, in.head(p), c)
 }
 
-// check is CheckRef for point p whose rules are rules.
-func (in *Injector) check(p Point, rules []*ruleState, c *Context) *Firing {
+// check is CheckRef for point p whose first rule is head (nil when no
+// rule targets p).
+func (in *Injector) check(p Point, head *ruleState, c *Context) *Firing {
 	if in.rec != nil {
-		return in.checkRecorded(p, rules, c)
+		return in.checkRecorded(p, head, c)
 	}
-	if len(rules) == 0 {
+	if head == nil {
 		return nil
 	}
-	if r := draw(rules, in.env.Clock.Now(), c); r != nil {
+	if r := draw(head, in.env.Clock.Now(), c); r != nil {
 		return in.fire(r.Name, r.Point, r.Param, r.Error, c, 0, 0)
 	}
 	return nil
 }
 
-// draw consults rules, the rules of one point in plan order, for the
-// opportunity c at tick now, and returns the first that fires (its count
-// already raised), or nil. Every rule that applies counts the
+// draw consults the rules of one point in plan order, from head on, for
+// the opportunity c at tick now, and returns the first that fires (its
+// count already raised), or nil. Every rule that applies counts the
 // opportunity and, past its nth filter, draws once from its own stream;
 // the rules after the one that fires are not consulted. Recording and
-// plain runs share it, so both decide alike. O(len(rules)).
-func draw(rules []*ruleState, now sim.Tick, c *Context) *ruleState {
-	for _, r := range rules {
+// plain runs share it, so both decide alike. O(rules of the point).
+func draw(head *ruleState, now sim.Tick, c *Context) *ruleState {
+	for r := head; r != nil; r = r.next {
 		// Whether r applies now, to c (written out so it is not a call).
-		if r.disabled || now < r.From || now >= r.until || r.fired >= r.limit || !r.any && !r.matchesContext(c) {
+		if r.disabled || now < r.From || now >= r.until || r.fired >= r.limit || r.match != nil && !r.matchesContext(c) {
 			continue
 		}
 		r.opportunities++
@@ -611,8 +665,8 @@ func (in *Injector) fire(rule string, p Point, param int64, text string, c *Cont
 	}
 	now := in.env.Clock.Now()
 	in.env.Emit(sim.Event{Kind: sim.KindFault, Where: c.Where, Actor: actor, Msg: c.Msg, Key: c.Key, Rule: rule, Detail: string(p)})
-	if in.rec != nil && len(in.fired) < MaxDecisions {
-		in.fired = append(in.fired, Decision{Tick: now, Rule: rule, Point: p, Msg: c.Msg, Where: c.Where,
+	if in.rec != nil && len(in.rec.fired) < MaxDecisions {
+		in.rec.fired = append(in.rec.fired, Decision{Tick: now, Rule: rule, Point: p, Msg: c.Msg, Where: c.Where,
 			Consumer: c.Consumer, Group: c.Group, Key: c.Key, Type: c.Type, Param: param, Error: text,
 			Occurrence: occ, Nth: nth})
 	} else {
@@ -636,9 +690,9 @@ func (in *Injector) Stats() []RuleStat {
 	if in == nil {
 		return nil
 	}
-	out := make([]RuleStat, len(in.rules))
-	for i, r := range in.rules {
-		out[i] = RuleStat{Name: r.Name, Point: r.Point, Opportunities: r.opportunities, Fired: r.fired, Disabled: r.disabled}
+	out := make([]RuleStat, 0, len(in.states)+len(in.added))
+	for r := range in.all {
+		out = append(out, RuleStat{Name: r.Name, Point: r.Point, Opportunities: r.opportunities, Fired: r.fired, Disabled: r.disabled})
 	}
 	return out
 }

@@ -4,7 +4,8 @@ package faults
 // test holds the rule itself instead of passing its name around. Its
 // methods cost O(1). A nil *Handle reports nothing and disables nothing.
 type Handle struct {
-	r *ruleState
+	in *Injector
+	r  *ruleState
 }
 
 // Name returns the rule's name.
@@ -20,7 +21,7 @@ func (h *Handle) Rule() Rule {
 	if h == nil {
 		return Rule{}
 	}
-	return h.r.Rule
+	return h.r.original()
 }
 
 // Fired returns how often the rule has fired so far (when the injector
@@ -45,7 +46,7 @@ func (h *Handle) Opportunities() int {
 // Disabling twice is harmless.
 func (h *Handle) Disable() {
 	if h != nil {
-		h.r.disable()
+		h.in.disable(h.r)
 	}
 }
 
@@ -58,10 +59,8 @@ func (in *Injector) Handle(name string) (*Handle, bool) {
 	if in == nil {
 		return nil, false
 	}
-	for _, r := range in.rules {
-		if r.Name == name {
-			return &Handle{r: r}, true
-		}
+	if r := in.rule(name); r != nil {
+		return &Handle{in: in, r: r}, true
 	}
 	return nil, false
 }

@@ -52,8 +52,8 @@ type pointSeen struct {
 	ctx   []Context
 }
 
-// recorder counts opportunities (Config.Record) and holds the schedule
-// being replayed (Config.Replay).
+// recorder counts opportunities and lists the firings (Config.Record)
+// and holds the schedule being replayed (Config.Replay).
 type recorder struct {
 	now     sim.Tick
 	started bool
@@ -62,6 +62,7 @@ type recorder struct {
 	seen    []pointSeen
 	replay  map[occKey]*replayEntry // nil when only recording
 	points  []Point                 // the points the replayed schedule names
+	fired   []Decision              // every firing, up to MaxDecisions
 }
 
 func newRecorder(s *Schedule) *recorder {
@@ -142,9 +143,9 @@ func covers(c, x *Context) bool {
 	return eq(c.Where, x.Where) && eq(c.Consumer, x.Consumer) && eq(c.Group, x.Group) && eq(c.Key, x.Key) && eq(c.Type, x.Type)
 }
 
-// checkRecorded is CheckRef when recording or replaying; rules are the
-// rules of p.
-func (in *Injector) checkRecorded(p Point, rules []*ruleState, c *Context) *Firing {
+// checkRecorded is CheckRef when recording or replaying; head is the
+// first rule of p, nil when no rule targets it.
+func (in *Injector) checkRecorded(p Point, head *ruleState, c *Context) *Firing {
 	rec := in.rec
 	now := in.env.Clock.Now()
 	if rec.replay != nil {
@@ -158,19 +159,16 @@ func (in *Injector) checkRecorded(p Point, rules []*ruleState, c *Context) *Firi
 			return nil
 		}
 		e.used = true
-		for _, r := range in.rules {
-			if r.Name == e.d.Rule {
-				r.fired++
-				break
-			}
+		if r := in.rule(e.d.Rule); r != nil {
+			r.fired++
 		}
 		return in.fire(e.d.Rule, p, e.d.Param, e.d.Error, c, k.n, rec.nth(p, c))
 	}
-	if len(rules) == 0 {
+	if head == nil {
 		return nil
 	}
 	occ := rec.note(now, p, c)
-	if r := draw(rules, now, c); r != nil {
+	if r := draw(head, now, c); r != nil {
 		return in.fire(r.Name, r.Point, r.Param, r.Error, c, occ, rec.nth(p, c))
 	}
 	return nil
@@ -184,7 +182,11 @@ func (in *Injector) Fired() Schedule {
 	if in == nil {
 		return Schedule{}
 	}
-	return Schedule{Decisions: append([]Decision(nil), in.fired...), Omitted: in.omitted}
+	var fired []Decision
+	if in.rec != nil {
+		fired = in.rec.fired
+	}
+	return Schedule{Decisions: append([]Decision(nil), fired...), Omitted: in.omitted}
 }
 
 // replayable reports why s cannot be replayed, nil when it can.

@@ -9,14 +9,14 @@ package faults
 // exactly as they do. The zero Site, and the Site of a nil injector, never
 // fire.
 type Site struct {
-	in *Injector
-	at *pointRules // the point's rules when a rule targeted it as the Site was made, else nil
-	i  int         // the point's index in Points
+	in   *Injector
+	head *ruleState // the point's first rule when a rule targeted it as the Site was made, else nil
+	i    int        // the point's index in Points
 }
 
 // Site returns point p of the injector for a model to consult. It costs
-// a hash lookup of p's index in Points and a scan of the targeted points, and
-// allocates nothing. A point that is not a
+// a hash lookup of p's index in Points and, when a rule targets p, a scan
+// of the rules, and allocates nothing. A point that is not a
 // fault point (see Known) never fires, as no rule can target it.
 func (in *Injector) Site(p Point) Site {
 	i := index(p)
@@ -25,27 +25,9 @@ func (in *Injector) Site(p Point) Site {
 	}
 	s := Site{in: in, i: i}
 	if in.targeted&(1<<i) != 0 {
-		s.at = in.find(p)
+		s.head = in.headAt(i)
 	}
 	return s
-}
-
-// rules returns the rules of the site's point and the point; s.in is not
-// nil. A point a rule targeted when the Site was made costs a load, one
-// no rule targets a bit test, and one first targeted since a scan of the
-// targeted points comparing integers.
-func (s Site) rules() ([]*ruleState, Point) {
-	if s.at != nil {
-		return s.at.rules, s.at.point
-	}
-	if s.in.targeted&(1<<s.i) != 0 { // targeted by a rule added since
-		for _, x := range s.in.byPoint {
-			if x.i == s.i {
-				return x.rules, x.point
-			}
-		}
-	}
-	return nil, Points[s.i].Point
 }
 
 // The points fit the bits of Injector.targeted.
@@ -57,23 +39,33 @@ var _ [64 - len(points)]struct{}
 // and disabled, so it is cheap enough to ask for every message.
 func (s Site) Armed() bool { return s.in != nil && s.in.armedPts&(1<<s.i) != 0 }
 
-// bit returns the site's bit in the injector's sets of points (armedPts,
-// consultedPts); 0 for the zero Site, which never fires.
-func (s Site) bit() uint64 {
-	if s.in == nil {
-		return 0
-	}
-	return 1 << s.i
-}
-
 // Check is CheckRef for the site's point: c is not retained, and the
 // firing, nil when none, belongs to the injector until its next firing.
+// It is small enough to be inlined, so a model's consultation costs one
+// call (checkAt) before the point's rules draw.
 func (s Site) Check(c *Context) *Firing {
 	if s.in == nil {
 		return nil
 	}
-	rules, p := s.rules()
-	return s.in.check(p, rules, c)
+	return s.in.checkAt(s.i, s.head, c)
+}
+
+// checkAt is Site.Check for the point Points[i] whose first rule was
+// head when the Site was made (nil when no rule targeted it then). A
+// point a rule targeted then costs the draws of its rules, exactly as
+// check; one no rule targets a bit test, and one first targeted since a
+// scan of the rules comparing integers.
+func (in *Injector) checkAt(i int, head *ruleState, c *Context) *Firing {
+	if head == nil || in.rec != nil {
+		if head == nil && in.targeted&(1<<i) != 0 { // targeted by a rule added since
+			head = in.headAt(i)
+		}
+		return in.check(Points[i].Point, head, c)
+	}
+	if r := draw(head, in.env.Clock.Now(), c); r != nil {
+		return in.fire(r.Name, r.Point, r.Param, r.Error, c, 0, 0)
+	}
+	return nil
 }
 
 // Consulted reports whether Check can do anything at all for the site's

@@ -65,7 +65,7 @@ func consult(t *testing.T, cfg Config, sites bool) ([]byte, Schedule) {
 			} else {
 				armed = in.Has(p)
 				f = in.CheckRef(p, &c)
-				consulted = f != nil || len(in.of(p)) > 0 || in.rec != nil && in.rec.replay != nil && in.rec.replays(p)
+				consulted = f != nil || in.head(p) != nil || in.rec != nil && in.rec.replay != nil && in.rec.replays(p)
 			}
 			if f != nil && !consulted {
 				t.Fatalf("tick %d %s fired, but the site said it is not consulted", tick, p)

@@ -1,6 +1,8 @@
 package faults
 
 import (
+	"math"
+	"reflect"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -8,20 +10,65 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// TestInjectorSize pins the Injector to the 448-byte size class (objects
-// of at most 512 bytes carry no allocation header), which holds the
-// lists and points of a plan of up to smallPlan rules in the injector.
+// TestInjectorSize pins the Injector to the 160-byte size class and a
+// rule to 160 bytes, so that three rules, a sweep's plan, take the
+// 480-byte size class, and the handler wrapper to the 96-byte class.
 func TestInjectorSize(t *testing.T) {
-	if n := unsafe.Sizeof(Injector{}); n > 448 {
-		t.Errorf("an Injector takes %d bytes, above its 448-byte size class", n)
+	if n := unsafe.Sizeof(Injector{}); n > 160 {
+		t.Errorf("an Injector takes %d bytes, above its 160-byte size class", n)
+	}
+	if n := unsafe.Sizeof(ruleState{}); n > 160 {
+		t.Errorf("a rule takes %d bytes, above 160 (three in the 480-byte size class)", n)
+	}
+	if n := unsafe.Sizeof(faultyHandler{}); n > 96 {
+		t.Errorf("a handler wrapper takes %d bytes, above its 96-byte size class", n)
 	}
 }
 
-// TestSmallPlanAllocations checks that an injector for a plan of up to
-// smallPlan rules costs two allocations, itself and its rule states (a
-// larger one three more, for its lists and points), and that its rules fire as ever when a
-// plan outgrows it or a rule is added later.
-func TestSmallPlanAllocations(t *testing.T) {
+// TestRulesAreKeptAsAdded checks that a rule's handle returns the rule
+// exactly as the plan or Add gave it, though the injector keeps Until,
+// Count and Match in other forms, and that Rule has the fields
+// ruleState.original rebuilds: a field added to Rule must be kept too.
+func TestRulesAreKeptAsAdded(t *testing.T) {
+	if n := reflect.TypeOf(Rule{}).NumField(); n != 10 {
+		t.Fatalf("Rule has %d fields, ruleState keeps 10: keep the new ones and rebuild them in original", n)
+	}
+	rules := []Rule{
+		{Name: "plain", Point: BrokerDuplicate},
+		{Name: "all", Point: BrokerDelay, Probability: 0.25, From: 3, Until: 9, Count: 2, Nth: 4, Param: 7, Error: "boom",
+			Match: Match{Key: "k-*", Consumer: "c", Group: "g", Type: "t", Where: "queue:q"}},
+		{Name: "ends-at-max", Point: BrokerDelay, Until: math.MaxInt64, Count: math.MaxInt},
+		{Name: "key-only", Point: HandlerTransient, Match: Match{Key: "a"}},
+		{Name: "where-only", Point: HandlerTransient, Match: Match{Where: "queue:*"}, Probability: 1},
+	}
+	w, _ := sim.New(sim.Config{Seed: 1})
+	in, err := New(w, Config{Plan: Plan{Rules: rules[:3]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rules[3:] {
+		if _, err := in.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range rules {
+		h, ok := in.Handle(r.Name)
+		if !ok {
+			t.Fatalf("no handle for %s", r.Name)
+		}
+		if got := h.Rule(); got != r {
+			t.Errorf("rule %s came back as %+v, want %+v", r.Name, got, r)
+		}
+	}
+	if allocs := testing.AllocsPerRun(20, func() { _, _ = New(w, Config{Plan: Plan{Rules: rules[:3]}}) }); allocs != 3 {
+		t.Errorf("a plan with a Match took %v allocations, want 3 (injector, rules, matches)", allocs)
+	}
+}
+
+// TestPlanAllocations checks that an injector for a plan costs two
+// allocations, itself and its rule states, however many rules it has,
+// and that its rules fire as ever, with a rule added later.
+func TestPlanAllocations(t *testing.T) {
 	points := []Point{HandlerTransient, BrokerDuplicate, ConsumerCrashAfterEffect, BrokerDelay, BrokerReorder}
 	plan := func(n int) Plan {
 		var p Plan
@@ -30,7 +77,7 @@ func TestSmallPlanAllocations(t *testing.T) {
 		}
 		return p
 	}
-	small, large := plan(smallPlan), plan(smallPlan+1)
+	small, large := plan(3), plan(5)
 	allocs := func(p Plan) uint64 {
 		w, err := sim.New(sim.Config{Seed: 1})
 		if err != nil {
@@ -45,11 +92,10 @@ func TestSmallPlanAllocations(t *testing.T) {
 		}
 		return after.Mallocs - before.Mallocs
 	}
-	if got := allocs(small); got != 2 {
-		t.Errorf("an injector of %d rules took %d allocations, want 2", smallPlan, got)
-	}
-	if got := allocs(large); got != 5 {
-		t.Errorf("an injector of %d rules took %d allocations, want 5", smallPlan+1, got)
+	for _, p := range []Plan{small, large} {
+		if got := allocs(p); got != 2 {
+			t.Errorf("an injector of %d rules took %d allocations, want 2", len(p.Rules), got)
+		}
 	}
 	for _, p := range []Plan{small, large} {
 		w, err := sim.New(sim.Config{Seed: 1})

@@ -302,6 +302,7 @@ const (
 	recPhantom
 	recLinked   // the copy has an origin or copies made from it
 	recRedriven // a redriven event moved the copy out of a DLQ; never cleared (Stats.Redriven)
+	recExtra    // a duplicated event gave the copy an entry in Ledger.extra; never cleared, so settleCopy asks the map only for such copies
 )
 
 // delivery is how the ledger stores an Entry: without pointers, in 8
@@ -641,6 +642,7 @@ func (l *Ledger) Emit(e *Event) {
 				l.extra[e.Msg] = 1 // the copy it was made from
 			}
 			l.extra[e.Msg]++
+			r.flags |= recExtra
 			l.setState(e.Msg, r, StatePending, e.Tick)
 		}
 	case KindDeadLettered:
@@ -885,8 +887,13 @@ func (l *Ledger) tidy() {
 }
 
 // settleCopy notes that one copy of id left the broker and reports
-// whether another is still held (a broker duplicate).
+// whether another is still held (a broker duplicate). Only a copy whose
+// record carries recExtra can have an entry in l.extra, so for every other
+// copy it costs a read of the record's flags, not a map lookup.
 func (l *Ledger) settleCopy(id ID) bool {
+	if l.recFlags(id)&recExtra == 0 {
+		return false
+	}
 	n, ok := l.extra[id]
 	if !ok {
 		return false
@@ -963,7 +970,7 @@ func (l *Ledger) arrive(k Kind, id, origin ID, t Tick, where, key, typ, consumer
 // in the component where, with key and type typ, made from origin.
 func (l *Ledger) registerAt(id ID, r *record, t Tick, where, key, typ string, origin ID) {
 	*r = record{created: l.put32(id, NoConsumer, fieldCreated, t), changed: l.put32(id, NoConsumer, fieldChanged, t),
-		flags: recRegistered | r.flags&(recLinked|recRedriven), typ: l.typeIndex(id, typ), where: l.where(where)}
+		flags: recRegistered | r.flags&(recLinked|recRedriven|recExtra), typ: l.typeIndex(id, typ), where: l.where(where)}
 	if !r.setKey(l.lastKey.put(&l.strs, key)) {
 		if l.wideKeys == nil {
 			l.wideKeys = map[ID]string{}

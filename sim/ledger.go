@@ -135,9 +135,9 @@ const NoConsumer ConsumerRef = -1
 // lives in the ledger's strtab, the type is an index into Ledger.types,
 // the component one into Ledger.wheres), so its chunks are never scanned
 // by the garbage collector, in 24 bytes (a chunk of 128 is 3 KiB, a size
-// the allocator has a class for). Lineage links live in
-// Ledger.origins and Ledger.redrives, tables whose chunks exist only where
-// some copy in their range has a link.
+// the allocator has a class for). Lineage links live in the
+// ledger's lineageTables, made with the first link, whose chunks exist
+// only where some copy in their range has a link.
 type record struct {
 	keyLo   uint32 // the key's strRef in 48 bits (see setKey), so that the record is 4-byte aligned
 	keyHi   uint16
@@ -302,6 +302,7 @@ const (
 	recPhantom
 	recLinked   // the copy has an origin or copies made from it
 	recRedriven // a redriven event moved the copy out of a DLQ; never cleared (Stats.Redriven)
+	recExtra    // a duplicated event gave the copy an entry in Ledger.extra; never cleared, so settleCopy asks the map only for such copies
 )
 
 // delivery is how the ledger stores an Entry: without pointers, in 8
@@ -492,6 +493,24 @@ type consumerBook struct {
 	firstWide table[Tick]
 }
 
+// lineageTables are the tables of a ledger's lineage links, made when the
+// first copy gets an origin or is redriven: a run without redrives,
+// fan-outs or deduplication never pays for them, in the ledger's own
+// allocation or anywhere else.
+type lineageTables struct {
+	origins  table[ID] // the copy each copy was made from, by ID
+	redrives table[ID] // the copy a redriven dead letter was carried on as, by ID
+}
+
+// lineageTables returns the ledger's lineage tables, making them on
+// first use. Read-only paths test l.links for nil instead.
+func (l *Ledger) lineageTables() *lineageTables {
+	if l.links == nil {
+		l.links = &lineageTables{}
+	}
+	return l.links
+}
+
 // Ledger is the ground truth about every message of a run, and it is a
 // fold over the trace: its only input is Emit, which a Trace calls for
 // every event, and nothing else writes it. Folding a recorded JSON Lines
@@ -527,30 +546,29 @@ type Ledger struct {
 	wideTypes map[ID]string     // types past maxTypes, by copy
 	wideKeys  map[ID]string     // keys whose strRef does not fit a record, by copy
 	lastType  string
-	lastTIdx  uint16
 	causes    []Cause           // the causes deliveries refer to
 	causeIdx  map[Cause]uint32  // cause -> 1 + index into causes
-	origins   table[ID]         // the copy each copy was made from, by ID
-	redrives  table[ID]         // the copy a redriven dead letter was carried on as, by ID
+	links     *lineageTables    // the origins and redrives of copies; nil until a copy has one
 	extra     map[ID]uint32     // copies held, by ID, for the few messages a broker duplicated
 	wheres    []string          // component names, index 0 is ""
 	whereIdx  map[string]uint16 // component name -> index into wheres, once there are more than scanMax
 	lastWhere string
-	lastWIdx  uint16
 	lastName  string
+	lastTIdx  uint16
+	lastWIdx  uint16
 	lastRef   ConsumerRef
 	subs      [][]ConsumerRef // by component index: the consumers following that log (a slice, not a map, as every produced record reads it)
 	last      Tick            // the tick of the latest event
 	events    uint64          // events of the kinds the fold reads, so far
 	cache     []Outcome       // Outcomes("") as of cacheAt events
 	cacheAt   uint64
-	cached    bool
 	lineage   []ID        // the copies with an origin or copies made from them (recLinked), once each
-	unsorted  bool        // lineage is not in ID order
 	stats     *statsIndex // the summary kept up to date, once Stats was asked for
-	noPack    bool        // keep every chunk of deliveries unpacked (tests compare against it)
 	tidyNext  int         // the consumer whose deliveries tidy tries next
 	lastKnown ID          // the copy bookKnown last found registered (0: none)
+	cached    bool
+	unsorted  bool // lineage is not in ID order
+	noPack    bool // keep every chunk of deliveries unpacked (tests compare against it)
 }
 
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
@@ -641,6 +659,7 @@ func (l *Ledger) Emit(e *Event) {
 				l.extra[e.Msg] = 1 // the copy it was made from
 			}
 			l.extra[e.Msg]++
+			r.flags |= recExtra
 			l.setState(e.Msg, r, StatePending, e.Tick)
 		}
 	case KindDeadLettered:
@@ -652,7 +671,7 @@ func (l *Ledger) Emit(e *Event) {
 		if r := l.rec(e.Origin); r != nil && e.Origin != 0 {
 			l.setState(e.Origin, r, StateRedriven, e.Tick)
 			r.flags |= recRedriven
-			*l.redrives.at(uint64(e.Origin)) = e.Msg
+			*l.lineageTables().redrives.at(uint64(e.Origin)) = e.Msg
 		}
 		l.enter(e)
 	case KindDeduplicated:
@@ -885,8 +904,13 @@ func (l *Ledger) tidy() {
 }
 
 // settleCopy notes that one copy of id left the broker and reports
-// whether another is still held (a broker duplicate).
+// whether another is still held (a broker duplicate). Only a copy whose
+// record carries recExtra can have an entry in l.extra, so for every other
+// copy it costs a read of the record's flags, not a map lookup.
 func (l *Ledger) settleCopy(id ID) bool {
+	if l.recFlags(id)&recExtra == 0 {
+		return false
+	}
 	n, ok := l.extra[id]
 	if !ok {
 		return false
@@ -963,7 +987,7 @@ func (l *Ledger) arrive(k Kind, id, origin ID, t Tick, where, key, typ, consumer
 // in the component where, with key and type typ, made from origin.
 func (l *Ledger) registerAt(id ID, r *record, t Tick, where, key, typ string, origin ID) {
 	*r = record{created: l.put32(id, NoConsumer, fieldCreated, t), changed: l.put32(id, NoConsumer, fieldChanged, t),
-		flags: recRegistered | r.flags&(recLinked|recRedriven), typ: l.typeIndex(id, typ), where: l.where(where)}
+		flags: recRegistered | r.flags&(recLinked|recRedriven|recExtra), typ: l.typeIndex(id, typ), where: l.where(where)}
 	if !r.setKey(l.lastKey.put(&l.strs, key)) {
 		if l.wideKeys == nil {
 			l.wideKeys = map[ID]string{}
@@ -985,7 +1009,7 @@ func (l *Ledger) setOrigin(id, origin ID) {
 	if origin == 0 || origin >= id {
 		return // origins are older than their copies; anything else would make a cycle
 	}
-	*l.origins.at(uint64(id)) = origin
+	*l.lineageTables().origins.at(uint64(id)) = origin
 	l.link(origin)
 	l.link(id)
 }
@@ -1222,7 +1246,10 @@ func (l *Ledger) linked(id ID) bool {
 
 // originOf returns the copy id was made from, or 0.
 func (l *Ledger) originOf(id ID) ID {
-	if p := l.origins.get(uint64(id)); p != nil {
+	if l.links == nil {
+		return 0
+	}
+	if p := l.links.origins.get(uint64(id)); p != nil {
 		return *p
 	}
 	return 0
@@ -1249,8 +1276,10 @@ func (l *Ledger) export(id ID, r *record) Record {
 		Changed: l.get32(id, NoConsumer, fieldChanged, r.changed), Phantom: r.flags&recPhantom != 0}
 	if r.flags&recLinked != 0 {
 		out.Origin = l.originOf(id)
-		if p := l.redrives.get(uint64(id)); p != nil {
-			out.Redriven = *p
+		if l.links != nil {
+			if p := l.links.redrives.get(uint64(id)); p != nil {
+				out.Redriven = *p
+			}
 		}
 	}
 	if r.flags&recRegistered != 0 {

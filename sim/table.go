@@ -256,11 +256,29 @@ func (t *strtab) get(r strRef) string {
 }
 
 // strCache remembers the last string stored through it, so a run of
-// messages sharing a key or type stores it once.
+// messages sharing a key or type stores it once, and, in a small
+// direct-mapped cache, where recently stored strings are, so keys that
+// recur in turn (a workload's key space, cycled through) are neither
+// copied again nor looked up in the strtab's index. The cache is made on
+// the first string stored, with slotsFirst slots (128 bytes, less than
+// the copies it saves a short run of a few distinct keys), and grows once
+// to slotsMax slots when the strtab begins to remember strings (see
+// intern), so a long run's recurring keys cost a hash of their last bytes
+// and a comparison instead of a map lookup. A slot holds the reference of
+// the last string that hashed to it; a miss costs what storing cost
+// without the cache, plus the hash.
 type strCache struct {
-	s string
-	r strRef
+	s     string
+	r     strRef
+	slots []strRef // by slotOf; nil until the first string is stored
 }
+
+// The sizes of a strCache's slots: slotsFirst until its strtab remembers
+// strings, slotsMax from then on. Both are powers of two.
+const (
+	slotsFirst = 16
+	slotsMax   = 256
+)
 
 // put stores s in t unless it equals the last string put through c. The
 // common case, a repeat, is small enough to be inlined.
@@ -278,9 +296,51 @@ func (c *strCache) store(t *strtab, s string) strRef {
 		return 0
 	}
 	if c.r == 0 || s != c.s {
-		c.s, c.r = s, t.intern(s)
+		c.s, c.r = s, c.find(t, s)
 	}
 	return c.r
+}
+
+// find returns the reference of a string equal to s stored through c
+// before, when its slot still holds it, and otherwise stores s in t
+// (intern) and gives it the slot. O(len(s)) for the comparison, plus what
+// intern costs on a miss.
+func (c *strCache) find(t *strtab, s string) strRef {
+	if c.slots == nil {
+		c.slots = make([]strRef, slotsFirst)
+	}
+	i := slotOf(s, len(c.slots))
+	if r := c.slots[i]; r != 0 && t.get(r) == s {
+		return r
+	}
+	r := t.intern(s)
+	if len(c.slots) < slotsMax && t.stored >= internFrom {
+		c.slots = make([]strRef, slotsMax) // the strtab remembers from now on: a long run
+		i = slotOf(s, slotsMax)
+	}
+	c.slots[i] = r
+	return r
+}
+
+// slotOf returns the slot of s in a strCache of n slots (a power of two).
+// Keys are mostly made from a pattern with a counter at the end
+// ("order-7"), so the slot is the counter's value, plus a multiplicative
+// hash of what comes before it (its length and last eight bytes): up to n
+// keys of one pattern with consecutive counters never share a slot, and a
+// string without a counter gets its slot from the hash alone. O(1): it
+// reads at most 27 bytes.
+func slotOf(s string, n int) int {
+	var v uint64
+	k := len(s)
+	for p := uint64(1); k > 0 && len(s)-k < 19 && s[k-1]-'0' <= 9; k-- {
+		v += uint64(s[k-1]-'0') * p
+		p *= 10
+	}
+	var x uint64
+	for j := max(0, k-8); j < k; j++ {
+		x = x<<8 | uint64(s[j])
+	}
+	return int(v+(x*0x9E3779B97F4A7C15^uint64(k)*0xC2B2AE3D27D4EB4F)>>40) & (n - 1)
 }
 
 // maxInterned is how many distinct strings a strtab remembers, so that a

@@ -96,7 +96,7 @@ type Trace struct {
 	ledger   *Ledger      // the ledger sink, called directly
 	budget   *budgetState // the run's delivery budget, if any
 	detailed bool         // some sink shows Detail text
-	cur      Event        // the event being handed to the sinks, reused to avoid an allocation per event
+	cur      *Event       // the event being handed to several sinks, made on first use and reused, so a trace with one sink or none never holds it
 	busy     bool         // a sink is running; a nested Emit must not reuse cur
 }
 
@@ -213,10 +213,13 @@ func (t *Trace) emit(e *Event) {
 			return
 		}
 	}
-	t.cur = *e
+	if t.cur == nil {
+		t.cur = new(Event)
+	}
+	*t.cur = *e
 	t.cur.Seq = t.seq
 	for _, s := range t.sinks {
-		s.Emit(&t.cur)
+		s.Emit(t.cur)
 	}
 	t.busy = false
 }

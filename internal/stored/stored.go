@@ -49,17 +49,26 @@ type Cache struct{ last *sim.Headers }
 // Store returns what a model keeps of m. It allocates only when m has
 // headers that differ from the previous message's.
 func (c *Cache) Store(m *sim.Message) Message {
-	s := Message{ID: m.ID, Origin: m.Origin, Created: m.Created, Key: m.Key, Body: m.Body}
+	var s Message
+	c.StoreInto(&s, m)
+	return s
+}
+
+// StoreInto sets *s, a zero Message, to Store(m), field by field: a
+// Message returned by value is built in a temporary and copied, and the
+// loads of the copy stall on the stores just made. It allocates only when
+// m has headers that differ from the previous message's.
+func (c *Cache) StoreInto(s *Message, m *sim.Message) {
+	s.ID, s.Origin, s.Created, s.Key, s.Body = m.ID, m.Origin, m.Created, m.Key, m.Body
 	h := &m.Headers
 	if h.Type == "" && h.CorrelationID == "" && h.CausationID == 0 && h.Source == "" && h.SchemaVersion == 0 && h.Extra == nil {
-		return s
+		return
 	}
 	if c.last == nil || !same(c.last, h) {
 		x := *h
 		c.last = &x
 	}
 	s.h = c.last
-	return s
 }
 
 // same reports whether a and b are equal, telling a nil Extra from an

@@ -747,7 +747,7 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	now := q.env.Now()
 	q.m.Sent++
 	var st stored.Message
-	q.hdrs.StoreInto(&st, m)
+	st.Set(m, q.hdrs.Share(m))
 	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
 	if q.tracing() {
@@ -1764,7 +1764,7 @@ func (q *Queue) redriven(m *sim.Message, dlq *Queue) {
 	q.m.Sent++
 	now := q.env.Now()
 	var st stored.Message
-	q.hdrs.StoreInto(&st, m)
+	st.Set(m, q.hdrs.Share(m))
 	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
 	if q.tracing() {

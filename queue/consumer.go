@@ -700,8 +700,7 @@ func (x *instance) fire(p faults.Site, m *sim.Message) *faults.Firing {
 	if !p.Armed() {
 		return nil
 	}
-	c := faults.Context{Where: x.c.q.where, Consumer: x.name, Key: m.Key, Type: m.Headers.Type, Msg: m.ID}
-	return p.Check(&c)
+	return p.Check(&faults.Context{Where: x.c.q.where, Consumer: x.name, Key: m.Key, Type: m.Headers.Type, Msg: m.ID})
 }
 
 // startEach starts the received deliveries of buf in order, for a

@@ -306,7 +306,7 @@ func checkInternals(q *Queue) error {
 	}
 	for _, h := range []*theap{&q.delay, &q.flight} {
 		for j := 1; j < h.len(); j++ {
-			if h.a[j].less(&h.a[(j-1)/2]) {
+			if h.a[j].less(&h.a[(j-1)/heapArity]) {
 				return fmt.Errorf("heap order broken at %d", j)
 			}
 		}

@@ -568,7 +568,8 @@ func (q *Queue) Step(now sim.Tick) {
 		q.nInFlight--
 		q.m.VisibilityExpired++
 		if q.tracing() {
-			ev := q.event(sim.KindVisibilityExpired, e, q.actorName(e))
+			var ev sim.Event
+			q.event(&ev, sim.KindVisibilityExpired, e, q.actorName(e))
 			q.env.Trace.EmitRef(&ev)
 		}
 		q.returnReady(slot)
@@ -615,7 +616,8 @@ func (q *Queue) expire(slot uint32) {
 	e := q.s.at(slot)
 	q.m.Expired++
 	if q.tracing() {
-		ev := q.event(sim.KindExpired, e, "")
+		var ev sim.Event
+		q.event(&ev, sim.KindExpired, e, "")
 		ev.Cause = sim.CauseRetention
 		ev.Detail = q.detail("retention ", int64(q.cfg.Retention))
 		q.env.Trace.EmitRef(&ev)
@@ -744,14 +746,15 @@ func (q *Queue) deduplicated(m *sim.Message, first sim.ID, id string) {
 func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	now := q.env.Now()
 	q.m.Sent++
-	st := q.hdrs.Store(m)
+	var st stored.Message
+	st.Set(m, q.hdrs.Share(m))
 	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
 	if q.tracing() {
 		// A fresh copy has no receives yet. eventAt, unlike event, is
-		// inlined, so the event is built straight in this frame instead
-		// of being returned and copied into it.
-		ev := q.eventAt(sim.KindSent, e, e.msg.Headers().Source, 0)
+		// inlined, so the event is filled in straight in this frame.
+		var ev sim.Event
+		q.eventAt(&ev, sim.KindSent, e, e.msg.Headers().Source, 0)
 		ev.Consumer = q.consumer
 		ev.Origin = q.s.origin(e)
 		ev.Type = e.msg.Headers().Type
@@ -768,7 +771,8 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 			q.join(slot) // its place in the group is taken now, in send order
 		}
 		if q.tracing() {
-			ev := q.event(sim.KindDelayed, e, "")
+			var ev sim.Event
+			q.event(&ev, sim.KindDelayed, e, "")
 			ev.Detail = q.detail("until t=", int64(now+delay))
 			q.env.Trace.EmitRef(&ev)
 		}
@@ -1318,7 +1322,8 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		q.m.Redeliveries++
 	}
 	if q.tracing() {
-		ev := q.eventAt(kind, e, consumer, rc)
+		var ev sim.Event
+		q.eventAt(&ev, kind, e, consumer, rc)
 		ev.Consumer = q.consumer
 		q.env.Trace.EmitRef(&ev)
 	}
@@ -1362,7 +1367,8 @@ func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 		if hit, seen := q.dedup[id]; seen && hit.exp > now {
 			q.m.Deduplicated++
 			if q.tracing() {
-				ev := q.event(sim.KindDeduplicated, e, consumer)
+				var ev sim.Event
+				q.event(&ev, sim.KindDeduplicated, e, consumer)
 				ev.Type = e.msg.Headers().Type
 				if q.env.Trace.Detailed() {
 					ev.Detail = "broker duplicate suppressed, dedup id " + id
@@ -1378,7 +1384,8 @@ func (q *Queue) duplicate(slot uint32, consumer, rule string, now sim.Tick) {
 	ce.flags.set(fDup, true)
 	q.m.Duplicated++
 	if q.tracing() {
-		ev := q.event(sim.KindDuplicated, ce, "")
+		var ev sim.Event
+		q.event(&ev, sim.KindDuplicated, ce, "")
 		ev.Consumer = q.consumer
 		ev.Rule = rule
 		q.env.Trace.EmitRef(&ev)
@@ -1397,7 +1404,8 @@ func (q *Queue) deadLetter(slot uint32, actor, reason string) {
 	d := q.cfg.DeadLetter
 	q.m.DeadLettered++
 	if q.tracing() {
-		ev := q.event(sim.KindDeadLettered, e, actor)
+		var ev sim.Event
+		q.event(&ev, sim.KindDeadLettered, e, actor)
 		if q.env.Trace.Detailed() {
 			ev.Detail = "to " + d.where + ": " + reason
 		}
@@ -1497,15 +1505,15 @@ func (q *Queue) Ack(r Receipt) error {
 		return err
 	}
 	if q.fAckLost.Armed() {
-		x := faults.Context{Where: q.where, Consumer: q.actorName(e), Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}
-		if q.fAckLost.Check(&x) != nil {
+		if q.fAckLost.Check(&faults.Context{Where: q.where, Consumer: q.actorName(e), Key: e.msg.Key, Type: e.msg.Headers().Type, Msg: e.msg.ID}) != nil {
 			q.m.AcksLost++
 			return nil
 		}
 	}
 	q.m.Acks++
 	if q.tracing() {
-		ev := q.eventAt(sim.KindAcked, e, q.actorName(e), q.s.receives(e)) // inlined, as in accept
+		var ev sim.Event
+		q.eventAt(&ev, sim.KindAcked, e, q.actorName(e), q.s.receives(e)) // inlined, as in accept
 		ev.Consumer = q.consumer
 		q.env.Trace.EmitRef(&ev)
 	}
@@ -1537,7 +1545,8 @@ func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 	q.flight.remove(int(e.hidx))
 	q.nInFlight--
 	if q.tracing() {
-		ev := q.event(sim.KindNacked, e, q.actorName(e))
+		var ev sim.Event
+		q.event(&ev, sim.KindNacked, e, q.actorName(e))
 		ev.Detail = q.detail("delay ", int64(delay))
 		q.env.Trace.EmitRef(&ev)
 	}
@@ -1603,7 +1612,8 @@ func (q *Queue) ChangeVisibility(r Receipt, timeout sim.Tick) error {
 		return err
 	}
 	if q.tracing() {
-		ev := q.event(sim.KindVisibility, e, q.actorName(e))
+		var ev sim.Event
+		q.event(&ev, sim.KindVisibility, e, q.actorName(e))
 		ev.Detail = q.detail("timeout ", int64(timeout))
 		q.env.Trace.EmitRef(&ev)
 	}
@@ -1660,7 +1670,8 @@ func (q *Queue) Purge() int {
 		e := q.s.at(r.slot())
 		q.m.Purged++
 		if q.tracing() {
-			ev := q.event(sim.KindPurged, e, "")
+			var ev sim.Event
+			q.event(&ev, sim.KindPurged, e, "")
 			ev.Cause = sim.CausePurge
 			q.env.Trace.EmitRef(&ev)
 		}
@@ -1752,11 +1763,13 @@ func (q *Queue) redrive(dst *Queue, max int) (int, error) {
 func (q *Queue) redriven(m *sim.Message, dlq *Queue) {
 	q.m.Sent++
 	now := q.env.Now()
-	st := q.hdrs.Store(m)
+	var st stored.Message
+	st.Set(m, q.hdrs.Share(m))
 	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
 	if q.tracing() {
-		ev := q.event(sim.KindRedriven, e, "")
+		var ev sim.Event
+		q.event(&ev, sim.KindRedriven, e, "")
 		ev.Consumer = q.consumer
 		ev.Origin = m.Origin
 		ev.Type = m.Headers.Type
@@ -1783,8 +1796,7 @@ func (q *Queue) unavailable(op string, id sim.ID, key, typ, consumer string) err
 	if !q.fUnavailable.Consulted() {
 		return nil // no rule can make the broker unavailable: skip filling in the context
 	}
-	x := faults.Context{Where: q.where, Consumer: consumer, Key: key, Type: typ, Msg: id}
-	f := q.fUnavailable.Check(&x)
+	f := q.fUnavailable.Check(&faults.Context{Where: q.where, Consumer: consumer, Key: key, Type: typ, Msg: id})
 	if f == nil {
 		return nil
 	}
@@ -1859,20 +1871,23 @@ func (q *Queue) tracing() bool {
 	return true
 }
 
-// event returns the queue's own Event of kind k about copy e and actor,
-// for the caller to complete and hand to the trace with EmitRef after
-// tracing said a sink listens. The event is built in the caller's frame:
-// its strings are stored without the collector's write barriers that
-// filling in an event kept in the queue would cost while a collection
-// marks, and the trace never retains it.
-func (q *Queue) event(k sim.Kind, e *entry, actor string) sim.Event {
-	return q.eventAt(k, e, actor, q.s.receives(e))
+// event sets *ev, a zero Event, to the queue's own Event of kind k about
+// copy e and actor, for the caller to complete and hand to the trace with
+// EmitRef after tracing said a sink listens. The caller declares ev in its
+// own frame and event fills it in place: an Event is 224 bytes, and one
+// returned by value would be built in a temporary and copied (the loads of
+// the copy stall on the stores just made). Inlined, the stores into the
+// caller's frame need none of the collector's write barriers that filling
+// in an event kept in the queue would cost while a collection marks; the
+// trace never retains the event.
+func (q *Queue) event(ev *sim.Event, k sim.Kind, e *entry, actor string) {
+	q.eventAt(ev, k, e, actor, q.s.receives(e))
 }
 
 // eventAt is event for a copy received attempt times.
-func (q *Queue) eventAt(k sim.Kind, e *entry, actor string, attempt int32) sim.Event {
-	return sim.Event{Tick: q.env.Now(), Kind: k, Where: q.where, Actor: actor, Msg: e.msg.ID, Key: e.msg.Key,
-		Corr: e.msg.Headers().CorrelationID, Attempt: int(attempt)}
+func (q *Queue) eventAt(ev *sim.Event, k sim.Kind, e *entry, actor string, attempt int32) {
+	ev.Tick, ev.Kind, ev.Where, ev.Actor = q.env.Now(), k, q.where, actor
+	ev.Msg, ev.Key, ev.Corr, ev.Attempt = e.msg.ID, e.msg.Key, e.msg.Headers().CorrelationID, int(attempt)
 }
 
 // made reports a nil or zero Queue as an error instead of a panic.

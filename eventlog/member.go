@@ -547,11 +547,25 @@ func (m *Member) fault(s faults.Site, e *entry) *faults.Firing {
 	if !s.Armed() {
 		return nil
 	}
-	c := faults.Context{Where: m.g.t.where, Consumer: m.cfg.Name, Group: m.g.name}
-	if e != nil {
-		c.Key, c.Type, c.Msg = e.key, e.hdr.Type, e.id
+	var c faults.Context
+	return m.faultAt(s, e, &c)
+}
+
+// faultAt is fault with the context *c, which it fills in first when it
+// is still zero (its Where is never empty once filled): a member
+// consulting several points about one record builds its context once.
+// The injector does not change or keep a context it is given.
+func (m *Member) faultAt(s faults.Site, e *entry, c *faults.Context) *faults.Firing {
+	if !s.Armed() {
+		return nil
 	}
-	return s.Check(&c)
+	if c.Where == "" {
+		c.Where, c.Consumer, c.Group = m.g.t.where, m.cfg.Name, m.g.name
+		if e != nil {
+			c.Key, c.Type, c.Msg = e.key, e.hdr.Type, e.id
+		}
+	}
+	return s.Check(c)
 }
 
 // Step runs the member at tick now. A handler member finishes the record
@@ -604,6 +618,7 @@ func (m *Member) process(now sim.Tick) {
 			return
 		}
 		r := &m.got[m.next]
+		var fc faults.Context // the context of r's fault points, built at the first one armed
 		i := m.find(r.p, r.off)
 		if i < 0 {
 			m.busy = false // dropped by a rebalance or a seek: abandoned unhandled
@@ -611,7 +626,7 @@ func (m *Member) process(now sim.Tick) {
 			continue
 		}
 		if !m.busy {
-			if f := m.fault(m.g.t.fx.crash, r.e); f != nil {
+			if f := m.faultAt(m.g.t.fx.crash, r.e, &fc); f != nil {
 				m.crash(f.Rule, "")
 				return
 			}
@@ -629,7 +644,7 @@ func (m *Member) process(now sim.Tick) {
 			m.dropAll()
 			break
 		}
-		if f := m.fault(m.g.t.fx.crashAfter, r.e); f != nil {
+		if f := m.faultAt(m.g.t.fx.crashAfter, r.e, &fc); f != nil {
 			m.crash(f.Rule, "after effect")
 			return
 		}

@@ -253,7 +253,8 @@ func (p *partition) push(now sim.Tick, m *sim.Message, hdr *sim.Headers) int64 {
 	if !p.wide() && (m.Created != now || m.Origin != 0 || p.base+int64(p.recs.len()) != off) {
 		p.widen()
 	}
-	p.recs.push(entry{id: m.ID, tick: now, key: m.Key, body: m.Body, hdr: hdr})
+	e := p.recs.add()
+	e.id, e.tick, e.key, e.body, e.hdr = m.ID, now, m.Key, m.Body, hdr
 	if p.wide() {
 		p.side.push(aside{off: off, created: m.Created, origin: m.Origin})
 	}

@@ -107,18 +107,19 @@ type groupPart struct {
 	hw        int64   // the next offset the group never fetched: reads below it are redeliveries
 	epoch     uint32  // bumped whenever pos moves other than by reading
 	stuck     bool    // out of range under ResetNone, already traced
+	// byCause is the cause of loss for the records the committed offset
+	// passes unhandled: sim.CauseSeek after a seek,
+	// sim.CauseCommitBeforeProcess after a commit from a resolved
+	// position (a commit from an unresolved one keeps the cause of the
+	// offset it came from), none before any. A byte beside stuck, so a
+	// group's state of a partition stays within 120 bytes.
+	byCause passCause
 	// owe is, while the group's position is unresolved or out of range,
 	// the first offset it has not handled (-1 otherwise): when the
 	// position is resolved, the live records from owe up to it are lost,
 	// with sim.CauseOffsetReset after a reset to latest and byCause when
 	// the log has grown to a committed offset that was past its end.
 	owe int64
-	// byCause is the cause of loss for the records the committed offset
-	// passes unhandled: sim.CauseSeek after a seek,
-	// sim.CauseCommitBeforeProcess after a commit from a resolved
-	// position (a commit from an unresolved one keeps the cause of the
-	// offset it came from), "" before any.
-	byCause sim.Cause
 	// skipped lists the records a CommitBefore member failed on and moved
 	// past while the broker had stored no commit past them (the commit was
 	// lost or refused): they are lost once a commit, seek or resolved
@@ -137,6 +138,28 @@ type groupPart struct {
 	// below runLo while the run is not empty.
 	again        []againRec
 	runLo, runHi int64
+}
+
+// passCause is a cause of loss a committed offset can pass records with
+// (groupPart.byCause), in a byte.
+type passCause uint8
+
+// The passCauses.
+const (
+	passNone   passCause = iota // no commit or seek has set one
+	passCommit                  // sim.CauseCommitBeforeProcess
+	passSeek                    // sim.CauseSeek
+)
+
+// cause returns the sim.Cause c stands for, "" for passNone.
+func (c passCause) cause() sim.Cause {
+	switch c {
+	case passCommit:
+		return sim.CauseCommitBeforeProcess
+	case passSeek:
+		return sim.CauseSeek
+	}
+	return ""
 }
 
 // againRec is what a group remembers of the record at off.
@@ -649,7 +672,7 @@ func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 	from := g.readFrom(p)
 	gp.committed = off
 	if gp.owe < 0 && gp.pos >= 0 && g.t.parts[p].valid(gp.pos) {
-		gp.byCause = sim.CauseCommitBeforeProcess
+		gp.byCause = passCommit
 	}
 	g.commits++
 	ev := sim.Event{Kind: sim.KindCommitted, Where: g.t.where, Actor: name, Consumer: g.name, HasPos: true, Partition: p, Offset: off}
@@ -666,10 +689,10 @@ func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 // passes unhandled (see groupPart.byCause); sim.CauseCommitBeforeProcess
 // when nothing else set it.
 func (gp *groupPart) passedBy() sim.Cause {
-	if gp.byCause == "" {
+	if gp.byCause == passNone {
 		return sim.CauseCommitBeforeProcess
 	}
-	return gp.byCause
+	return gp.byCause.cause()
 }
 
 // settle resolves the records of partition p that a CommitBefore member
@@ -861,7 +884,7 @@ func (g *Group) seek(p int, what string, arg int64, target func(p int) (int64, e
 			g.settle(g.name, q, gp, off, false)
 			gp.owe = -1
 		}
-		gp.committed, gp.byCause = off, sim.CauseSeek
+		gp.committed, gp.byCause = off, passSeek
 		gp.stuck = false
 		if m := gp.owner; m != nil {
 			m.drop(q)
@@ -1025,7 +1048,7 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 		// The log has grown to a position set past its end (a seek or a
 		// commit beyond it): the records the group owed below it are
 		// skipped.
-		cause := gp.byCause
+		cause := gp.byCause.cause()
 		if cause == "" {
 			cause = sim.CauseOffsetReset // a latest group that never resolved its position
 		}

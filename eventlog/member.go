@@ -190,9 +190,12 @@ func (m *Member) reserve(n int) {
 // own makes ps the member's partitions. Its owned and touched partitions
 // (a poll touches each owned one at most once) share one allocation, made
 // when the member first owns more partitions than there is room for, so
-// neither grows by appending.
+// neither grows by appending. It takes room for every partition of the
+// group, so that rebalances handing the member more of them later do not
+// allocate again.
 func (m *Member) own(ps []int) {
-	if n := len(ps); cap(m.owned) < n {
+	if cap(m.owned) < len(ps) {
+		n := max(len(ps), len(m.g.parts))
 		buf := make([]int, 2*n)
 		m.touched = append(buf[n:n:2*n], m.touched...) // at most the old cap(owned) < n
 		m.owned = buf[:0:n]

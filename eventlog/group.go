@@ -173,10 +173,13 @@ type againRec struct {
 const groupFirst = 4
 
 // againFirst is the room a partition's list of remembered records starts
-// with: a batch's worth, which a commit usually prunes. A group made with
-// the topic's partitions gets it for all of them at once (NewGroup); a
-// partition added later gets it when it remembers its first record.
-const againFirst = 8
+// with. The records a batch applies after one delivery are kept as the
+// run, not listed (see groupPart.again), so the list holds mostly records
+// read more than once, which a rebalance's redeliveries add a few at a
+// time. A group made with the topic's partitions gets the room for all
+// of them at once (NewGroup); a partition added later gets it when it
+// lists its first record.
+const againFirst = 4
 
 // recall returns the index in gp.again of the record at off and whether
 // it is there; when it is not, the index is where it belongs. It does not

@@ -7,18 +7,29 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// A partition's sorted list of remembered records answers as the map it
-// replaced did, under random remembering in and out of offset order,
-// pruning by commits and forgetting by retention.
+// A partition's sorted list of remembered records, with its run of
+// records applied after one delivery, answers as the map it replaced did,
+// under random remembering in and out of offset order, effects on runs of
+// consecutive records, pruning by commits and forgetting by retention.
 func TestAgainListMatchesMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
+	runs := 0
 	for round := range 200 {
 		var gp groupPart
 		want := map[int64]seen{}
 		floor := int64(0)
+		next := int64(0) // the next record of a batch handled in offset order
 		for step := range 300 {
 			off := floor + int64(r.IntN(40))
-			switch r.IntN(5) {
+			op := r.IntN(9)
+			if op >= 5 { // an effect on the next record of a batch
+				if op == 5 {
+					next = off
+				}
+				off, op = next, 2
+				next++
+			}
+			switch op {
 			case 0, 1: // a delivery of a record read before
 				x := gp.remember(off)
 				if x.n == 0 {
@@ -32,7 +43,7 @@ func TestAgainListMatchesMap(t *testing.T) {
 				w.n++
 				want[off] = w
 			case 2: // an effect
-				gp.remember(off).applied = true
+				gp.rememberApplied(off)
 				w := want[off]
 				w.applied = true
 				want[off] = w
@@ -53,11 +64,23 @@ func TestAgainListMatchesMap(t *testing.T) {
 					}
 				}
 			}
-			if len(gp.again) != len(want) {
-				t.Fatalf("round %d, step %d: %d remembered, want %d", round, step, len(gp.again), len(want))
+			if gp.runLo < gp.runHi {
+				runs++
+				if n := len(gp.again); n > 0 && gp.again[n-1].off >= gp.runLo {
+					t.Fatalf("round %d, step %d: offset %d listed, not below the run [%d, %d)", round, step, gp.again[n-1].off, gp.runLo, gp.runHi)
+				}
 			}
-			for i, x := range gp.again {
-				if i > 0 && gp.again[i-1].off >= x.off {
+			for o := floor - 1; o < floor+50; o++ {
+				if got := gp.isApplied(o); got != want[o].applied {
+					t.Fatalf("round %d, step %d: offset %d applied %v, want %v", round, step, o, got, want[o].applied)
+				}
+			}
+			got := gp.remembered()
+			if len(got) != len(want) {
+				t.Fatalf("round %d, step %d: %d remembered, want %d", round, step, len(got), len(want))
+			}
+			for i, x := range got {
+				if i > 0 && got[i-1].off >= x.off {
 					t.Fatalf("round %d, step %d: not in offset order at %d", round, step, i)
 				}
 				if w, ok := want[x.off]; !ok || w != x.seen {
@@ -65,6 +88,9 @@ func TestAgainListMatchesMap(t *testing.T) {
 				}
 			}
 		}
+	}
+	if runs < 1000 {
+		t.Fatalf("a run was held after %d steps, want the run exercised", runs)
 	}
 }
 

@@ -107,18 +107,19 @@ type groupPart struct {
 	hw        int64   // the next offset the group never fetched: reads below it are redeliveries
 	epoch     uint32  // bumped whenever pos moves other than by reading
 	stuck     bool    // out of range under ResetNone, already traced
+	// byCause is the cause of loss for the records the committed offset
+	// passes unhandled: sim.CauseSeek after a seek,
+	// sim.CauseCommitBeforeProcess after a commit from a resolved
+	// position (a commit from an unresolved one keeps the cause of the
+	// offset it came from), none before any. A byte beside stuck, so a
+	// group's state of a partition stays within 120 bytes.
+	byCause passCause
 	// owe is, while the group's position is unresolved or out of range,
 	// the first offset it has not handled (-1 otherwise): when the
 	// position is resolved, the live records from owe up to it are lost,
 	// with sim.CauseOffsetReset after a reset to latest and byCause when
 	// the log has grown to a committed offset that was past its end.
 	owe int64
-	// byCause is the cause of loss for the records the committed offset
-	// passes unhandled: sim.CauseSeek after a seek,
-	// sim.CauseCommitBeforeProcess after a commit from a resolved
-	// position (a commit from an unresolved one keeps the cause of the
-	// offset it came from), "" before any.
-	byCause sim.Cause
 	// skipped lists the records a CommitBefore member failed on and moved
 	// past while the broker had stored no commit past them (the commit was
 	// lost or refused): they are lost once a commit, seek or resolved
@@ -128,8 +129,37 @@ type groupPart struct {
 	// again lists, in offset order, what the group remembers of the
 	// records of the partition it may read more than once (see attempt and
 	// markApplied): live records only, as far as it matters, since every
-	// look-up is of a live record.
-	again []againRec
+	// look-up is of a live record. The records it remembers as applied
+	// after one delivery at consecutive offsets past every one it lists,
+	// the usual case of a member handling its batch, are kept as the run
+	// [runLo, runHi) instead of one entry each: what the group remembers
+	// is again followed by a record {off, seen{applied: true}} for every
+	// offset of the run (see remembered), and again lists only offsets
+	// below runLo while the run is not empty.
+	again        []againRec
+	runLo, runHi int64
+}
+
+// passCause is a cause of loss a committed offset can pass records with
+// (groupPart.byCause), in a byte.
+type passCause uint8
+
+// The passCauses.
+const (
+	passNone   passCause = iota // no commit or seek has set one
+	passCommit                  // sim.CauseCommitBeforeProcess
+	passSeek                    // sim.CauseSeek
+)
+
+// cause returns the sim.Cause c stands for, "" for passNone.
+func (c passCause) cause() sim.Cause {
+	switch c {
+	case passCommit:
+		return sim.CauseCommitBeforeProcess
+	case passSeek:
+		return sim.CauseSeek
+	}
+	return ""
 }
 
 // againRec is what a group remembers of the record at off.
@@ -143,15 +173,18 @@ type againRec struct {
 const groupFirst = 4
 
 // againFirst is the room a partition's list of remembered records starts
-// with: a batch's worth, which a commit usually prunes. A group made with
-// the topic's partitions gets it for all of them at once (NewGroup); a
-// partition added later gets it when it remembers its first record.
-const againFirst = 8
+// with. The records a batch applies after one delivery are kept as the
+// run, not listed (see groupPart.again), so the list holds mostly records
+// read more than once, which a rebalance's redeliveries add a few at a
+// time. A group made with the topic's partitions gets the room for all
+// of them at once (NewGroup); a partition added later gets it when it
+// lists its first record.
+const againFirst = 4
 
 // recall returns the index in gp.again of the record at off and whether
-// it is there; when it is not, the index is where it belongs. O(1) when
-// off is past every remembered record (the usual case: records are
-// handled in offset order), else O(log n).
+// it is there; when it is not, the index is where it belongs. It does not
+// look at the run. O(1) when off is past every listed record (the usual
+// case: records are handled in offset order), else O(log n).
 func (gp *groupPart) recall(off int64) (int, bool) {
 	a := gp.again
 	if n := len(a); n == 0 || a[n-1].off < off {
@@ -160,30 +193,98 @@ func (gp *groupPart) recall(off int64) (int, bool) {
 	return slices.BinarySearchFunc(a, off, func(x againRec, off int64) int { return cmp.Compare(x.off, off) })
 }
 
+// inRun reports whether off is in the run of records applied after one
+// delivery.
+func (gp *groupPart) inRun(off int64) bool { return off >= gp.runLo && off < gp.runHi }
+
+// list appends the run to again as one entry per offset and empties it,
+// so again alone is what the group remembers. O(run).
+func (gp *groupPart) list() {
+	for off := gp.runLo; off < gp.runHi; off++ {
+		gp.listAt(len(gp.again), againRec{off: off, seen: seen{applied: true}})
+	}
+	gp.runLo, gp.runHi = 0, 0
+}
+
+// listAt inserts x into again at index i, where it belongs.
+func (gp *groupPart) listAt(i int, x againRec) {
+	switch {
+	case gp.again == nil:
+		gp.again = make([]againRec, 0, againFirst)
+		fallthrough
+	case i == len(gp.again):
+		gp.again = append(gp.again, x) // the usual case: past every remembered record
+	default:
+		gp.again = slices.Insert(gp.again, i, x)
+	}
+}
+
 // remember returns what the group remembers of the record at off, a zero
-// seen that it now remembers when it remembered nothing.
+// seen that it now remembers when it remembered nothing. It lists the run
+// first (see list), as the caller may change what it returns. O(log n),
+// plus O(run) when there is one.
 func (gp *groupPart) remember(off int64) *seen {
+	if gp.runLo < gp.runHi {
+		gp.list()
+	}
 	i, ok := gp.recall(off)
 	if !ok {
-		switch {
-		case gp.again == nil:
-			gp.again = make([]againRec, 0, againFirst)
-			fallthrough
-		case i == len(gp.again):
-			gp.again = append(gp.again, againRec{off: off}) // the usual case: past every remembered record
-		default:
-			gp.again = slices.Insert(gp.again, i, againRec{off: off})
-		}
+		gp.listAt(i, againRec{off: off})
 	}
 	return &gp.again[i].seen
 }
 
+// rememberApplied remembers that a delivery applied the record at off.
+// O(1) when off extends the run, or starts one past every listed record,
+// as handling a batch in offset order does; else as remember.
+func (gp *groupPart) rememberApplied(off int64) {
+	switch {
+	case gp.inRun(off):
+		return // remembered as applied already
+	case gp.runLo < gp.runHi && off == gp.runHi:
+		gp.runHi++
+		return
+	case gp.runLo == gp.runHi:
+		if n := len(gp.again); n == 0 || gp.again[n-1].off < off {
+			gp.runLo, gp.runHi = off, off+1
+			return
+		}
+	}
+	gp.remember(off).applied = true
+}
+
+// isApplied reports whether the group remembers the record at off as
+// applied. O(log n).
+func (gp *groupPart) isApplied(off int64) bool {
+	if gp.inRun(off) {
+		return true
+	}
+	i, ok := gp.recall(off)
+	return ok && gp.again[i].applied
+}
+
+// remembered returns what the group remembers, in offset order: again
+// followed by the run. O(remembered); for tests and checks.
+func (gp *groupPart) remembered() []againRec {
+	out := append([]againRec{}, gp.again...)
+	for off := gp.runLo; off < gp.runHi; off++ {
+		out = append(out, againRec{off: off, seen: seen{applied: true}})
+	}
+	return out
+}
+
 // forgetTo drops what the group remembers of the records at or below off
 // (below means: deleted by retention before it, so nothing is left). O(1)
-// per record dropped.
+// per listed record dropped.
 func (gp *groupPart) forgetTo(off int64) {
 	for len(gp.again) > 0 && gp.again[0].off <= off {
 		gp.again = gp.again[1:]
+	}
+	switch {
+	case gp.runHi <= off+1:
+		gp.runLo, gp.runHi = 0, 0
+	case gp.runLo <= off:
+		gp.runLo = off + 1
 	}
 }
 
@@ -191,6 +292,7 @@ func (gp *groupPart) forgetTo(off int64) {
 // that are no longer in the log (compaction removed them). O(remembered x
 // log n).
 func (gp *groupPart) forgetGone(part *partition) {
+	gp.list()
 	j := 0
 	for _, x := range gp.again {
 		if part.at(x.off) >= 0 {
@@ -573,7 +675,7 @@ func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 	from := g.readFrom(p)
 	gp.committed = off
 	if gp.owe < 0 && gp.pos >= 0 && g.t.parts[p].valid(gp.pos) {
-		gp.byCause = sim.CauseCommitBeforeProcess
+		gp.byCause = passCommit
 	}
 	g.commits++
 	ev := sim.Event{Kind: sim.KindCommitted, Where: g.t.where, Actor: name, Consumer: g.name, HasPos: true, Partition: p, Offset: off}
@@ -590,10 +692,10 @@ func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 // passes unhandled (see groupPart.byCause); sim.CauseCommitBeforeProcess
 // when nothing else set it.
 func (gp *groupPart) passedBy() sim.Cause {
-	if gp.byCause == "" {
+	if gp.byCause == passNone {
 		return sim.CauseCommitBeforeProcess
 	}
-	return gp.byCause
+	return gp.byCause.cause()
 }
 
 // settle resolves the records of partition p that a CommitBefore member
@@ -785,7 +887,7 @@ func (g *Group) seek(p int, what string, arg int64, target func(p int) (int64, e
 			g.settle(g.name, q, gp, off, false)
 			gp.owe = -1
 		}
-		gp.committed, gp.byCause = off, sim.CauseSeek
+		gp.committed, gp.byCause = off, passSeek
 		gp.stuck = false
 		if m := gp.owner; m != nil {
 			m.drop(q)
@@ -866,7 +968,7 @@ func (g *Group) markApplied(p int, off int64) {
 	if c := gp.committed; c >= 0 && off < c && c <= g.t.parts[p].end {
 		return
 	}
-	gp.remember(off).applied = true
+	gp.rememberApplied(off)
 }
 
 // applied reports whether a delivery of the record at off of partition p
@@ -875,9 +977,7 @@ func (g *Group) applied(p int, off int64) bool {
 	if p < 0 || p >= len(g.parts) {
 		return false
 	}
-	gp := &g.parts[p]
-	i, ok := gp.recall(off)
-	return ok && gp.again[i].applied
+	return g.parts[p].isApplied(off)
 }
 
 // prune forgets, once a commit has moved partition p from offset from to
@@ -886,13 +986,15 @@ func (g *Group) applied(p int, off int64) bool {
 // remembered records from on).
 func (g *Group) prune(p int, from, to int64) {
 	gp := &g.parts[p]
-	if len(gp.again) == 0 || to > g.t.parts[p].end || to <= from {
+	if len(gp.again) == 0 && gp.runLo == gp.runHi || to > g.t.parts[p].end || to <= from {
 		return
 	}
 	gp.pruneRange(from, to)
 }
 
-// pruneRange forgets the records in [from, to) that were read once.
+// pruneRange forgets the records in [from, to) that were read once: the
+// listed ones, and the part of the run in the range. O(log n + listed
+// records from on), plus O(run) when the range cuts the run in two.
 func (gp *groupPart) pruneRange(from, to int64) {
 	a := gp.again
 	i, _ := gp.recall(from)
@@ -906,6 +1008,21 @@ func (gp *groupPart) pruneRange(from, to int64) {
 	n := j + copy(a[j:], a[k:])
 	clear(a[n:])
 	gp.again = a[:n]
+	lo, hi := max(from, gp.runLo), min(to, gp.runHi)
+	switch {
+	case lo >= hi: // the range misses the run
+	case lo == gp.runLo && hi == gp.runHi:
+		gp.runLo, gp.runHi = 0, 0
+	case lo == gp.runLo:
+		gp.runLo = hi
+	case hi == gp.runHi:
+		gp.runHi = lo
+	default: // the run's part below the range is listed, its part past it stays the run
+		rest := gp.runHi
+		gp.runHi = lo
+		gp.list()
+		gp.runLo, gp.runHi = hi, rest
+	}
 }
 
 // fetch appends up to max records of partition p from the owner's
@@ -934,7 +1051,7 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 		// The log has grown to a position set past its end (a seek or a
 		// commit beyond it): the records the group owed below it are
 		// skipped.
-		cause := gp.byCause
+		cause := gp.byCause.cause()
 		if cause == "" {
 			cause = sim.CauseOffsetReset // a latest group that never resolved its position
 		}

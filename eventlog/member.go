@@ -190,9 +190,12 @@ func (m *Member) reserve(n int) {
 // own makes ps the member's partitions. Its owned and touched partitions
 // (a poll touches each owned one at most once) share one allocation, made
 // when the member first owns more partitions than there is room for, so
-// neither grows by appending.
+// neither grows by appending. It takes room for every partition of the
+// group, so that rebalances handing the member more of them later do not
+// allocate again.
 func (m *Member) own(ps []int) {
-	if n := len(ps); cap(m.owned) < n {
+	if cap(m.owned) < len(ps) {
+		n := max(len(ps), len(m.g.parts))
 		buf := make([]int, 2*n)
 		m.touched = append(buf[n:n:2*n], m.touched...) // at most the old cap(owned) < n
 		m.owned = buf[:0:n]
@@ -547,11 +550,18 @@ func (m *Member) fault(s faults.Site, e *entry) *faults.Firing {
 	if !s.Armed() {
 		return nil
 	}
+	c := m.context(e)
+	return s.Check(&c)
+}
+
+// context returns the context of a fault point the member consults, about
+// the record e if set. Its Where is never empty.
+func (m *Member) context(e *entry) faults.Context {
 	c := faults.Context{Where: m.g.t.where, Consumer: m.cfg.Name, Group: m.g.name}
 	if e != nil {
 		c.Key, c.Type, c.Msg = e.key, e.hdr.Type, e.id
 	}
-	return s.Check(&c)
+	return c
 }
 
 // Step runs the member at tick now. A handler member finishes the record
@@ -604,6 +614,10 @@ func (m *Member) process(now sim.Tick) {
 			return
 		}
 		r := &m.got[m.next]
+		// r's fault context, built at the first of its points that is
+		// armed and used for the other: the injector neither changes nor
+		// keeps it. A local, so building it costs no write barrier.
+		var fc faults.Context
 		i := m.find(r.p, r.off)
 		if i < 0 {
 			m.busy = false // dropped by a rebalance or a seek: abandoned unhandled
@@ -611,9 +625,12 @@ func (m *Member) process(now sim.Tick) {
 			continue
 		}
 		if !m.busy {
-			if f := m.fault(m.g.t.fx.crash, r.e); f != nil {
-				m.crash(f.Rule, "")
-				return
+			if s := m.g.t.fx.crash; s.Armed() {
+				fc = m.context(r.e)
+				if f := s.Check(&fc); f != nil {
+					m.crash(f.Rule, "")
+					return
+				}
 			}
 			r.fill(&m.d.Msg) // built in place, not copied once more
 			m.prepareInPlace(&m.d, r.p, r.off, int(m.out[i].attempt))
@@ -629,9 +646,14 @@ func (m *Member) process(now sim.Tick) {
 			m.dropAll()
 			break
 		}
-		if f := m.fault(m.g.t.fx.crashAfter, r.e); f != nil {
-			m.crash(f.Rule, "after effect")
-			return
+		if s := m.g.t.fx.crashAfter; s.Armed() {
+			if fc.Where == "" {
+				fc = m.context(r.e)
+			}
+			if f := s.Check(&fc); f != nil {
+				m.crash(f.Rule, "after effect")
+				return
+			}
 		}
 		m.next++
 	}

@@ -113,12 +113,15 @@ func (m *Member) poll(max int) (int, error) {
 		}
 	}
 	if n := len(m.owned); n > 0 && max > 0 {
-		start := m.rr % n
+		j := m.rr % n // the index in owned of the partition fetched next
 		m.rr++
 		for i := 0; i < n && len(m.got) < max; i++ {
-			p := m.owned[(start+i)%n]
+			p := m.owned[j]
 			if g.fetch(m, p, max-len(m.got)) > 0 {
 				m.touched = append(m.touched, p)
+			}
+			if j++; j == n {
+				j = 0 // wrapped around: one division per poll, not one per partition
 			}
 		}
 	}

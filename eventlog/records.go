@@ -119,19 +119,26 @@ func (r *records[T]) seed(hdr [][]T, first []T) {
 
 // push appends e. O(1); it allocates only when the last chunk is full
 // (grow).
-func (r *records[T]) push(e T) {
+func (r *records[T]) push(e T) { *r.add() = e }
+
+// add appends an entry and returns it, zero, for the caller to fill in
+// field by field: an entry with pointers is then written with a barrier
+// per pointer, not copied as a whole with the generic bulk barrier. The
+// pointer is valid as at's. O(1); it allocates only when the last chunk
+// is full (grow).
+func (r *records[T]) add() *T {
 	if k := len(r.chunks); k > 0 {
 		if c := r.chunks[k-1]; int(r.fill) < len(c) {
-			c[r.fill] = e
+			e := &c[r.fill]
 			r.fill++
 			r.n++
-			return
+			return e
 		}
 	}
 	r.grow()
-	r.chunks[len(r.chunks)-1][0] = e
 	r.fill = 1
 	r.n++
+	return &r.chunks[len(r.chunks)-1][0]
 }
 
 // grow appends the next chunk, the last being full (or there being none).

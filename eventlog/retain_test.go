@@ -137,7 +137,7 @@ func TestRetainEqualsOneByOne(t *testing.T) {
 		o.Metrics = l.Metrics()
 		for _, g := range l.groups {
 			for p := range g.parts {
-				o.Again = append(o.Again, append([]againRec{}, g.parts[p].again...))
+				o.Again = append(o.Again, g.parts[p].remembered())
 			}
 		}
 		return o

@@ -32,3 +32,12 @@ func TestMemberSize(t *testing.T) {
 		t.Errorf("a Member takes %d bytes with its header, above its 640-byte size class", n)
 	}
 }
+
+// A group keeps a 120-byte state per partition: a group of the six
+// partitions of the log sweep takes its states in one 768-byte
+// allocation, which a field more would move to the 896-byte class.
+func TestGroupPartSize(t *testing.T) {
+	if n := unsafe.Sizeof(groupPart{}); n > 120 {
+		t.Errorf("a group's state of a partition takes %d bytes, want at most 120", n)
+	}
+}

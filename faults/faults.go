@@ -332,8 +332,9 @@ func (r *ruleState) original() Rule {
 // so a point's rules cost no list of their own and a Site holds the
 // point's first rule. A plan costs two allocations however many rules it
 // has, the injector and its rules, and a third when any of its rules has
-// a Match, for their Matches; a rule added later costs one, two with a
-// Match.
+// a Match, for their Matches. A rule added later costs two, the rule and
+// its Handle, three with a Match; the first Add also makes the list of
+// added rules.
 type Injector struct {
 	env *sim.Env
 	// states holds the rules of the plan, in plan order, made at once by

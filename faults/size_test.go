@@ -3,7 +3,7 @@ package faults
 import (
 	"math"
 	"reflect"
-	"runtime"
+	"strconv"
 	"testing"
 	"unsafe"
 
@@ -78,23 +78,55 @@ func TestPlanAllocations(t *testing.T) {
 		return p
 	}
 	small, large := plan(3), plan(5)
-	allocs := func(p Plan) uint64 {
+	allocs := func(p Plan) float64 {
 		w, err := sim.New(sim.Config{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		_, err = New(w, Config{Plan: p})
-		runtime.ReadMemStats(&after)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return after.Mallocs - before.Mallocs
+		// AllocsPerRun, not one reading of the process's malloc count,
+		// which another goroutine of the test binary can move.
+		return testing.AllocsPerRun(20, func() { _, _ = New(w, Config{Plan: p}) })
 	}
 	for _, p := range []Plan{small, large} {
 		if got := allocs(p); got != 2 {
-			t.Errorf("an injector of %d rules took %d allocations, want 2", len(p.Rules), got)
+			t.Errorf("an injector of %d rules took %v allocations, want 2", len(p.Rules), got)
+		}
+	}
+	// A rule added later costs the rule and its Handle, and its Match
+	// when it has one; the first Add also makes the list of added rules.
+	for _, tc := range []struct {
+		match bool
+		want  float64
+	}{{false, 2}, {true, 3}} {
+		w, err := sim.New(sim.Config{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := New(w, Config{Plan: small})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Rule{Name: "later", Point: BrokerUnavailable, Probability: 1}
+		if tc.match {
+			r.Match = Match{Key: "k"}
+		}
+		if _, err := in.Add(r); err != nil { // the first Add, which makes the list
+			t.Fatal(err)
+		}
+		names := make([]string, 21) // AllocsPerRun runs the function once more than asked
+		for i := range names {
+			names[i] = "later-" + strconv.Itoa(i)
+		}
+		n, failed := 0, 0
+		got := testing.AllocsPerRun(20, func() {
+			r.Name = names[n]
+			n++
+			if _, err := in.Add(r); err != nil {
+				failed++
+			}
+		})
+		if failed > 0 || got != tc.want {
+			t.Errorf("Add of a rule (Match %v) took %v allocations (%d refused), want %v", tc.match, got, failed, tc.want)
 		}
 	}
 	for _, p := range []Plan{small, large} {

@@ -1876,10 +1876,10 @@ func (q *Queue) tracing() bool {
 // EmitRef after tracing said a sink listens. The caller declares ev in its
 // own frame and event fills it in place: an Event is 224 bytes, and one
 // returned by value would be built in a temporary and copied (the loads of
-// the copy stall on the stores just made). Inlined, the stores into the
-// caller's frame need none of the collector's write barriers that filling
-// in an event kept in the queue would cost while a collection marks; the
-// trace never retains the event.
+// the copy stall on the stores just made). event itself is too big to be
+// inlined, so its string stores go through ev and pay the collector's
+// write barriers while a collection marks; eventAt, which is inlined, does
+// not. The trace never retains the event, and ev does not escape.
 func (q *Queue) event(ev *sim.Event, k sim.Kind, e *entry, actor string) {
 	q.eventAt(ev, k, e, actor, q.s.receives(e))
 }

@@ -115,6 +115,15 @@ func TestStrCacheStoresRecurringKeysOnce(t *testing.T) {
 	if n := stored(&st) - before; n > slotsMax*len("kunde-255") {
 		t.Errorf("%d recurring keys cycled 3 times stored %d bytes", slotsMax, n)
 	}
+	// The strtab's own index would keep the bytes above down by itself:
+	// the grown cache must hold every one of those keys in its slot, so
+	// that a repeat is one comparison, not an index lookup.
+	for i := range slotsMax {
+		s := "kunde-" + strconv.Itoa(i)
+		if r := c.slots[slotOf(s, slotsMax)]; r == 0 || st.get(r) != s {
+			t.Fatalf("%q is not in its slot of the grown cache (slot holds %d)", s, r)
+		}
+	}
 
 	// Strings that share their slot, and ones without a counter, still
 	// read back as themselves.

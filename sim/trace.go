@@ -96,7 +96,7 @@ type Trace struct {
 	ledger   *Ledger      // the ledger sink, called directly
 	budget   *budgetState // the run's delivery budget, if any
 	detailed bool         // some sink shows Detail text
-	cur      *Event       // the event being handed to several sinks, made on first use and reused, so a trace with one sink or none never holds it
+	cur      *Event       // the event handed to sinks other than the ledger, made on first use and reused: a trace whose only sink besides the ledger is one TextWriter or JSONWriter, or that has none, never holds it
 	busy     bool         // a sink is running; a nested Emit must not reuse cur
 }
 

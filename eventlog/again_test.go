@@ -124,3 +124,14 @@ func TestAgainListsKeepTheirOwn(t *testing.T) {
 		}
 	}
 }
+
+// remembered returns what the group remembers, in offset order: again
+// followed by the run. O(remembered). The
+// model never needs it whole, so it lives with the tests that compare it.
+func (gp *groupPart) remembered() []againRec {
+	out := append([]againRec{}, gp.again...)
+	for off := gp.runLo; off < gp.runHi; off++ {
+		out = append(out, againRec{off: off, seen: seen{applied: true}})
+	}
+	return out
+}

@@ -112,7 +112,7 @@ type groupPart struct {
 	// sim.CauseCommitBeforeProcess after a commit from a resolved
 	// position (a commit from an unresolved one keeps the cause of the
 	// offset it came from), none before any. A byte beside stuck, so a
-	// group's state of a partition stays within 120 bytes.
+	// group's state of a partition stays within 128 bytes (TestGroupPartSize).
 	byCause passCause
 	// owe is, while the group's position is unresolved or out of range,
 	// the first offset it has not handled (-1 otherwise): when the
@@ -134,7 +134,7 @@ type groupPart struct {
 	// the usual case of a member handling its batch, are kept as the run
 	// [runLo, runHi) instead of one entry each: what the group remembers
 	// is again followed by a record {off, seen{applied: true}} for every
-	// offset of the run (see remembered), and again lists only offsets
+	// offset of the run (list writes it out so), and again lists only offsets
 	// below runLo while the run is not empty.
 	again        []againRec
 	runLo, runHi int64
@@ -261,16 +261,6 @@ func (gp *groupPart) isApplied(off int64) bool {
 	}
 	i, ok := gp.recall(off)
 	return ok && gp.again[i].applied
-}
-
-// remembered returns what the group remembers, in offset order: again
-// followed by the run. O(remembered); for tests and checks.
-func (gp *groupPart) remembered() []againRec {
-	out := append([]againRec{}, gp.again...)
-	for off := gp.runLo; off < gp.runHi; off++ {
-		out = append(out, againRec{off: off, seen: seen{applied: true}})
-	}
-	return out
 }
 
 // forgetTo drops what the group remembers of the records at or below off

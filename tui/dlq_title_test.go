@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brokerlab/brokerlab/lab"
+	"github.com/brokerlab/brokerlab/sim"
 )
 
 // screenLine returns the first line of the screen's text that contains
@@ -24,36 +24,23 @@ func screenLine(text, mark string) string {
 // neither reads as if nothing was ever dead-lettered; before the redrive
 // they show the DLQ count alone.
 func TestDLQCountsAfterRedrive(t *testing.T) {
-	d, err := lab.OpenLesson("poison-dlq", lab.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctl := NewController(lessonDriver(t, "poison-dlq"))
 	for _, c := range []struct {
-		tick        int
+		tick        sim.Tick
 		title, wide string
 		notRedriven bool
 	}{
 		{tick: 30, title: "✖0 ↻3 ☠4 ○0", wide: "✖ lost 0  ↻ dup 3  ☠ dlq 4  ○ missed 0", notRedriven: true},
 		{tick: 45, title: "✖0 ↻7 ☠0 ⤴4 ○0", wide: "✖ lost 0  ↻ dup 7  ☠ dlq 0  ⤴ redriven 4  ○ missed 0"},
 	} {
-		for int(d.Snapshot().Header.Tick) < c.tick {
-			d.Step()
+		text := screenAt(t, ctl, c.tick, "", 80, 24)
+		if s := ctl.Snapshot(); s.Header.Tick != c.tick || s.Ledger.Redriven == 0 != c.notRedriven {
+			t.Fatalf("at t=%d (asked for %d): ledger redriven %d", s.Header.Tick, c.tick, s.Ledger.Redriven)
 		}
-		s := d.Snapshot()
-		if s.Ledger.Redriven == 0 != c.notRedriven {
-			t.Fatalf("t=%d: ledger redriven %d", c.tick, s.Ledger.Redriven)
-		}
-		p := NewPlayer(NewTheme(true), nil)
-		p.SetSnapshot(s)
-		scr := newScreen(t, 80, 24)
-		draw(scr, p)
-		text := screenText(scr)
 		if got := screenLine(text, "┌ trace"); !strings.Contains(got, "┌ trace  "+c.title+" ─") {
 			t.Errorf("t=%d, 80x24: trace title %q, want %q:\n%s", c.tick, got, c.title, text)
 		}
-		scr = newScreen(t, 160, 48)
-		draw(scr, p)
-		text = screenText(scr)
+		text = screenAt(t, ctl, c.tick, "", 160, 48)
 		if got := screenLine(text, "✖ lost"); !strings.Contains(got, c.wide+"  msgs") {
 			t.Errorf("t=%d, 160x48: ledger line %q, want %q:\n%s", c.tick, got, c.wide, text)
 		}

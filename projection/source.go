@@ -23,12 +23,14 @@ import (
 // remains, and while it is there it is the latest. A log whose end went
 // back (no eventlog does so today) is read again from its start.
 //
-// Memory is O(distinct keys of the records still in the partitions): the
-// index of a partition drops the keys none of whose records remains
-// whenever it has grown to twice the keys it held at its last sweep (plus
-// 64), or the partition's start has moved past as many offsets as the
-// index has keys; a sweep costs a check per key, paid for by the records
-// appended or deleted since the last one.
+// Memory follows the distinct keys of the records in the partitions, not
+// their history: the index of a partition drops the keys none of whose
+// records remains whenever it has grown to twice the keys it kept at its
+// last sweep (plus 64), or the partition's start has moved past as many
+// offsets as the index has keys, so it holds less than twice the keys
+// its partition held at its last sweep, plus 64. A sweep costs a check
+// per key, paid for by the records appended or deleted since the last one. The source is not safe for
+// concurrent use: give each world its own, as each projection has.
 func LogSource(t *eventlog.Log) Source { return newLogSource(t) }
 
 // topic is what a logSource reads of a log: *eventlog.Log, or a wrapper

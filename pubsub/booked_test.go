@@ -2,6 +2,7 @@ package pubsub
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
@@ -9,16 +10,29 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// bookedRun runs one random seed's pub/sub world under a random fault
-// plan, with the ledger as the trace's only sink (listen false: the broker
-// and the handlers' deliveries book their delivered and processed events
-// through the typed entry points, and the ledger keeps its Stats from the
-// start) or with a sink listening too (listen true: every event is built
-// and folded by Ledger.Emit). It returns the ledger and the trace.
+// bookedRun runs one random seed's pub/sub world (bookedWorld, without a
+// budget) for 60 ticks and returns the ledger and the trace.
 func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace) {
 	t.Helper()
+	w := bookedWorld(t, seed, listen, sim.Budget{})
+	if err := w.Run(60); err != nil {
+		t.Fatal(err)
+	}
+	return w.Ledger(), w.Trace()
+}
+
+// bookedWorld builds one random seed's pub/sub world under a random fault
+// plan and budget b, with the ledger as the trace's only sink (listen
+// false: the broker and the handlers' deliveries book their delivered and
+// processed events through the typed entry points, and the ledger keeps
+// its Stats from the start) or with a sink listening too (listen true:
+// every event is built and folded by Ledger.Emit). Subscribers disconnect
+// and reconnect, and a producer publishes until t=30; by t=60 the world
+// has drained.
+func bookedWorld(t *testing.T, seed uint64, listen bool, b sim.Budget) *sim.World {
+	t.Helper()
 	st := sim.NewStream(seed, "booked")
-	w := ledgercmp.World(t, seed, listen)
+	w := ledgercmp.BudgetWorld(t, seed, listen, b)
 	var err error
 	nsubs := 2 + st.IntN(5)
 	names := make([]string, nsubs)
@@ -31,7 +45,7 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 			t.Fatal(err)
 		}
 	}
-	b, err := New(w, Config{Name: "bus", Faults: in, MaxDepth: 3})
+	bus, err := New(w, Config{Name: "bus", Faults: in, MaxDepth: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,18 +63,15 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 		if st.Chance(0.3) {
 			consumer = "shared" // two subscribers may book under one logical consumer
 		}
-		s, err := b.Subscribe(SubscriberConfig{Name: name, Consumer: consumer, Pattern: propPatterns[st.IntN(len(propPatterns))],
+		s, err := bus.Subscribe(SubscriberConfig{Name: name, Consumer: consumer, Pattern: propPatterns[st.IntN(len(propPatterns))],
 			Buffer: 1 + st.IntN(6), Policy: Policy(st.IntN(3)), Rate: st.IntN(4), Handler: h, Offline: st.Chance(0.2)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		reconnectAtRandom(w, s, st)
 	}
-	publishAtRandom(t, w, b, st, false)
-	if err := w.Run(60); err != nil {
-		t.Fatal(err)
-	}
-	return w.Ledger(), w.Trace()
+	publishAtRandom(t, w, bus, st, false)
+	return w
 }
 
 // TestBookedEqualsEmitted runs random pub/sub worlds twice, once with the
@@ -75,6 +86,64 @@ func TestBookedEqualsEmitted(t *testing.T) {
 	}
 	if delivered < 1000 {
 		t.Fatalf("only %d deliveries in all: the typed booking was hardly compared", delivered)
+	}
+}
+
+// smallBudget draws a budget for seed whose caps a bookedWorld often
+// meets: mostly a cap on deliveries per tick, which the typed bookings of
+// deliveries and fan-outs check before they book, sometimes with a cap on
+// messages, events or component steps, which stop the run between
+// bookings.
+func smallBudget(seed uint64) sim.Budget {
+	st := sim.NewStream(seed, "budget")
+	var b sim.Budget
+	if st.Chance(0.7) {
+		b.DeliveriesPerTick = 2 + st.IntN(12)
+	}
+	switch st.IntN(4) {
+	case 0:
+		b.Messages = uint64(20 + st.IntN(100))
+	case 1:
+		b.Events = uint64(60 + st.IntN(400))
+	case 2:
+		b.Steps = uint64(40 + st.IntN(200))
+	}
+	if b == (sim.Budget{}) {
+		b.DeliveriesPerTick = 2 + st.IntN(12)
+	}
+	return b
+}
+
+// TestBookedEqualsEmittedUnderBudget runs random pub/sub worlds under a
+// small budget twice, booked and emitted, side by side, and requires the
+// same ledger after every tick and the same budget error at the same
+// tick: a typed booking must charge the budget as the event it stands for
+// and leave to Emit the one that breaches a cap, so that the error names
+// the same place. Runs that meet a cap stop early and compare less, so
+// the bar of 1000 deliveries is over 80 seeds, not TestBookedEqualsEmitted's
+// 60; and at least half the seeds must meet a cap, and a quarter of those
+// the cap on deliveries per tick, the one the typed bookings check.
+func TestBookedEqualsEmittedUnderBudget(t *testing.T) {
+	delivered := 0
+	outcomes, errs := ledgercmp.Lockstep(t, 80, 60, func(seed uint64, listen bool) *sim.World {
+		return bookedWorld(t, seed, listen, smallBudget(seed))
+	})
+	for _, o := range outcomes {
+		delivered += o.Deliveries
+	}
+	capped, perTick := 0, 0
+	for _, err := range errs {
+		if err != nil {
+			capped++
+			if strings.Contains(err.Error(), "(cap deliveries_per_tick)") {
+				perTick++
+			}
+		}
+	}
+	t.Logf("%d deliveries; %d of %d seeds met a cap, %d of them the cap on deliveries per tick", delivered, capped, len(errs), perTick)
+	if delivered < 1000 || capped < len(errs)/2 || perTick < capped/4 {
+		t.Fatalf("%d deliveries; %d of %d seeds met a cap, %d of them the cap on deliveries per tick: the budget was hardly compared",
+			delivered, capped, len(errs), perTick)
 	}
 }
 

@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -16,15 +17,17 @@ const (
 	traceNone          // no one listens: the shortcut counts
 )
 
-// effectRun runs one random seed's pub/sub world without faults, in trace
-// mode mode, with each subscriber's handler the default one (plain true:
+// effectRun runs one random seed's pub/sub world without faults, under
+// budget b (set once the trace of mode mode is in place), in trace mode
+// mode, with each subscriber's handler the default one (plain true:
 // the subscriber may book its copies without a delivery) or a handler that does
 // the same but that the broker cannot recognise (plain false: every copy
 // goes through a prepared delivery and Handle). Subscribers mute and
 // unmute, disconnect and reconnect, and some emit or check sources, so
-// the shortcut meets every case it must decline. It returns the world, the
-// broker, and the events a sink saw (traceSink only).
-func effectRun(t *testing.T, seed uint64, mode int, plain bool) (*sim.World, *Broker, []sim.Event) {
+// the shortcut meets every case it must decline. A run that meets a cap of
+// b stops there. It returns the world, the broker, and the events a sink
+// saw (traceSink only).
+func effectRun(t *testing.T, seed uint64, mode int, plain bool, b sim.Budget) (*sim.World, *Broker, []sim.Event) {
 	t.Helper()
 	st := sim.NewStream(seed, "effect")
 	w := ledgercmp.World(t, seed, false)
@@ -35,7 +38,8 @@ func effectRun(t *testing.T, seed uint64, mode int, plain bool) (*sim.World, *Br
 	case traceNone:
 		w.Env().Trace = sim.NewTrace()
 	}
-	b, err := New(w, Config{Name: "bus", MaxDepth: 3})
+	w.SetBudget(b)
+	bus, err := New(w, Config{Name: "bus", MaxDepth: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +62,7 @@ func effectRun(t *testing.T, seed uint64, mode int, plain bool) (*sim.World, *Br
 		case 3:
 			cfg.Supervisor = true
 		}
-		s, err := b.Subscribe(cfg)
+		s, err := bus.Subscribe(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,11 +70,11 @@ func effectRun(t *testing.T, seed uint64, mode int, plain bool) (*sim.World, *Br
 		w.At(sim.Tick(1+st.IntN(30)), "unmute "+name, s.Unmute)
 		reconnectAtRandom(w, s, st)
 	}
-	publishAtRandom(t, w, b, st, true)
-	if err := w.Run(60); err != nil {
+	publishAtRandom(t, w, bus, st, true)
+	if err := w.Run(60); err != nil && !errors.Is(err, sim.ErrBudget) {
 		t.Fatal(err)
 	}
-	return w, b, seen
+	return w, bus, seen
 }
 
 // TestEffectShortcutChangesNothing runs random worlds twice, once with
@@ -80,41 +84,56 @@ func effectRun(t *testing.T, seed uint64, mode int, plain bool) (*sim.World, *Br
 // same run in each trace mode: the same events (when a sink listens), the
 // same ledger and event count (when only the ledger does), the same
 // count of events (when no one does), the same counters, and as many
-// envelopes released for reuse.
+// envelopes released for reuse. Every seed runs without a budget and
+// under a small one (smallBudget), where both runs must stop with the
+// same error; most seeds must meet a cap.
 func TestEffectShortcutChangesNothing(t *testing.T) {
-	handled := 0
+	var handled [2]int // without a budget, under one
+	capped := 0
 	for seed := uint64(1); seed <= 60; seed++ {
-		for _, mode := range []int{traceLedger, traceSink, traceNone} {
-			gw, gb, gev := effectRun(t, seed, mode, true)
-			ww, wb, wev := effectRun(t, seed, mode, false)
-			if gb.Metrics() != wb.Metrics() {
-				t.Fatalf("seed %d mode %d: metrics %+v, want %+v", seed, mode, gb.Metrics(), wb.Metrics())
-			}
-			for i, s := range gb.Subscribers() {
-				if g, w := s.Metrics(), wb.Subscribers()[i].Metrics(); g != w {
-					t.Fatalf("seed %d mode %d: %s metrics %+v, want %+v", seed, mode, s.Name(), g, w)
+		for bi, budget := range []sim.Budget{{}, smallBudget(seed)} {
+			for _, mode := range []int{traceLedger, traceSink, traceNone} {
+				gw, gb, gev := effectRun(t, seed, mode, true, budget)
+				ww, wb, wev := effectRun(t, seed, mode, false, budget)
+				if g, w := fmt.Sprint(gw.Err()), fmt.Sprint(ww.Err()); g != w {
+					t.Fatalf("seed %d mode %d budget %+v: stopped with %s, want %s", seed, mode, budget, g, w)
 				}
-			}
-			if g, w := len(gb.free), len(wb.free); g != w {
-				t.Fatalf("seed %d mode %d: %d envelopes recycled, want %d", seed, mode, g, w)
-			}
-			if g, w := gw.Env().Trace.Len(), ww.Env().Trace.Len(); g != w {
-				t.Fatalf("seed %d mode %d: %d events, want %d", seed, mode, g, w)
-			}
-			switch mode {
-			case traceLedger:
-				if d := ledgercmp.Diff(gw.Ledger(), gw.Trace(), ww.Ledger(), ww.Trace()); d != "" {
-					t.Fatalf("seed %d: %s", seed, d)
+				if gw.Err() != nil && mode == traceLedger {
+					capped++
 				}
-				handled += gb.Metrics().Handled
-			case traceSink:
-				if !reflect.DeepEqual(gev, wev) {
-					t.Fatalf("seed %d: the events differ", seed)
+				at := fmt.Sprintf("seed %d mode %d budget %+v", seed, mode, budget)
+				if gb.Metrics() != wb.Metrics() {
+					t.Fatalf("%s: metrics %+v, want %+v", at, gb.Metrics(), wb.Metrics())
+				}
+				for i, s := range gb.Subscribers() {
+					if g, w := s.Metrics(), wb.Subscribers()[i].Metrics(); g != w {
+						t.Fatalf("%s: %s metrics %+v, want %+v", at, s.Name(), g, w)
+					}
+				}
+				if g, w := len(gb.free), len(wb.free); g != w {
+					t.Fatalf("%s: %d envelopes recycled, want %d", at, g, w)
+				}
+				if g, w := gw.Env().Trace.Len(), ww.Env().Trace.Len(); g != w {
+					t.Fatalf("%s: %d events, want %d", at, g, w)
+				}
+				switch mode {
+				case traceLedger:
+					if d := ledgercmp.Diff(gw.Ledger(), gw.Trace(), ww.Ledger(), ww.Trace()); d != "" {
+						t.Fatalf("%s: %s", at, d)
+					}
+					handled[bi] += gb.Metrics().Handled
+				case traceSink:
+					if !reflect.DeepEqual(gev, wev) {
+						t.Fatalf("%s: the events differ", at)
+					}
 				}
 			}
 		}
 	}
-	if handled < 1000 {
-		t.Fatalf("only %d copies handled in all: the shortcut was hardly compared", handled)
+	// Runs under a budget stop early and handle less.
+	t.Logf("%d copies handled without a budget, %d under one; %d of 60 seeds met a cap", handled[0], handled[1], capped)
+	if handled[0] < 1000 || handled[1] < 300 || capped < 30 {
+		t.Fatalf("%d copies handled without a budget, %d under one; %d of 60 seeds met a cap: the shortcut was hardly compared",
+			handled[0], handled[1], capped)
 	}
 }

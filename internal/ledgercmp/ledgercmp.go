@@ -2,10 +2,13 @@
 // tests of the models' typed booking (sim.Trace.BookDelivery and its
 // siblings, taken when the ledger is the only listener) run a world once
 // booked and once with every event built and emitted, and require the
-// same ledger.
+// same ledger. Seeds compares runs without a budget at their end;
+// Lockstep compares runs under a budget (BudgetWorld) after every tick,
+// up to the tick a cap stops them, and requires the same budget error.
 package ledgercmp
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -68,6 +71,58 @@ func World(tb testing.TB, seed uint64, listen bool) *sim.World {
 		w.Ledger().Stats()
 	}
 	return w
+}
+
+// BudgetWorld returns World(tb, seed, listen) with budget b in force from
+// its first event: the typed entry points charge b as Emit does, and book
+// nothing that would breach a cap (see sim.World.SetBudget), so a small b
+// compares the two paths where a cap is met.
+func BudgetWorld(tb testing.TB, seed uint64, listen bool, b sim.Budget) *sim.World {
+	tb.Helper()
+	w := World(tb, seed, listen)
+	w.SetBudget(b)
+	return w
+}
+
+// Lockstep builds the world of every seed from 1 to n twice with build,
+// booked (listen false) and emitted (listen true), and ticks the two side
+// by side for up to ticks ticks, stopping as World.Run does at the tick
+// a cap of the world's budget is exceeded. It fails tb at the first tick
+// whose two ledgers differ (see Diff) or whose worlds stopped with
+// different errors: a later event of the same copy and consumer
+// overwrites the tick an entry last saw it, so a delivery booked at a
+// wrong tick shows only before it. It returns the outcomes of every
+// emitted run, and per seed the error its runs stopped with (nil when
+// none did; else it wraps sim.ErrBudget), so the caller can require that
+// enough was compared and enough caps were met. It costs 2n runs and up
+// to n×ticks Diffs.
+func Lockstep(tb testing.TB, n uint64, ticks sim.Tick, build func(seed uint64, listen bool) *sim.World) ([]sim.Outcome, []error) {
+	tb.Helper()
+	var all []sim.Outcome
+	var errs []error
+	for seed := uint64(1); seed <= n; seed++ {
+		booked, emitted := build(seed, false), build(seed, true)
+		for range ticks {
+			booked.Tick()
+			emitted.Tick()
+			if d := Diff(booked.Ledger(), booked.Trace(), emitted.Ledger(), emitted.Trace()); d != "" {
+				tb.Fatalf("seed %d, t=%d: %s", seed, booked.Now(), d)
+			}
+			b, e := booked.Env().Exceeded(), emitted.Env().Exceeded()
+			if fmt.Sprint(b) != fmt.Sprint(e) {
+				tb.Fatalf("seed %d, t=%d: the booked run stopped with %v, the emitted one with %v", seed, booked.Now(), b, e)
+			}
+			if b != nil {
+				if !errors.Is(b, sim.ErrBudget) {
+					tb.Fatalf("seed %d, t=%d: stopped with %v, not a budget error", seed, booked.Now(), b)
+				}
+				break
+			}
+		}
+		all = append(all, emitted.Ledger().Outcomes("")...)
+		errs = append(errs, booked.Err())
+	}
+	return all, errs
 }
 
 // Seeds runs run for seeds 1 to n twice, booked (listen false) and

@@ -29,8 +29,9 @@ import (
 // last sweep (plus 64), or the partition's start has moved past as many
 // offsets as the index has keys, so it holds less than twice the keys
 // its partition held at its last sweep, plus 64. A sweep costs a check
-// per key, paid for by the records appended or deleted since the last one. The source is not safe for
-// concurrent use: give each world its own, as each projection has.
+// per key, paid for by the records appended or deleted since the last
+// one. The source is not safe for concurrent use: give each world its
+// own, as each projection has.
 func LogSource(t *eventlog.Log) Source { return newLogSource(t) }
 
 // topic is what a logSource reads of a log: *eventlog.Log, or a wrapper

@@ -419,6 +419,11 @@ type Queue struct {
 	live, nVisible, nInFlight, nDelayed int
 	nNacked                             int // copies nacked with a delay and not visible yet: in flight for the cap
 
+	// lc caches the ledger's handle of the logical consumer, for the
+	// deliveries and acks the queue books (sim.Trace.BookDelivery,
+	// sim.Trace.BookAcked) when the ledger is the only listener.
+	lc sim.LedgerConsumer
+
 	actors   []string
 	actorIdx map[string]int32 // index of actors, made once there are more than maxActorScan
 	sources  []*Queue
@@ -750,7 +755,9 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	st.Set(m, q.hdrs.Share(m))
 	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
-	if q.tracing() {
+	if q.env.Trace.BookSent(now, e.msg.ID, q.s.origin(e), q.where, e.msg.Key, e.msg.Headers().Type, q.consumer) {
+		// Only the ledger listens: booked without building the event.
+	} else if q.tracing() {
 		// A fresh copy has no receives yet. eventAt, unlike event, is
 		// inlined, so the event is filled in straight in this frame.
 		var ev sim.Event
@@ -1321,7 +1328,9 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		kind = sim.KindRedelivered
 		q.m.Redeliveries++
 	}
-	if q.tracing() {
+	if q.env.Trace.BookDelivery(now, e.msg.ID, q.consumer, &q.lc) {
+		// Only the ledger listens: booked without building the event.
+	} else if q.tracing() {
 		var ev sim.Event
 		q.eventAt(&ev, kind, e, consumer, rc)
 		ev.Consumer = q.consumer
@@ -1511,7 +1520,9 @@ func (q *Queue) Ack(r Receipt) error {
 		}
 	}
 	q.m.Acks++
-	if q.tracing() {
+	if q.env.Trace.BookAcked(q.env.Now(), e.msg.ID, q.consumer, &q.lc) {
+		// Only the ledger listens: booked without building the event.
+	} else if q.tracing() {
 		var ev sim.Event
 		q.eventAt(&ev, sim.KindAcked, e, q.actorName(e), q.s.receives(e)) // inlined, as in accept
 		ev.Consumer = q.consumer

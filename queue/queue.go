@@ -755,7 +755,7 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	st.Set(m, q.hdrs.Share(m))
 	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
-	if q.env.Trace.BookSent(now, e.msg.ID, q.s.origin(e), q.where, e.msg.Key, e.msg.Headers().Type, q.consumer) {
+	if tr := q.env.Trace; tr.Booking() && tr.BookSent(now, e.msg.ID, q.s.origin(e), q.where, e.msg.Key, e.msg.Headers().Type, q.consumer) {
 		// Only the ledger listens: booked without building the event.
 	} else if q.tracing() {
 		// A fresh copy has no receives yet. eventAt, unlike event, is
@@ -1328,7 +1328,7 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		kind = sim.KindRedelivered
 		q.m.Redeliveries++
 	}
-	if q.env.Trace.BookDelivery(now, e.msg.ID, q.consumer, &q.lc) {
+	if tr := q.env.Trace; tr.Booking() && tr.BookDelivery(now, e.msg.ID, q.consumer, &q.lc) {
 		// Only the ledger listens: booked without building the event.
 	} else if q.tracing() {
 		var ev sim.Event
@@ -1520,7 +1520,7 @@ func (q *Queue) Ack(r Receipt) error {
 		}
 	}
 	q.m.Acks++
-	if q.env.Trace.BookAcked(q.env.Now(), e.msg.ID, q.consumer, &q.lc) {
+	if tr := q.env.Trace; tr.Booking() && tr.BookAcked(q.env.Now(), e.msg.ID, q.consumer, &q.lc) {
 		// Only the ledger listens: booked without building the event.
 	} else if q.tracing() {
 		var ev sim.Event

@@ -5,6 +5,13 @@ package sim
 // listener; its deliveries go through BookDelivery and the handler's
 // effects through BookEffect, like every model's.
 
+// Booking reports whether the ledger is the trace's only listener, the
+// one case in which the typed entry points (BookSent, BookDelivery,
+// BookAcked and their siblings) book an event rather than refuse. A model
+// on a hot path asks it first: it is inlined, so a trace with another sink
+// pays no call into an entry point that would only refuse. O(1).
+func (t *Trace) Booking() bool { return t != nil && len(t.sinks) == 0 && t.ledger != nil }
+
 // BookSent is the typed form of emitting a sent event: copy msg (made
 // from origin, with key and type typ) handed to the queue where at tick,
 // where the logical consumer called consumer (none when empty) is to

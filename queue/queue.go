@@ -359,9 +359,10 @@ type dedupHit struct {
 // calls once per tick in the broker phase to run delays, visibility expiry
 // and retention.
 //
-// The queue reports what happens only as trace events (see the package
-// documentation); the world's ledger folds them. It never writes the
-// ledger.
+// The queue reports what happens only through its trace, as events or,
+// when the ledger listens alone, as typed bookings that fold exactly as
+// the events would (see the package documentation); the world's ledger
+// folds them. It never writes the ledger.
 //
 // Invariants: every resident copy is in exactly one of visible, in flight
 // or delayed, and Len equals their sum. Every operation costs O(log n) in

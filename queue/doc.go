@@ -61,7 +61,12 @@
 //
 // Ground truth. The queue and its consumers never write the ledger: they
 // report what happens as trace events, and the world's ledger folds them
-// (sim.Ledger.Emit). Every message a queue holds is routed to one logical
+// (sim.Ledger.Emit). When the ledger is the trace's only listener (a
+// headless run, a sweep), the queue books its sent, received, redelivered
+// and acked events, and the handlers their processed ones, through the
+// trace's typed entry points (sim.Trace.BookSent, BookDelivery, BookAcked,
+// BookEffect) instead of building them: each numbers, folds and charges
+// the budget exactly as emitting the event would. Every message a queue holds is routed to one logical
 // consumer (Config.Consumer, default the queue name); every worker
 // receiving from the queue is an instance of it. The events the fold
 // reads:

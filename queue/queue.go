@@ -359,9 +359,10 @@ type dedupHit struct {
 // calls once per tick in the broker phase to run delays, visibility expiry
 // and retention.
 //
-// The queue reports what happens only as trace events (see the package
-// documentation); the world's ledger folds them. It never writes the
-// ledger.
+// The queue reports what happens only through its trace, as events or,
+// when the ledger listens alone, as typed bookings that fold exactly as
+// the events would (see the package documentation); the world's ledger
+// folds them. It never writes the ledger.
 //
 // Invariants: every resident copy is in exactly one of visible, in flight
 // or delayed, and Len equals their sum. Every operation costs O(log n) in
@@ -418,6 +419,11 @@ type Queue struct {
 
 	live, nVisible, nInFlight, nDelayed int
 	nNacked                             int // copies nacked with a delay and not visible yet: in flight for the cap
+
+	// lc caches the ledger's handle of the logical consumer, for the
+	// deliveries and acks the queue books (sim.Trace.BookDelivery,
+	// sim.Trace.BookAcked) when the ledger is the only listener.
+	lc sim.LedgerConsumer
 
 	actors   []string
 	actorIdx map[string]int32 // index of actors, made once there are more than maxActorScan
@@ -750,7 +756,9 @@ func (q *Queue) accept(m *sim.Message, delay sim.Tick) {
 	st.Set(m, q.hdrs.Share(m))
 	slot := q.add(&st, now, now)
 	e := q.s.at(slot)
-	if q.tracing() {
+	if tr := q.env.Trace; tr.Booking() && tr.BookSent(now, e.msg.ID, q.s.origin(e), q.where, e.msg.Key, e.msg.Headers().Type, q.consumer) {
+		// Only the ledger listens: booked without building the event.
+	} else if q.tracing() {
 		// A fresh copy has no receives yet. eventAt, unlike event, is
 		// inlined, so the event is filled in straight in this frame.
 		var ev sim.Event
@@ -1321,7 +1329,9 @@ func (q *Queue) take(slot uint32, g *group, consumer string, ai int32, vt, now s
 		kind = sim.KindRedelivered
 		q.m.Redeliveries++
 	}
-	if q.tracing() {
+	if tr := q.env.Trace; tr.Booking() && tr.BookDelivery(now, e.msg.ID, q.consumer, &q.lc) {
+		// Only the ledger listens: booked without building the event.
+	} else if q.tracing() {
 		var ev sim.Event
 		q.eventAt(&ev, kind, e, consumer, rc)
 		ev.Consumer = q.consumer
@@ -1511,7 +1521,9 @@ func (q *Queue) Ack(r Receipt) error {
 		}
 	}
 	q.m.Acks++
-	if q.tracing() {
+	if tr := q.env.Trace; tr.Booking() && tr.BookAcked(q.env.Now(), e.msg.ID, q.consumer, &q.lc) {
+		// Only the ledger listens: booked without building the event.
+	} else if q.tracing() {
 		var ev sim.Event
 		q.eventAt(&ev, sim.KindAcked, e, q.actorName(e), q.s.receives(e)) // inlined, as in accept
 		ev.Consumer = q.consumer

@@ -15,9 +15,10 @@ import (
 // may, and once with a sink that listens too, so every event is built and
 // folded by Ledger.Emit. A scenario run always has a budget, which counts
 // deliveries and sends; the typed entry points charge it as Emit does.
-// The ones these scenarios reach are Trace.BookDelivery, BookPublished and
-// BookEffect (counted by hand when this was written: none of them reaches
-// BookDeliveries, BookProduced or BookExpired), and the two ledgers, event
+// The ones these scenarios reach are Trace.BookDelivery, BookPublished,
+// BookEffect, and the queue's BookSent and BookAcked (counted by hand when
+// this was written: none of them reaches BookDeliveries, BookProduced or
+// BookExpired), and the two ledgers, event
 // counts and budget errors are compared here, under the budget. No
 // scenario here reaches a cap, so the budget errors compared are nil on
 // both sides: TestBudgetCountsTypedBookings is the test of typed bookings

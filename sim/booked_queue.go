@@ -1,0 +1,97 @@
+package sim
+
+// The typed entry points of the queue's own event kinds. A queue books its
+// sends and acks, on a hot path, when the ledger is the trace's only
+// listener; its deliveries go through BookDelivery and the handler's
+// effects through BookEffect, like every model's.
+
+// Booking reports whether the ledger is the trace's only listener, the
+// one case in which the typed entry points (BookSent, BookDelivery,
+// BookAcked and their siblings) book an event rather than refuse. A model
+// on a hot path asks it first: it is inlined, so a trace with another sink
+// pays no call into an entry point that would only refuse. O(1).
+func (t *Trace) Booking() bool { return t != nil && len(t.sinks) == 0 && t.ledger != nil }
+
+// BookSent is the typed form of emitting a sent event: copy msg (made
+// from origin, with key and type typ) handed to the queue where at tick,
+// where the logical consumer called consumer (none when empty) is to
+// receive it. When the ledger is the trace's only listener (no other
+// sink) and the send fits the run's budget, it numbers the event, folds
+// it and charges the budget exactly as Emit would, without building it,
+// and reports true. Otherwise it does nothing and reports false, and the
+// caller emits the event as usual: a send that breaches Sends is always
+// emitted, so the run stops with the same error at the same event. O(1)
+// amortised, and it does not allocate but as Emit's fold does.
+func (t *Trace) BookSent(tick Tick, msg, origin ID, where, key, typ, consumer string) bool {
+	l := t.ledgerOnly()
+	if l == nil {
+		return false
+	}
+	if t.budget != nil {
+		if !t.budget.fitsSend() {
+			return false
+		}
+		t.budget.sends++
+	}
+	t.seq++
+	l.bookSent(msg, origin, tick, where, key, typ, consumer)
+	return true
+}
+
+// bookSent folds a sent event, as Emit folds it: copy id (made from
+// origin, with key and type typ) entered the queue where at tick t, and
+// is expected by consumer. The consumer is named to arrive, which looks
+// it up where Emit's fold does, so a consumer first named by a send is
+// made at the same point in both. O(1) amortised, like Emit, but without
+// building the event or its kind switch.
+func (l *Ledger) bookSent(id, origin ID, t Tick, where, key, typ, consumer string) {
+	l.last = t
+	if l.stats != nil {
+		l.stats.touch(id)
+		if origin != 0 {
+			l.stats.touch(origin)
+		}
+	}
+	l.arrive(KindSent, id, origin, t, where, key, typ, consumer)
+	l.folded()
+}
+
+// BookAcked is the typed form of emitting an acked event: copy msg was
+// acknowledged (deleted from its queue) for the logical consumer called
+// consumer at tick. When the ledger is the trace's only listener it
+// numbers the event and folds it exactly as Emit would, without building
+// it, and reports true. Otherwise it does nothing and reports false, and
+// the caller emits the event as usual. A budget does not count acked
+// events, so it does not stop the typed form. c caches the consumer's
+// handle (see LedgerConsumer). O(1) amortised, and it does not allocate
+// but as Emit's fold does.
+func (t *Trace) BookAcked(tick Tick, msg ID, consumer string, c *LedgerConsumer) bool {
+	l := t.ledgerOnly()
+	if l == nil {
+		return false
+	}
+	t.seq++
+	l.bookAcked(msg, c.resolve(l, consumer), tick)
+	return true
+}
+
+// bookAcked folds an acked event of copy id for consumer c at tick t, as
+// Emit folds it: the delivery is marked acked, and the record settles,
+// done unless a broker duplicate of it is still held. O(1) amortised.
+func (l *Ledger) bookAcked(id ID, c ConsumerRef, t Tick) {
+	l.last = t
+	if l.stats != nil {
+		l.stats.touch(id)
+	}
+	if d := l.entry(id, c); d != nil {
+		d.bits |= delAcked
+	}
+	if r := l.rec(id); r != nil {
+		if l.settleCopy(id) {
+			l.setState(id, r, StatePending, t) // another copy is still held
+		} else {
+			l.setState(id, r, StateDone, t)
+		}
+	}
+	l.folded()
+}

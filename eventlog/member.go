@@ -486,14 +486,16 @@ func (m *Member) crash(rule, why string) {
 	g := m.g
 	now := g.env.Now()
 	m.crashes++
-	ev := sim.Event{Kind: sim.KindCrashed, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: rule}
-	if g.env.Trace.Detailed() {
-		ev.Detail = "member of group " + g.name + " crashed, restarts at " + (now + m.cfg.RestartAfter).String()
-		if why != "" {
-			ev.Detail = why + ": " + ev.Detail
+	if !g.env.Trace.BookCrashed(now) { // only the ledger listens: booked without building the event
+		ev := sim.Event{Kind: sim.KindCrashed, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: rule}
+		if g.env.Trace.Detailed() {
+			ev.Detail = "member of group " + g.name + " crashed, restarts at " + (now + m.cfg.RestartAfter).String()
+			if why != "" {
+				ev.Detail = why + ": " + ev.Detail
+			}
 		}
+		g.env.Emit(ev)
 	}
-	g.env.Emit(ev)
 	m.state, m.busy = stateDown, false
 	m.until = now + m.cfg.RestartAfter
 	if x := m.x; x != nil {

@@ -529,6 +529,11 @@ func (t *Log) produce(m *sim.Message) (Position, error) {
 // whether the message is retried or given up is the producer's business.
 func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) { return t.produceTo(p, &m) }
 
+// noHeaders are the headers of every record produced without any: an
+// entry always points at headers, and records share these rather than
+// each holding a copy of nothing. Never written.
+var noHeaders sim.Headers
+
 // produceTo is ProduceTo of *m, which it does not keep: Produce hands its
 // message over without copying its 152 bytes once more.
 func (t *Log) produceTo(p int, m *sim.Message) (Position, error) {
@@ -541,8 +546,11 @@ func (t *Log) produceTo(p int, m *sim.Message) (Position, error) {
 		}
 	}
 	now := t.env.Now()
-	s := t.hdrs.Store(m)
-	off := t.parts[p].push(now, m, s.Headers())
+	hdr := t.hdrs.Share(m)
+	if hdr == nil {
+		hdr = &noHeaders
+	}
+	off := t.parts[p].push(now, m, hdr)
 	t.produced++
 	switch tr := t.env.Trace; {
 	case !tr.Enabled():

@@ -273,7 +273,7 @@ type outRec struct {
 type Member struct {
 	g         *Group
 	cfg       MemberConfig
-	h         sim.Handler // cfg.Handler behind the injector's handler faults
+	h         sim.Handler // cfg.Handler behind the injector's handler faults; nil until first needed (see handler)
 	state     memberState
 	in        bool // in the group now
 	expired   bool // removed by the coordinator (session timeout); rejoins at its next poll
@@ -365,7 +365,6 @@ func NewMember(w *sim.World, g *Group, cfg MemberConfig) (*Member, error) {
 		cfg.RestartAfter = DefaultRestartAfter
 	}
 	m := &Member{g: g, cfg: cfg}
-	m.h = g.t.cfg.Faults.Handler(memberHandler{m})
 	if err := w.Add("member:"+g.name+"/"+cfg.Name, m); err != nil {
 		return nil, err
 	}
@@ -613,6 +612,18 @@ func (m *Member) plain() bool {
 	return m.cfg.Handler == nil || sim.IsEffect(m.cfg.Handler)
 }
 
+// handler returns the member's handler behind the injector's handler
+// faults, wrapping it at the first call: a member whose records all take
+// the plain effect's short path, or a pull member, never needs the
+// wrapper, and one made later behaves as one made with the member would,
+// as the wrapper finds the rules of its points whenever they were added.
+func (m *Member) handler() sim.Handler {
+	if m.h == nil {
+		m.h = m.g.t.cfg.Faults.Handler(memberHandler{m})
+	}
+	return m.h
+}
+
 // handle runs the handler on the delivery prepared in m.d and ends the
 // record; it reports whether the handler succeeded. A failure drops the
 // rest of the batch.
@@ -621,7 +632,7 @@ func (m *Member) handle() bool {
 	if m.g.t.fx.transient.Armed() {
 		m.owes = true // a firing may leave the wrapper owing failures, which plain records would skip
 	}
-	err := m.h.Handle(&m.d)
+	err := m.handler().Handle(&m.d)
 	_ = m.finish(&m.d, err)
 	if err != nil {
 		m.dropAll()
@@ -687,7 +698,7 @@ func (m *Member) process(now sim.Tick) {
 			} else {
 				r.fill(&m.d.Msg) // built in place, not copied once more
 				m.prepareInPlace(&m.d, r.p, r.off, int(m.out[i].attempt))
-				if t := sim.DurationOf(m.h, &m.d); t > 0 {
+				if t := sim.DurationOf(m.handler(), &m.d); t > 0 {
 					m.busy, m.busyUntil = true, now+t
 					return
 				}

@@ -619,27 +619,13 @@ func (m *Member) plain() bool {
 // as the wrapper finds the rules of its points whenever they were added.
 func (m *Member) handler() sim.Handler {
 	if m.h == nil {
-		m.h = m.g.t.cfg.Faults.Handler(memberHandler{m})
+		m.wrap()
 	}
 	return m.h
 }
 
-// handle runs the handler on the delivery prepared in m.d and ends the
-// record; it reports whether the handler succeeded. A failure drops the
-// rest of the batch.
-func (m *Member) handle() bool {
-	m.busy = false
-	if m.g.t.fx.transient.Armed() {
-		m.owes = true // a firing may leave the wrapper owing failures, which plain records would skip
-	}
-	err := m.handler().Handle(&m.d)
-	_ = m.finish(&m.d, err)
-	if err != nil {
-		m.dropAll()
-		return false
-	}
-	return true
-}
+// wrap makes the member's handler behind the injector's handler faults.
+func (m *Member) wrap() { m.h = m.g.t.cfg.Faults.Handler(memberHandler{m}) }
 
 // done ends the outstanding record r, at index i of m.out, that the plain
 // effect applied without a delivery, as finish ends a delivery of it that
@@ -676,6 +662,7 @@ func (m *Member) process(now sim.Tick) {
 		// armed and used for the other: the injector neither changes nor
 		// keeps it. A local, so building it costs no write barrier.
 		var fc faults.Context
+		booked := false
 		i := m.find(r.p, r.off)
 		if i < 0 {
 			m.busy = false // dropped by a rebalance or a seek: abandoned unhandled
@@ -690,10 +677,11 @@ func (m *Member) process(now sim.Tick) {
 					return
 				}
 			}
-			if plain && !m.owes && m.g.t.fx.handlerQuiet() && er.Book(r.e.id) {
-				// The handler's whole record, its one processed event, was
-				// numbered or booked: no delivery is prepared, and the
-				// record is done as finish would end it.
+			// The handler's whole record, its one processed event, is
+			// numbered or booked when booked is set: no delivery is
+			// prepared, and the record is done as finish would end it.
+			booked = plain && !m.owes && m.g.t.fx.handlerQuiet() && er.Book(r.e.id)
+			if booked {
 				m.done(i, r)
 			} else {
 				r.fill(&m.d.Msg) // built in place, not copied once more
@@ -702,12 +690,19 @@ func (m *Member) process(now sim.Tick) {
 					m.busy, m.busyUntil = true, now+t
 					return
 				}
-				if !m.handle() {
-					break
-				}
 			}
-		} else if !m.handle() {
-			break
+		}
+		if !booked {
+			m.busy = false
+			if m.g.t.fx.transient.Armed() {
+				m.owes = true // a firing may leave the wrapper owing failures, which booked records would skip
+			}
+			err := m.handler().Handle(&m.d)
+			_ = m.finish(&m.d, err)
+			if err != nil {
+				m.dropAll()
+				break
+			}
 		}
 		if s := m.g.t.fx.crashAfter; s.Armed() {
 			if fc.Where == "" {

@@ -556,6 +556,9 @@ func (g *Group) rebalance(why, rule string) {
 			}
 		}
 	}
+	if g.env.Trace.BookRebalanced(g.env.Now()) {
+		return // only the ledger listens: booked without building the event
+	}
 	ev := sim.Event{Kind: sim.KindRebalanced, Where: g.t.where, Actor: g.name, Consumer: g.name, Rule: rule}
 	if g.env.Trace.Detailed() {
 		var b strings.Builder
@@ -668,11 +671,13 @@ func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 		gp.byCause = passCommit
 	}
 	g.commits++
-	ev := sim.Event{Kind: sim.KindCommitted, Where: g.t.where, Actor: name, Consumer: g.name, HasPos: true, Partition: p, Offset: off}
-	if g.env.Trace.Detailed() {
-		ev.Detail = "group " + g.name + " gen=" + strconv.Itoa(gen)
+	if !g.env.Trace.BookCommitted(g.env.Now()) { // only the ledger listens: booked without building the event
+		ev := sim.Event{Kind: sim.KindCommitted, Where: g.t.where, Actor: name, Consumer: g.name, HasPos: true, Partition: p, Offset: off}
+		if g.env.Trace.Detailed() {
+			ev.Detail = "group " + g.name + " gen=" + strconv.Itoa(gen)
+		}
+		g.env.Emit(ev)
 	}
-	g.env.Emit(ev)
 	g.settle(name, p, gp, off, true)
 	g.prune(p, from, off)
 	return nil

@@ -187,18 +187,14 @@ func (m *Member) reserve(n int) {
 	}
 }
 
-// own makes ps the member's partitions. Its owned and touched partitions
-// (a poll touches each owned one at most once) share one allocation, made
-// when the member first owns more partitions than there is room for, so
-// neither grows by appending. It takes room for every partition of the
-// group, so that rebalances handing the member more of them later do not
-// allocate again.
+// own makes ps the member's partitions. The list is allocated when the
+// member first owns more partitions than there is room for, so it does
+// not grow by appending, with room for every partition of the group, so
+// that rebalances handing the member more of them later do not allocate
+// again.
 func (m *Member) own(ps []int) {
 	if cap(m.owned) < len(ps) {
-		n := max(len(ps), len(m.g.parts))
-		buf := make([]int, 2*n)
-		m.touched = append(buf[n:n:2*n], m.touched...) // at most the old cap(owned) < n
-		m.owned = buf[:0:n]
+		m.owned = make([]int, 0, max(len(ps), len(m.g.parts)))
 	}
 	m.owned = append(m.owned[:0], ps...)
 }
@@ -277,10 +273,11 @@ type outRec struct {
 type Member struct {
 	g         *Group
 	cfg       MemberConfig
-	h         sim.Handler // cfg.Handler behind the injector's handler faults
+	h         sim.Handler // cfg.Handler behind the injector's handler faults; nil until first needed (see handler)
 	state     memberState
 	in        bool // in the group now
 	expired   bool // removed by the coordinator (session timeout); rejoins at its next poll
+	owes      bool // handler.transient was armed when h ran: its wrapper may owe a message further failures
 	gen       int
 	owned     []int
 	rr        int
@@ -289,11 +286,10 @@ type Member struct {
 	until     sim.Tick // end of a stall or a restart
 	busy      bool     // the handler is working on got[next]: next < len(got) while set
 	busyUntil sim.Tick
-	got       []held   // a handler member's last poll; empty after Poll, which hands out Records
-	next      int      // the index in got of the record to handle next
-	out       []outRec // outstanding records, in fetch order: a part of outBuf
-	outBuf    []outRec // the array out is in, from its start; finish takes the first record of out off by moving out's start
-	touched   []int
+	got       []held      // a handler member's last poll; empty after Poll, which hands out Records
+	next      int         // the index in got of the record to handle next
+	out       []outRec    // outstanding records, in fetch order: a part of outBuf
+	outBuf    []outRec    // the array out is in, from its start; finish takes the first record of out off by moving out's start
 	x         *memberBufs // nil until first needed
 	d         sim.Delivery
 
@@ -369,7 +365,6 @@ func NewMember(w *sim.World, g *Group, cfg MemberConfig) (*Member, error) {
 		cfg.RestartAfter = DefaultRestartAfter
 	}
 	m := &Member{g: g, cfg: cfg}
-	m.h = g.t.cfg.Faults.Handler(memberHandler{m})
 	if err := w.Add("member:"+g.name+"/"+cfg.Name, m); err != nil {
 		return nil, err
 	}
@@ -486,14 +481,16 @@ func (m *Member) crash(rule, why string) {
 	g := m.g
 	now := g.env.Now()
 	m.crashes++
-	ev := sim.Event{Kind: sim.KindCrashed, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: rule}
-	if g.env.Trace.Detailed() {
-		ev.Detail = "member of group " + g.name + " crashed, restarts at " + (now + m.cfg.RestartAfter).String()
-		if why != "" {
-			ev.Detail = why + ": " + ev.Detail
+	if !g.env.Trace.BookCrashed(now) { // only the ledger listens: booked without building the event
+		ev := sim.Event{Kind: sim.KindCrashed, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: rule}
+		if g.env.Trace.Detailed() {
+			ev.Detail = "member of group " + g.name + " crashed, restarts at " + (now + m.cfg.RestartAfter).String()
+			if why != "" {
+				ev.Detail = why + ": " + ev.Detail
+			}
 		}
+		g.env.Emit(ev)
 	}
-	g.env.Emit(ev)
 	m.state, m.busy = stateDown, false
 	m.until = now + m.cfg.RestartAfter
 	if x := m.x; x != nil {
@@ -605,10 +602,57 @@ func (m *Member) Step(now sim.Tick) {
 	m.process(now)
 }
 
+// plain reports whether the member's handler is the plain effect
+// (sim.Effect, or none, which applies every record alike): its whole
+// record of a delivery is one processed event, so when the trace would
+// not build that event (sim.EffectRun.Book) and the fault wrapper would
+// pass the delivery straight through, the member need not prepare the
+// delivery or call the handler at all.
+func (m *Member) plain() bool {
+	return m.cfg.Handler == nil || sim.IsEffect(m.cfg.Handler)
+}
+
+// handler returns the member's handler behind the injector's handler
+// faults, wrapping it at the first call: a member whose records all take
+// the plain effect's short path, or a pull member, never needs the
+// wrapper, and one made later behaves as one made with the member would,
+// as the wrapper finds the rules of its points whenever they were added.
+func (m *Member) handler() sim.Handler {
+	if m.h == nil {
+		m.wrap()
+	}
+	return m.h
+}
+
+// wrap makes the member's handler behind the injector's handler faults.
+func (m *Member) wrap() { m.h = m.g.t.cfg.Faults.Handler(memberHandler{m}) }
+
+// done ends the outstanding record r, at index i of m.out, that the plain
+// effect applied without a delivery, as finish ends a delivery of it that
+// applied one effect and succeeded.
+func (m *Member) done(i int, r *held) {
+	m.g.markApplied(r.p, r.off)
+	if m.out[i].id != r.e.id {
+		return // not the record finish would end: it ends none
+	}
+	if i == 0 {
+		m.out = m.out[1:]
+	} else {
+		m.out = append(m.out[:i], m.out[i+1:]...)
+	}
+}
+
 // process hands the records of the last poll to the handler, from
 // got[next] on, then ends the batch. It returns early while the handler
 // is busy with a slow record, or when the member crashed or left.
 func (m *Member) process(now sim.Tick) {
+	// The plain effect's run of processed events (see plain), taken once
+	// for the batch.
+	var er sim.EffectRun
+	plain := m.plain()
+	if plain {
+		er = m.g.env.Trace.Effects(now, m.g.name, &m.g.lc)
+	}
 	for m.next < len(m.got) {
 		if m.state != stateActive {
 			return
@@ -618,6 +662,7 @@ func (m *Member) process(now sim.Tick) {
 		// armed and used for the other: the injector neither changes nor
 		// keeps it. A local, so building it costs no write barrier.
 		var fc faults.Context
+		booked := false
 		i := m.find(r.p, r.off)
 		if i < 0 {
 			m.busy = false // dropped by a rebalance or a seek: abandoned unhandled
@@ -632,19 +677,32 @@ func (m *Member) process(now sim.Tick) {
 					return
 				}
 			}
-			r.fill(&m.d.Msg) // built in place, not copied once more
-			m.prepareInPlace(&m.d, r.p, r.off, int(m.out[i].attempt))
-			if t := sim.DurationOf(m.h, &m.d); t > 0 {
-				m.busy, m.busyUntil = true, now+t
-				return
+			// The handler's whole record, its one processed event, is
+			// numbered or booked when booked is set: no delivery is
+			// prepared, and the record is done as finish would end it.
+			booked = plain && !m.owes && m.g.t.fx.handlerQuiet() && er.Book(r.e.id)
+			if booked {
+				m.done(i, r)
+			} else {
+				r.fill(&m.d.Msg) // built in place, not copied once more
+				m.prepareInPlace(&m.d, r.p, r.off, int(m.out[i].attempt))
+				if t := sim.DurationOf(m.handler(), &m.d); t > 0 {
+					m.busy, m.busyUntil = true, now+t
+					return
+				}
 			}
 		}
-		m.busy = false
-		err := m.h.Handle(&m.d)
-		_ = m.finish(&m.d, err)
-		if err != nil {
-			m.dropAll()
-			break
+		if !booked {
+			m.busy = false
+			if m.g.t.fx.transient.Armed() {
+				m.owes = true // a firing may leave the wrapper owing failures, which booked records would skip
+			}
+			err := m.handler().Handle(&m.d)
+			_ = m.finish(&m.d, err)
+			if err != nil {
+				m.dropAll()
+				break
+			}
 		}
 		if s := m.g.t.fx.crashAfter; s.Armed() {
 			if fc.Where == "" {

@@ -103,7 +103,6 @@ func (m *Member) poll(max int) (int, error) {
 		g.env.Emit(ev)
 		return 0, nil
 	}
-	m.touched = m.touched[:0]
 	// Like Kafka's poll, resolve the position of every owned partition
 	// that has none before fetching any: a partition the batch would not
 	// reach is reset now (auto.offset.reset), not at a later poll.
@@ -117,9 +116,7 @@ func (m *Member) poll(max int) (int, error) {
 		m.rr++
 		for i := 0; i < n && len(m.got) < max; i++ {
 			p := m.owned[j]
-			if g.fetch(m, p, max-len(m.got)) > 0 {
-				m.touched = append(m.touched, p)
-			}
+			g.fetch(m, p, max-len(m.got))
 			if j++; j == n {
 				j = 0 // wrapped around: one division per poll, not one per partition
 			}
@@ -143,7 +140,14 @@ func (m *Member) poll(max int) (int, error) {
 			m.got = m.got[:0]
 			return 0, nil
 		}
-		for _, p := range m.touched {
+		// The partitions the poll read from, in the order it read them:
+		// each fetch appends its records together, one fetch per
+		// partition.
+		for i := range m.got {
+			p := m.got[i].p
+			if i > 0 && p == m.got[i-1].p {
+				continue
+			}
 			if err := g.commit(m, m.gen, p, g.parts[p].pos); err != nil {
 				m.dropAll()
 				m.got = m.got[:0]

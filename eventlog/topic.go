@@ -375,10 +375,22 @@ func (p *partition) at(off int64) int {
 
 // sites are the fault points a topic, its groups and their members
 // consult, resolved once when the topic is made (faults.Site), so that a
-// consultation of a point no rule targets costs a bit test.
+// consultation of a point no rule targets costs a bit test. The handler
+// points are consulted by the handler wrapper (faults.Injector.Handler),
+// not here: a member asks them only whether the wrapper would pass a
+// delivery straight through (handlerQuiet).
 type sites struct {
 	unavailable, ackLost, partitionsAdded, overtake       faults.Site
 	leave, crash, crashAfter, crashBefore, sessionTimeout faults.Site
+	poison, permanent, rateLimited, transient, slow       faults.Site
+}
+
+// handlerQuiet reports whether no handler fault point is armed now: the
+// handler wrapper then neither fails a delivery nor adds to its
+// processing time, and draws nothing, unless a transient firing left a
+// message further failures (see Member.owes). Five bit tests.
+func (s *sites) handlerQuiet() bool {
+	return !s.poison.Armed() && !s.permanent.Armed() && !s.rateLimited.Armed() && !s.transient.Armed() && !s.slow.Armed()
 }
 
 // newSites resolves the points of in, which may be nil.
@@ -393,6 +405,11 @@ func newSites(in *faults.Injector) sites {
 		crashAfter:      in.Site(faults.ConsumerCrashAfterEffect),
 		crashBefore:     in.Site(faults.ConsumerCrashBeforeCommit),
 		sessionTimeout:  in.Site(faults.MemberSessionTimeout),
+		poison:          in.Site(faults.HandlerPoison),
+		permanent:       in.Site(faults.HandlerPermanent),
+		rateLimited:     in.Site(faults.HandlerRateLimited),
+		transient:       in.Site(faults.HandlerTransient),
+		slow:            in.Site(faults.HandlerSlow),
 	}
 }
 
@@ -512,6 +529,11 @@ func (t *Log) produce(m *sim.Message) (Position, error) {
 // whether the message is retried or given up is the producer's business.
 func (t *Log) ProduceTo(p int, m sim.Message) (Position, error) { return t.produceTo(p, &m) }
 
+// noHeaders are the headers of every record produced without any: an
+// entry always points at headers, and records share these rather than
+// each holding a copy of nothing. Never written.
+var noHeaders sim.Headers
+
 // produceTo is ProduceTo of *m, which it does not keep: Produce hands its
 // message over without copying its 152 bytes once more.
 func (t *Log) produceTo(p int, m *sim.Message) (Position, error) {
@@ -524,8 +546,11 @@ func (t *Log) produceTo(p int, m *sim.Message) (Position, error) {
 		}
 	}
 	now := t.env.Now()
-	s := t.hdrs.Store(m)
-	off := t.parts[p].push(now, m, s.Headers())
+	hdr := t.hdrs.Share(m)
+	if hdr == nil {
+		hdr = &noHeaders
+	}
+	off := t.parts[p].push(now, m, hdr)
 	t.produced++
 	switch tr := t.env.Trace; {
 	case !tr.Enabled():

@@ -3,6 +3,7 @@ package eventlog_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/eventlog"
@@ -25,9 +26,20 @@ import (
 // ledger and the trace.
 func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace) {
 	t.Helper()
+	w := bookedWorld(t, seed, listen, sim.Budget{})
+	if err := w.Run(80); err != nil {
+		t.Fatal(err)
+	}
+	return w.Ledger(), w.Trace()
+}
+
+// bookedWorld builds the world bookedRun runs, under budget b (none when
+// b is zero), without running it.
+func bookedWorld(t *testing.T, seed uint64, listen bool, b sim.Budget) *sim.World {
+	t.Helper()
 	s := sim.NewStream(seed, "booked")
 	p := func(max float64) float64 { return s.Float64() * max }
-	w := ledgercmp.World(t, seed, listen)
+	w := ledgercmp.BudgetWorld(t, seed, listen, b)
 	var err error
 	cfg := eventlog.Config{Name: "orders", Partitions: 1 + s.IntN(4)}
 	switch s.IntN(4) {
@@ -90,10 +102,7 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Run(80); err != nil {
-		t.Fatal(err)
-	}
-	return w.Ledger(), w.Trace()
+	return w
 }
 
 // TestBookedEqualsEmitted runs random log worlds twice, once with the
@@ -112,5 +121,70 @@ func TestBookedEqualsEmitted(t *testing.T) {
 	t.Logf("%d deliveries, %d lost verdicts", delivered, lost)
 	if delivered < 1000 || lost < 20 {
 		t.Fatalf("only %d deliveries and %d losses in all: the typed booking was hardly compared", delivered, lost)
+	}
+}
+
+// logBudget draws a budget for seed whose caps a bookedWorld often meets:
+// a cap on sends, which the typed booking of a produced record checks
+// before it books, or on deliveries per tick, which the typed booking of
+// a polled delivery checks, or both; sometimes with a cap on messages,
+// events or component steps, which stop the run between bookings.
+func logBudget(seed uint64) sim.Budget {
+	st := sim.NewStream(seed, "budget")
+	var b sim.Budget
+	switch st.IntN(3) {
+	case 0:
+		b.Sends = uint64(10 + st.IntN(60))
+	case 1:
+		b.DeliveriesPerTick = 2 + st.IntN(8)
+	default:
+		b.Sends = uint64(10 + st.IntN(60))
+		b.DeliveriesPerTick = 2 + st.IntN(8)
+	}
+	switch st.IntN(5) {
+	case 0:
+		b.Messages = uint64(20 + st.IntN(80))
+	case 1:
+		b.Events = uint64(60 + st.IntN(300))
+	case 2:
+		b.Steps = uint64(40 + st.IntN(200))
+	}
+	return b
+}
+
+// TestBookedEqualsEmittedUnderBudget runs random log worlds under a small
+// budget twice, booked and emitted, side by side, and requires the same
+// ledger after every tick and the same budget error at the same tick: a
+// typed booking must charge the budget as the event it stands for and
+// leave to Emit the one that breaches a cap, so that the error names the
+// same place. Runs that meet a cap stop early and compare less, but 80
+// seeds must still compare 1000 deliveries; at least half the seeds must
+// meet a cap, and at least a quarter of those each of the two caps the
+// typed bookings check (sends, deliveries per tick).
+func TestBookedEqualsEmittedUnderBudget(t *testing.T) {
+	delivered := 0
+	outcomes, errs := ledgercmp.Lockstep(t, 80, 80, func(seed uint64, listen bool) *sim.World {
+		return bookedWorld(t, seed, listen, logBudget(seed))
+	})
+	for _, o := range outcomes {
+		delivered += o.Deliveries
+	}
+	capped, sends, perTick := 0, 0, 0
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		capped++
+		switch {
+		case strings.Contains(err.Error(), "(cap sends)"):
+			sends++
+		case strings.Contains(err.Error(), "(cap deliveries_per_tick)"):
+			perTick++
+		}
+	}
+	t.Logf("%d deliveries; %d of %d seeds met a cap: %d the cap on sends, %d the cap on deliveries per tick", delivered, capped, len(errs), sends, perTick)
+	if delivered < 1000 || capped < len(errs)/2 || sends < capped/4 || perTick < capped/4 {
+		t.Fatalf("%d deliveries; %d of %d seeds met a cap, %d the cap on sends, %d the cap on deliveries per tick: the budget was hardly compared",
+			delivered, capped, len(errs), sends, perTick)
 	}
 }

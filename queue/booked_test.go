@@ -9,20 +9,38 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// bookedRun plays the property test's scenario of seed (drawScenario: a
-// standard or FIFO queue with a dead-letter queue, dedup windows by ID or
-// content, retention, purges, redrives, republished and deduplicated
-// sends, broker duplicates, delays, reorders, outages, lost acks, crashes
-// before and after the effect, failing, slow and idempotent handlers)
-// with the ledger as the trace's only sink (listen false: the queue books
-// its sends, deliveries and acks, and the handlers their effects, through
-// the ledger's typed entry points) or with a sink listening too (listen
-// true: every event is built and folded by Ledger.Emit). It returns the
-// ledger and the trace.
+// bookedRun plays the property test's scenario of seed (bookedWorld,
+// without a budget) until it drains, and, when the scenario draws a final
+// redrive and dead letters are left, redrives them to fixed handlers and
+// plays on until it drains again. It returns the ledger and the trace.
 func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace) {
 	t.Helper()
+	w, drained, finish := bookedWorld(t, seed, listen, sim.Budget{})
+	if err := w.RunUntil(drained, 800); err == nil && finish() {
+		_ = w.RunUntil(drained, 800)
+	}
+	return w.Ledger(), w.Trace()
+}
+
+// bookedWorld builds the property test's scenario of seed (drawScenario:
+// a standard or FIFO queue with a dead-letter queue, dedup windows by ID
+// or content, retention, purges, redrives, republished and deduplicated
+// sends, broker duplicates, delays, reorders, outages, lost acks, crashes
+// before and after the effect, failing, slow and idempotent handlers)
+// under budget b, with the ledger as the trace's only sink (listen false:
+// the queue books its sends, deliveries and acks, and the handlers their
+// effects, through the ledger's typed entry points) or with a sink
+// listening too (listen true: every event is built and folded by
+// Ledger.Emit). It returns the world, drained, which holds once the
+// producer is done, the queue empty and no consumer busy, and finish,
+// which a caller runs once the world has drained: when the scenario draws
+// a final redrive and the dead-letter queue holds messages, it disables
+// the handler faults, makes every handler idempotent, redrives the dead
+// letters and reports true; otherwise it does nothing and reports false.
+func bookedWorld(t *testing.T, seed uint64, listen bool, b sim.Budget) (w *sim.World, drained, finish func() bool) {
+	t.Helper()
 	s := drawScenario(seed)
-	w := ledgercmp.World(t, seed, listen)
+	w = ledgercmp.BudgetWorld(t, seed, listen, b)
 	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: s.rules}})
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +82,7 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 	for _, at := range s.redriveAt {
 		w.At(at, "redrive", func() { _, _ = dlq.Redrive(1000) })
 	}
-	drained := func() bool {
+	drained = func() bool {
 		for _, c := range cs {
 			if c.Busy() > 0 {
 				return false
@@ -72,8 +90,10 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 		}
 		return p.Done() && q.Len() == 0
 	}
-	err = w.RunUntil(drained, 800)
-	if err == nil && s.finalRedrive && dlq.Len() > 0 {
+	finish = func() bool {
+		if !s.finalRedrive || dlq.Len() == 0 {
+			return false
+		}
 		for _, r := range s.rules {
 			switch r.Point {
 			case faults.HandlerPermanent, faults.HandlerPoison, faults.HandlerTransient:
@@ -84,9 +104,9 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 			_ = c.SetHandler(sim.Idempotent(sim.Effect("fixed"), sim.ByMessageID))
 		}
 		_, _ = dlq.Redrive(1000)
-		_ = w.RunUntil(drained, 800)
+		return true
 	}
-	return w.Ledger(), w.Trace()
+	return w, drained, finish
 }
 
 // TestBookedEqualsEmitted runs the property test's random queue worlds

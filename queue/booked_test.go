@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
@@ -9,20 +10,38 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// bookedRun plays the property test's scenario of seed (drawScenario: a
-// standard or FIFO queue with a dead-letter queue, dedup windows by ID or
-// content, retention, purges, redrives, republished and deduplicated
-// sends, broker duplicates, delays, reorders, outages, lost acks, crashes
-// before and after the effect, failing, slow and idempotent handlers)
-// with the ledger as the trace's only sink (listen false: the queue books
-// its sends, deliveries and acks, and the handlers their effects, through
-// the ledger's typed entry points) or with a sink listening too (listen
-// true: every event is built and folded by Ledger.Emit). It returns the
-// ledger and the trace.
+// bookedRun plays the property test's scenario of seed (bookedWorld,
+// without a budget) until it drains, and, when the scenario draws a final
+// redrive and dead letters are left, redrives them to fixed handlers and
+// plays on until it drains again. It returns the ledger and the trace.
 func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace) {
 	t.Helper()
+	w, drained, finish := bookedWorld(t, seed, listen, sim.Budget{})
+	if err := w.RunUntil(drained, 800); err == nil && finish() {
+		_ = w.RunUntil(drained, 800)
+	}
+	return w.Ledger(), w.Trace()
+}
+
+// bookedWorld builds the property test's scenario of seed (drawScenario:
+// a standard or FIFO queue with a dead-letter queue, dedup windows by ID
+// or content, retention, purges, redrives, republished and deduplicated
+// sends, broker duplicates, delays, reorders, outages, lost acks, crashes
+// before and after the effect, failing, slow and idempotent handlers)
+// under budget b, with the ledger as the trace's only sink (listen false:
+// the queue books its sends, deliveries and acks, and the handlers their
+// effects, through the ledger's typed entry points) or with a sink
+// listening too (listen true: every event is built and folded by
+// Ledger.Emit). It returns the world, drained, which holds once the
+// producer is done, the queue empty and no consumer busy, and finish,
+// which a caller runs once the world has drained: when the scenario draws
+// a final redrive and the dead-letter queue holds messages, it disables
+// the handler faults, makes every handler idempotent, redrives the dead
+// letters and reports true; otherwise it does nothing and reports false.
+func bookedWorld(t *testing.T, seed uint64, listen bool, b sim.Budget) (w *sim.World, drained, finish func() bool) {
+	t.Helper()
 	s := drawScenario(seed)
-	w := ledgercmp.World(t, seed, listen)
+	w = ledgercmp.BudgetWorld(t, seed, listen, b)
 	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: s.rules}})
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +83,7 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 	for _, at := range s.redriveAt {
 		w.At(at, "redrive", func() { _, _ = dlq.Redrive(1000) })
 	}
-	drained := func() bool {
+	drained = func() bool {
 		for _, c := range cs {
 			if c.Busy() > 0 {
 				return false
@@ -72,8 +91,10 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 		}
 		return p.Done() && q.Len() == 0
 	}
-	err = w.RunUntil(drained, 800)
-	if err == nil && s.finalRedrive && dlq.Len() > 0 {
+	finish = func() bool {
+		if !s.finalRedrive || dlq.Len() == 0 {
+			return false
+		}
 		for _, r := range s.rules {
 			switch r.Point {
 			case faults.HandlerPermanent, faults.HandlerPoison, faults.HandlerTransient:
@@ -84,9 +105,9 @@ func bookedRun(t *testing.T, seed uint64, listen bool) (*sim.Ledger, *sim.Trace)
 			_ = c.SetHandler(sim.Idempotent(sim.Effect("fixed"), sim.ByMessageID))
 		}
 		_, _ = dlq.Redrive(1000)
-		_ = w.RunUntil(drained, 800)
+		return true
 	}
-	return w.Ledger(), w.Trace()
+	return w, drained, finish
 }
 
 // TestBookedEqualsEmitted runs the property test's random queue worlds
@@ -127,4 +148,95 @@ func (x *originator) Publish(m sim.Message) error {
 	}
 	x.last = m.ID
 	return x.to.Publish(m)
+}
+
+// smallBudget draws a budget for seed whose caps a bookedWorld often
+// meets: in about half the seeds a cap on sends, which the typed booking
+// of sends checks before it books, and in about half a cap on deliveries
+// per tick, which the typed booking of deliveries checks; in three seeds
+// of four also a cap on messages, events or component steps, which stop
+// the run between component steps and so count every booked event and
+// message as an emitted one.
+func smallBudget(seed uint64) sim.Budget {
+	st := sim.NewStream(seed, "budget")
+	var b sim.Budget
+	if st.Chance(0.5) {
+		b.Sends = uint64(10 + st.IntN(40))
+	}
+	if st.Chance(0.5) {
+		b.DeliveriesPerTick = 1 + st.IntN(4)
+	}
+	switch st.IntN(4) {
+	case 0:
+		b.Messages = uint64(10 + st.IntN(30))
+	case 1:
+		b.Events = uint64(60 + st.IntN(300))
+	case 2:
+		b.Steps = uint64(40 + st.IntN(400))
+	}
+	if b == (sim.Budget{}) {
+		b.DeliveriesPerTick = 1 + st.IntN(4)
+	}
+	return b
+}
+
+// TestBookedEqualsEmittedUnderBudget plays TestBookedEqualsEmitted's
+// random queue worlds under a small budget (smallBudget), booked and
+// emitted, side by side, and requires the same ledger after every tick
+// and the same budget error at the same tick (ledgercmp.Lockstep): a
+// typed booking of a send or a delivery must charge the budget as the
+// event it stands for, and leave to Emit the one that breaches a cap, so
+// that the error names the same place. A world that drains redrives its
+// dead letters to fixed handlers at the end of that tick, as bookedRun
+// does between its two runs. The test is not vacuous only if enough is
+// compared: at least 3000 deliveries over the 200 seeds, half the seeds
+// stopped by a cap, a quarter of those by the cap on deliveries per tick
+// and a sixth by the cap on sends (the two the typed bookings check),
+// each of the caps on messages, events and steps met at least once, and
+// every run that met no cap drained within the ticks played, so that it
+// was compared to its end.
+func TestBookedEqualsEmittedUnderBudget(t *testing.T) {
+	const seeds, ticks = 200, 100
+	var drains []func() bool // per seed, the emitted world's drained
+	outcomes, errs := ledgercmp.Lockstep(t, seeds, ticks, func(seed uint64, listen bool) *sim.World {
+		w, drained, finish := bookedWorld(t, seed, listen, smallBudget(seed))
+		finished := false
+		if err := w.AddFunc("final redrive", sim.PhaseObserver, func(sim.Tick) {
+			if !finished && drained() {
+				finished = true
+				finish()
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if listen {
+			drains = append(drains, drained)
+		}
+		return w
+	})
+	delivered := 0
+	for _, o := range outcomes {
+		delivered += o.Deliveries
+	}
+	capped := map[string]int{}
+	for i, err := range errs {
+		if err == nil {
+			if !drains[i]() {
+				t.Fatalf("seed %d met no cap and did not drain in %d ticks: it was not compared to its end", i+1, ticks)
+			}
+			continue
+		}
+		capped[""]++
+		for _, c := range []string{"deliveries_per_tick", "sends", "messages", "events", "steps"} {
+			if strings.Contains(err.Error(), "(cap "+c+")") {
+				capped[c]++
+			}
+		}
+	}
+	t.Logf("%d deliveries; %d of %d seeds met a cap: %d deliveries per tick, %d sends, %d messages, %d events, %d steps",
+		delivered, capped[""], len(errs), capped["deliveries_per_tick"], capped["sends"], capped["messages"], capped["events"], capped["steps"])
+	if delivered < 3000 || capped[""] < len(errs)/2 || capped["deliveries_per_tick"] < capped[""]/4 || capped["sends"] < capped[""]/6 ||
+		capped["messages"] == 0 || capped["events"] == 0 || capped["steps"] == 0 {
+		t.Fatalf("the budget was hardly compared")
+	}
 }

@@ -103,13 +103,12 @@ func (d *Delivery) Reset(env *Env, m Message, where, consumer, instance string, 
 // is a copy the handler may change without changing *m, and nothing of d
 // points into *m but what the message's own strings and slices share
 // (Body and Headers.Extra, which no handler may modify). It copies the
-// message once, straight from *m into d.Msg, field by field (see
-// Message.resetFrom); Reset, which takes the message by value, copies it
-// into its parameter first, and reading that fresh copy back stalls the
-// processor's store forwarding on every delivery. It costs the copy and
-// a few stores.
+// message once, straight from *m into d.Msg; Reset, which takes the
+// message by value, copies it into its parameter first, and reading that
+// fresh copy back stalls the processor's store forwarding on every
+// delivery. It costs the copy and a few stores.
 func (d *Delivery) ResetFrom(env *Env, m *Message, where, consumer, instance string, attempt int) {
-	d.Msg.resetFrom(m)
+	d.Msg = *m
 	d.ResetInPlace(env, where, consumer, instance, attempt)
 }
 
@@ -119,55 +118,21 @@ func (d *Delivery) ResetFrom(env *Env, m *Message, where, consumer, instance str
 // fills d.Msg field by field and so builds it once, where the handler
 // reads it, instead of building it and copying its 152 bytes again. Every
 // other field is reset as by ResetFrom, and d.Corr is taken from
-// d.Msg.Headers. It costs a few stores: the environment, Ext and the
-// correlation ID are stored only when they change (a reused Delivery keeps
-// its environment, and most messages carry no correlation ID and no Ext),
-// which saves their write barriers while the garbage collector marks.
+// d.Msg.Headers. It costs a few stores.
 func (d *Delivery) ResetInPlace(env *Env, where, consumer, instance string, attempt int) {
 	if instance == "" {
 		instance = consumer
 	}
 	// Field by field rather than *d = Delivery{...}: the literal would be
 	// built in a temporary and copied, message and all, once per copy
-	// handed out. TestResetForgetsEveryField keeps the list complete, and
-	// TestResetAfterResets holds the skipped stores to what a plain store
-	// would leave.
+	// handed out. TestResetForgetsEveryField keeps the list complete.
 	d.Where, d.Consumer, d.Instance = where, consumer, instance
 	d.Attempt = attempt
 	d.HasPos, d.Partition, d.Offset = false, 0, 0
-	if len(d.Corr) != 0 || len(d.Msg.Headers.CorrelationID) != 0 {
-		d.Corr = d.Msg.Headers.CorrelationID
-	}
-	if d.Ext != nil {
-		d.Ext = nil
-	}
-	if d.env != env {
-		d.env = env
-	}
+	d.Corr = d.Msg.Headers.CorrelationID
+	d.Ext = nil
+	d.env = env
 	d.effects, d.skips = 0, 0
-}
-
-// resetFrom makes *m equal to *src, field by field: a plain copy
-// (*m = *src) of a 152-byte message with six pointers runs, while the
-// garbage collector marks, a barrier that walks the type's pointer map;
-// field stores take the cheap barrier of one pointer each, and cost
-// nothing more than the copy otherwise. The correlation ID and the extra
-// headers, which most messages leave empty, are stored only when one of
-// the two messages has one: a delivery reused for message after message
-// of one producer then stores neither. Afterwards *m is *src exactly,
-// down to the arrays its slices share (TestMessageResetFrom). O(1).
-func (m *Message) resetFrom(src *Message) {
-	m.ID, m.Key, m.Body = src.ID, src.Key, src.Body
-	h, sh := &m.Headers, &src.Headers
-	h.Type = sh.Type
-	if len(h.CorrelationID) != 0 || len(sh.CorrelationID) != 0 {
-		h.CorrelationID = sh.CorrelationID
-	}
-	h.CausationID, h.Source, h.SchemaVersion = sh.CausationID, sh.Source, sh.SchemaVersion
-	if h.Extra != nil || sh.Extra != nil {
-		h.Extra = sh.Extra
-	}
-	m.Created, m.Origin = src.Created, src.Origin
 }
 
 // Now returns the current tick.

@@ -949,8 +949,7 @@ func (l *Ledger) arrive(k Kind, id, origin ID, t Tick, where, key, typ, consumer
 	if r == nil {
 		return
 	}
-	fresh := r.flags&recRegistered == 0
-	if fresh {
+	if r.flags&recRegistered == 0 {
 		l.registerAt(id, r, t, where, key, typ, origin)
 	} else if origin != 0 {
 		l.setOrigin(id, origin)
@@ -964,18 +963,12 @@ func (l *Ledger) arrive(k Kind, id, origin ID, t Tick, where, key, typ, consumer
 		}
 	}
 	r.sends++
+	r.where = l.where(where)
 	state := StatePending
 	if k == KindPublished {
 		state = StateDelivered
 	}
-	if fresh {
-		// registerAt has just set the component and the tick of the
-		// change, to the values the branch below would set again.
-		r.State = state
-	} else {
-		r.where = l.where(where)
-		l.setState(id, r, state, t)
-	}
+	l.setState(id, r, state, t)
 	if consumer != "" {
 		if d := l.entry(id, l.ref(consumer)); d != nil {
 			d.bits |= delExpected

@@ -138,3 +138,117 @@ func TestResetFromCopiesTheMessage(t *testing.T) {
 		t.Fatalf("the next delivery kept the last handler's change: %+v", d)
 	}
 }
+
+// resetMessages are messages that differ in every field, and in which of
+// the fields most messages leave empty (the correlation ID and the extra
+// headers) they leave empty, nil or empty but not nil: a reset from one
+// to the next covers every pair of a field's old and new value.
+func resetMessages() []Message {
+	full := func(id ID, s string) Message {
+		return Message{ID: id, Key: "key-" + s, Body: []byte("body-" + s), Created: Tick(id) + 1, Origin: id + 2,
+			Headers: Headers{Type: "type-" + s, CorrelationID: "corr-" + s, CausationID: id + 3, Source: "src-" + s,
+				SchemaVersion: int(id) + 4, Extra: []Header{{"x", s}}}}
+	}
+	a, b := full(1, "a"), full(2, "b")
+	bare := full(3, "c")
+	bare.Headers.CorrelationID, bare.Headers.Extra = "", nil
+	empty := full(4, "d")
+	empty.Body, empty.Headers.Extra = []byte{}, []Header{}
+	shared := full(5, "e") // a's body and extra headers, re-sliced
+	shared.Body, shared.Headers.Extra = a.Body[:2], a.Headers.Extra[:0]
+	return []Message{a, b, bare, empty, shared, {}}
+}
+
+// sameMessage reports whether a and b are the same message: deeply equal
+// (so nil and empty slices differ), with slices of the same arrays.
+func sameMessage(a, b Message) bool {
+	return reflect.DeepEqual(a, b) && sameArray(a.Body, b.Body) && sameArray(a.Headers.Extra, b.Headers.Extra)
+}
+
+// sameArray reports whether a and b begin at the same element (or are
+// both without elements to begin at), and have the same length and
+// capacity.
+func sameArray[E any](a, b []E) bool {
+	if len(a) != len(b) || cap(a) != cap(b) {
+		return false
+	}
+	if cap(a) == 0 {
+		return (a == nil) == (b == nil)
+	}
+	return &a[:1][0] == &b[:1][0]
+}
+
+// fillMessage returns a message with every field set from id and s by
+// reflection, so that a field added to Message or Headers is set too, or
+// the test says how to fill its kind.
+func fillMessage(t *testing.T, id int64, s string) Message {
+	t.Helper()
+	var m Message
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Field(i)
+			switch f.Kind() {
+			case reflect.String:
+				f.SetString(v.Type().Field(i).Name + "-" + s)
+			case reflect.Int, reflect.Int64:
+				f.SetInt(id + int64(i))
+			case reflect.Uint64:
+				f.SetUint(uint64(id) + uint64(i))
+			case reflect.Slice:
+				f.Set(reflect.MakeSlice(f.Type(), 1, 2))
+			case reflect.Struct:
+				fill(f)
+			default:
+				t.Fatalf("field %s of kind %s: teach fillMessage to fill it", v.Type().Field(i).Name, f.Kind())
+			}
+		}
+	}
+	fill(reflect.ValueOf(&m).Elem())
+	return m
+}
+
+// A Delivery reset again and again, from message to message with and
+// without a correlation ID, extra headers or Ext, and on two equal but
+// distinct environments, holds after each reset exactly the fields
+// written out here: a reset that kept a field of the delivery before
+// (say, one that skips a store it takes for unchanged) fails it.
+func TestResetAfterResets(t *testing.T) {
+	envs := []*Env{{}, {}} // equal but distinct
+	msgs := append(resetMessages(), fillMessage(t, 7, "f"))
+	var d Delivery
+	step := 0
+	for round := range 2 {
+		for i := range msgs {
+			for _, through := range []string{"ResetFrom", "ResetInPlace", "Reset"} {
+				step++
+				m := msgs[(i*(round+1)+step)%len(msgs)]
+				env := envs[step%2]
+				if step%3 == 0 {
+					d.Ext = "ext" // a model's context, which the next reset must clear
+				}
+				d.effects, d.skips, d.HasPos, d.Partition, d.Offset = 1, 2, true, 3, 4
+				instance := []string{"", "w#1"}[step%2]
+				switch through {
+				case "ResetFrom":
+					d.ResetFrom(env, &m, "queue:q", "q", instance, step)
+				case "ResetInPlace":
+					d.Msg = m
+					d.ResetInPlace(env, "queue:q", "q", instance, step)
+				case "Reset":
+					d.Reset(env, m, "queue:q", "q", instance, step)
+				}
+				want := Delivery{Msg: m, Where: "queue:q", Consumer: "q", Instance: "q", Attempt: step,
+					Corr: m.Headers.CorrelationID, env: env}
+				if instance != "" {
+					want.Instance = instance
+				}
+				// DeepEqual follows env rather than comparing it: the
+				// environment is compared as a pointer.
+				if !reflect.DeepEqual(d, want) || !sameMessage(d.Msg, m) || d.env != env {
+					t.Fatalf("step %d (%s of message %d): got %#v, want %#v", step, through, i, d, want)
+				}
+			}
+		}
+	}
+}

@@ -289,15 +289,14 @@ func (c *strCache) put(t *strtab, s string) strRef {
 	return c.store(t, s)
 }
 
-// store is put for a string that is not the very last one (it may still
-// be equal to it).
+// store is put for a string that differs from the last one: put has
+// compared them already, so store does not compare them again. O(len(s))
+// for find's comparison, plus what intern costs on a miss.
 func (c *strCache) store(t *strtab, s string) strRef {
 	if s == "" {
 		return 0
 	}
-	if c.r == 0 || s != c.s {
-		c.s, c.r = s, c.find(t, s)
-	}
+	c.s, c.r = s, c.find(t, s)
 	return c.r
 }
 

@@ -76,22 +76,12 @@ func (t *Trace) BookAcked(tick Tick, msg ID, consumer string, c *LedgerConsumer)
 }
 
 // bookAcked folds an acked event of copy id for consumer c at tick t, as
-// Emit folds it: the delivery is marked acked, and the record settles,
-// done unless a broker duplicate of it is still held. O(1) amortised.
+// Emit folds it. O(1) amortised.
 func (l *Ledger) bookAcked(id ID, c ConsumerRef, t Tick) {
 	l.last = t
 	if l.stats != nil {
 		l.stats.touch(id)
 	}
-	if d := l.entry(id, c); d != nil {
-		d.bits |= delAcked
-	}
-	if r := l.rec(id); r != nil {
-		if l.settleCopy(id) {
-			l.setState(id, r, StatePending, t) // another copy is still held
-		} else {
-			l.setState(id, r, StateDone, t)
-		}
-	}
+	l.acked(id, c, t)
 	l.folded()
 }

@@ -14,17 +14,15 @@ import (
 // sink, so the models book through the typed entry points wherever they
 // may, and once with a sink that listens too, so every event is built and
 // folded by Ledger.Emit. A scenario run always has a budget, which counts
-// deliveries and sends; the typed entry points charge it as Emit does.
-// The ones these scenarios reach are Trace.BookDelivery, BookPublished,
-// BookEffect, and the queue's BookSent and BookAcked (counted by hand when
-// this was written: none of them reaches BookDeliveries, BookProduced or
-// BookExpired), and the two ledgers, event
-// counts and budget errors are compared here, under the budget. No
-// scenario here reaches a cap, so the budget errors compared are nil on
-// both sides: TestBudgetCountsTypedBookings is the test of typed bookings
-// that meet a cap. The
-// models' booked tests (internal/ledgercmp.Seeds) compare every typed
-// entry point on worlds without a budget.
+// deliveries and sends; the typed entry points charge it as Emit does,
+// and the two ledgers, event counts and budget errors are compared here,
+// under the budget. No scenario here reaches a cap, so the budget errors
+// compared are nil on both sides: TestBudgetCountsTypedBookings and the
+// models' booked tests under a small budget (internal/ledgercmp.Lockstep,
+// in queue, eventlog and pubsub) are the tests of typed bookings that
+// meet a cap, and the models' booked tests without a budget
+// (internal/ledgercmp.Seeds) compare every typed entry point each model
+// uses.
 // The typed run asks for Stats before the first
 // event, so the summary is kept up to date through the typed entry points
 // as well. After every tick, not only at the end, the event counts,

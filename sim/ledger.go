@@ -640,16 +640,7 @@ func (l *Ledger) Emit(e *Event) {
 			d.bits |= delHandled
 		}
 	case KindAcked:
-		if d := l.entryOf(e); d != nil {
-			d.bits |= delAcked
-		}
-		if r := l.rec(e.Msg); r != nil {
-			if l.settleCopy(e.Msg) {
-				l.setState(e.Msg, r, StatePending, e.Tick) // another copy is still held
-			} else {
-				l.setState(e.Msg, r, StateDone, e.Tick)
-			}
-		}
+		l.acked(e.Msg, l.ref(e.Consumer), e.Tick)
 	case KindDuplicated:
 		if r := l.known(e); r != nil {
 			if l.extra == nil {
@@ -1231,6 +1222,23 @@ func (l *Ledger) lookup(name string) ConsumerRef {
 		}
 	}
 	return NoConsumer
+}
+
+// acked is the fold of an acked event of copy id for consumer c at tick
+// t, Emit's and BookAcked's: the delivery is marked acked, and the record
+// settles, done unless a broker duplicate of it is still held. O(1)
+// amortised.
+func (l *Ledger) acked(id ID, c ConsumerRef, t Tick) {
+	if d := l.entry(id, c); d != nil {
+		d.bits |= delAcked
+	}
+	if r := l.rec(id); r != nil {
+		if l.settleCopy(id) {
+			l.setState(id, r, StatePending, t) // another copy is still held
+		} else {
+			l.setState(id, r, StateDone, t)
+		}
+	}
 }
 
 // entryOf returns the delivery of e's copy to e.Consumer, or nil.

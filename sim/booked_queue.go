@@ -23,37 +23,7 @@ func (t *Trace) Booking() bool { return t != nil && len(t.sinks) == 0 && t.ledge
 // emitted, so the run stops with the same error at the same event. O(1)
 // amortised, and it does not allocate but as Emit's fold does.
 func (t *Trace) BookSent(tick Tick, msg, origin ID, where, key, typ, consumer string) bool {
-	l := t.ledgerOnly()
-	if l == nil {
-		return false
-	}
-	if t.budget != nil {
-		if !t.budget.fitsSend() {
-			return false
-		}
-		t.budget.sends++
-	}
-	t.seq++
-	l.bookSent(msg, origin, tick, where, key, typ, consumer)
-	return true
-}
-
-// bookSent folds a sent event, as Emit folds it: copy id (made from
-// origin, with key and type typ) entered the queue where at tick t, and
-// is expected by consumer. The consumer is named to arrive, which looks
-// it up where Emit's fold does, so a consumer first named by a send is
-// made at the same point in both. O(1) amortised, like Emit, but without
-// building the event or its kind switch.
-func (l *Ledger) bookSent(id, origin ID, t Tick, where, key, typ, consumer string) {
-	l.last = t
-	if l.stats != nil {
-		l.stats.touch(id)
-		if origin != 0 {
-			l.stats.touch(origin)
-		}
-	}
-	l.arrive(KindSent, id, origin, t, where, key, typ, consumer)
-	l.folded()
+	return t.bookSend(KindSent, tick, msg, origin, where, key, typ, consumer)
 }
 
 // BookAcked is the typed form of emitting an acked event: copy msg was

@@ -825,12 +825,15 @@ func (l *Ledger) bookKnown(id ID, t Tick) bool {
 	return true
 }
 
-// bookArrival folds an event of kind k (produced or published) that
-// names no consumer: copy id (made from origin, with key and type typ)
-// appended to the log or published to the topic where at tick t, as Emit
-// folds it. O(1) amortised, like Emit, but without building the event or
-// its kind switch.
-func (l *Ledger) bookArrival(k Kind, id, origin ID, t Tick, where, key, typ string) {
+// bookArrival folds an event of kind k (sent, produced or published):
+// copy id (made from origin, with key and type typ) handed to the queue,
+// appended to the log or published to the topic where at tick t, and
+// expected by consumer (none when empty: only a queue's send names one),
+// as Emit folds it. The consumer is named to arrive, which looks it up
+// where Emit's fold does, so a consumer first named by a send is made at
+// the same point in both. O(1) amortised, like Emit, but without
+// building the event or its kind switch.
+func (l *Ledger) bookArrival(k Kind, id, origin ID, t Tick, where, key, typ, consumer string) {
 	l.last = t
 	if l.stats != nil {
 		l.stats.touch(id)
@@ -838,7 +841,7 @@ func (l *Ledger) bookArrival(k Kind, id, origin ID, t Tick, where, key, typ stri
 			l.stats.touch(origin)
 		}
 	}
-	l.arrive(k, id, origin, t, where, key, typ, "")
+	l.arrive(k, id, origin, t, where, key, typ, consumer)
 	l.folded()
 }
 

@@ -344,6 +344,13 @@ func (t *Trace) BookDeliveries(tick Tick, msg ID, f *LedgerFanout) bool {
 // emitted, so the run stops with the same error at the same event. O(1)
 // amortised, and it does not allocate.
 func (t *Trace) BookProduced(tick Tick, msg, origin ID, where, key, typ string) bool {
+	return t.bookSend(KindProduced, tick, msg, origin, where, key, typ, "")
+}
+
+// bookSend is BookProduced and BookSent: it books a send of kind k, which
+// the budget counts, when the ledger is the only listener and the send
+// fits the budget, and reports whether it did.
+func (t *Trace) bookSend(k Kind, tick Tick, msg, origin ID, where, key, typ, consumer string) bool {
 	l := t.ledgerOnly()
 	if l == nil {
 		return false
@@ -355,7 +362,7 @@ func (t *Trace) BookProduced(tick Tick, msg, origin ID, where, key, typ string) 
 		t.budget.sends++
 	}
 	t.seq++
-	l.bookArrival(KindProduced, msg, origin, tick, where, key, typ)
+	l.bookArrival(k, msg, origin, tick, where, key, typ, consumer)
 	return true
 }
 
@@ -373,7 +380,7 @@ func (t *Trace) BookPublished(tick Tick, msg, origin ID, where, key, typ string)
 		return false
 	}
 	t.seq++
-	l.bookArrival(KindPublished, msg, origin, tick, where, key, typ)
+	l.bookArrival(KindPublished, msg, origin, tick, where, key, typ, "")
 	return true
 }
 

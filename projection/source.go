@@ -28,9 +28,12 @@ import (
 // records remains whenever it has grown to twice the keys it kept at its
 // last sweep (plus 64), or the partition's start has moved past as many
 // offsets as the index has keys, so it holds less than twice the keys
-// its partition held at its last sweep, plus 64. A sweep costs a check
-// per key, paid for by the records appended or deleted since the last
-// one. The source is not safe for concurrent use: give each world its
+// its partition held at its last sweep, plus 64; a sweep that drops more
+// than half the keys moves the rest to a map sized for them, so the room
+// a burst of keys once took is given back. An index is swept only when
+// its partition is asked about: until then it keeps the keys it last
+// read. A sweep costs a check per key, paid for by the records appended
+// or deleted since the last one. The source is not safe for concurrent use: give each world its
 // own, as each projection has.
 func LogSource(t *eventlog.Log) Source { return newLogSource(t) }
 
@@ -143,12 +146,23 @@ func (ix *keyIndex) sweepDue(start int64) bool {
 }
 
 // sweep drops from ix, the index of partition p whose start is start, the
-// keys whose latest record is gone. O(keys) checks.
+// keys whose latest record is gone, and moves the rest to a smaller map
+// when it dropped more than half. O(keys) checks.
 func (s *logSource) sweep(p int, ix *keyIndex, start int64) {
+	before := len(ix.latest)
 	for key, at := range ix.latest {
 		if !s.holds(p, at) {
 			delete(ix.latest, key)
 		}
+	}
+	if n := len(ix.latest); n < before/2 {
+		// A map keeps the room it once needed: the keys left move to one
+		// sized for them, so memory follows the keys now, not their peak.
+		kept := make(map[string]position, n)
+		for key, at := range ix.latest {
+			kept[key] = at
+		}
+		ix.latest = kept
 	}
 	ix.kept, ix.start = len(ix.latest), start
 }

@@ -2,6 +2,7 @@ package projection
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -366,6 +367,52 @@ func TestLogSourceIndexShrinks(t *testing.T) {
 	}
 	if n := len(src.parts[0].latest); n > 1 {
 		t.Fatalf("the index still holds %d keys for a partition of one key", n)
+	}
+}
+
+// A burst of keys that retention then deletes does not leave its room
+// behind: the sweep that drops them moves the keys left to a map sized for
+// them, since a Go map keeps the room it once needed. The index's heap is
+// measured as what its source holds beyond the log, with the log kept
+// alive: a map sized for the burst of 200,000 keys takes several MiB.
+func TestLogSourceIndexGivesBackABurst(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := eventlog.New(w, eventlog.Config{Name: "rows", RetentionTicks: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newLogSource(log)
+	for i := range 200_000 {
+		if _, err := log.Produce(w.Env().NewMessage("k"+strconv.Itoa(i), nil, sim.Headers{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.Latest("k1")
+	for range 20 {
+		if _, err := log.Produce(w.Env().NewMessage("x", []byte("v"), sim.Headers{})); err != nil {
+			t.Fatal(err)
+		}
+		w.Tick()
+		src.Latest("x")
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	if n := len(src.parts[0].latest); n != 1 {
+		t.Fatalf("the index holds %d keys, want 1", n)
+	}
+	with := heap()
+	runtime.KeepAlive(src) // src is dead from here on
+	without := heap()
+	runtime.KeepAlive(log)
+	if held := int64(with) - int64(without); held > 1<<20 {
+		t.Fatalf("the index of one key still holds %d KiB after a burst of 200,000 keys", held>>10)
 	}
 }
 

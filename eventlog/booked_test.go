@@ -3,7 +3,6 @@ package eventlog_test
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/eventlog"
@@ -169,19 +168,8 @@ func TestBookedEqualsEmittedUnderBudget(t *testing.T) {
 	for _, o := range outcomes {
 		delivered += o.Deliveries
 	}
-	capped, sends, perTick := 0, 0, 0
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		capped++
-		switch {
-		case strings.Contains(err.Error(), "(cap sends)"):
-			sends++
-		case strings.Contains(err.Error(), "(cap deliveries_per_tick)"):
-			perTick++
-		}
-	}
+	capped, by := ledgercmp.Caps(errs)
+	sends, perTick := by["sends"], by["deliveries_per_tick"]
 	t.Logf("%d deliveries; %d of %d seeds met a cap: %d the cap on sends, %d the cap on deliveries per tick", delivered, capped, len(errs), sends, perTick)
 	if delivered < 1000 || capped < len(errs)/2 || sends < capped/4 || perTick < capped/4 {
 		t.Fatalf("%d deliveries; %d of %d seeds met a cap, %d the cap on sends, %d the cap on deliveries per tick: the budget was hardly compared",

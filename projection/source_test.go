@@ -336,9 +336,13 @@ func TestLogSourceIndexStaysBounded(t *testing.T) {
 	}
 }
 
-// The index of a partition lets go of the keys retention deleted once the
-// partition's start has moved past them, even when no new key comes.
-func TestLogSourceIndexShrinks(t *testing.T) {
+// afterBurst makes a log with retention by age, produces n records of
+// distinct keys with body into it, asks a new source about one of them
+// (so its index reads all n), then for 20 ticks produces a record of key
+// "x" and asks about it, so that retention deletes the burst. It returns
+// the source and the log.
+func afterBurst(t *testing.T, n int, body []byte) (*logSource, *eventlog.Log) {
+	t.Helper()
 	w, err := sim.New(sim.Config{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -348,13 +352,13 @@ func TestLogSourceIndexShrinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := newLogSource(log)
-	for i := range 1_000 {
-		if _, err := log.Produce(w.Env().NewMessage("k"+strconv.Itoa(i), []byte("v"), sim.Headers{})); err != nil {
+	for i := range n {
+		if _, err := log.Produce(w.Env().NewMessage("k"+strconv.Itoa(i), body, sim.Headers{})); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, ok := src.Latest("k999"); !ok || len(src.parts[0].latest) != 1_000 {
-		t.Fatalf("the index holds %d keys of 1000", len(src.parts[0].latest))
+	if _, ok := src.Latest("k" + strconv.Itoa(n-1)); !ok || len(src.parts[0].latest) != n {
+		t.Fatalf("the index holds %d keys of %d", len(src.parts[0].latest), n)
 	}
 	for range 20 {
 		if _, err := log.Produce(w.Env().NewMessage("x", []byte("v"), sim.Headers{})); err != nil {
@@ -365,6 +369,13 @@ func TestLogSourceIndexShrinks(t *testing.T) {
 			t.Fatal("x: not found")
 		}
 	}
+	return src, log
+}
+
+// The index of a partition lets go of the keys retention deleted once the
+// partition's start has moved past them, even when no new key comes.
+func TestLogSourceIndexShrinks(t *testing.T) {
+	src, _ := afterBurst(t, 1_000, []byte("v"))
 	if n := len(src.parts[0].latest); n > 1 {
 		t.Fatalf("the index still holds %d keys for a partition of one key", n)
 	}
@@ -376,36 +387,15 @@ func TestLogSourceIndexShrinks(t *testing.T) {
 // measured as what its source holds beyond the log, with the log kept
 // alive: a map sized for the burst of 200,000 keys takes several MiB.
 func TestLogSourceIndexGivesBackABurst(t *testing.T) {
-	w, err := sim.New(sim.Config{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := eventlog.New(w, eventlog.Config{Name: "rows", RetentionTicks: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := newLogSource(log)
-	for i := range 200_000 {
-		if _, err := log.Produce(w.Env().NewMessage("k"+strconv.Itoa(i), nil, sim.Headers{})); err != nil {
-			t.Fatal(err)
-		}
-	}
-	src.Latest("k1")
-	for range 20 {
-		if _, err := log.Produce(w.Env().NewMessage("x", []byte("v"), sim.Headers{})); err != nil {
-			t.Fatal(err)
-		}
-		w.Tick()
-		src.Latest("x")
+	src, log := afterBurst(t, 200_000, nil)
+	if n := len(src.parts[0].latest); n != 1 {
+		t.Fatalf("the index holds %d keys, want 1", n)
 	}
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
 		return m.HeapAlloc
-	}
-	if n := len(src.parts[0].latest); n != 1 {
-		t.Fatalf("the index holds %d keys, want 1", n)
 	}
 	with := heap()
 	runtime.KeepAlive(src) // src is dead from here on

@@ -2,7 +2,6 @@ package pubsub
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
@@ -131,15 +130,8 @@ func TestBookedEqualsEmittedUnderBudget(t *testing.T) {
 	for _, o := range outcomes {
 		delivered += o.Deliveries
 	}
-	capped, perTick := 0, 0
-	for _, err := range errs {
-		if err != nil {
-			capped++
-			if strings.Contains(err.Error(), "(cap deliveries_per_tick)") {
-				perTick++
-			}
-		}
-	}
+	capped, by := ledgercmp.Caps(errs)
+	perTick := by["deliveries_per_tick"]
 	t.Logf("%d deliveries; %d of %d seeds met a cap, %d of them the cap on deliveries per tick", delivered, capped, len(errs), perTick)
 	if delivered < 1000 || capped < len(errs)/2 || perTick < capped/4 {
 		t.Fatalf("%d deliveries; %d of %d seeds met a cap, %d of them the cap on deliveries per tick: the budget was hardly compared",

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/sim"
@@ -142,4 +143,26 @@ func Seeds(tb testing.TB, n uint64, run func(seed uint64, listen bool) (*sim.Led
 		all = append(all, emitted.Outcomes("")...)
 	}
 	return all
+}
+
+// Caps counts the budget caps that errs, as Lockstep returns them, name:
+// capped is how many errors are not nil, and by maps each cap's name (the
+// NAME of "(cap NAME)" in the error, such as "sends" or
+// "deliveries_per_tick") to how many errors name it. A caller requires
+// enough of them to know the budget was compared. O(len(errs)).
+func Caps(errs []error) (capped int, by map[string]int) {
+	by = map[string]int{}
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		capped++
+		msg := err.Error()
+		if i := strings.Index(msg, "(cap "); i >= 0 {
+			if j := strings.IndexByte(msg[i:], ')'); j >= 0 {
+				by[msg[i+len("(cap "):i+j]]++
+			}
+		}
+	}
+	return capped, by
 }

@@ -114,6 +114,64 @@ func TestBudgetSendsCountsResends(t *testing.T) {
 	}
 }
 
+// typedRun is a world under budget b for a test of the typed entry
+// points: its trace the ledger alone listens to (listen false), so that
+// they book, or a sink too (listen true), so that they refuse and the
+// caller emits. at is the trace's length when the world first stopped on
+// its budget (0 while it has not), typed how many events were booked.
+type typedRun struct {
+	w     *World
+	tr    *Trace
+	at    uint64
+	typed int
+}
+
+func newTypedRun(t *testing.T, listen bool, b Budget) *typedRun {
+	t.Helper()
+	w, err := New(Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if listen {
+		w.Trace().Attach(SinkFunc(func(*Event) {}))
+	}
+	w.SetBudget(b)
+	return &typedRun{w: w, tr: w.Trace()}
+}
+
+// event counts n events booked when booked, else emits e (n of them for
+// a fan-out: es), then notes where the world stopped.
+func (r *typedRun) event(booked bool, n int, es ...Event) {
+	if booked {
+		r.typed += n
+	} else {
+		for _, e := range es {
+			r.tr.Emit(e)
+		}
+	}
+	if r.at == 0 && r.w.Err() != nil {
+		r.at = r.tr.Len()
+	}
+}
+
+// sameAsEmitted fails t unless the typed run booked some events and the
+// emitted one none, both stopped at the same event with the same error
+// (a budget error exactly when b has a cap), and their traces and
+// ledgers agree.
+func sameAsEmitted(t *testing.T, b Budget, typed, emitted *typedRun) {
+	t.Helper()
+	if typed.typed == 0 || emitted.typed != 0 {
+		t.Fatalf("%+v: %d events booked by the typed run, %d by the listening one; want some and none", b, typed.typed, emitted.typed)
+	}
+	bw, ew := typed.w, emitted.w
+	if fmt.Sprint(bw.Err()) != fmt.Sprint(ew.Err()) || typed.at != emitted.at || (bw.Err() == nil) != (b == Budget{}) {
+		t.Fatalf("%+v: typed run stopped at event %d with %v, emitted at %d with %v", b, typed.at, bw.Err(), emitted.at, ew.Err())
+	}
+	if bw.Trace().Len() != ew.Trace().Len() || bw.Ledger().Dump() != ew.Ledger().Dump() {
+		t.Fatalf("%+v: the ledgers differ:\n%s\n%s", b, bw.Ledger().Dump(), ew.Ledger().Dump())
+	}
+}
+
 // The typed entry points charge a run's budget exactly as the events they
 // stand for: a world that books produced events and deliveries through
 // them (the ledger its only sink) and one that emits the same events (a
@@ -122,61 +180,29 @@ func TestBudgetSendsCountsResends(t *testing.T) {
 // typed world must have booked some of them, or nothing was compared.
 func TestBudgetCountsTypedBookings(t *testing.T) {
 	for _, b := range []Budget{{Sends: 7}, {DeliveriesPerTick: 4}, {DeliveriesPerTick: 2, Sends: 9}, {DeliveriesPerTick: 5, Sends: 11}} {
-		run := func(listen bool) (w *World, at uint64, typed int) {
-			w, _ = New(Config{Seed: 1})
-			if listen {
-				w.Trace().Attach(SinkFunc(func(*Event) {}))
-			}
-			w.SetBudget(b)
-			tr := w.Trace()
+		run := func(listen bool) *typedRun {
+			r := newTypedRun(t, listen, b)
+			tr := r.tr
 			fan := NewLedgerFanout([]string{"x", "y"})
 			var lc LedgerConsumer
-			note := func() {
-				if at == 0 && w.Err() != nil {
-					at = tr.Len()
-				}
-			}
 			for tick := Tick(1); tick <= 4; tick++ {
 				for i := range 3 {
 					id := ID(tick)*10 + ID(i)
-					if tr.BookProduced(tick, id, id, "log:t", "k", "") {
-						typed++
-					} else {
-						tr.Emit(Event{Tick: tick, Kind: KindProduced, Where: "log:t", Msg: id, Origin: id, Key: "k"})
-					}
-					note()
+					r.event(tr.BookProduced(tick, id, id, "log:t", "k", ""), 1,
+						Event{Tick: tick, Kind: KindProduced, Where: "log:t", Msg: id, Origin: id, Key: "k"})
 				}
 				for i := range 3 {
 					id := ID(tick)*10 + ID(i)
-					if tr.BookDelivery(tick, id, "g", &lc) {
-						typed++
-					} else {
-						tr.Emit(Event{Tick: tick, Kind: KindPolled, Where: "log:t", Consumer: "g", Msg: id})
-					}
-					note()
+					r.event(tr.BookDelivery(tick, id, "g", &lc), 1,
+						Event{Tick: tick, Kind: KindPolled, Where: "log:t", Consumer: "g", Msg: id})
 				}
 				id := ID(tick) * 10
-				if tr.BookDeliveries(tick, id, &fan) {
-					typed += 2
-				} else {
-					for _, c := range []string{"x", "y"} {
-						tr.Emit(Event{Tick: tick, Kind: KindDelivered, Where: "log:t", Consumer: c, Msg: id})
-					}
-				}
-				note()
+				r.event(tr.BookDeliveries(tick, id, &fan), 2,
+					Event{Tick: tick, Kind: KindDelivered, Where: "log:t", Consumer: "x", Msg: id},
+					Event{Tick: tick, Kind: KindDelivered, Where: "log:t", Consumer: "y", Msg: id})
 			}
-			return w, at, typed
+			return r
 		}
-		bw, bat, typed := run(false)
-		ew, eat, none := run(true)
-		if typed == 0 || none != 0 {
-			t.Fatalf("%+v: %d events booked by the typed run, %d by the listening one; want some and none", b, typed, none)
-		}
-		if fmt.Sprint(bw.Err()) != fmt.Sprint(ew.Err()) || bat != eat || bw.Err() == nil {
-			t.Fatalf("%+v: typed run stopped at event %d with %v, emitted at %d with %v", b, bat, bw.Err(), eat, ew.Err())
-		}
-		if bw.Trace().Len() != ew.Trace().Len() || bw.Ledger().Dump() != ew.Ledger().Dump() {
-			t.Fatalf("%+v: the ledgers differ:\n%s\n%s", b, bw.Ledger().Dump(), ew.Ledger().Dump())
-		}
+		sameAsEmitted(t, b, run(false), run(true))
 	}
 }

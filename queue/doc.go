@@ -66,10 +66,10 @@
 // and acked events, and the handlers their processed ones, through the
 // trace's typed entry points (sim.Trace.BookSent, BookDelivery, BookAcked,
 // BookEffect) instead of building them: each numbers, folds and charges
-// the budget exactly as emitting the event would. Every message a queue holds is routed to one logical
-// consumer (Config.Consumer, default the queue name); every worker
-// receiving from the queue is an instance of it. The events the fold
-// reads:
+// the budget exactly as emitting the event would. Every message a queue
+// holds is routed to one logical consumer (Config.Consumer, default the
+// queue name); every worker receiving from the queue is an instance of
+// it. The events the fold reads:
 //
 //   - sent (Consumer, Origin, Type): a message entered the queue.
 //   - received, redelivered (Actor the instance, Consumer): a delivery.

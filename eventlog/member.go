@@ -277,7 +277,6 @@ type Member struct {
 	state     memberState
 	in        bool // in the group now
 	expired   bool // removed by the coordinator (session timeout); rejoins at its next poll
-	owes      bool // handler.transient was armed when h ran: its wrapper may owe a message further failures
 	gen       int
 	owned     []int
 	rr        int
@@ -680,7 +679,7 @@ func (m *Member) process(now sim.Tick) {
 			// The handler's whole record, its one processed event, is
 			// numbered or booked when booked is set: no delivery is
 			// prepared, and the record is done as finish would end it.
-			booked = plain && !m.owes && m.g.t.fx.handlerQuiet() && er.Book(r.e.id)
+			booked = plain && m.g.t.cfg.Faults.Passes(m.h) && er.Book(r.e.id)
 			if booked {
 				m.done(i, r)
 			} else {
@@ -694,9 +693,6 @@ func (m *Member) process(now sim.Tick) {
 		}
 		if !booked {
 			m.busy = false
-			if m.g.t.fx.transient.Armed() {
-				m.owes = true // a firing may leave the wrapper owing failures, which booked records would skip
-			}
 			err := m.handler().Handle(&m.d)
 			_ = m.finish(&m.d, err)
 			if err != nil {

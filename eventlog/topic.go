@@ -377,20 +377,11 @@ func (p *partition) at(off int64) int {
 // consult, resolved once when the topic is made (faults.Site), so that a
 // consultation of a point no rule targets costs a bit test. The handler
 // points are consulted by the handler wrapper (faults.Injector.Handler),
-// not here: a member asks them only whether the wrapper would pass a
-// delivery straight through (handlerQuiet).
+// not here: a member asks the injector only whether the wrapper would
+// pass a delivery straight through (faults.Injector.Passes).
 type sites struct {
 	unavailable, ackLost, partitionsAdded, overtake       faults.Site
 	leave, crash, crashAfter, crashBefore, sessionTimeout faults.Site
-	poison, permanent, rateLimited, transient, slow       faults.Site
-}
-
-// handlerQuiet reports whether no handler fault point is armed now: the
-// handler wrapper then neither fails a delivery nor adds to its
-// processing time, and draws nothing, unless a transient firing left a
-// message further failures (see Member.owes). Five bit tests.
-func (s *sites) handlerQuiet() bool {
-	return !s.poison.Armed() && !s.permanent.Armed() && !s.rateLimited.Armed() && !s.transient.Armed() && !s.slow.Armed()
 }
 
 // newSites resolves the points of in, which may be nil.
@@ -405,11 +396,6 @@ func newSites(in *faults.Injector) sites {
 		crashAfter:      in.Site(faults.ConsumerCrashAfterEffect),
 		crashBefore:     in.Site(faults.ConsumerCrashBeforeCommit),
 		sessionTimeout:  in.Site(faults.MemberSessionTimeout),
-		poison:          in.Site(faults.HandlerPoison),
-		permanent:       in.Site(faults.HandlerPermanent),
-		rateLimited:     in.Site(faults.HandlerRateLimited),
-		transient:       in.Site(faults.HandlerTransient),
-		slow:            in.Site(faults.HandlerSlow),
 	}
 }
 

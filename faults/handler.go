@@ -58,7 +58,27 @@ var (
 	}
 	failingPoints = uint64(1)<<handlerPoints[hPoison] | 1<<handlerPoints[hPermanent] |
 		1<<handlerPoints[hLimited] | 1<<handlerPoints[hTransient]
+	// handlerPts has the bits of all five handler points.
+	handlerPts = failingPoints | 1<<handlerPoints[hSlow]
 )
+
+// Passes reports whether h, a handler Handler returned, would hand the
+// next delivery to the handler it wraps untouched and take no extra time,
+// drawing nothing: no handler point of the injector is armed now, and h
+// owes no message further failures of an earlier transient firing. A
+// handler the injector did not wrap (nil among them) passes, as does any
+// handler of a nil injector. A model that can record a delivery without
+// making it, when the handler is a plain effect, asks this first. O(1).
+func (in *Injector) Passes(h sim.Handler) bool {
+	if in == nil {
+		return true
+	}
+	if in.armedPts&handlerPts != 0 {
+		return false
+	}
+	f, ok := h.(*faultyHandler)
+	return !ok || len(f.left) == 0
+}
 
 // faultyHandler is the wrapper Handler returns. Its points are resolved
 // when it is made, so a delivery for which no failure point is armed and

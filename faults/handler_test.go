@@ -167,3 +167,47 @@ func TestFiredErrorReadsAsFmt(t *testing.T) {
 		}
 	}
 }
+
+// Passes is false while a handler point is armed, and while the wrapper
+// owes a message failures of an earlier transient firing after its rule
+// was disabled; true once the debt is paid, for a handler the injector did
+// not wrap, and for a nil injector.
+func TestPassesFollowsArmedPointsAndDebts(t *testing.T) {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	in, err := New(w, Config{Plan: Plan{Rules: []Rule{{Name: "t", Point: HandlerTransient, Probability: 1, Param: 3}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nilIn *Injector
+	plain := sim.Effect("")
+	h := in.Handler(plain)
+	if in.Passes(h) || in.Passes(nil) {
+		t.Fatal("passes while handler.transient is armed")
+	}
+	if !nilIn.Passes(h) {
+		t.Fatal("a nil injector does not pass")
+	}
+	m := w.Env().NewMessage("k", nil, sim.Headers{})
+	handle := func() error { return h.Handle(sim.NewDelivery(w.Env(), m, "queue:q", "c", "", 1)) }
+	if handle() == nil {
+		t.Fatal("the transient rule did not fire")
+	}
+	if err := in.Disable("t"); err != nil {
+		t.Fatal(err)
+	}
+	if !in.Passes(plain) || !in.Passes(nil) {
+		t.Fatal("a handler the injector did not wrap does not pass once no point is armed")
+	}
+	fails := 0
+	for range 5 {
+		if in.Passes(h) {
+			break
+		}
+		if handle() != nil {
+			fails++
+		}
+	}
+	if !in.Passes(h) || fails != 2 {
+		t.Fatalf("passes %v after %d owed failures; want true after 2", in.Passes(h), fails)
+	}
+}

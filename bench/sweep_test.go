@@ -215,8 +215,9 @@ func atGOGC(pct int, f func()) {
 // BenchmarkSweepQueue is the queue sweep (100 messages, 3 fault rules,
 // checks on) per seed: through the Go API, the same at GOGC=400 (how much
 // of a seed is the collector), its parts (building, and building plus
-// running), through simtest, through the scenario
-// runner (what explore runs per seed), and the hand-written floor.
+// running), through simtest, through the scenario runner as explore runs
+// each seed (lab.Probe) and as a run to the end with its summary
+// (lab.Execute), and the hand-written floor.
 func BenchmarkSweepQueue(b *testing.B) {
 	api := func(s uint64) {
 		if _, err := queueSeedAPI(s); err != nil {
@@ -241,6 +242,19 @@ func BenchmarkSweepQueue(b *testing.B) {
 	}
 	b.Run("simtest", func(b *testing.B) { sweep(b, func(s uint64) { probe(b, s, queueSeedSimtest) }) })
 	b.Run("scenario", func(b *testing.B) {
+		sc, err := scenario.Load("sweep.yaml", []byte(queueSweepScenario))
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Per seed, explore calls lab.Probe with no options: the run and
+		// its verdict, without the ledger's summary that lab.Execute adds.
+		sweep(b, func(s uint64) {
+			if f, failed, err := lab.Probe(sc, s, lab.Options{}); err != nil || failed {
+				b.Fatalf("seed %d: %v %+v", s, err, f)
+			}
+		})
+	})
+	b.Run("scenario-execute", func(b *testing.B) {
 		sc, err := scenario.Load("sweep.yaml", []byte(queueSweepScenario))
 		if err != nil {
 			b.Fatal(err)

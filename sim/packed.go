@@ -46,7 +46,7 @@ type packedTable[T comparable, C codec[T]] struct {
 // packWork is what a packedTable needs once it packs.
 type packWork[T any] struct {
 	tmp     []byte   // where a chunk is packed before it is copied into its bytes
-	queued  []uint8  // by dense chunk number: 0 when not listed in later, else 1 plus the element a try last found not settled (see retry)
+	queued  []uint8  // by dense chunk number: 0 when not listed in later, 1 when listed, 2 plus k when listed after a try found its element k not settled (see retry)
 	later   []uint64 // chunks to try packing again, oldest first, from head on
 	quiet   []uint64 // by dense chunk number, a bit each: packed, and the codec found it quiet
 	head    int
@@ -178,7 +178,7 @@ func (d *packedTable[T, C]) begin(c uint64) {
 	if d.packWork == nil {
 		d.packWork = &packWork[T]{}
 	}
-	d.pack(c-packLag, 0)
+	d.pack(c-packLag, -1)
 	d.tryLater(c, retries)
 	if n := len(d.free); n > 0 && d.t.spare == nil {
 		p := d.free[n-1]
@@ -208,7 +208,7 @@ func (d *packedTable[T, C]) tryLater(top uint64, n int) {
 		case d.head >= 64 && 2*d.head >= len(d.later): // drop the popped half, keeping the capacity
 			d.later, d.head = d.later[:copy(d.later, d.later[d.head:])], 0
 		}
-		from := int(d.queued[k]) - 1
+		from := int(d.queued[k]) - 2
 		d.queued[k] = 0
 		if !d.pack(k, from) {
 			return // the rest were listed after it: likely not settled either
@@ -240,10 +240,13 @@ const maxTidy = 16
 
 // pack packs dense chunk c when it is allocated, every element of it is
 // settled and it fits the codec's format; a chunk that is not settled yet
-// is listed to be tried again later, with the element found not settled,
-// and pack reports false. Whether the chunk is settled is asked from
-// element from on (see codec.busy), so the answer does not depend on
-// from, only its cost. It costs O(tableChunk).
+// is listed to be tried again later, and pack reports false. from is the
+// element of c an earlier try found not settled, or -1: the chunk is then
+// asked about from that element on (see codec.busy), and listed again
+// with the element it is found busy at, so that a chunk held up by one
+// copy costs one element per try. Without one, the codec asks while it
+// packs, and a busy chunk is listed to be asked from its start. Either way the chunk is packed exactly when it is settled. It
+// costs O(tableChunk).
 func (d *packedTable[T, C]) pack(c uint64, from int) bool {
 	if c >= uint64(len(d.t.chunks)) {
 		return true
@@ -252,11 +255,17 @@ func (d *packedTable[T, C]) pack(c uint64, from int) bool {
 	if p == nil {
 		return true
 	}
-	if k := d.codec.busy(p, max(from, 0)); k >= 0 {
-		d.retry(c, k)
-		return false
+	if from >= 0 {
+		if k := d.codec.busy(p, from); k >= 0 {
+			d.retry(c, k)
+			return false
+		}
 	}
-	if d.store(c, p, false) == packDone { // settled, as busy found
+	switch d.store(c, p, from < 0) { // with from, settled as busy found
+	case packBusy:
+		d.retry(c, 0) // the next try asks from the start, and finds where
+		return false
+	case packDone:
 		if len(d.free) < maxFree {
 			d.free = append(d.free, p)
 		}
@@ -353,7 +362,8 @@ func (d *packedTable[T, C]) quietAt(i uint64) bool {
 
 // retry lists chunk c to be tried again, unless it is listed already,
 // and notes that its element k was found not settled, to be asked about
-// first when the chunk is tried again.
+// first when the chunk is tried again; k is -1 when no element was
+// singled out.
 func (d *packedTable[T, C]) retry(c uint64, k int) {
 	for uint64(len(d.queued)) <= c {
 		d.queued = append(d.queued, 0)
@@ -361,7 +371,7 @@ func (d *packedTable[T, C]) retry(c uint64, k int) {
 	if d.queued[c] == 0 {
 		d.later = append(d.later, c)
 	}
-	d.queued[c] = uint8(k) + 1
+	d.queued[c] = uint8(k + 2)
 }
 
 // maxPacked is the largest size of a packed chunk of any codec.
@@ -387,7 +397,7 @@ func (d *packedTable[T, C]) unpack(c uint64) {
 	d.codec.unpack(p, d.bytesOf(c))
 	d.setQuiet(c, false)
 	d.t.chunks[c] = p // d.packed[c] stays, for the chunk packed again
-	d.retry(c, 0)
+	d.retry(c, -1)
 }
 
 // get returns the element at i and true, or false when its chunk was

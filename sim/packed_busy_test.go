@@ -50,18 +50,22 @@ func TestTryLaterAsksTheWholeChunkAfterItsHint(t *testing.T) {
 		*d.at(i) = record{flags: recRegistered, sends: 1, State: StateDone}
 	}
 	d.at(5).State = StatePending
-	d.at(packLag * tableChunk) // chunk 0's turn: busy at copy 5
-	if d.t.chunks[0] == nil || d.waiting() != 1 || d.queued[0] != 5+1 {
-		t.Fatalf("chunk 0 after its turn: plain %v, waiting %d, queued %d; want plain, 1, 6", d.t.chunks[0] != nil, d.waiting(), d.queued[0])
+	d.at(packLag * tableChunk) // chunk 0's turn, and a retry: busy at copy 5
+	if d.t.chunks[0] == nil || d.waiting() != 1 || d.queued[0] != 2+5 {
+		t.Fatalf("chunk 0 after its turn: plain %v, waiting %d, hint %d; want plain, 1, 5", d.t.chunks[0] != nil, d.waiting(), int(d.queued[0])-2)
 	}
 	p := d.t.chunks[0]
+	d.tidy() // still busy there
+	if d.t.chunks[0] == nil || d.waiting() != 1 || d.queued[0] != 2+5 {
+		t.Fatalf("chunk 0 after a try: plain %v, waiting %d, hint %d; want plain, 1, 5", d.t.chunks[0] != nil, d.waiting(), int(d.queued[0])-2)
+	}
 	p[5].State, p[2].State = StateDone, StatePending
 	d.tidy()
 	if d.t.chunks[0] == nil {
 		t.Fatal("chunk 0 was packed with copy 2 still pending")
 	}
-	if d.queued[0] != 2+1 {
-		t.Fatalf("chunk 0 listed with hint %d, want 2", int(d.queued[0])-1)
+	if d.queued[0] != 2+2 {
+		t.Fatalf("chunk 0 listed with hint %d, want 2", int(d.queued[0])-2)
 	}
 	p[2].State = StateDone
 	d.tidy()

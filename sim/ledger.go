@@ -1570,10 +1570,21 @@ func (l *Ledger) DuplicateEffects(name string) int {
 	return n
 }
 
-// routed reports whether some consumer expects copy id.
+// routed reports whether some consumer expects copy id. A delivery in a
+// plain chunk is read in place, as entry reads it, and one in a packed
+// chunk decoded; O(consumers) either way.
 func (l *Ledger) routed(id ID) bool {
+	i := uint64(id)
 	for _, b := range l.consumers {
-		if e, ok := b.entries.get(uint64(id)); ok && e.bits&delExpected != 0 {
+		if t := &b.entries.t; i < t.n && i/tableChunk < uint64(len(t.chunks)) {
+			if p := t.chunks[i/tableChunk]; p != nil {
+				if p[i%tableChunk].bits&delExpected != 0 {
+					return true
+				}
+				continue
+			}
+		}
+		if e, ok := b.entries.get(i); ok && e.bits&delExpected != 0 {
 			return true
 		}
 	}

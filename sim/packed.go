@@ -241,11 +241,12 @@ const maxTidy = 16
 // pack packs dense chunk c when it is allocated, every element of it is
 // settled and it fits the codec's format; a chunk that is not settled yet
 // is listed to be tried again later, and pack reports false. from is the
-// element of c an earlier try found not settled, or -1: the chunk is then
-// asked about from that element on (see codec.busy), and listed again
-// with the element it is found busy at, so that a chunk held up by one
-// copy costs one element per try. Without one, the codec asks while it
-// packs, and a busy chunk is listed to be asked from its start. Either way the chunk is packed exactly when it is settled. It
+// element of c an earlier try found not settled, or -1 for none. With
+// one, the chunk is asked about from that element on (see codec.busy)
+// and listed again with the element it is found busy at, so that a chunk
+// held up by one copy costs one element per try; without one, the codec
+// asks while it packs, and a busy chunk is listed to be asked from its
+// start. Either way the chunk is packed exactly when it is settled. It
 // costs O(tableChunk).
 func (d *packedTable[T, C]) pack(c uint64, from int) bool {
 	if c >= uint64(len(d.t.chunks)) {

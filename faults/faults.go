@@ -204,6 +204,9 @@ func (r Rule) Validate() error {
 	case r.Param < 0:
 		return fmt.Errorf("%w: rule %q: param %d is negative", ErrInvalidRule, r.Name, r.Param)
 	}
+	if r.Match == (Match{}) {
+		return nil // no pattern to check, as in most rules
+	}
 	for _, g := range []string{r.Match.Key, r.Match.Consumer, r.Match.Group, r.Match.Type, r.Match.Where} {
 		if _, err := path.Match(g, ""); err != nil {
 			return fmt.Errorf("%w: rule %q: bad pattern %q: %v", ErrInvalidRule, r.Name, g, err)
@@ -218,22 +221,43 @@ type Plan struct {
 }
 
 // Validate checks every rule and that names are unique; it reports every
-// problem at once.
+// problem at once. A plan of up to planScan rules, as nearly every plan
+// is, is checked for repeated names by comparing each with the valid
+// rules before it, without building a set of names: O(rules^2) then, and
+// O(rules) with a map for a longer plan.
 func (p Plan) Validate() error {
 	var errs []error
-	seen := map[string]bool{}
-	for _, r := range p.Rules {
+	var seen map[string]bool
+	if len(p.Rules) > planScan {
+		seen = make(map[string]bool, len(p.Rules))
+	}
+	var valid [planScan]bool // by rule, while the plan is scanned
+	for i, r := range p.Rules {
 		if err := r.Validate(); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if seen[r.Name] {
-			errs = append(errs, fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name))
+		if seen != nil {
+			if seen[r.Name] {
+				errs = append(errs, fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name))
+			}
+			seen[r.Name] = true
+			continue
 		}
-		seen[r.Name] = true
+		for j := range i {
+			if valid[j] && p.Rules[j].Name == r.Name {
+				errs = append(errs, fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name))
+				break
+			}
+		}
+		valid[i] = true
 	}
 	return errors.Join(errs...)
 }
+
+// planScan is the longest plan whose names Plan.Validate compares in
+// pairs rather than through a map.
+const planScan = 16
 
 // Context describes one opportunity for a fault.
 type Context struct {

@@ -20,13 +20,19 @@ func (deliveryCodec) at(b []byte, k int) delivery              { return packedAt
 
 // settled reports whether the consumer is done with every copy of p it
 // was routed (see done).
-func (deliveryCodec) settled(p *[tableChunk]delivery) bool {
-	for k := range p {
+func (c deliveryCodec) settled(p *[tableChunk]delivery) bool { return c.busy(p, 0) < 0 }
+
+// busy returns the index of a delivery of p the consumer is not done
+// with, looking at from first and then on in turn, wrapping round to the
+// deliveries before from; -1 when p is settled. O(tableChunk).
+func (deliveryCodec) busy(p *[tableChunk]delivery, from int) int {
+	for j := range tableChunk {
+		k := (from + j) % tableChunk
 		if e := &p[k]; *e != (delivery{}) && !e.done() {
-			return false
+			return k
 		}
 	}
-	return true
+	return -1
 }
 
 // done reports whether the consumer is done with the copy of d: it

@@ -574,7 +574,8 @@ type Ledger struct {
 // NewLedger returns an empty ledger. Attach it to a Trace (NewEnv does) to
 // fold a run's events as they happen.
 func NewLedger() *Ledger {
-	return &Ledger{wheres: []string{""}, types: []string{""}, lastRef: NoConsumer}
+	first := make([]string, 2) // the first component name and type, "" both: one allocation for the two
+	return &Ledger{wheres: first[0:1:1], types: first[1:2:2], lastRef: NoConsumer}
 }
 
 // Emit folds one trace event into the ledger. It is the ledger's only
@@ -943,6 +944,19 @@ func (l *Ledger) arrive(k Kind, id, origin ID, t Tick, where, key, typ, consumer
 	if r == nil {
 		return
 	}
+	state := StatePending
+	if k == KindPublished {
+		state = StateDelivered
+	}
+	if r.flags&recRegistered == 0 && origin == 0 {
+		// A new copy, as nearly every arrival is: registerAt has set its
+		// component and stamped Changed with t already, so the copy
+		// needs only its first send and its state.
+		l.registerAt(id, r, t, where, key, typ, 0)
+		r.sends, r.State = 1, state
+		l.expect(k, id, r.where, consumer)
+		return
+	}
 	if r.flags&recRegistered == 0 {
 		l.registerAt(id, r, t, where, key, typ, origin)
 	} else if origin != 0 {
@@ -958,18 +972,21 @@ func (l *Ledger) arrive(k Kind, id, origin ID, t Tick, where, key, typ, consumer
 	}
 	r.sends++
 	r.where = l.where(where)
-	state := StatePending
-	if k == KindPublished {
-		state = StateDelivered
-	}
 	l.setState(id, r, state, t)
+	l.expect(k, id, r.where, consumer)
+}
+
+// expect marks copy id, handed over by an event of kind k to component
+// w, as expected by consumer (none when empty) and, for a produced
+// record, by every consumer group following the log w. O(consumers of w).
+func (l *Ledger) expect(k Kind, id ID, w uint16, consumer string) {
 	if consumer != "" {
 		if d := l.entry(id, l.ref(consumer)); d != nil {
 			d.bits |= delExpected
 		}
 	}
-	if k == KindProduced && int(r.where) < len(l.subs) {
-		for _, c := range l.subs[r.where] {
+	if k == KindProduced && int(w) < len(l.subs) {
+		for _, c := range l.subs[w] {
 			if d := l.entry(id, c); d != nil {
 				d.bits |= delExpected
 			}
@@ -980,7 +997,11 @@ func (l *Ledger) arrive(k Kind, id, origin ID, t Tick, where, key, typ, consumer
 // registerAt fills in the fresh record r of copy id, first seen at tick t
 // in the component where, with key and type typ, made from origin.
 func (l *Ledger) registerAt(id ID, r *record, t Tick, where, key, typ string, origin ID) {
-	*r = record{created: l.put32(id, NoConsumer, fieldCreated, t), changed: l.put32(id, NoConsumer, fieldChanged, t),
+	created, changed := l.put32(id, NoConsumer, fieldCreated, t), tick32(t)
+	if created == tickWide {
+		changed = l.put32(id, NoConsumer, fieldChanged, t)
+	}
+	*r = record{created: created, changed: changed,
 		flags: recRegistered | r.flags&(recLinked|recRedriven|recExtra), typ: l.typeIndex(id, typ), where: l.where(where)}
 	if !r.setKey(l.lastKey.put(&l.strs, key)) {
 		if l.wideKeys == nil {
@@ -1549,10 +1570,21 @@ func (l *Ledger) DuplicateEffects(name string) int {
 	return n
 }
 
-// routed reports whether some consumer expects copy id.
+// routed reports whether some consumer expects copy id. A delivery in a
+// plain chunk is read in place, as entry reads it, and one in a packed
+// chunk decoded; O(consumers) either way.
 func (l *Ledger) routed(id ID) bool {
+	i := uint64(id)
 	for _, b := range l.consumers {
-		if e, ok := b.entries.get(uint64(id)); ok && e.bits&delExpected != 0 {
+		if t := &b.entries.t; i < t.n && i/tableChunk < uint64(len(t.chunks)) {
+			if p := t.chunks[i/tableChunk]; p != nil {
+				if p[i%tableChunk].bits&delExpected != 0 {
+					return true
+				}
+				continue
+			}
+		}
+		if e, ok := b.entries.get(i); ok && e.bits&delExpected != 0 {
 			return true
 		}
 	}

@@ -46,7 +46,7 @@ type packedTable[T comparable, C codec[T]] struct {
 // packWork is what a packedTable needs once it packs.
 type packWork[T any] struct {
 	tmp     []byte   // where a chunk is packed before it is copied into its bytes
-	queued  []bool   // by dense chunk number: listed in later
+	queued  []uint8  // by dense chunk number: 0 when not listed in later, 1 when listed, 2 plus k when listed after a try found its element k not settled (see retry)
 	later   []uint64 // chunks to try packing again, oldest first, from head on
 	quiet   []uint64 // by dense chunk number, a bit each: packed, and the codec found it quiet
 	head    int
@@ -112,6 +112,11 @@ type codec[T any] interface {
 	// settled reports whether no event is expected to change any element
 	// of p any more.
 	settled(p *[tableChunk]T) bool
+	// busy returns the index of an element of p that is not settled,
+	// looking at element from first and then on in turn, wrapping round
+	// to the elements before it; -1 when p is settled (busy(p, k) < 0
+	// exactly when settled(p) holds, whatever k).
+	busy(p *[tableChunk]T, from int) int
 	// quiet reports a property of every element of packed chunk b that
 	// a query may read without decoding the chunk (see
 	// packedTable.quietAt); the codec says what it means.
@@ -173,7 +178,7 @@ func (d *packedTable[T, C]) begin(c uint64) {
 	if d.packWork == nil {
 		d.packWork = &packWork[T]{}
 	}
-	d.pack(c - packLag)
+	d.pack(c-packLag, -1)
 	d.tryLater(c, retries)
 	if n := len(d.free); n > 0 && d.t.spare == nil {
 		p := d.free[n-1]
@@ -185,8 +190,11 @@ func (d *packedTable[T, C]) begin(c uint64) {
 
 // tryLater tries to pack up to n of the chunks listed for later, oldest
 // first, that are at least packLag chunks before chunk top, and stops at
-// the first that is not settled yet (listing it again, last). It costs
-// O(n x tableChunk).
+// the first that is not settled yet (listing it again, last). A try asks
+// first about the element the chunk's previous try found not settled, so
+// a chunk held up by one copy, as a long backlog's are, costs one
+// element per try while that copy stays unsettled. It costs
+// O(n x tableChunk) at most.
 func (d *packedTable[T, C]) tryLater(top uint64, n int) {
 	for range n {
 		if d.waiting() == 0 || d.later[d.head]+packLag > top {
@@ -200,8 +208,9 @@ func (d *packedTable[T, C]) tryLater(top uint64, n int) {
 		case d.head >= 64 && 2*d.head >= len(d.later): // drop the popped half, keeping the capacity
 			d.later, d.head = d.later[:copy(d.later, d.later[d.head:])], 0
 		}
-		d.queued[k] = false
-		if !d.pack(k) {
+		from := int(d.queued[k]) - 2
+		d.queued[k] = 0
+		if !d.pack(k, from) {
 			return // the rest were listed after it: likely not settled either
 		}
 	}
@@ -231,9 +240,15 @@ const maxTidy = 16
 
 // pack packs dense chunk c when it is allocated, every element of it is
 // settled and it fits the codec's format; a chunk that is not settled yet
-// is listed to be tried again later, and pack reports false. It costs
-// O(tableChunk).
-func (d *packedTable[T, C]) pack(c uint64) bool {
+// is listed to be tried again later, and pack reports false. from is the
+// element of c an earlier try found not settled, or -1 for none. With
+// one, the chunk is asked about from that element on (see codec.busy)
+// and listed again with the element it is found busy at, so that a chunk
+// held up by one copy costs one element per try; without one, the codec
+// asks while it packs, and a busy chunk is listed to be asked from its
+// start. Either way the chunk is packed exactly when it is settled. It
+// costs O(tableChunk).
+func (d *packedTable[T, C]) pack(c uint64, from int) bool {
 	if c >= uint64(len(d.t.chunks)) {
 		return true
 	}
@@ -241,9 +256,15 @@ func (d *packedTable[T, C]) pack(c uint64) bool {
 	if p == nil {
 		return true
 	}
-	switch d.store(c, p, true) {
+	if from >= 0 {
+		if k := d.codec.busy(p, from); k >= 0 {
+			d.retry(c, k)
+			return false
+		}
+	}
+	switch d.store(c, p, from < 0) { // with from, settled as busy found
 	case packBusy:
-		d.retry(c)
+		d.retry(c, 0) // the next try asks from the start, and finds where
 		return false
 	case packDone:
 		if len(d.free) < maxFree {
@@ -340,15 +361,18 @@ func (d *packedTable[T, C]) quietAt(i uint64) bool {
 	return w < uint64(len(d.quiet)) && d.quiet[w]&(1<<(i/tableChunk%64)) != 0
 }
 
-// retry lists chunk c to be tried again, unless it is listed already.
-func (d *packedTable[T, C]) retry(c uint64) {
+// retry lists chunk c to be tried again, unless it is listed already,
+// and notes that its element k was found not settled, to be asked about
+// first when the chunk is tried again; k is -1 when no element was
+// singled out.
+func (d *packedTable[T, C]) retry(c uint64, k int) {
 	for uint64(len(d.queued)) <= c {
-		d.queued = append(d.queued, false)
+		d.queued = append(d.queued, 0)
 	}
-	if !d.queued[c] {
-		d.queued[c] = true
+	if d.queued[c] == 0 {
 		d.later = append(d.later, c)
 	}
+	d.queued[c] = uint8(k + 2)
 }
 
 // maxPacked is the largest size of a packed chunk of any codec.
@@ -374,7 +398,7 @@ func (d *packedTable[T, C]) unpack(c uint64) {
 	d.codec.unpack(p, d.bytesOf(c))
 	d.setQuiet(c, false)
 	d.t.chunks[c] = p // d.packed[c] stays, for the chunk packed again
-	d.retry(c)
+	d.retry(c, -1)
 }
 
 // get returns the element at i and true, or false when its chunk was

@@ -69,13 +69,21 @@ func column(r *record, col int) uint32 {
 // settled reports whether every copy of p left its broker (done,
 // dead-lettered, delivered, lost...), so that no event is expected to
 // change its record.
-func (recordCodec) settled(p *[tableChunk]record) bool {
-	for k := range p {
+func (c recordCodec) settled(p *[tableChunk]record) bool { return c.busy(p, 0) < 0 }
+
+// busy returns the index of a record of p whose copy has not left its
+// broker yet, looking at from first and then on in turn, wrapping round
+// to the records before from; -1 when p is settled. A chunk found busy
+// at some record is usually still busy there when it is tried again, so
+// that try costs one record, not a scan of the chunk. O(tableChunk).
+func (recordCodec) busy(p *[tableChunk]record, from int) int {
+	for j := range tableChunk {
+		k := (from + j) % tableChunk
 		if r := &p[k]; (r.State == StatePending || r.State == StateCreated) && *r != (record{}) {
-			return false
+			return k
 		}
 	}
-	return true
+	return -1
 }
 
 // quiet is false: no query reads a summary of a packed chunk of records.

@@ -3,6 +3,7 @@ package eventlog
 import (
 	"testing"
 
+	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -46,5 +47,86 @@ func TestMemberMakesOneDeliveryWhenNeeded(t *testing.T) {
 		if d != own.d {
 			t.Fatalf("record %d was handed in another delivery than the member keeps", i)
 		}
+	}
+}
+
+// TestMembersNeverShareABatch runs a group whose members crash, fail,
+// take their time, are pulled by hand and lose retained records, and
+// checks after every tick that no two members hold one batch buffer, and
+// that the group's spare is held by none of them: the members poll into
+// one buffer in turn (Member.handBack), never at once.
+func TestMembersNeverShareABatch(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := faults.New(w, faults.Config{Plan: faults.Plan{Rules: []faults.Rule{
+		{Name: "crash", Point: faults.MemberCrash, Probability: 0.03},
+		{Name: "after", Point: faults.ConsumerCrashAfterEffect, Probability: 0.03},
+		{Name: "flaky", Point: faults.HandlerTransient, Probability: 0.05},
+		{Name: "slow", Point: faults.HandlerSlow, Probability: 0.05, Param: 2},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(w, Config{Name: "orders", Faults: in, Partitions: 6, RetentionRecords: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGroup(w, l, GroupConfig{Name: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []*Member
+	for i, cfg := range []MemberConfig{{Name: "a"}, {Name: "b", Batch: 4}, {Name: "c", Batch: 25}, {Name: "d", Pull: true}} {
+		cfg.RestartAfter = sim.Tick(1 + i%2)
+		m, err := NewMember(w, g, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	first := func(b []held) *held {
+		if cap(b) == 0 {
+			return nil
+		}
+		return &b[:1][0]
+	}
+	shared, busy := 0, 0
+	for tick := range 300 {
+		for i := range 7 {
+			if _, err := l.Produce(w.Env().NewMessage(string(rune('a'+(tick+i)%9)), []byte("x"), sim.Headers{})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tick%3 == 0 {
+			ms[3].Poll(5)
+		}
+		w.Tick()
+		holders := map[*held]string{}
+		if p := first(g.spare); p != nil {
+			holders[p] = "the spare"
+		}
+		for _, m := range ms {
+			p := first(m.got)
+			if p == nil {
+				continue
+			}
+			if who, ok := holders[p]; ok {
+				t.Fatalf("tick %d: member %s holds the batch buffer %s holds", tick, m.cfg.Name, who)
+			}
+			holders[p] = m.cfg.Name
+		}
+		if g.spare != nil {
+			shared++
+		}
+		for _, m := range ms {
+			if m.Busy() {
+				busy++
+			}
+		}
+	}
+	if shared == 0 || busy == 0 {
+		t.Errorf("the spare was left %d times and members were busy %d times, want both", shared, busy)
 	}
 }

@@ -318,6 +318,7 @@ type Group struct {
 	next  int
 	names []string           // scratch of rebalance: the members' names
 	lc    sim.LedgerConsumer // the group's ledger handle, for the polled events fetch books
+	spare []held             // a batch buffer no member holds, empty (see Member.handBack)
 
 	commits, rejected, rebalances, commitsLost int64
 }

@@ -167,13 +167,18 @@ func (h *held) record() Record {
 	return Record{Partition: h.p, Offset: h.off, Tick: h.e.tick, Message: h.message()}
 }
 
-// reserve makes room in m.got and m.out for n more records. The first
-// time either grows it takes room for a whole batch (cfg.Batch), so a
-// member polling its batch size allocates each once; after that it grows
-// as append does.
+// reserve makes room in m.got and m.out for n more records. A member
+// without a batch takes the group's spare batch buffer when it has the
+// room (see handBack). Otherwise, the first time either grows it takes
+// room for a whole batch (cfg.Batch), so a member polling its batch size
+// allocates each once; after that it grows as append does.
 func (m *Member) reserve(n int) {
 	if len(m.got)+n > cap(m.got) {
-		m.got = slices.Grow(m.got, max(n, m.cfg.Batch-len(m.got)))
+		if g := m.g; len(m.got) == 0 && cap(g.spare) >= n {
+			m.got, g.spare = g.spare, nil
+		} else {
+			m.got = slices.Grow(m.got, max(n, m.cfg.Batch-len(m.got)))
+		}
 	}
 	if len(m.out)+n > cap(m.out) {
 		if len(m.out)+n <= cap(m.outBuf) {
@@ -455,9 +460,11 @@ func (m *Member) leave(rule string) {
 }
 
 // dropBatch forgets the records the member fetched and has not handled,
-// so that retention no longer copies entries for it (see Log.detach).
+// so that retention no longer copies entries for it (see Log.detach), and
+// hands its batch buffer back (see handBack).
 func (m *Member) dropBatch() {
-	m.out, m.got, m.next = m.out[:0], m.got[:0], 0
+	m.out = m.out[:0]
+	m.handBack()
 }
 
 // Rejoin puts a member that left, crashed or was removed back into the
@@ -654,6 +661,21 @@ func (m *Member) done(i int, r *held) {
 	}
 }
 
+// handBack ends the member's batch, every record of which it has handled
+// or dropped: it lets go of the records and leaves its buffer to the
+// group as the spare, unless the spare is as large already, so the
+// members of a group, which step one after the other, poll into one
+// buffer rather than one each. A member holding a batch (busy with a slow
+// record) keeps its buffer, and one that takes the spare takes it from
+// the group, so no two members ever hold one buffer. O(batch).
+func (m *Member) handBack() {
+	clear(m.got)
+	if g := m.g; cap(m.got) > cap(g.spare) {
+		g.spare = m.got[:0]
+	}
+	m.got, m.next = nil, 0
+}
+
 // process hands the records of the last poll to the handler, from
 // got[next] on, then ends the batch. It returns early while the handler
 // is busy with a slow record, or when the member crashed or left.
@@ -726,7 +748,7 @@ func (m *Member) process(now sim.Tick) {
 		}
 		m.next++
 	}
-	m.next = len(m.got)
+	m.handBack()
 	if m.state != stateActive || !m.in {
 		return
 	}

@@ -55,8 +55,7 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 	}
 	// The caller has the records now: holding the log's entries too would
 	// only make retention and compaction copy them (Log.detach).
-	clear(m.got)
-	m.got = m.got[:0]
+	m.handBack()
 	return x.batch, nil
 }
 

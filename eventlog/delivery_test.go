@@ -52,9 +52,10 @@ func TestMemberMakesOneDeliveryWhenNeeded(t *testing.T) {
 
 // TestMembersNeverShareABatch runs a group whose members crash, fail,
 // take their time, are pulled by hand and lose retained records, and
-// checks after every tick that no two members hold one batch buffer, and
-// that the group's spare is held by none of them: the members poll into
-// one buffer in turn (Member.handBack), never at once.
+// checks after every tick that no two members hold one batch buffer, or
+// one buffer of outstanding records, and that the group's spares are held
+// by none of them: the members use one buffer of each in turn
+// (Member.handBack), never at once.
 func TestMembersNeverShareABatch(t *testing.T) {
 	w, err := sim.New(sim.Config{Seed: 5})
 	if err != nil {
@@ -92,6 +93,12 @@ func TestMembersNeverShareABatch(t *testing.T) {
 		}
 		return &b[:1][0]
 	}
+	firstOut := func(b []outRec) *outRec {
+		if cap(b) == 0 {
+			return nil
+		}
+		return &b[:1][0]
+	}
 	shared, busy := 0, 0
 	for tick := range 300 {
 		for i := range 7 {
@@ -103,21 +110,31 @@ func TestMembersNeverShareABatch(t *testing.T) {
 			ms[3].Poll(5)
 		}
 		w.Tick()
-		holders := map[*held]string{}
+		holders, outHolders := map[*held]string{}, map[*outRec]string{}
 		if p := first(g.spare); p != nil {
 			holders[p] = "the spare"
 		}
-		for _, m := range ms {
-			p := first(m.got)
-			if p == nil {
-				continue
-			}
-			if who, ok := holders[p]; ok {
-				t.Fatalf("tick %d: member %s holds the batch buffer %s holds", tick, m.cfg.Name, who)
-			}
-			holders[p] = m.cfg.Name
+		if p := firstOut(g.spareOut); p != nil {
+			outHolders[p] = "the spare"
 		}
-		if g.spare != nil {
+		for _, m := range ms {
+			if p := first(m.got); p != nil {
+				if who, ok := holders[p]; ok {
+					t.Fatalf("tick %d: member %s holds the batch buffer %s holds", tick, m.cfg.Name, who)
+				}
+				holders[p] = m.cfg.Name
+			}
+			if p := firstOut(m.outBuf); p != nil {
+				if who, ok := outHolders[p]; ok {
+					t.Fatalf("tick %d: member %s holds the buffer of outstanding records %s holds", tick, m.cfg.Name, who)
+				}
+				outHolders[p] = m.cfg.Name
+			}
+			if p, q := firstOut(m.out), firstOut(m.outBuf); p != nil && (q == nil || cap(m.out) > cap(m.outBuf)) {
+				t.Fatalf("tick %d: member %s has outstanding records outside its buffer", tick, m.cfg.Name)
+			}
+		}
+		if g.spare != nil && g.spareOut != nil {
 			shared++
 		}
 		for _, m := range ms {

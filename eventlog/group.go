@@ -305,20 +305,21 @@ func (gp *groupPart) forgetGone(part *partition) {
 // A group is the logical consumer of the ledger: its name is the Consumer
 // of every event about it, and it is created "subscribed" to its topic.
 type Group struct {
-	t     *Log
-	env   *sim.Env
-	name  string
-	cfg   GroupConfig
-	gen   int
-	mems  []*Member // in the group now, in join order
-	all   []*Member // every member ever created for the group, in creation order
-	parts []groupPart
-	asg   []Assignment
-	bufs  [2]assignBuf // asg is built in bufs[next^1]; the next rebalance builds in bufs[next]
-	next  int
-	names []string           // scratch of rebalance: the members' names
-	lc    sim.LedgerConsumer // the group's ledger handle, for the polled events fetch books
-	spare []held             // a batch buffer no member holds, empty (see Member.handBack)
+	t        *Log
+	env      *sim.Env
+	name     string
+	cfg      GroupConfig
+	gen      int
+	mems     []*Member // in the group now, in join order
+	all      []*Member // every member ever created for the group, in creation order
+	parts    []groupPart
+	asg      []Assignment
+	bufs     [2]assignBuf // asg is built in bufs[next^1]; the next rebalance builds in bufs[next]
+	next     int
+	names    []string           // scratch of rebalance: the members' names
+	lc       sim.LedgerConsumer // the group's ledger handle, for the polled events fetch books
+	spare    []held             // a batch buffer no member holds, empty (see Member.handBack)
+	spareOut []outRec           // a buffer of outstanding records no member holds, empty
 
 	commits, rejected, rebalances, commitsLost int64
 }

@@ -168,10 +168,11 @@ func (h *held) record() Record {
 }
 
 // reserve makes room in m.got and m.out for n more records. A member
-// without a batch takes the group's spare batch buffer when it has the
-// room (see handBack). Otherwise, the first time either grows it takes
-// room for a whole batch (cfg.Batch), so a member polling its batch size
-// allocates each once; after that it grows as append does.
+// without a batch, or without outstanding records, takes the group's
+// spare buffer for them when it has the room (see handBack). Otherwise,
+// the first time either grows it takes room for a whole batch
+// (cfg.Batch), so a member polling its batch size allocates each once;
+// after that it grows as append does.
 func (m *Member) reserve(n int) {
 	if len(m.got)+n > cap(m.got) {
 		if g := m.g; len(m.got) == 0 && cap(g.spare) >= n {
@@ -181,11 +182,14 @@ func (m *Member) reserve(n int) {
 		}
 	}
 	if len(m.out)+n > cap(m.out) {
-		if len(m.out)+n <= cap(m.outBuf) {
+		switch g := m.g; {
+		case len(m.out)+n <= cap(m.outBuf):
 			// Room is left before m.out, where finish took records off
 			// its front: slide them back to the start.
 			m.out = append(m.outBuf[:0], m.out...)
-		} else {
+		case len(m.out) == 0 && cap(g.spareOut) >= n:
+			m.out, m.outBuf, g.spareOut = g.spareOut, g.spareOut, nil
+		default:
 			m.out = slices.Grow(m.out, max(n, m.cfg.Batch-len(m.out)))
 			m.outBuf = m.out[:0]
 		}
@@ -665,15 +669,27 @@ func (m *Member) done(i int, r *held) {
 // or dropped: it lets go of the records and leaves its buffer to the
 // group as the spare, unless the spare is as large already, so the
 // members of a group, which step one after the other, poll into one
-// buffer rather than one each. A member holding a batch (busy with a slow
-// record) keeps its buffer, and one that takes the spare takes it from
-// the group, so no two members ever hold one buffer. O(batch).
+// buffer rather than one each; so does the buffer of its outstanding
+// records when none is left (a handler member's, after its batch; not a
+// pull member's, whose records Poll hands out stay outstanding). A member
+// holding a batch (busy with a slow record) or outstanding records keeps
+// its buffers, and one that takes a spare takes it from the group, so no
+// two members ever hold one buffer. O(batch).
 func (m *Member) handBack() {
+	g := m.g
 	clear(m.got)
-	if g := m.g; cap(m.got) > cap(g.spare) {
+	if cap(m.got) > cap(g.spare) {
 		g.spare = m.got[:0]
 	}
 	m.got, m.next = nil, 0
+	if len(m.out) == 0 {
+		// Nothing is outstanding either: the buffer of the outstanding
+		// records goes the same way.
+		if cap(m.outBuf) > cap(g.spareOut) {
+			g.spareOut = m.outBuf[:0]
+		}
+		m.out, m.outBuf = nil, nil
+	}
 }
 
 // process hands the records of the last poll to the handler, from

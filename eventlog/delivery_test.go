@@ -55,7 +55,8 @@ func TestMemberMakesOneDeliveryWhenNeeded(t *testing.T) {
 // checks after every tick that no two members hold one batch buffer, or
 // one buffer of outstanding records, and that the group's spares are held
 // by none of them: the members use one buffer of each in turn
-// (Member.handBack), never at once.
+// (Member.handBack), never at once. The spare batch buffer points at no
+// entry, which would keep one the log let go of alive.
 func TestMembersNeverShareABatch(t *testing.T) {
 	w, err := sim.New(sim.Config{Seed: 5})
 	if err != nil {
@@ -136,6 +137,11 @@ func TestMembersNeverShareABatch(t *testing.T) {
 		}
 		if g.spare != nil && g.spareOut != nil {
 			shared++
+		}
+		for i, h := range g.spare[:cap(g.spare)] {
+			if h.e != nil || h.a != nil {
+				t.Fatalf("tick %d: the spare batch buffer still points at the entry of record %d", tick, i)
+			}
 		}
 		for _, m := range ms {
 			if m.Busy() {

@@ -430,6 +430,7 @@ func (m *Member) SetHandler(h sim.Handler) { m.cfg.Handler = h }
 func (m *Member) join(why string) {
 	now := m.g.env.Now()
 	m.state, m.expired, m.busy = stateActive, false, false
+	letGo(m.got)
 	m.out, m.got, m.next = m.out[:0], m.got[:0], 0
 	if x := m.x; x != nil {
 		x.pending, x.batch = x.pending[:0], x.batch[:0]
@@ -677,7 +678,7 @@ func (m *Member) done(i int, r *held) {
 // two members ever hold one buffer. O(batch).
 func (m *Member) handBack() {
 	g := m.g
-	clear(m.got)
+	letGo(m.got)
 	if cap(m.got) > cap(g.spare) {
 		g.spare = m.got[:0]
 	}
@@ -689,6 +690,22 @@ func (m *Member) handBack() {
 			g.spareOut = m.outBuf[:0]
 		}
 		m.out, m.outBuf = nil, nil
+	}
+}
+
+// letGo clears the pointers of the held records b, so that they no
+// longer keep entries the log has let go of alive. It stores nil field by
+// field, and only where a pointer is set: a store of a pointer takes a
+// write barrier while the collector marks, which the compiler makes a
+// test and a buffered store, where clearing the records as a whole
+// (clear) takes the runtime's bulk barrier over every word. O(len(b)).
+func letGo(b []held) {
+	for i := range b {
+		h := &b[i]
+		h.e = nil
+		if h.a != nil {
+			h.a = nil
+		}
 	}
 }
 

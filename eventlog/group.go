@@ -536,8 +536,19 @@ func (g *Group) rebalance(why, rule string) {
 	}
 	g.asg = assign(g.cfg.Strategy, g.names, len(g.parts), g.asg, &g.bufs[g.next])
 	g.next ^= 1
-	for p := range g.parts {
-		g.parts[p].owner = nil
+	// The assignment lists every partition once when a member is left
+	// (TestAssignBalanced), and every partition it lists gets its new
+	// owner below: the owners are cleared first only when it lists fewer,
+	// so an owner that stays is not stored twice (every store of a pointer
+	// takes a write barrier while the collector marks).
+	listed := 0
+	for _, a := range g.asg {
+		listed += len(a.Partitions)
+	}
+	if listed != len(g.parts) {
+		for p := range g.parts {
+			g.parts[p].owner = nil
+		}
 	}
 	for _, a := range g.asg {
 		m := g.Member(a.Member)
@@ -545,7 +556,9 @@ func (g *Group) rebalance(why, rule string) {
 		m.own(a.Partitions)
 		for _, p := range a.Partitions {
 			gp := &g.parts[p]
-			gp.owner = m
+			if gp.owner != m {
+				gp.owner = m
+			}
 			gp.epoch++
 			gp.stuck = false
 			switch {

@@ -123,16 +123,12 @@ type assignBuf struct {
 // assignments carve every member's partitions out of one slice, each with
 // its exact capacity, so appending to one never touches another's. It
 // allocates only when buf has less room than the members or partitions
-// need (Sticky: its scratch and the members' partitions, always), and
-// then takes room for groupFirst members at least.
+// need (Sticky: its scratch and the members' partitions, always).
 func assign(s Strategy, names []string, partitions int, prev []Assignment, buf *assignBuf) []Assignment {
 	slices.Sort(names)
 	names = slices.Compact(names)
 	if cap(buf.entries) < len(names) {
-		// Room for at least the members a group has room for when it is
-		// made (groupFirst), so that a group's first members, joining one
-		// by one, do not grow it at each join.
-		buf.entries = make([]Assignment, len(names), max(len(names), groupFirst))
+		buf.entries = make([]Assignment, len(names))
 	}
 	out := buf.entries[:len(names)]
 	clear(out)

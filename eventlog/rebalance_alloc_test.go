@@ -86,16 +86,3 @@ func TestRebalanceSetsEveryOwner(t *testing.T) {
 		}
 	}
 }
-
-// A group's first rebalances, as its first members join one by one, build
-// their assignments in room for groupFirst members: each of the group's
-// two buffers takes its entries once.
-func TestAssignmentRoomForTheFirstMembers(t *testing.T) {
-	_, g := sixPartitionGroup(t, GroupConfig{Name: "g"})
-	for i := range groupFirst {
-		g.names = append(g.names[:0], "m0", "m1", "m2", "m3")
-		if got := assign(Range, g.names[:i+1], 6, nil, &g.bufs[i%2]); cap(got) < groupFirst {
-			t.Fatalf("an assignment of %d members has room for %d, want %d", i+1, cap(got), groupFirst)
-		}
-	}
-}

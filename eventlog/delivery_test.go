@@ -1,6 +1,8 @@
 package eventlog
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/faults"
@@ -151,5 +153,35 @@ func TestMembersNeverShareABatch(t *testing.T) {
 	}
 	if shared == 0 || busy == 0 {
 		t.Errorf("the spare was left %d times and members were busy %d times, want both", shared, busy)
+	}
+}
+
+// A member that owns a few partitions keeps their list in its own room,
+// and one that owns more than fit there moves it out, with room for
+// every partition of the group; either way the list is the assignment's.
+func TestMemberKeepsAFewPartitionsInItsRoom(t *testing.T) {
+	w, g := sixPartitionGroup(t, GroupConfig{Name: "g"})
+	a, err := NewMember(w, g, MemberConfig{Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.owned) != 6 || cap(a.owned) < 6 {
+		t.Fatalf("a member alone owns %v (room for %d), want the 6 partitions", a.owned, cap(a.owned))
+	}
+	var ms []*Member
+	for _, name := range []string{"b", "c"} {
+		m, err := NewMember(w, g, MemberConfig{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	for _, m := range ms {
+		if got, want := fmt.Sprint(m.Assigned()), fmt.Sprint(g.asg[slices.IndexFunc(g.asg, func(x Assignment) bool { return x.Member == m.cfg.Name })].Partitions); got != want {
+			t.Errorf("member %s owns %s, the assignment says %s", m.cfg.Name, got, want)
+		}
+		if len(m.owned) == 0 || &m.owned[:1][0] != &m.ownRoom[0] {
+			t.Errorf("member %s keeps its %d partitions outside its room", m.cfg.Name, len(m.owned))
+		}
 	}
 }

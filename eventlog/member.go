@@ -196,14 +196,19 @@ func (m *Member) reserve(n int) {
 	}
 }
 
-// own makes ps the member's partitions. The list is allocated when the
-// member first owns more partitions than there is room for, so it does
-// not grow by appending, with room for every partition of the group, so
-// that rebalances handing the member more of them later do not allocate
+// own makes ps the member's partitions. The list starts in the room the
+// member keeps for a few (ownRoom), and is allocated when the member
+// first owns more partitions than there is room for, so it does not grow
+// by appending, with room for every partition of the group, so that
+// rebalances handing the member more of them later do not allocate
 // again.
 func (m *Member) own(ps []int) {
 	if cap(m.owned) < len(ps) {
-		m.owned = make([]int, 0, max(len(ps), len(m.g.parts)))
+		if len(ps) <= len(m.ownRoom) {
+			m.owned = m.ownRoom[:0]
+		} else {
+			m.owned = make([]int, 0, max(len(ps), len(m.g.parts)))
+		}
 	}
 	m.owned = append(m.owned[:0], ps...)
 }
@@ -287,7 +292,8 @@ type Member struct {
 	in        bool // in the group now
 	expired   bool // removed by the coordinator (session timeout); rejoins at its next poll
 	gen       int
-	owned     []int
+	owned     []int  // in ownRoom while it fits there
+	ownRoom   [3]int // room for the partitions of a member that owns a few: the 24 bytes its size class has left
 	rr        int
 	lastPoll  sim.Tick
 	lastAuto  sim.Tick

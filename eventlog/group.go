@@ -305,19 +305,21 @@ func (gp *groupPart) forgetGone(part *partition) {
 // A group is the logical consumer of the ledger: its name is the Consumer
 // of every event about it, and it is created "subscribed" to its topic.
 type Group struct {
-	t     *Log
-	env   *sim.Env
-	name  string
-	cfg   GroupConfig
-	gen   int
-	mems  []*Member // in the group now, in join order
-	all   []*Member // every member ever created for the group, in creation order
-	parts []groupPart
-	asg   []Assignment
-	bufs  [2]assignBuf // asg is built in bufs[next^1]; the next rebalance builds in bufs[next]
-	next  int
-	names []string           // scratch of rebalance: the members' names
-	lc    sim.LedgerConsumer // the group's ledger handle, for the polled events fetch books
+	t        *Log
+	env      *sim.Env
+	name     string
+	cfg      GroupConfig
+	gen      int
+	mems     []*Member // in the group now, in join order
+	all      []*Member // every member ever created for the group, in creation order
+	parts    []groupPart
+	asg      []Assignment
+	bufs     [2]assignBuf // asg is built in bufs[next^1]; the next rebalance builds in bufs[next]
+	next     int
+	names    []string           // scratch of rebalance: the members' names
+	lc       sim.LedgerConsumer // the group's ledger handle, for the polled events fetch books
+	spare    []held             // a batch buffer no member holds, empty (see Member.handBack)
+	spareOut []outRec           // a buffer of outstanding records no member holds, empty
 
 	commits, rejected, rebalances, commitsLost int64
 }
@@ -534,8 +536,19 @@ func (g *Group) rebalance(why, rule string) {
 	}
 	g.asg = assign(g.cfg.Strategy, g.names, len(g.parts), g.asg, &g.bufs[g.next])
 	g.next ^= 1
-	for p := range g.parts {
-		g.parts[p].owner = nil
+	// The assignment lists every partition once when a member is left
+	// (TestAssignBalanced), and every partition it lists gets its new
+	// owner below: the owners are cleared first only when it lists fewer,
+	// so an owner that stays is not stored twice (every store of a pointer
+	// takes a write barrier while the collector marks).
+	listed := 0
+	for _, a := range g.asg {
+		listed += len(a.Partitions)
+	}
+	if listed != len(g.parts) {
+		for p := range g.parts {
+			g.parts[p].owner = nil
+		}
 	}
 	for _, a := range g.asg {
 		m := g.Member(a.Member)
@@ -543,7 +556,9 @@ func (g *Group) rebalance(why, rule string) {
 		m.own(a.Partitions)
 		for _, p := range a.Partitions {
 			gp := &g.parts[p]
-			gp.owner = m
+			if gp.owner != m {
+				gp.owner = m
+			}
 			gp.epoch++
 			gp.stuck = false
 			switch {

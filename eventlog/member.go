@@ -167,34 +167,48 @@ func (h *held) record() Record {
 	return Record{Partition: h.p, Offset: h.off, Tick: h.e.tick, Message: h.message()}
 }
 
-// reserve makes room in m.got and m.out for n more records. The first
-// time either grows it takes room for a whole batch (cfg.Batch), so a
-// member polling its batch size allocates each once; after that it grows
-// as append does.
+// reserve makes room in m.got and m.out for n more records. A member
+// without a batch, or without outstanding records, takes the group's
+// spare buffer for them when it has the room (see handBack). Otherwise,
+// the first time either grows it takes room for a whole batch
+// (cfg.Batch), so a member polling its batch size allocates each once;
+// after that it grows as append does.
 func (m *Member) reserve(n int) {
 	if len(m.got)+n > cap(m.got) {
-		m.got = slices.Grow(m.got, max(n, m.cfg.Batch-len(m.got)))
+		if g := m.g; len(m.got) == 0 && cap(g.spare) >= n {
+			m.got, g.spare = g.spare, nil
+		} else {
+			m.got = slices.Grow(m.got, max(n, m.cfg.Batch-len(m.got)))
+		}
 	}
 	if len(m.out)+n > cap(m.out) {
-		if len(m.out)+n <= cap(m.outBuf) {
+		switch g := m.g; {
+		case len(m.out)+n <= cap(m.outBuf):
 			// Room is left before m.out, where finish took records off
 			// its front: slide them back to the start.
 			m.out = append(m.outBuf[:0], m.out...)
-		} else {
+		case len(m.out) == 0 && cap(g.spareOut) >= n:
+			m.out, m.outBuf, g.spareOut = g.spareOut, g.spareOut, nil
+		default:
 			m.out = slices.Grow(m.out, max(n, m.cfg.Batch-len(m.out)))
 			m.outBuf = m.out[:0]
 		}
 	}
 }
 
-// own makes ps the member's partitions. The list is allocated when the
-// member first owns more partitions than there is room for, so it does
-// not grow by appending, with room for every partition of the group, so
-// that rebalances handing the member more of them later do not allocate
+// own makes ps the member's partitions. The list starts in the room the
+// member keeps for a few (ownRoom), and is allocated when the member
+// first owns more partitions than there is room for, so it does not grow
+// by appending, with room for every partition of the group, so that
+// rebalances handing the member more of them later do not allocate
 // again.
 func (m *Member) own(ps []int) {
 	if cap(m.owned) < len(ps) {
-		m.owned = make([]int, 0, max(len(ps), len(m.g.parts)))
+		if len(ps) <= len(m.ownRoom) {
+			m.owned = m.ownRoom[:0]
+		} else {
+			m.owned = make([]int, 0, max(len(ps), len(m.g.parts)))
+		}
 	}
 	m.owned = append(m.owned[:0], ps...)
 }
@@ -278,19 +292,20 @@ type Member struct {
 	in        bool // in the group now
 	expired   bool // removed by the coordinator (session timeout); rejoins at its next poll
 	gen       int
-	owned     []int
+	owned     []int  // in ownRoom while it fits there
+	ownRoom   [3]int // room for the partitions of a member that owns a few: the 24 bytes its size class has left
 	rr        int
 	lastPoll  sim.Tick
 	lastAuto  sim.Tick
 	until     sim.Tick // end of a stall or a restart
 	busy      bool     // the handler is working on got[next]: next < len(got) while set
 	busyUntil sim.Tick
-	got       []held      // a handler member's last poll; empty after Poll, which hands out Records
-	next      int         // the index in got of the record to handle next
-	out       []outRec    // outstanding records, in fetch order: a part of outBuf
-	outBuf    []outRec    // the array out is in, from its start; finish takes the first record of out off by moving out's start
-	x         *memberBufs // nil until first needed
-	d         sim.Delivery
+	got       []held        // a handler member's last poll; empty after Poll, which hands out Records
+	next      int           // the index in got of the record to handle next
+	out       []outRec      // outstanding records, in fetch order: a part of outBuf
+	outBuf    []outRec      // the array out is in, from its start; finish takes the first record of out off by moving out's start
+	x         *memberBufs   // nil until first needed
+	d         *sim.Delivery // the delivery the handler reads; nil until first needed (see delivery)
 
 	crashes int
 }
@@ -298,11 +313,24 @@ type Member struct {
 // memberBufs are the buffers only some members need: the commits a stall
 // holds back, the records Poll returns and the reads a history records. A
 // member makes them at the first use, so a handler member that needs none
-// fits in 640 bytes.
+// fits in 320 bytes (see TestMemberSize).
 type memberBufs struct {
 	pending []Position // commits held back by a stall
 	batch   []Record   // the last poll as Poll returns it; built only for Poll's callers
 	reads   []Read
+}
+
+// delivery returns the delivery the member hands its handler, making it
+// at the first call: a member whose records all take the plain effect's
+// short path (see plain) never prepares one, and saves its 320 bytes.
+// The member prepares every record in the same delivery, so what it
+// holds already need not be stored again (see entry.fill), and a slow
+// handler finds it as it left it when its record is done. O(1).
+func (m *Member) delivery() *sim.Delivery {
+	if m.d == nil {
+		m.d = &sim.Delivery{}
+	}
+	return m.d
 }
 
 // bufs returns the member's buffers, making them at the first call.
@@ -408,6 +436,7 @@ func (m *Member) SetHandler(h sim.Handler) { m.cfg.Handler = h }
 func (m *Member) join(why string) {
 	now := m.g.env.Now()
 	m.state, m.expired, m.busy = stateActive, false, false
+	letGo(m.got)
 	m.out, m.got, m.next = m.out[:0], m.got[:0], 0
 	if x := m.x; x != nil {
 		x.pending, x.batch = x.pending[:0], x.batch[:0]
@@ -442,9 +471,11 @@ func (m *Member) leave(rule string) {
 }
 
 // dropBatch forgets the records the member fetched and has not handled,
-// so that retention no longer copies entries for it (see Log.detach).
+// so that retention no longer copies entries for it (see Log.detach), and
+// hands its batch buffer back (see handBack).
 func (m *Member) dropBatch() {
-	m.out, m.got, m.next = m.out[:0], m.got[:0], 0
+	m.out = m.out[:0]
+	m.handBack()
 }
 
 // Rejoin puts a member that left, crashed or was removed back into the
@@ -641,6 +672,49 @@ func (m *Member) done(i int, r *held) {
 	}
 }
 
+// handBack ends the member's batch, every record of which it has handled
+// or dropped: it lets go of the records and leaves its buffer to the
+// group as the spare, unless the spare is as large already, so the
+// members of a group, which step one after the other, poll into one
+// buffer rather than one each; so does the buffer of its outstanding
+// records when none is left (a handler member's, after its batch; not a
+// pull member's, whose records Poll hands out stay outstanding). A member
+// holding a batch (busy with a slow record) or outstanding records keeps
+// its buffers, and one that takes a spare takes it from the group, so no
+// two members ever hold one buffer. O(batch).
+func (m *Member) handBack() {
+	g := m.g
+	letGo(m.got)
+	if cap(m.got) > cap(g.spare) {
+		g.spare = m.got[:0]
+	}
+	m.got, m.next = nil, 0
+	if len(m.out) == 0 {
+		// Nothing is outstanding either: the buffer of the outstanding
+		// records goes the same way.
+		if cap(m.outBuf) > cap(g.spareOut) {
+			g.spareOut = m.outBuf[:0]
+		}
+		m.out, m.outBuf = nil, nil
+	}
+}
+
+// letGo clears the pointers of the held records b, so that they no
+// longer keep entries the log has let go of alive. It stores nil field by
+// field, and only where a pointer is set: a store of a pointer takes a
+// write barrier while the collector marks, which the compiler makes a
+// test and a buffered store, where clearing the records as a whole
+// (clear) takes the runtime's bulk barrier over every word. O(len(b)).
+func letGo(b []held) {
+	for i := range b {
+		h := &b[i]
+		h.e = nil
+		if h.a != nil {
+			h.a = nil
+		}
+	}
+}
+
 // process hands the records of the last poll to the handler, from
 // got[next] on, then ends the batch. It returns early while the handler
 // is busy with a slow record, or when the member crashed or left.
@@ -683,9 +757,10 @@ func (m *Member) process(now sim.Tick) {
 			if booked {
 				m.done(i, r)
 			} else {
-				r.fill(&m.d.Msg) // built in place, not copied once more
-				m.prepareInPlace(&m.d, r.p, r.off, int(m.out[i].attempt))
-				if t := sim.DurationOf(m.handler(), &m.d); t > 0 {
+				d := m.delivery()
+				r.fill(&d.Msg) // built in place, not copied once more
+				m.prepareInPlace(d, r.p, r.off, int(m.out[i].attempt))
+				if t := sim.DurationOf(m.handler(), d); t > 0 {
 					m.busy, m.busyUntil = true, now+t
 					return
 				}
@@ -693,8 +768,9 @@ func (m *Member) process(now sim.Tick) {
 		}
 		if !booked {
 			m.busy = false
-			err := m.handler().Handle(&m.d)
-			_ = m.finish(&m.d, err)
+			d := m.delivery() // prepared above, or before a slow handler made the member busy
+			err := m.handler().Handle(d)
+			_ = m.finish(d, err)
 			if err != nil {
 				m.dropAll()
 				break
@@ -711,7 +787,7 @@ func (m *Member) process(now sim.Tick) {
 		}
 		m.next++
 	}
-	m.next = len(m.got)
+	m.handBack()
 	if m.state != stateActive || !m.in {
 		return
 	}

@@ -55,8 +55,7 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 	}
 	// The caller has the records now: holding the log's entries too would
 	// only make retention and compaction copy them (Log.detach).
-	clear(m.got)
-	m.got = m.got[:0]
+	m.handBack()
 	return x.batch, nil
 }
 
@@ -70,7 +69,7 @@ func (m *Member) poll(max int) (int, error) {
 		r := &m.got[m.next]
 		return 0, fmt.Errorf("%w: %q in group %s handles partition %d offset %d until %s", ErrBusy, m.cfg.Name, m.g.name, r.p, r.off, m.busyUntil)
 	}
-	clear(m.got) // lets go of the last batch's entries
+	letGo(m.got) // lets go of the last batch's entries
 	m.got, m.next = m.got[:0], 0
 	if m.state != stateActive {
 		return 0, nil
@@ -150,7 +149,7 @@ func (m *Member) poll(max int) (int, error) {
 			}
 			if err := g.commit(m, m.gen, p, g.parts[p].pos); err != nil {
 				m.dropAll()
-				m.got = m.got[:0]
+				m.handBack()
 				return 0, err
 			}
 		}

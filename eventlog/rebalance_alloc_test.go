@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -23,6 +24,65 @@ func TestRebalanceReusesTheAssignment(t *testing.T) {
 		}
 		if got := g.Assignment(); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%v: assignment %v after the rebalances, want %v", s, got, want)
+		}
+	}
+}
+
+// After every rebalance of a group whose members join, leave, crash and
+// come back, under every strategy, each partition's owner is the member
+// the assignment lists it for, and no partition has an owner once no
+// member is left: a rebalance stores an owner only where it changes.
+func TestRebalanceSetsEveryOwner(t *testing.T) {
+	for _, s := range []Strategy{Range, RoundRobin, Sticky} {
+		w, g := sixPartitionGroup(t, GroupConfig{Name: "g", Strategy: s})
+		var ms []*Member
+		for _, name := range []string{"c", "a", "b", "d", "e", "f", "h"} {
+			m, err := NewMember(w, g, MemberConfig{Name: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, m)
+		}
+		check := func(step int) {
+			t.Helper()
+			want := make([]*Member, len(g.parts))
+			for _, a := range g.asg {
+				for _, p := range a.Partitions {
+					want[p] = g.Member(a.Member)
+				}
+			}
+			name := func(m *Member) string {
+				if m == nil {
+					return "none"
+				}
+				return m.cfg.Name
+			}
+			for p := range g.parts {
+				if got := g.parts[p].owner; got != want[p] {
+					t.Fatalf("%v, step %d: partition %d is owned by %s, the assignment %v says %s", s, step, p, name(got), g.asg, name(want[p]))
+				}
+			}
+		}
+		rng := rand.New(rand.NewPCG(uint64(s), 9))
+		for step := range 400 {
+			m := ms[rng.IntN(len(ms))]
+			switch rng.IntN(3) {
+			case 0:
+				m.Leave()
+			case 1:
+				m.Crash("")
+			default:
+				_ = m.Rejoin()
+			}
+			if step%50 == 49 { // now and then every member leaves
+				for _, m := range ms {
+					m.Leave()
+				}
+				check(step)
+			}
+			check(step)
+			w.Tick()
+			check(step)
 		}
 	}
 }

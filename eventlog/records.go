@@ -5,26 +5,31 @@ package eventlog
 const recChunk = 256
 
 // The small chunks: a partition's entries [0, recChunk) start in chunks of
-// 4, 6, 12, 22, 42, 64 and 106 entries (smallSizes), so a small topic
+// 4, 6, 11, 21, 41, 75, 49 and 49 entries (smallSizes), so a small topic
 // allocates about what it holds, never more than twice that, and never a
 // full chunk: each chunk holds at most two entries more than the chunks
-// before it, and for the 64-byte record entries each is a whole size
-// class of the allocator (256, 384, 768, 1408, 2688, 4096 and 6784 bytes),
-// so none rounds up to bytes it cannot use; the 24-byte aside entries'
-// chunks of 22, 42 and 106 round up by 48, 16 and 144 bytes. A partition of 5 to 10 records holds
-// 10 entries, of 11 to 22 holds 22 and of 23 to 44 holds 44, in at most
-// four chunks, which its chunk headers have room for (recHeader). A
-// partition the log is made with holds its first chunk from the start
-// (see partition.seed), so it holds 4 entries even while it is empty.
+// before it. For the 64-byte record entries each fills its size class of
+// the allocator but for less than an entry: an object above 512 bytes
+// that holds pointers carries an 8-byte header, so a chunk of n > 8
+// entries takes 64n+8 bytes, and 11, 21, 41, 75 and 49 entries fit the
+// 768-, 1408-, 2688-, 4864- and 3200-byte classes with 56 bytes to spare,
+// where 12 or 22 entries would round up to 896 or 1536 bytes
+// (TestSmallChunksFitTheirClass). The 24-byte aside entries hold no
+// pointers, and their chunks round up by 40 bytes at most but for those
+// of 75 and 49 entries (248 and 104 bytes). A partition of 5 to 10 records holds 10
+// entries, of 11 to 21 holds 21 and of 22 to 42 holds 42, in at most four
+// chunks, which its chunk headers have room for (recHeader). A partition
+// the log is made with holds its first chunk from the start (see
+// partition.seed), so it holds 4 entries even while it is empty.
 const (
 	recFirst = 4 // entries of the first chunk
-	recSmall = 7 // small chunks covering [0, recChunk)
+	recSmall = 8 // small chunks covering [0, recChunk)
 )
 
 // smallSizes are the sizes of the small chunks, in order; they add up to
 // recChunk. smallCap and smallAt are derived from them once: the layout is
 // written here and nowhere else.
-var smallSizes = [recSmall]int{recFirst, 6, 12, 22, 42, 64, 106}
+var smallSizes = [recSmall]int{recFirst, 6, 11, 21, 41, 75, 49, 49}
 
 // smallCap[k] is the number of entries the first k small chunks hold.
 var smallCap [recSmall + 1]int
@@ -48,7 +53,7 @@ func init() {
 }
 
 // recHeader is the room for chunks a partition's records take with their
-// first: the first four small chunks (44 entries), in a 96-byte header, as
+// first: the first four small chunks (42 entries), in a 96-byte header, as
 // most partitions of a small topic hold no more; a fifth grows it as
 // append does.
 const recHeader = 4

@@ -3,7 +3,9 @@ package eventlog
 import (
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/brokerlab/brokerlab/sim"
 )
@@ -152,7 +154,7 @@ func TestRecordsStartSmall(t *testing.T) {
 // smallSizes[k] entries, capacity agrees with the chunks held, entry i
 // lives in the chunk that capacity places it in, in order, n records
 // never hold more than max(recFirst, 2n) entries, and a partition of up
-// to 44 records stays within its header's room.
+// to 42 records stays within its header's room.
 func TestSmallChunksLayout(t *testing.T) {
 	var r records[entry]
 	for i := range recChunk + 10 {
@@ -161,7 +163,7 @@ func TestSmallChunksLayout(t *testing.T) {
 		if held := r.capacity(len(r.chunks)); n <= recChunk && held > max(recFirst, 2*n) {
 			t.Fatalf("%d records hold %d entries, more than twice as many", n, held)
 		}
-		if n <= 44 && len(r.chunks) > recHeader {
+		if n <= smallCap[recHeader] && len(r.chunks) > recHeader {
 			t.Fatalf("%d records take %d chunks, past the header's room for %d", n, len(r.chunks), recHeader)
 		}
 	}
@@ -182,6 +184,47 @@ func TestSmallChunksLayout(t *testing.T) {
 			t.Fatalf("entry %d is not index %d of chunk %d, or holds record %d", i, i-r.capacity(k), k, r.at(i).id)
 		}
 	}
+}
+
+// TestSmallChunksFitTheirClass checks that every small chunk of record
+// entries the records allocate (all but the first, which a partition
+// holds itself) leaves less than an entry unused in what it takes from the
+// allocator: a chunk above 512 bytes carries an 8-byte header and rounds
+// up to its size class, so a size that misses its class by a few bytes
+// pays for most of an entry it cannot use.
+func TestSmallChunksFitTheirClass(t *testing.T) {
+	if smallCap[recHeader] < 40 {
+		t.Errorf("the header's room covers %d records, want at least 40", smallCap[recHeader])
+	}
+	const size, header = int(unsafe.Sizeof(entry{})), 8
+	for _, n := range smallSizes[1:] {
+		if took := allocated(func() { sinkChunk = make([]entry, n) }); took-n*size >= size+header {
+			t.Errorf("a chunk of %d entries (%d bytes) takes %d bytes from the allocator", n, n*size, took)
+		}
+	}
+}
+
+// sinkChunk keeps the chunks allocated holds: a chunk that escapes is on
+// the heap, in its size class.
+var sinkChunk []entry
+
+// allocated returns the bytes one call of alloc takes from the heap: the
+// allocator counts each object's whole size class. It is the least mean
+// over a few rounds of many calls, as the runtime may allocate something
+// of its own during a round.
+func allocated(alloc func()) int {
+	const rounds, calls = 5, 100
+	least := uint64(1 << 62)
+	for range rounds {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range calls {
+			alloc()
+		}
+		runtime.ReadMemStats(&after)
+		least = min(least, (after.TotalAlloc-before.TotalAlloc)/calls)
+	}
+	return int(least)
 }
 
 // TestSeededPartitionsKeepTheirOwn checks the partitions a log is made

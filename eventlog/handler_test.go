@@ -144,3 +144,40 @@ func TestHandlerFaultsApplyToMembers(t *testing.T) {
 	}
 	r.refold()
 }
+
+// A handler that crashes, removes or removes and rejoins its own member
+// still leaves the crash-after-effect point the record it handled: the
+// point's event names the record, and a rule matching its key sees it.
+// Ending the member's batch lets go of its records, so the point must
+// know the record before the handler runs.
+func TestCrashAfterEffectKnowsTheRecordWhenTheHandlerEndsItsMember(t *testing.T) {
+	for _, end := range []struct {
+		name string
+		do   func(m *eventlog.Member)
+	}{
+		{"crash", func(m *eventlog.Member) { m.Crash("") }},
+		{"leave", func(m *eventlog.Member) { m.Leave() }},
+		{"leave and rejoin", func(m *eventlog.Member) { m.Leave(); m.Rejoin() }},
+	} {
+		t.Run(end.name, func(t *testing.T) {
+			r := newRig(t, 3, eventlog.Config{Partitions: 1},
+				faults.Rule{Name: "after", Point: faults.ConsumerCrashAfterEffect, Probability: 1, Match: faults.Match{Key: "kunde-*"}})
+			g := r.group(eventlog.GroupConfig{Name: "g"})
+			var m *eventlog.Member
+			m = r.member(g, eventlog.MemberConfig{Name: "a", Batch: 4, Handler: sim.HandlerFunc(func(d *sim.Delivery) error {
+				d.Apply("")
+				end.do(m)
+				return nil
+			})})
+			r.publish(3, "kunde-A")
+			r.Must(r.w.Run(1))
+			fired := r.events(sim.KindFault)
+			if len(fired) != 1 || fired[0].Msg == 0 || fired[0].Key != "kunde-A" {
+				t.Fatalf("fault events %+v, want one naming the first record, key kunde-A", fired)
+			}
+			if st := r.in.Stats()[0]; st.Opportunities != 1 || st.Fired != 1 {
+				t.Errorf("rule stats %+v, want one opportunity, fired", st)
+			}
+		})
+	}
+}

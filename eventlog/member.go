@@ -672,16 +672,17 @@ func (m *Member) done(i int, r *held) {
 	}
 }
 
-// handBack ends the member's batch, every record of which it has handled
-// or dropped: it lets go of the records and leaves its buffer to the
-// group as the spare, unless the spare is as large already, so the
-// members of a group, which step one after the other, poll into one
-// buffer rather than one each; so does the buffer of its outstanding
-// records when none is left (a handler member's, after its batch; not a
-// pull member's, whose records Poll hands out stay outstanding). A member
-// holding a batch (busy with a slow record) or outstanding records keeps
-// its buffers, and one that takes a spare takes it from the group, so no
-// two members ever hold one buffer. O(batch).
+// handBack ends the member's batch, whose records it has handled,
+// dropped, or handed to Fetch's caller as Records: it lets go of them and
+// leaves the batch buffer to the group as the spare, unless the spare is
+// as large already, so the members of a group, which step one after the
+// other, poll into one buffer rather than one each. The buffer of its
+// outstanding records goes the same way when none is left (a handler
+// member's, after its batch; not a pull member's, whose fetched records
+// stay outstanding until it commits them). A member busy with a slow
+// record has not ended its batch and keeps it, and one that takes a spare
+// takes it from the group, so no two members ever hold one buffer.
+// O(batch).
 func (m *Member) handBack() {
 	g := m.g
 	letGo(m.got)
@@ -701,7 +702,8 @@ func (m *Member) handBack() {
 
 // letGo clears the pointers of the held records b, so that they no
 // longer keep entries the log has let go of alive. It stores nil field by
-// field, and only where a pointer is set: a store of a pointer takes a
+// field, the entry always (every held record has one) and the other
+// pointer only where it is set: a store of a pointer takes a
 // write barrier while the collector marks, which the compiler makes a
 // test and a buffered store, where clearing the records as a whole
 // (clear) takes the runtime's bulk barrier over every word. O(len(b)).
@@ -731,9 +733,11 @@ func (m *Member) process(now sim.Tick) {
 			return
 		}
 		r := &m.got[m.next]
-		// r's fault context, built at the first of its points that is
-		// armed and used for the other: the injector neither changes nor
-		// keeps it. A local, so building it costs no write barrier.
+		// r's fault context, built for the crash point when it is armed,
+		// else before the handler runs (or, for a booked record, at the
+		// crash-after-effect point), and used for both points: the
+		// injector neither changes nor keeps it. A local, so building it
+		// costs no write barrier.
 		var fc faults.Context
 		booked := false
 		i := m.find(r.p, r.off)
@@ -767,6 +771,13 @@ func (m *Member) process(now sim.Tick) {
 			}
 		}
 		if !booked {
+			if fc.Where == "" {
+				// Now, not after the handler: a handler that crashes or
+				// removes its own member ends the batch, which lets go of
+				// r (handBack), and the crash-after-effect point still
+				// names r's record.
+				fc = m.context(r.e)
+			}
 			m.busy = false
 			d := m.delivery() // prepared above, or before a slow handler made the member busy
 			err := m.handler().Handle(d)
@@ -777,7 +788,7 @@ func (m *Member) process(now sim.Tick) {
 			}
 		}
 		if s := m.g.t.fx.crashAfter; s.Armed() {
-			if fc.Where == "" {
+			if fc.Where == "" { // a booked record: no handler ran
 				fc = m.context(r.e)
 			}
 			if f := s.Check(&fc); f != nil {

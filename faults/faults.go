@@ -239,20 +239,25 @@ func (p Plan) Validate() error {
 		}
 		if seen != nil {
 			if seen[r.Name] {
-				errs = append(errs, fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name))
+				errs = append(errs, usedTwice(r.Name))
 			}
 			seen[r.Name] = true
 			continue
 		}
 		for j := range i {
 			if valid[j] && p.Rules[j].Name == r.Name {
-				errs = append(errs, fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, r.Name))
+				errs = append(errs, usedTwice(r.Name))
 				break
 			}
 		}
 		valid[i] = true
 	}
 	return errors.Join(errs...)
+}
+
+// usedTwice is Plan.Validate's error for a rule named like one before it.
+func usedTwice(name string) error {
+	return fmt.Errorf("%w: rule name %q used twice", ErrInvalidRule, name)
 }
 
 // planScan is the longest plan whose names Plan.Validate compares in

@@ -361,6 +361,10 @@ func (d *packedTable[T, C]) quietAt(i uint64) bool {
 	return w < uint64(len(d.quiet)) && d.quiet[w]&(1<<(i/tableChunk%64)) != 0
 }
 
+// The hint retry keeps for an element k of a chunk, k + 2, fits a uint8
+// (packWork.queued): this fails to compile when a chunk grows past that.
+const _ uint8 = tableChunk + 1
+
 // retry lists chunk c to be tried again, unless it is listed already,
 // and notes that its element k was found not settled, to be asked about
 // first when the chunk is tried again; k is -1 when no element was

@@ -407,8 +407,8 @@ func rows(t *table) {
 	t.ratio("Log sweep: seed at GOGC=100 / at GOGC=400", "bench.SweepLog/api", "ns/op", "bench.SweepLog/api-gogc400", "ns/op", 0, 0)
 	t.ratio("Queue sweep: simtest seed / Go API seed", "bench.SweepQueue/simtest", "ns/op", "bench.SweepQueue/api", "ns/op", 1.2, 0)
 	t.ratio("Log sweep: simtest seed / Go API seed", "bench.SweepLog/simtest", "ns/op", "bench.SweepLog/api", "ns/op", 1.2, 0)
-	t.ratio("Queue sweep: scenario seed (what explore runs: lab.Probe) / Go API seed", "bench.SweepQueue/scenario", "ns/op", "bench.SweepQueue/api", "ns/op", 1.2, 0)
-	t.ratio("Queue sweep: scenario run with its summary (lab.Execute) / Go API seed", "bench.SweepQueue/scenario-execute", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 0)
+	t.ratio("Queue sweep: scenario seed as explore runs it (lab.Probe) / Go API seed", "bench.SweepQueue/scenario-probe", "ns/op", "bench.SweepQueue/api", "ns/op", 1.2, 0)
+	t.ratio("Queue sweep: scenario run with its report's summary (lab.Execute) / Go API seed", "bench.SweepQueue/scenario", "ns/op", "bench.SweepQueue/api", "ns/op", 0, 0)
 	t.bytes("Queue sweep: allocation per simtest seed", "bench.SweepQueue/simtest", "B/op", 0)
 	// brokerlab explore on the queue sweep's scenario, in a process of its
 	// own: process CPU time per seed, process start and scenario load

@@ -36,16 +36,6 @@ func (t *Trace) bookUnfolded(tick Tick) bool {
 		return false
 	}
 	t.seq++
-	l.bookUnfolded(tick)
+	l.begin(tick, 0, 0) // all Emit does with such an event
 	return true
-}
-
-// bookUnfolded is what Emit does with an event of a kind its fold
-// ignores whose Msg and Origin are zero, at tick t: the tick becomes the
-// last one, and the kept stats note copy 0 as touched. O(1).
-func (l *Ledger) bookUnfolded(t Tick) {
-	l.last = t
-	if l.stats != nil {
-		l.stats.touch(0)
-	}
 }

@@ -48,10 +48,7 @@ func (t *Trace) BookAcked(tick Tick, msg ID, consumer string, c *LedgerConsumer)
 // bookAcked folds an acked event of copy id for consumer c at tick t, as
 // Emit folds it. O(1) amortised.
 func (l *Ledger) bookAcked(id ID, c ConsumerRef, t Tick) {
-	l.last = t
-	if l.stats != nil {
-		l.stats.touch(id)
-	}
+	l.begin(t, id, 0)
 	l.acked(id, c, t)
 	l.folded()
 }

@@ -616,13 +616,7 @@ func (l *Ledger) Emit(e *Event) {
 	if l == nil {
 		return
 	}
-	l.last = e.Tick
-	if l.stats != nil {
-		l.stats.touch(e.Msg)
-		if e.Origin != 0 {
-			l.stats.touch(e.Origin)
-		}
-	}
+	l.begin(e.Tick, e.Msg, e.Origin)
 	switch e.Kind {
 	case KindSent, KindProduced, KindPublished, KindStored:
 		l.enter(e)
@@ -819,11 +813,19 @@ func (l *Ledger) bookKnown(id ID, t Tick) bool {
 		}
 		l.lastKnown = id
 	}
+	l.begin(t, id, 0)
+	return true
+}
+
+// begin starts folding an event about copy id (0 for none), made from
+// origin (0 for none), at tick t, as Emit and every booking do: the tick
+// becomes the last one, and the kept stats note both copies as touched.
+// O(1), and inlined.
+func (l *Ledger) begin(t Tick, id, origin ID) {
 	l.last = t
 	if l.stats != nil {
-		l.stats.touch(id)
+		l.stats.touchPair(id, origin)
 	}
-	return true
 }
 
 // bookArrival folds an event of kind k (sent, produced or published):
@@ -835,13 +837,7 @@ func (l *Ledger) bookKnown(id ID, t Tick) bool {
 // the same point in both. O(1) amortised, like Emit, but without
 // building the event or its kind switch.
 func (l *Ledger) bookArrival(k Kind, id, origin ID, t Tick, where, key, typ, consumer string) {
-	l.last = t
-	if l.stats != nil {
-		l.stats.touch(id)
-		if origin != 0 {
-			l.stats.touch(origin)
-		}
-	}
+	l.begin(t, id, origin)
 	l.arrive(k, id, origin, t, where, key, typ, consumer)
 	l.folded()
 }
@@ -877,10 +873,7 @@ func (l *Ledger) deleted(id ID, r *record, state State, cause Cause, t Tick) {
 // bookEffect folds an applied effect (processed) of copy id by consumer
 // c at tick t, as Emit folds the event. O(1) amortised.
 func (l *Ledger) bookEffect(id ID, c ConsumerRef, t Tick) {
-	l.last = t
-	if l.stats != nil {
-		l.stats.touch(id)
-	}
+	l.begin(t, id, 0)
 	l.processed(id, c, t)
 	l.folded()
 }

@@ -309,6 +309,17 @@ func (l *Ledger) newStatsIndex() *statsIndex {
 	return x
 }
 
+// touchPair notes that an event changed copy id and, when it is not 0,
+// the copy origin it was made from (see touch). It stays a call of its
+// own, so that Ledger.begin, which calls it only while stats are kept,
+// is inlined into every fold.
+func (x *statsIndex) touchPair(id, origin ID) {
+	x.touch(id)
+	if origin != 0 {
+		x.touch(origin)
+	}
+}
+
 // touch notes that an event changed copy id, so its chunk's part is
 // refolded at the next Stats. It costs a comparison when the chunk is
 // the one touched last.

@@ -307,7 +307,6 @@ func (gp *groupPart) forgetGone(part *partition) {
 type Group struct {
 	t        *Log
 	env      *sim.Env
-	name     string
 	cfg      GroupConfig
 	gen      int
 	mems     []*Member // in the group now, in join order
@@ -349,7 +348,7 @@ func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = DefaultSessionTimeout
 	}
-	g := &Group{t: t, env: t.env, name: cfg.Name, cfg: cfg, parts: make([]groupPart, 0, len(t.parts))}
+	g := &Group{t: t, env: t.env, cfg: cfg, parts: make([]groupPart, 0, len(t.parts))}
 	// Every partition's first room for remembered records, in one
 	// allocation: a member handling records remembers some in each
 	// partition it reads (see markApplied). Each part is capped, so one
@@ -376,12 +375,12 @@ func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 	if cfg.Reset == ResetEarliest {
 		from = "earliest"
 	}
-	g.env.Emit(sim.Event{Kind: sim.KindSubscribed, Where: t.where, Actor: g.name, Consumer: g.name, Detail: from})
+	g.env.Emit(sim.Event{Kind: sim.KindSubscribed, Where: t.where, Actor: g.cfg.Name, Consumer: g.cfg.Name, Detail: from})
 	return g, nil
 }
 
 // Name returns the group's name.
-func (g *Group) Name() string { return g.name }
+func (g *Group) Name() string { return g.cfg.Name }
 
 // Log returns the topic the group reads.
 func (g *Group) Log() *Log { return g.t }
@@ -574,7 +573,7 @@ func (g *Group) rebalance(why, rule string) {
 	if g.env.Trace.BookRebalanced(g.env.Now()) {
 		return // only the ledger listens: booked without building the event
 	}
-	ev := sim.Event{Kind: sim.KindRebalanced, Where: g.t.where, Actor: g.name, Consumer: g.name, Rule: rule}
+	ev := sim.Event{Kind: sim.KindRebalanced, Where: g.t.where, Actor: g.cfg.Name, Consumer: g.cfg.Name, Rule: rule}
 	if g.env.Trace.Detailed() {
 		var b strings.Builder
 		b.WriteString("gen=")
@@ -631,7 +630,7 @@ func (g *Group) Commit(member string, gen int, p int, off int64) error {
 	m := g.Member(member)
 	if m == nil {
 		g.reject(member, p, off, "unknown member")
-		return fmt.Errorf("%w: %q in group %s", ErrUnknownMember, member, g.name)
+		return fmt.Errorf("%w: %q in group %s", ErrUnknownMember, member, g.cfg.Name)
 	}
 	return g.commit(m, gen, p, off)
 }
@@ -642,9 +641,9 @@ func (g *Group) reject(member string, p int, off int64, why string) {
 
 func (g *Group) rejectRule(member string, p int, off int64, why, rule string) {
 	g.rejected++
-	ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: member, Consumer: g.name, HasPos: true, Partition: p, Offset: off, Rule: rule}
+	ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: member, Consumer: g.cfg.Name, HasPos: true, Partition: p, Offset: off, Rule: rule}
 	if g.env.Trace.Detailed() {
-		ev.Detail = "commit by group " + g.name + ": " + why
+		ev.Detail = "commit by group " + g.cfg.Name + ": " + why
 	}
 	g.env.Emit(ev)
 }
@@ -652,10 +651,10 @@ func (g *Group) rejectRule(member string, p int, off int64, why, rule string) {
 func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 	name := m.cfg.Name
 	if fx := &g.t.fx; fx.unavailable.Armed() || fx.ackLost.Armed() {
-		c := faults.Context{Where: g.t.where, Consumer: name, Group: g.name}
+		c := faults.Context{Where: g.t.where, Consumer: name, Group: g.cfg.Name}
 		if f := fx.unavailable.Check(&c); f != nil {
 			g.rejectRule(name, p, off, "broker unavailable", f.Rule)
-			return fmt.Errorf("%w: commit by group %s: %s", ErrUnavailable, g.name, f.Error)
+			return fmt.Errorf("%w: commit by group %s: %s", ErrUnavailable, g.cfg.Name, f.Error)
 		}
 		if f := fx.ackLost.Check(&c); f != nil {
 			g.commitsLost++
@@ -687,9 +686,9 @@ func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 	}
 	g.commits++
 	if !g.env.Trace.BookCommitted(g.env.Now()) { // only the ledger listens: booked without building the event
-		ev := sim.Event{Kind: sim.KindCommitted, Where: g.t.where, Actor: name, Consumer: g.name, HasPos: true, Partition: p, Offset: off}
+		ev := sim.Event{Kind: sim.KindCommitted, Where: g.t.where, Actor: name, Consumer: g.cfg.Name, HasPos: true, Partition: p, Offset: off}
 		if g.env.Trace.Detailed() {
-			ev.Detail = "group " + g.name + " gen=" + strconv.Itoa(gen)
+			ev.Detail = "group " + g.cfg.Name + " gen=" + strconv.Itoa(gen)
 		}
 		g.env.Emit(ev)
 	}
@@ -739,7 +738,7 @@ func (g *Group) settle(actor string, p int, gp *groupPart, to int64, keep bool) 
 // the ledger books the loss from this event. actor is the member (or the
 // group) whose action lost it; rule the fault rule behind it, if any.
 func (g *Group) lose(actor string, p int, e *entry, off int64, cause sim.Cause, rule string) {
-	ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindLost, Where: g.t.where, Actor: actor, Consumer: g.name, Msg: e.id, Key: e.key,
+	ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindLost, Where: g.t.where, Actor: actor, Consumer: g.cfg.Name, Msg: e.id, Key: e.key,
 		Cause: cause, Corr: e.hdr.CorrelationID, HasPos: true, Partition: p, Offset: off, Rule: rule}
 	g.env.Trace.EmitRef(&ev)
 }
@@ -872,7 +871,7 @@ func (g *Group) seek(p int, what string, arg int64, target func(p int) (int64, e
 		q := lo + i
 		part := g.t.parts[q]
 		gp := &g.parts[q]
-		ev := sim.Event{Kind: sim.KindSeeked, Where: g.t.where, Actor: g.name, Consumer: g.name, HasPos: true, Partition: q, Offset: off}
+		ev := sim.Event{Kind: sim.KindSeeked, Where: g.t.where, Actor: g.cfg.Name, Consumer: g.cfg.Name, HasPos: true, Partition: q, Offset: off}
 		if detailed {
 			switch what {
 			case "offset":
@@ -894,7 +893,7 @@ func (g *Group) seek(p int, what string, arg int64, target func(p int) (int64, e
 			gp.owe = from
 		} else {
 			g.skip(q, gp, part, off)
-			g.settle(g.name, q, gp, off, false)
+			g.settle(g.cfg.Name, q, gp, off, false)
 			gp.owe = -1
 		}
 		gp.committed, gp.byCause = off, passSeek
@@ -937,7 +936,7 @@ func (g *Group) skip(q int, gp *groupPart, part *partition, off int64) {
 		if m != nil && o < gp.pos && m.find(q, o) < 0 || g.applied(q, o) {
 			continue // handled already
 		}
-		g.lose(g.name, q, part.recs.at(i), o, sim.CauseSeek, "")
+		g.lose(g.cfg.Name, q, part.recs.at(i), o, sim.CauseSeek, "")
 	}
 }
 
@@ -1081,10 +1080,10 @@ func (g *Group) fetch(m *Member, p int, max int) int {
 		switch {
 		case !tr.Enabled():
 			tr.Skip() // numbers the event as Emit would, without building it
-		case tr.BookDelivery(g.env.Now(), e.id, g.name, &g.lc):
+		case tr.BookDelivery(g.env.Now(), e.id, g.cfg.Name, &g.lc):
 			// Only the ledger listens: booked without building the event.
 		default:
-			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Msg: e.id, Key: e.key,
+			ev := sim.Event{Tick: g.env.Now(), Kind: sim.KindPolled, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.cfg.Name, Msg: e.id, Key: e.key,
 				Corr: e.hdr.CorrelationID, Attempt: n, HasPos: true, Partition: p, Offset: off}
 			tr.EmitRef(&ev)
 		}
@@ -1124,13 +1123,13 @@ func (g *Group) reset(m *Member, p int, gp *groupPart, part *partition) bool {
 	if g.cfg.Reset == ResetNone {
 		if !gp.stuck {
 			gp.stuck = true
-			ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, HasPos: true, Partition: p, Offset: max(gp.pos, 0)}
+			ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.cfg.Name, HasPos: true, Partition: p, Offset: max(gp.pos, 0)}
 			if detailed {
 				why := "no committed offset"
 				if gp.pos >= 0 {
 					why = "offset " + strconv.FormatInt(gp.pos, 10) + " out of range [" + strconv.FormatInt(part.start, 10) + ", " + strconv.FormatInt(part.end, 10) + ")"
 				}
-				ev.Detail = "poll by group " + g.name + ": " + why + " and auto.offset.reset=none"
+				ev.Detail = "poll by group " + g.cfg.Name + ": " + why + " and auto.offset.reset=none"
 			}
 			g.env.Emit(ev)
 		}
@@ -1138,7 +1137,7 @@ func (g *Group) reset(m *Member, p int, gp *groupPart, part *partition) bool {
 	}
 	from := gp.pos
 	m.drop(p)
-	ev := sim.Event{Kind: sim.KindSeeked, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, HasPos: true, Partition: p}
+	ev := sim.Event{Kind: sim.KindSeeked, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.cfg.Name, HasPos: true, Partition: p}
 	switch g.cfg.Reset {
 	case ResetLatest:
 		gp.pos = part.end
@@ -1193,7 +1192,7 @@ type GroupMetrics struct {
 // Metrics returns the group's metrics. O(partitions x log n + members);
 // it allocates the Partitions slice once.
 func (g *Group) Metrics() GroupMetrics {
-	m := GroupMetrics{Group: g.name, Generation: g.gen, Members: len(g.mems), Commits: g.commits, RejectedCommits: g.rejected, LostCommits: g.commitsLost,
+	m := GroupMetrics{Group: g.cfg.Name, Generation: g.gen, Members: len(g.mems), Commits: g.commits, RejectedCommits: g.rejected, LostCommits: g.commitsLost,
 		Rebalances: g.rebalances, Partitions: make([]PartitionLag, 0, len(g.parts))}
 	for _, x := range g.mems {
 		m.Outstanding += len(x.out)

@@ -372,14 +372,14 @@ func NewMember(w *sim.World, g *Group, cfg MemberConfig) (*Member, error) {
 		return nil, fmt.Errorf("%w: a member needs a world and a group", ErrInvalidConfig)
 	}
 	if g.env != w.Env() {
-		return nil, fmt.Errorf("%w: group %s belongs to another world", ErrInvalidConfig, g.name)
+		return nil, fmt.Errorf("%w: group %s belongs to another world", ErrInvalidConfig, g.cfg.Name)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	for _, x := range g.all {
 		if x.cfg.Name == cfg.Name {
-			return nil, fmt.Errorf("%w: %q in group %s", ErrDuplicateMember, cfg.Name, g.name)
+			return nil, fmt.Errorf("%w: %q in group %s", ErrDuplicateMember, cfg.Name, g.cfg.Name)
 		}
 	}
 	if cfg.Batch == 0 {
@@ -392,7 +392,7 @@ func NewMember(w *sim.World, g *Group, cfg MemberConfig) (*Member, error) {
 		cfg.RestartAfter = DefaultRestartAfter
 	}
 	m := &Member{g: g, cfg: cfg}
-	if err := w.Add("member:"+g.name+"/"+cfg.Name, m); err != nil {
+	if err := w.Add("member:"+g.cfg.Name+"/"+cfg.Name, m); err != nil {
 		return nil, err
 	}
 	g.all = append(g.all, m)
@@ -483,7 +483,7 @@ func (m *Member) dropBatch() {
 // waits for it. It fails when the member is in the group.
 func (m *Member) Rejoin() error {
 	if m.in {
-		return fmt.Errorf("%w: %q in group %s", ErrDuplicateMember, m.cfg.Name, m.g.name)
+		return fmt.Errorf("%w: %q in group %s", ErrDuplicateMember, m.cfg.Name, m.g.cfg.Name)
 	}
 	if m.state == stateIdle {
 		return nil
@@ -512,9 +512,9 @@ func (m *Member) crash(rule, why string) {
 	now := g.env.Now()
 	m.crashes++
 	if !g.env.Trace.BookCrashed(now) { // only the ledger listens: booked without building the event
-		ev := sim.Event{Kind: sim.KindCrashed, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: rule}
+		ev := sim.Event{Kind: sim.KindCrashed, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.cfg.Name, Rule: rule}
 		if g.env.Trace.Detailed() {
-			ev.Detail = "member of group " + g.name + " crashed, restarts at " + (now + m.cfg.RestartAfter).String()
+			ev.Detail = "member of group " + g.cfg.Name + " crashed, restarts at " + (now + m.cfg.RestartAfter).String()
 			if why != "" {
 				ev.Detail = why + ": " + ev.Detail
 			}
@@ -584,7 +584,7 @@ func (m *Member) fault(s faults.Site, e *entry) *faults.Firing {
 // context returns the context of a fault point the member consults, about
 // the record e if set. Its Where is never empty.
 func (m *Member) context(e *entry) faults.Context {
-	c := faults.Context{Where: m.g.t.where, Consumer: m.cfg.Name, Group: m.g.name}
+	c := faults.Context{Where: m.g.t.where, Consumer: m.cfg.Name, Group: m.g.cfg.Name}
 	if e != nil {
 		c.Key, c.Type, c.Msg = e.key, e.hdr.Type, e.id
 	}
@@ -726,7 +726,7 @@ func (m *Member) process(now sim.Tick) {
 	var er sim.EffectRun
 	plain := m.plain()
 	if plain {
-		er = m.g.env.Trace.Effects(now, m.g.name, &m.g.lc)
+		er = m.g.env.Trace.Effects(now, m.g.cfg.Name, &m.g.lc)
 	}
 	for m.next < len(m.got) {
 		if m.state != stateActive {

@@ -67,7 +67,7 @@ func (m *Member) Fetch(max int) ([]Record, error) {
 func (m *Member) poll(max int) (int, error) {
 	if m.busy {
 		r := &m.got[m.next]
-		return 0, fmt.Errorf("%w: %q in group %s handles partition %d offset %d until %s", ErrBusy, m.cfg.Name, m.g.name, r.p, r.off, m.busyUntil)
+		return 0, fmt.Errorf("%w: %q in group %s handles partition %d offset %d until %s", ErrBusy, m.cfg.Name, m.g.cfg.Name, r.p, r.off, m.busyUntil)
 	}
 	letGo(m.got) // lets go of the last batch's entries
 	m.got, m.next = m.got[:0], 0
@@ -82,9 +82,9 @@ func (m *Member) poll(max int) (int, error) {
 	m.lastPoll = now
 	if f := m.fault(m.g.t.fx.leave, nil); f != nil {
 		rule := f.Rule
-		ev := sim.Event{Kind: sim.KindAction, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: rule}
+		ev := sim.Event{Kind: sim.KindAction, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.cfg.Name, Rule: rule}
 		if g.env.Trace.Detailed() {
-			ev.Detail = "member leaves group " + g.name
+			ev.Detail = "member leaves group " + g.cfg.Name
 		}
 		g.env.Emit(ev)
 		m.leave(rule)
@@ -95,7 +95,7 @@ func (m *Member) poll(max int) (int, error) {
 		m.lastAuto = now
 	}
 	if f := m.fault(m.g.t.fx.unavailable, nil); f != nil {
-		ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.name, Rule: f.Rule}
+		ev := sim.Event{Kind: sim.KindRejected, Where: g.t.where, Actor: m.cfg.Name, Consumer: g.cfg.Name, Rule: f.Rule}
 		if g.env.Trace.Detailed() {
 			ev.Detail = "poll: broker unavailable"
 		}
@@ -131,7 +131,7 @@ func (m *Member) poll(max int) (int, error) {
 			r := &m.got[i]
 			x.reads = append(x.reads, Read{Partition: r.p, Offset: r.off, Value: r.e.id, Epoch: g.parts[r.p].epoch})
 		}
-		h.Poll(now, g.name, m.cfg.Name, x.reads...)
+		h.Poll(now, g.cfg.Name, m.cfg.Name, x.reads...)
 	}
 	if m.cfg.Commit == CommitBefore {
 		if f := m.fault(m.g.t.fx.crashBefore, m.got[0].e); f != nil {
@@ -182,7 +182,7 @@ func (m *Member) prepare(d *sim.Delivery, p int, off int64, msg *sim.Message, at
 
 // prepareInPlace is prepare for a message already written into d.Msg.
 func (m *Member) prepareInPlace(d *sim.Delivery, p int, off int64, attempt int) {
-	d.ResetInPlace(m.g.env, m.g.t.where, m.g.name, m.cfg.Name, attempt)
+	d.ResetInPlace(m.g.env, m.g.t.where, m.g.cfg.Name, m.cfg.Name, attempt)
 	d.HasPos, d.Partition, d.Offset = true, p, off
 }
 
@@ -395,7 +395,7 @@ func (m *Member) release(p int, rule string) {
 // with ErrNotActive when the member is not in the group.
 func (m *Member) Commit() error {
 	if m.state != stateActive || !m.in {
-		return fmt.Errorf("%w: %q in group %s", ErrNotActive, m.cfg.Name, m.g.name)
+		return fmt.Errorf("%w: %q in group %s", ErrNotActive, m.cfg.Name, m.g.cfg.Name)
 	}
 	if f := m.fault(m.g.t.fx.crashBefore, nil); f != nil {
 		m.crash(f.Rule, "before commit")
@@ -455,7 +455,7 @@ func (m *Member) commitPoint(p int) (int64, bool) {
 // range).
 func (m *Member) CommitRecords(recs ...Record) error {
 	if m.state != stateActive && m.state != stateStalled || !m.in {
-		return fmt.Errorf("%w: %q in group %s", ErrNotActive, m.cfg.Name, m.g.name)
+		return fmt.Errorf("%w: %q in group %s", ErrNotActive, m.cfg.Name, m.g.cfg.Name)
 	}
 	var errs []error
 	for i, r := range recs {

@@ -683,7 +683,7 @@ func (t *Log) Step(now sim.Tick) {
 	}
 	if s := t.fx.overtake; s.Armed() {
 		for _, g := range t.groups {
-			if f := s.Check(&faults.Context{Where: t.where, Group: g.name}); f != nil {
+			if f := s.Check(&faults.Context{Where: t.where, Group: g.cfg.Name}); f != nil {
 				t.overtake(g, *f)
 			}
 		}
@@ -706,7 +706,7 @@ func (t *Log) overtake(g *Group, f faults.Firing) {
 	}
 	why := ""
 	if t.env.Trace.Detailed() {
-		why = "retention overtook group " + g.name
+		why = "retention overtook group " + g.cfg.Name
 	}
 	for p, part := range t.parts {
 		pos := g.readFrom(p)
@@ -927,7 +927,7 @@ func (t *Log) Metrics() Metrics {
 // Group returns the group called name, or nil.
 func (t *Log) Group(name string) *Group {
 	for _, g := range t.groups {
-		if g.name == name {
+		if g.cfg.Name == name {
 			return g
 		}
 	}

@@ -408,6 +408,7 @@ type Log struct {
 	where   string
 	parts   []*partition
 	hdrs    stored.Cache // shares equal headers of consecutive records
+	keys    keyMemo      // the checksums of the keys produced to last (see produce)
 	fx      sites
 	rr      int
 	groups  []*Group
@@ -497,14 +498,16 @@ func checksumIEEE(key string) uint32 {
 func (t *Log) Produce(m sim.Message) (Position, error) { return t.produce(&m) }
 
 // produce is Produce of *m, which it does not keep: Publish hands its
-// message over without copying its 152 bytes once more.
+// message over without copying its 152 bytes once more. The partition of
+// a key is PartitionFor's, from the checksum the log's memo of keys holds
+// (see keyMemo).
 func (t *Log) produce(m *sim.Message) (Position, error) {
 	var p int
 	if m.Key == "" {
 		p = t.rr % len(t.parts)
 		t.rr++
 	} else {
-		p = PartitionFor(m.Key, len(t.parts))
+		p = int(t.keys.sum(m.Key) % uint32(len(t.parts)))
 	}
 	return t.produceTo(p, m)
 }

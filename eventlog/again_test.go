@@ -1,7 +1,9 @@
 package eventlog
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/sim"
@@ -134,4 +136,28 @@ func (gp *groupPart) remembered() []againRec {
 		out = append(out, againRec{off: off, seen: seen{applied: true}})
 	}
 	return out
+}
+
+// recall finds a listed offset, or where an offset not listed belongs, as
+// a library binary search does: in lists of every length up to 40, for
+// every offset from below the first to past the last.
+func TestRecallMatchesBinarySearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for n := range 41 {
+		for range 20 {
+			var gp groupPart
+			off := int64(r.IntN(3))
+			for range n {
+				gp.again = append(gp.again, againRec{off: off})
+				off += 1 + int64(r.IntN(3))
+			}
+			for x := int64(-1); x <= off+1; x++ {
+				i, ok := gp.recall(x)
+				j, found := slices.BinarySearchFunc(gp.again, x, func(a againRec, x int64) int { return cmp.Compare(a.off, x) })
+				if i != j || ok != found {
+					t.Fatalf("list of %d: recall(%d) = %d, %v; want %d, %v", n, x, i, ok, j, found)
+				}
+			}
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package eventlog
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -184,13 +183,26 @@ const againFirst = 4
 // recall returns the index in gp.again of the record at off and whether
 // it is there; when it is not, the index is where it belongs. It does not
 // look at the run. O(1) when off is past every listed record (the usual
-// case: records are handled in offset order), else O(log n).
+// case: records are handled in offset order), else O(log n): a binary
+// search written out, as slices.BinarySearchFunc would call a comparison
+// function at every step.
 func (gp *groupPart) recall(off int64) (int, bool) {
 	a := gp.again
-	if n := len(a); n == 0 || a[n-1].off < off {
+	n := len(a)
+	if n == 0 || a[n-1].off < off {
 		return n, false
 	}
-	return slices.BinarySearchFunc(a, off, func(x againRec, off int64) int { return cmp.Compare(x.off, off) })
+	// Invariant: a[lo-1].off < off <= a[hi].off (a[n-1].off >= off).
+	lo, hi := 0, n-1
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if a[h].off < off {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo, a[lo].off == off
 }
 
 // inRun reports whether off is in the run of records applied after one

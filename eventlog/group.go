@@ -545,6 +545,9 @@ func (g *Group) rebalance(why, rule string) {
 		g.names = append(g.names, m.cfg.Name)
 		m.owned = m.owned[:0]
 	}
+	if g.bufs[0].entries == nil {
+		g.makeBufs()
+	}
 	g.asg = assign(g.cfg.Strategy, g.names, len(g.parts), g.asg, &g.bufs[g.next])
 	g.next ^= 1
 	// The assignment lists every partition once when a member is left
@@ -602,6 +605,23 @@ func (g *Group) rebalance(why, rule string) {
 		ev.Detail = b.String()
 	}
 	g.env.Emit(ev)
+}
+
+// makeBufs gives both of the group's assignment buffers (see assignBuf)
+// their first room at its first rebalance: entries for groupFirst members
+// each, in one allocation, and, unless the strategy is Sticky (which
+// allocates the members' partitions itself), each the partitions of the
+// group, in another, so that a group growing to groupFirst members
+// allocates twice for its assignments rather than once per buffer at
+// every member it grows by. Each buffer is capped, so one that grows
+// moves out rather than into the other.
+func (g *Group) makeBufs() {
+	entries := make([]Assignment, 2*groupFirst)
+	g.bufs[0].entries, g.bufs[1].entries = entries[:groupFirst:groupFirst], entries[groupFirst:]
+	if n := len(g.parts); n > 0 && g.cfg.Strategy != Sticky {
+		parts := make([]int, 2*n)
+		g.bufs[0].parts, g.bufs[1].parts = parts[:n:n], parts[n:]
+	}
 }
 
 // expireSessions removes every member that has not polled for more than

@@ -1048,7 +1048,7 @@ func (gp *groupPart) pruneRange(from, to int64) {
 	}
 	n := j + copy(a[j:], a[k:])
 	clear(a[n:])
-	gp.again = a[:n]
+	gp.again = gp.again[:n] // a itself: resliced in place, storing no pointer (no write barrier)
 	lo, hi := max(from, gp.runLo), min(to, gp.runHi)
 	switch {
 	case lo >= hi: // the range misses the run

@@ -42,3 +42,12 @@ func TestGroupPartSize(t *testing.T) {
 		t.Errorf("a group's state of a partition takes %d bytes, want at most 128", n)
 	}
 }
+
+// A Log of at most 768 bytes takes the 768-byte size class: its memo of
+// keys (keyMemo, 320 bytes) and the room for its first group fill it,
+// and any field added would move every log to the 896-byte class.
+func TestLogSize(t *testing.T) {
+	if n := unsafe.Sizeof(Log{}); n > 768 {
+		t.Errorf("a Log takes %d bytes, above its 768-byte size class", n)
+	}
+}

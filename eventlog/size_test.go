@@ -43,11 +43,12 @@ func TestGroupPartSize(t *testing.T) {
 	}
 }
 
-// A Log of at most 768 bytes takes the 768-byte size class: its memo of
-// keys (keyMemo, 320 bytes) and the room for its first group fill it,
-// and any field added would move every log to the 896-byte class.
+// A Log of at most 760 bytes takes the 768-byte size class: an object
+// above 512 bytes that holds pointers carries an 8-byte header. Its memo
+// of keys (keyMemo, 320 bytes) fills it: any field added would move every
+// log to the 896-byte class.
 func TestLogSize(t *testing.T) {
-	if n := unsafe.Sizeof(Log{}); n > 768 {
-		t.Errorf("a Log takes %d bytes, above its 768-byte size class", n)
+	if n := unsafe.Sizeof(Log{}); n > 760 {
+		t.Errorf("a Log takes %d bytes, above the 760 its 768-byte size class holds beside its header", n)
 	}
 }

@@ -411,17 +411,12 @@ type Log struct {
 	keys    keyMemo      // the checksums of the keys produced to last (see produce)
 	fx      sites
 	rr      int
-	groups  []*Group // in groupRoom while it fits there
+	groups  []*Group
 	history *History
 
 	lastCompact           sim.Tick
 	produced, expired     int64
 	compacted, rejections int64
-
-	// groupRoom is the room for the first group, as most topics have
-	// one: its 8 bytes fit the 768-byte size class of a Log
-	// (TestLogSize), where a list of the groups would be an allocation.
-	groupRoom [1]*Group
 }
 
 // New returns an empty topic on the world w and registers it there as the
@@ -441,7 +436,6 @@ func New(w *sim.World, cfg Config) (*Log, error) {
 		cfg.CompactEvery = DefaultCompactEvery
 	}
 	t := &Log{cfg: cfg, env: w.Env(), where: "log:" + cfg.Name, fx: newSites(cfg.Faults)}
-	t.groups = t.groupRoom[:0]
 	// The first partitions, with their first chunks in them, and their
 	// chunk headers take one allocation each: a small topic's partitions
 	// cost three allocations together, not two more per partition at its

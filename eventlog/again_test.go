@@ -161,3 +161,33 @@ func TestRecallMatchesBinarySearch(t *testing.T) {
 		}
 	}
 }
+
+// attempt counts every delivery of a record to the group, from 1, as a
+// group reading forward and moving back (a crash, a rebalance, a seek)
+// delivers them, with effects applied in between: first deliveries past
+// every record read and redeliveries alike.
+func TestAttemptCountsDeliveries(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 1))
+	for round := range 100 {
+		g := &Group{}
+		var gp groupPart
+		count := map[int64]int{}
+		pos := int64(0)
+		for step := range 400 {
+			switch r.IntN(10) {
+			case 0: // move back
+				pos = max(0, pos-int64(r.IntN(8)))
+			case 1: // an effect on a record read
+				if pos > 0 {
+					gp.rememberApplied(int64(r.IntN(int(pos))))
+				}
+			default: // deliver the record at pos
+				count[pos]++
+				if got := g.attempt(&gp, pos); got != count[pos] {
+					t.Fatalf("round %d, step %d: delivery %d of offset %d counted as %d", round, step, count[pos], pos, got)
+				}
+				pos++
+			}
+		}
+	}
+}

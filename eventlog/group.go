@@ -250,12 +250,19 @@ func (gp *groupPart) remember(off int64) *seen {
 // O(1) when off extends the run, or starts one past every listed record,
 // as handling a batch in offset order does; else as remember.
 func (gp *groupPart) rememberApplied(off int64) {
+	if off == gp.runHi && gp.runLo < gp.runHi {
+		gp.runHi++ // the usual case, inlined: off extends the run
+		return
+	}
+	gp.rememberAppliedElse(off)
+}
+
+// rememberAppliedElse is rememberApplied where off does not extend the
+// run.
+func (gp *groupPart) rememberAppliedElse(off int64) {
 	switch {
 	case gp.inRun(off):
 		return // remembered as applied already
-	case gp.runLo < gp.runHi && off == gp.runHi:
-		gp.runHi++
-		return
 	case gp.runLo == gp.runHi:
 		if n := len(gp.again); n == 0 || gp.again[n-1].off < off {
 			gp.runLo, gp.runHi = off, off+1
@@ -980,12 +987,19 @@ type seen struct {
 
 // attempt returns the delivery count of the record at off of partition p
 // for the group, counting this delivery. Only records read more than once
-// take memory.
+// take memory. The first delivery, the usual case, is small enough to be
+// inlined into fetch; a redelivery is counted by redelivered.
 func (g *Group) attempt(gp *groupPart, off int64) int {
 	if off >= gp.hw {
 		gp.hw = off + 1
 		return 1
 	}
+	return gp.redelivered(off)
+}
+
+// redelivered counts a redelivery of the record at off and returns its
+// delivery count (see attempt).
+func (gp *groupPart) redelivered(off int64) int {
 	x := gp.remember(off)
 	if x.n == 0 {
 		x.n = 1

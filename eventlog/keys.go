@@ -15,10 +15,10 @@ const keySlots = 16
 //
 // The memo is a pure cache: sum(key) equals checksumIEEE(key) whatever it
 // holds (TestKeyMemoMatchesChecksum), so the partitions of a log do not
-// depend on it. It holds no checksum for the empty key, and must not be
-// asked for one: a slot it never filled holds "" with the checksum 0,
-// which is not the empty key's. 320 bytes; it keeps up to keySlots keys
-// alive.
+// depend on it. It must not be asked for the empty key, whose slot it
+// cannot take from its last bytes (the log places keyless records round
+// robin); a slot it never filled holds "", which no key it is asked for
+// equals. 320 bytes; it keeps up to keySlots keys alive.
 type keyMemo struct {
 	keys [keySlots]string
 	sums [keySlots]uint32

@@ -172,8 +172,17 @@ func (h *held) record() Record {
 // spare buffer for them when it has the room (see handBack). Otherwise,
 // the first time either grows it takes room for a whole batch
 // (cfg.Batch), so a member polling its batch size allocates each once;
-// after that it grows as append does.
+// after that it grows as append does. The check that both have the room
+// already (as they have at every fetch of a poll after the first) is
+// small enough to be inlined into fetch; the rest is makeRoom.
 func (m *Member) reserve(n int) {
+	if len(m.got)+n > cap(m.got) || len(m.out)+n > cap(m.out) {
+		m.makeRoom(n)
+	}
+}
+
+// makeRoom is reserve where m.got or m.out lacks the room.
+func (m *Member) makeRoom(n int) {
 	if len(m.got)+n > cap(m.got) {
 		if g := m.g; len(m.got) == 0 && cap(g.spare) >= n {
 			m.got, g.spare = g.spare, nil

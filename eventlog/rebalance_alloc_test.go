@@ -150,3 +150,22 @@ func TestAssignmentBuffersApart(t *testing.T) {
 		check("four joined")
 	}
 }
+
+// reserve leaves room for n more records in both of a member's buffers,
+// whichever of them lacks it: the batch, the outstanding records, both or
+// neither.
+func TestReserveMakesRoomInBoth(t *testing.T) {
+	for _, c := range []struct{ got, out int }{{0, 0}, {10, 0}, {0, 10}, {10, 10}, {3, 8}, {8, 3}} {
+		for n := 1; n <= 12; n++ {
+			_, g := sixPartitionGroup(t, GroupConfig{Name: "g"})
+			m := &Member{g: g, cfg: MemberConfig{Name: "m", Batch: DefaultBatch}}
+			m.got = make([]held, 2, c.got+2)
+			m.out = make([]outRec, 2, c.out+2)
+			m.outBuf = m.out[:0]
+			m.reserve(n)
+			if len(m.got)+n > cap(m.got) || len(m.out)+n > cap(m.out) {
+				t.Fatalf("room %v, reserve(%d): batch %d/%d, outstanding %d/%d", c, n, len(m.got), cap(m.got), len(m.out), cap(m.out))
+			}
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package eventlog
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/sim"
@@ -134,4 +136,58 @@ func (gp *groupPart) remembered() []againRec {
 		out = append(out, againRec{off: off, seen: seen{applied: true}})
 	}
 	return out
+}
+
+// recall finds a listed offset, or where an offset not listed belongs, as
+// a library binary search does: in lists of every length up to 40, for
+// every offset from below the first to past the last.
+func TestRecallMatchesBinarySearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for n := range 41 {
+		for range 20 {
+			var gp groupPart
+			off := int64(r.IntN(3))
+			for range n {
+				gp.again = append(gp.again, againRec{off: off})
+				off += 1 + int64(r.IntN(3))
+			}
+			for x := int64(-1); x <= off+1; x++ {
+				i, ok := gp.recall(x)
+				j, found := slices.BinarySearchFunc(gp.again, x, func(a againRec, x int64) int { return cmp.Compare(a.off, x) })
+				if i != j || ok != found {
+					t.Fatalf("list of %d: recall(%d) = %d, %v; want %d, %v", n, x, i, ok, j, found)
+				}
+			}
+		}
+	}
+}
+
+// attempt counts every delivery of a record to the group, from 1, as a
+// group reading forward and moving back (a crash, a rebalance, a seek)
+// delivers them, with effects applied in between: first deliveries past
+// every record read and redeliveries alike.
+func TestAttemptCountsDeliveries(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 1))
+	for round := range 100 {
+		g := &Group{}
+		var gp groupPart
+		count := map[int64]int{}
+		pos := int64(0)
+		for step := range 400 {
+			switch r.IntN(10) {
+			case 0: // move back
+				pos = max(0, pos-int64(r.IntN(8)))
+			case 1: // an effect on a record read
+				if pos > 0 {
+					gp.rememberApplied(int64(r.IntN(int(pos))))
+				}
+			default: // deliver the record at pos
+				count[pos]++
+				if got := g.attempt(&gp, pos); got != count[pos] {
+					t.Fatalf("round %d, step %d: delivery %d of offset %d counted as %d", round, step, count[pos], pos, got)
+				}
+				pos++
+			}
+		}
+	}
 }

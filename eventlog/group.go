@@ -1,7 +1,6 @@
 package eventlog
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -184,13 +183,26 @@ const againFirst = 4
 // recall returns the index in gp.again of the record at off and whether
 // it is there; when it is not, the index is where it belongs. It does not
 // look at the run. O(1) when off is past every listed record (the usual
-// case: records are handled in offset order), else O(log n).
+// case: records are handled in offset order), else O(log n): a binary
+// search written out, as slices.BinarySearchFunc would call a comparison
+// function at every step.
 func (gp *groupPart) recall(off int64) (int, bool) {
 	a := gp.again
-	if n := len(a); n == 0 || a[n-1].off < off {
+	n := len(a)
+	if n == 0 || a[n-1].off < off {
 		return n, false
 	}
-	return slices.BinarySearchFunc(a, off, func(x againRec, off int64) int { return cmp.Compare(x.off, off) })
+	// Invariant: a[lo-1].off < off <= a[hi].off (a[n-1].off >= off).
+	lo, hi := 0, n-1
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if a[h].off < off {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo, a[lo].off == off
 }
 
 // inRun reports whether off is in the run of records applied after one
@@ -238,12 +250,19 @@ func (gp *groupPart) remember(off int64) *seen {
 // O(1) when off extends the run, or starts one past every listed record,
 // as handling a batch in offset order does; else as remember.
 func (gp *groupPart) rememberApplied(off int64) {
+	if off == gp.runHi && gp.runLo < gp.runHi {
+		gp.runHi++ // the usual case, inlined: off extends the run
+		return
+	}
+	gp.rememberAppliedElse(off)
+}
+
+// rememberAppliedElse is rememberApplied where off does not extend the
+// run.
+func (gp *groupPart) rememberAppliedElse(off int64) {
 	switch {
 	case gp.inRun(off):
 		return // remembered as applied already
-	case gp.runLo < gp.runHi && off == gp.runHi:
-		gp.runHi++
-		return
 	case gp.runLo == gp.runHi:
 		if n := len(gp.again); n == 0 || gp.again[n-1].off < off {
 			gp.runLo, gp.runHi = off, off+1
@@ -533,6 +552,9 @@ func (g *Group) rebalance(why, rule string) {
 		g.names = append(g.names, m.cfg.Name)
 		m.owned = m.owned[:0]
 	}
+	if g.bufs[0].entries == nil {
+		g.makeBufs()
+	}
 	g.asg = assign(g.cfg.Strategy, g.names, len(g.parts), g.asg, &g.bufs[g.next])
 	g.next ^= 1
 	// The assignment lists every partition once when a member is left
@@ -590,6 +612,23 @@ func (g *Group) rebalance(why, rule string) {
 		ev.Detail = b.String()
 	}
 	g.env.Emit(ev)
+}
+
+// makeBufs gives both of the group's assignment buffers (see assignBuf)
+// their first room at its first rebalance: entries for groupFirst members
+// each, in one allocation, and, unless the strategy is Sticky (which
+// allocates the members' partitions itself), each the partitions of the
+// group, in another, so that a group growing to groupFirst members
+// allocates twice for its assignments rather than once per buffer at
+// every member it grows by. Each buffer is capped, so one that grows
+// moves out rather than into the other.
+func (g *Group) makeBufs() {
+	entries := make([]Assignment, 2*groupFirst)
+	g.bufs[0].entries, g.bufs[1].entries = entries[:groupFirst:groupFirst], entries[groupFirst:]
+	if n := len(g.parts); n > 0 && g.cfg.Strategy != Sticky {
+		parts := make([]int, 2*n)
+		g.bufs[0].parts, g.bufs[1].parts = parts[:n:n], parts[n:]
+	}
 }
 
 // expireSessions removes every member that has not polled for more than
@@ -948,12 +987,19 @@ type seen struct {
 
 // attempt returns the delivery count of the record at off of partition p
 // for the group, counting this delivery. Only records read more than once
-// take memory.
+// take memory. The first delivery, the usual case, is small enough to be
+// inlined into fetch; a redelivery is counted by redelivered.
 func (g *Group) attempt(gp *groupPart, off int64) int {
 	if off >= gp.hw {
 		gp.hw = off + 1
 		return 1
 	}
+	return gp.redelivered(off)
+}
+
+// redelivered counts a redelivery of the record at off and returns its
+// delivery count (see attempt).
+func (gp *groupPart) redelivered(off int64) int {
 	x := gp.remember(off)
 	if x.n == 0 {
 		x.n = 1
@@ -1016,7 +1062,7 @@ func (gp *groupPart) pruneRange(from, to int64) {
 	}
 	n := j + copy(a[j:], a[k:])
 	clear(a[n:])
-	gp.again = a[:n]
+	gp.again = gp.again[:n] // a itself: resliced in place, storing no pointer (no write barrier)
 	lo, hi := max(from, gp.runLo), min(to, gp.runHi)
 	switch {
 	case lo >= hi: // the range misses the run

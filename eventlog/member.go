@@ -172,8 +172,17 @@ func (h *held) record() Record {
 // spare buffer for them when it has the room (see handBack). Otherwise,
 // the first time either grows it takes room for a whole batch
 // (cfg.Batch), so a member polling its batch size allocates each once;
-// after that it grows as append does.
+// after that it grows as append does. The check that both have the room
+// already (as they have at every fetch of a poll after the first) is
+// small enough to be inlined into fetch; the rest is makeRoom.
 func (m *Member) reserve(n int) {
+	if len(m.got)+n > cap(m.got) || len(m.out)+n > cap(m.out) {
+		m.makeRoom(n)
+	}
+}
+
+// makeRoom is reserve where m.got or m.out lacks the room.
+func (m *Member) makeRoom(n int) {
 	if len(m.got)+n > cap(m.got) {
 		if g := m.g; len(m.got) == 0 && cap(g.spare) >= n {
 			m.got, g.spare = g.spare, nil
@@ -586,9 +595,16 @@ func (m *Member) fault(s faults.Site, e *entry) *faults.Firing {
 func (m *Member) context(e *entry) faults.Context {
 	c := faults.Context{Where: m.g.t.where, Consumer: m.cfg.Name, Group: m.g.cfg.Name}
 	if e != nil {
-		c.Key, c.Type, c.Msg = e.key, e.hdr.Type, e.id
+		aboutEntry(&c, e)
 	}
 	return c
+}
+
+// aboutEntry makes c, a member's context, about the record e: it writes
+// the record's part of it (key, type, message) and returns true.
+func aboutEntry(c *faults.Context, e *entry) bool {
+	c.Key, c.Type, c.Msg = e.key, e.hdr.Type, e.id
+	return true
 }
 
 // Step runs the member at tick now. A handler member finishes the record
@@ -728,17 +744,20 @@ func (m *Member) process(now sim.Tick) {
 	if plain {
 		er = m.g.env.Trace.Effects(now, m.g.cfg.Name, &m.g.lc)
 	}
+	// The fault context of the record being handled, used for the crash
+	// and the crash-after-effect points: the member's part of it is built
+	// once for the batch, and the record's part (about) is written when a
+	// record needs it: before the crash point when it is armed, else
+	// before the handler runs (or, for a booked record, at the
+	// crash-after-effect point). The injector neither changes nor keeps
+	// it. A local, so writing it costs no write barrier.
+	fc := m.context(nil)
 	for m.next < len(m.got) {
 		if m.state != stateActive {
 			return
 		}
 		r := &m.got[m.next]
-		// r's fault context, built for the crash point when it is armed,
-		// else before the handler runs (or, for a booked record, at the
-		// crash-after-effect point), and used for both points: the
-		// injector neither changes nor keeps it. A local, so building it
-		// costs no write barrier.
-		var fc faults.Context
+		about := false // fc is about r
 		booked := false
 		i := m.find(r.p, r.off)
 		if i < 0 {
@@ -748,7 +767,7 @@ func (m *Member) process(now sim.Tick) {
 		}
 		if !m.busy {
 			if s := m.g.t.fx.crash; s.Armed() {
-				fc = m.context(r.e)
+				about = aboutEntry(&fc, r.e)
 				if f := s.Check(&fc); f != nil {
 					m.crash(f.Rule, "")
 					return
@@ -771,12 +790,12 @@ func (m *Member) process(now sim.Tick) {
 			}
 		}
 		if !booked {
-			if fc.Where == "" {
+			if !about {
 				// Now, not after the handler: a handler that crashes or
 				// removes its own member ends the batch, which lets go of
 				// r (handBack), and the crash-after-effect point still
 				// names r's record.
-				fc = m.context(r.e)
+				about = aboutEntry(&fc, r.e)
 			}
 			m.busy = false
 			d := m.delivery() // prepared above, or before a slow handler made the member busy
@@ -788,8 +807,8 @@ func (m *Member) process(now sim.Tick) {
 			}
 		}
 		if s := m.g.t.fx.crashAfter; s.Armed() {
-			if fc.Where == "" { // a booked record: no handler ran
-				fc = m.context(r.e)
+			if !about { // a booked record: no handler ran
+				aboutEntry(&fc, r.e)
 			}
 			if f := s.Check(&fc); f != nil {
 				m.crash(f.Rule, "after effect")

@@ -3,6 +3,7 @@ package eventlog
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -83,6 +84,88 @@ func TestRebalanceSetsEveryOwner(t *testing.T) {
 			check(step)
 			w.Tick()
 			check(step)
+		}
+	}
+}
+
+// A group's two assignment buffers, made together at its first
+// rebalance, never share storage: under every strategy, as members join
+// one by one past the room the buffers start with and leave again, each
+// assignment is what Assign computes from the one before (which Sticky
+// reads from the other buffer while it builds the new one). A group
+// growing to groupFirst members under Range or RoundRobin allocates for
+// its assignments twice in all.
+func TestAssignmentBuffersApart(t *testing.T) {
+	for _, s := range []Strategy{Range, RoundRobin, Sticky} {
+		w, g := sixPartitionGroup(t, GroupConfig{Name: "g", Strategy: s})
+		var ms []*Member
+		var prev []Assignment
+		check := func(what string) {
+			t.Helper()
+			var names []string
+			for _, m := range g.mems {
+				names = append(names, m.cfg.Name)
+			}
+			want := Assign(s, names, len(g.parts), prev)
+			if got := g.Assignment(); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%v, %s: assignment %v, want %v", s, what, got, want)
+			}
+			prev = g.Assignment()
+		}
+		for _, name := range []string{"e", "b", "f", "a", "d", "c"} {
+			m, err := NewMember(w, g, MemberConfig{Name: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, m)
+			check(name + " joined")
+		}
+		for _, m := range ms[:4] {
+			m.Leave()
+			check(m.cfg.Name + " left")
+		}
+		if s == Sticky {
+			continue
+		}
+		w, g = sixPartitionGroup(t, GroupConfig{Name: "g", Strategy: s})
+		ms = ms[:0]
+		for _, name := range []string{"d", "c", "b", "a"} {
+			m, err := NewMember(w, g, MemberConfig{Name: name, Start: 5}) // joins later
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, m)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for _, m := range ms {
+			g.add(m, "joined")
+		}
+		runtime.ReadMemStats(&after)
+		// The buffers' two allocations, and the first member's list of
+		// the six partitions it owns alone (Member.own).
+		if n := after.Mallocs - before.Mallocs; n > 3 {
+			t.Errorf("%v: four members joining allocated %d times, want 3", s, n)
+		}
+		check("four joined")
+	}
+}
+
+// reserve leaves room for n more records in both of a member's buffers,
+// whichever of them lacks it: the batch, the outstanding records, both or
+// neither.
+func TestReserveMakesRoomInBoth(t *testing.T) {
+	for _, c := range []struct{ got, out int }{{0, 0}, {10, 0}, {0, 10}, {10, 10}, {3, 8}, {8, 3}} {
+		for n := 1; n <= 12; n++ {
+			_, g := sixPartitionGroup(t, GroupConfig{Name: "g"})
+			m := &Member{g: g, cfg: MemberConfig{Name: "m", Batch: DefaultBatch}}
+			m.got = make([]held, 2, c.got+2)
+			m.out = make([]outRec, 2, c.out+2)
+			m.outBuf = m.out[:0]
+			m.reserve(n)
+			if len(m.got)+n > cap(m.got) || len(m.out)+n > cap(m.out) {
+				t.Fatalf("room %v, reserve(%d): batch %d/%d, outstanding %d/%d", c, n, len(m.got), cap(m.got), len(m.out), cap(m.out))
+			}
 		}
 	}
 }

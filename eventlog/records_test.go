@@ -50,6 +50,25 @@ func TestRecordsMatchASlice(t *testing.T) {
 				t.Fatalf("step %d: search of a missing offset", step)
 			}
 		}
+		// search finds the first live record at or after an offset, or
+		// the end, for offsets below the log start, between, at and past
+		// the end, narrow or wide, with or without live records.
+		for k := range 12 {
+			off := p.start - 2 + rng.Int64N(p.end-p.start+5)
+			if k%3 == 0 { // around the log start
+				off = p.start - 3 + rng.Int64N(6)
+			}
+			want := p.recs.len()
+			for i := p.head; i < p.recs.len(); i++ {
+				if p.off(i) >= off {
+					want = i
+					break
+				}
+			}
+			if got := p.search(off); got != want {
+				t.Fatalf("step %d: search(%d) = %d, want %d (head %d, live %d, wide %v)", step, off, got, want, p.head, p.size(), p.wide())
+			}
+		}
 	}
 	var none sim.Headers
 	for step := range 4000 {

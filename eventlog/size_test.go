@@ -42,3 +42,13 @@ func TestGroupPartSize(t *testing.T) {
 		t.Errorf("a group's state of a partition takes %d bytes, want at most 128", n)
 	}
 }
+
+// A Log of at most 760 bytes takes the 768-byte size class: an object
+// above 512 bytes that holds pointers carries an 8-byte header. Its memo
+// of keys (keyMemo, 320 bytes) fills it: any field added would move every
+// log to the 896-byte class.
+func TestLogSize(t *testing.T) {
+	if n := unsafe.Sizeof(Log{}); n > 760 {
+		t.Errorf("a Log takes %d bytes, above the 760 its 768-byte size class holds beside its header", n)
+	}
+}

@@ -322,14 +322,22 @@ func (p *partition) size() int { return p.recs.len() - p.head }
 
 // search returns the index in recs of the first live record with an offset
 // at or after off, or recs.len(). O(1) when no compaction left gaps, else
-// O(log n).
+// O(log n). A narrow partition's, the usual case, is small enough to be
+// inlined; a wide one's is searchWide.
 func (p *partition) search(off int64) int {
+	if p.side != nil { // wide
+		return p.searchWide(off)
+	}
+	// Entry i has offset base+i: off's index, clamped to the live records
+	// [head, recs.len()] (head itself when there is none).
+	return int(min(max(off-p.base, int64(p.head)), int64(p.recs.n)))
+}
+
+// searchWide is search of a wide partition.
+func (p *partition) searchWide(off int64) int {
 	n := p.size()
 	if n == 0 {
 		return p.recs.len()
-	}
-	if !p.wide() {
-		return p.head + int(min(max(off-p.base-int64(p.head), 0), int64(n)))
 	}
 	if i := off - p.off(p.head); i >= 0 && i < int64(n) && p.off(p.head+int(i)) == off {
 		return p.head + int(i)
@@ -408,6 +416,7 @@ type Log struct {
 	where   string
 	parts   []*partition
 	hdrs    stored.Cache // shares equal headers of consecutive records
+	keys    keyMemo      // the checksums of the keys produced to last (see produce)
 	fx      sites
 	rr      int
 	groups  []*Group
@@ -497,14 +506,16 @@ func checksumIEEE(key string) uint32 {
 func (t *Log) Produce(m sim.Message) (Position, error) { return t.produce(&m) }
 
 // produce is Produce of *m, which it does not keep: Publish hands its
-// message over without copying its 152 bytes once more.
+// message over without copying its 152 bytes once more. The partition of
+// a key is PartitionFor's, from the checksum the log's memo of keys holds
+// (see keyMemo).
 func (t *Log) produce(m *sim.Message) (Position, error) {
 	var p int
 	if m.Key == "" {
 		p = t.rr % len(t.parts)
 		t.rr++
 	} else {
-		p = PartitionFor(m.Key, len(t.parts))
+		p = int(t.keys.sum(m.Key) % uint32(len(t.parts)))
 	}
 	return t.produceTo(p, m)
 }

@@ -601,10 +601,9 @@ func (m *Member) context(e *entry) faults.Context {
 }
 
 // aboutEntry makes c, a member's context, about the record e: it writes
-// the record's part of it (key, type, message) and returns true.
-func aboutEntry(c *faults.Context, e *entry) bool {
+// the record's part of it (key, type, message).
+func aboutEntry(c *faults.Context, e *entry) {
 	c.Key, c.Type, c.Msg = e.key, e.hdr.Type, e.id
-	return true
 }
 
 // Step runs the member at tick now. A handler member finishes the record
@@ -767,7 +766,8 @@ func (m *Member) process(now sim.Tick) {
 		}
 		if !m.busy {
 			if s := m.g.t.fx.crash; s.Armed() {
-				about = aboutEntry(&fc, r.e)
+				aboutEntry(&fc, r.e)
+				about = true
 				if f := s.Check(&fc); f != nil {
 					m.crash(f.Rule, "")
 					return
@@ -795,7 +795,8 @@ func (m *Member) process(now sim.Tick) {
 				// removes its own member ends the batch, which lets go of
 				// r (handBack), and the crash-after-effect point still
 				// names r's record.
-				about = aboutEntry(&fc, r.e)
+				aboutEntry(&fc, r.e)
+				about = true
 			}
 			m.busy = false
 			d := m.delivery() // prepared above, or before a slow handler made the member busy

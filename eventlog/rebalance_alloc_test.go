@@ -124,6 +124,30 @@ func TestAssignmentBuffersApart(t *testing.T) {
 			m.Leave()
 			check(m.cfg.Name + " left")
 		}
+		// A rebalance that changes no member (a partition added) flips
+		// the parity of members to buffers that joins and leaves alone
+		// keep, so that a buffer is built from one holding groupFirst
+		// members: an overlap of one entry would show only then.
+		w, g = sixPartitionGroup(t, GroupConfig{Name: "g", Strategy: s})
+		ms, prev = ms[:0], nil
+		for i, name := range []string{"a", "b", "c", "d", "e"} {
+			m, err := NewMember(w, g, MemberConfig{Name: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, m)
+			check(name + " joined")
+			if i == 0 || i == 3 {
+				if err := g.t.AddPartitions(1); err != nil {
+					t.Fatal(err)
+				}
+				check("a partition added")
+			}
+		}
+		for _, m := range ms {
+			m.Leave()
+			check(m.cfg.Name + " left")
+		}
 		if s == Sticky {
 			continue
 		}

@@ -5,12 +5,14 @@ const keySlots = 16
 
 // keyMemo remembers the checksums (checksumIEEE) of the keys a log was
 // produced to last, so that a producer cycling through a few keys finds a
-// key's partition with a string comparison, which is a pointer comparison
-// when it reuses its key strings, instead of a table look-up per byte of
-// the key. It is a direct-mapped cache: a key has one slot, chosen by its
-// last two bytes (which tell apart the keys of a pattern numbering them,
-// "order-1" to "order-16"), and the slot holds the last key that was
-// looked up in it. A key that misses costs its checksum, as without the
+// key's partition with a string comparison instead of a table look-up per
+// byte of the key. It is a direct-mapped cache: a key has one slot,
+// chosen by its last two bytes, and the slot holds the last key that was
+// looked up in it. Keys numbered by a pattern mostly differ there, but
+// not always: "order-0" to "order-13" take fourteen slots of their own,
+// but "order-14" to "order-16" take those of "order-0" to "order-2", so a
+// producer cycling through "order-0" to "order-16" misses on those six
+// keys every time. A key that misses costs its checksum, as without the
 // memo, plus a comparison and storing the key.
 //
 // The memo is a pure cache: sum(key) equals checksumIEEE(key) whatever it
@@ -24,8 +26,10 @@ type keyMemo struct {
 	sums [keySlots]uint32
 }
 
-// sum returns checksumIEEE(key) for a key that is not empty. O(1) when
-// the memo holds key, else O(len(key)).
+// sum returns checksumIEEE(key) for a key that is not empty. A hit costs
+// the comparison of key with the slot's key, which is a pointer
+// comparison when the producer reuses its key strings, and at most
+// O(len(key)); a miss costs the checksum too, O(len(key)).
 func (k *keyMemo) sum(key string) uint32 {
 	n := len(key)
 	h := uint(key[n-1])

@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -151,25 +152,32 @@ func TestAssignmentBuffersApart(t *testing.T) {
 		if s == Sticky {
 			continue
 		}
-		w, g = sixPartitionGroup(t, GroupConfig{Name: "g", Strategy: s})
-		ms = ms[:0]
-		for _, name := range []string{"d", "c", "b", "a"} {
-			m, err := NewMember(w, g, MemberConfig{Name: name, Start: 5}) // joins later
-			if err != nil {
-				t.Fatal(err)
+		// Mallocs counts the whole process's allocations, so a goroutine
+		// another test left running can add to one measurement: the
+		// fewest of five fresh groups is the joins' own count.
+		least := uint64(math.MaxUint64)
+		for range 5 {
+			w, g = sixPartitionGroup(t, GroupConfig{Name: "g", Strategy: s})
+			ms = ms[:0]
+			for _, name := range []string{"d", "c", "b", "a"} {
+				m, err := NewMember(w, g, MemberConfig{Name: name, Start: 5}) // joins later
+				if err != nil {
+					t.Fatal(err)
+				}
+				ms = append(ms, m)
 			}
-			ms = append(ms, m)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for _, m := range ms {
+				g.add(m, "joined")
+			}
+			runtime.ReadMemStats(&after)
+			least = min(least, after.Mallocs-before.Mallocs)
 		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for _, m := range ms {
-			g.add(m, "joined")
-		}
-		runtime.ReadMemStats(&after)
 		// The buffers' two allocations, and the first member's list of
 		// the six partitions it owns alone (Member.own).
-		if n := after.Mallocs - before.Mallocs; n > 3 {
-			t.Errorf("%v: four members joining allocated %d times, want 3", s, n)
+		if least > 3 {
+			t.Errorf("%v: four members joining allocated %d times, want 3", s, least)
 		}
 		check("four joined")
 	}

@@ -325,7 +325,9 @@ func (p *partition) size() int { return p.recs.len() - p.head }
 // O(log n). A narrow partition's, the usual case, is small enough to be
 // inlined; a wide one's is searchWide.
 func (p *partition) search(off int64) int {
-	if p.side != nil { // wide
+	// The fields behind wide() and recs.len() are read directly: the two
+	// calls would take search over the inliner's budget.
+	if p.side != nil {
 		return p.searchWide(off)
 	}
 	// Entry i has offset base+i: off's index, clamped to the live records
@@ -484,8 +486,13 @@ func PartitionFor(key string, n int) int {
 	if n <= 0 {
 		return -1
 	}
-	return int(checksumIEEE(key) % uint32(n))
+	return partitionOf(checksumIEEE(key), n)
 }
+
+// partitionOf returns the partition, among n > 0, of a key whose
+// checksumIEEE is sum: PartitionFor's rule, which Log.produce applies to
+// the checksum its memo of keys holds.
+func partitionOf(sum uint32, n int) int { return int(sum % uint32(n)) }
 
 // checksumIEEE equals crc32.ChecksumIEEE([]byte(key)) without converting
 // the key to a byte slice (which allocates); keys are short, so the plain
@@ -515,7 +522,7 @@ func (t *Log) produce(m *sim.Message) (Position, error) {
 		p = t.rr % len(t.parts)
 		t.rr++
 	} else {
-		p = int(t.keys.sum(m.Key) % uint32(len(t.parts)))
+		p = partitionOf(t.keys.sum(m.Key), len(t.parts))
 	}
 	return t.produceTo(p, m)
 }

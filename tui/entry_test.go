@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -130,18 +131,31 @@ func TestReadmePlayExample(t *testing.T) {
 	if !strings.HasPrefix(code, "package main") {
 		t.Fatalf("the README's example is not a program:\n%s", code)
 	}
-	// Inside the module, so it builds against this tree; testdata keeps
-	// it out of ./... .
-	dir, err := os.MkdirTemp("testdata", "readme-play-")
+	// The program builds inside the module, against this tree, from a
+	// directory that exists only in an overlay: nothing is written into
+	// the tree, so a killed test leaves nothing behind (testdata also
+	// keeps the path out of ./...).
+	tmp := t.TempDir()
+	mainFile := filepath.Join(tmp, "main.go")
+	if err := os.WriteFile(mainFile, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(code), 0o644); err != nil {
+	overlay, err := json.Marshal(map[string]map[string]string{
+		"Replace": {filepath.Join(wd, "testdata", "readme-play", "main.go"): mainFile},
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "play")
-	if out, err := exec.Command("go", "build", "-o", bin, "./"+dir).CombinedOutput(); err != nil {
+	overlayFile := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(tmp, "play")
+	if out, err := exec.Command("go", "build", "-overlay", overlayFile, "-o", bin, "./testdata/readme-play").CombinedOutput(); err != nil {
 		t.Fatalf("the README's example does not build: %v\n%s\n%s", err, out, code)
 	}
 	cast := filepath.Join(t.TempDir(), "poison.cast")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	yaml "github.com/goccy/go-yaml"
@@ -344,13 +345,19 @@ func readFile(path string) ([]byte, string) {
 	if fi.Size() > MaxFileSize {
 		return nil, fmt.Sprintf("the file is %d bytes long; scenario files are capped at %d bytes", fi.Size(), MaxFileSize)
 	}
-	f, err := os.Open(filepath.Clean(path))
+	betweenStatAndOpen(path)
+	// Non-blocking, so that a FIFO swapped in for the file after the Stat
+	// cannot block the open (waiting for a writer that never comes); the
+	// flag changes nothing for a regular file.
+	f, err := os.OpenFile(filepath.Clean(path), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, "cannot read the file: " + pathErr(err)
 	}
 	defer f.Close()
 	// The path may have been pointed elsewhere between Stat and Open.
-	if now, err := f.Stat(); err != nil || !os.SameFile(fi, now) {
+	// SameFile alone would not do: a file removed and recreated as a FIFO
+	// can get the same inode number back.
+	if now, err := f.Stat(); err != nil || !os.SameFile(fi, now) || !now.Mode().IsRegular() {
 		return nil, "cannot read the file: it was replaced while it was opened; try again"
 	}
 	data, err := readCapped(f)
@@ -362,6 +369,10 @@ func readFile(path string) ([]byte, string) {
 	}
 	return data, ""
 }
+
+// betweenStatAndOpen runs in readFile between its Stat and its Open of
+// path; tests replace it to swap the file in that window.
+var betweenStatAndOpen = func(path string) {}
 
 // readCapped reads r to its end, but at most MaxFileSize+1 bytes, so a
 // result longer than MaxFileSize means "too long" whatever r is.

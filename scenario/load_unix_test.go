@@ -88,3 +88,38 @@ func TestLoadFileMissing(t *testing.T) {
 		t.Errorf("path named more than once: %v", err)
 	}
 }
+
+// TestLoadFileFIFOSwappedInAfterStat: a file replaced by a FIFO between
+// the Stat that found it regular and the Open is refused, and the open
+// does not wait for a writer.
+func TestLoadFileFIFOSwappedInAfterStat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "swap.yaml")
+	if err := os.WriteFile(path, []byte("title: t\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := betweenStatAndOpen
+	t.Cleanup(func() { betweenStatAndOpen = old })
+	swapped := false
+	betweenStatAndOpen = func(p string) {
+		if p != path {
+			return
+		}
+		if err := os.Remove(p); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Error(err)
+			return
+		}
+		swapped = true
+	}
+	err := loadWithin(t, path)
+	if !swapped {
+		t.Fatal("the hook did not run")
+	}
+	want := path + ":1:1: cannot read the file: it was replaced while it was opened; try again"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

@@ -2,7 +2,6 @@ package exercise
 
 import (
 	"fmt"
-	"os"
 	"sort"
 
 	"github.com/brokerlab/brokerlab/faults"
@@ -36,11 +35,9 @@ var archFaults = []scenario.Fault{
 // loadArchitecture loads and checks the student's file: it must load,
 // keep the producer app with its workload, and bind every team.
 func loadArchitecture(path string) (*scenario.Scenario, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	s, err := scenario.Load(path, data)
+	// LoadFile reads only a regular file, capped, and never blocks on a
+	// FIFO or reads a device without end.
+	s, err := scenario.LoadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,5 +47,58 @@ func TestCheckRefusesSpecialFiles(t *testing.T) {
 				t.Fatalf("%s %s did not return within 5s", cmd, path)
 			}
 		}
+	}
+}
+
+// TestExploreMergeFIFOWithoutWriter: a shard report that is a FIFO
+// nobody writes to is read as empty, and refused as no report, instead of
+// blocking the open for ever; a pipe with a writer (a shell's process
+// substitution) is still read.
+func TestExploreMergeFIFOWithoutWriter(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "shard.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, stdout, stderr := runCLI(t, "", false, "explore", "merge", fifo)
+		done <- result{code, stdout, stderr}
+	}()
+	select {
+	case r := <-done:
+		if r.code != exitBadInput || !strings.Contains(r.stderr, fifo+": not a sweep report: EOF") {
+			t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("explore merge on a FIFO without a writer did not return within 5s")
+	}
+
+	// The same merge through a pipe with a writer, as <(cat report.json)
+	// gives it, reads the report.
+	dir, name := fixture(t)
+	if code, out, errs := runCLI(t, dir, false, "explore", "--seeds", "20", "--no-shrink", "--json", "all.json", name); code != exitFailed {
+		t.Fatalf("sweep: exit %d\n%s%s", code, out, errs)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "all.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() {
+		w.Write(report)
+		w.Close()
+	}()
+	pipe := fmt.Sprintf("/dev/fd/%d", r.Fd())
+	code, out, errs := runCLI(t, dir, false, "explore", "merge", pipe)
+	if code != exitFailed || !strings.Contains(out, "20 seeds") {
+		t.Errorf("merge through a pipe: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }

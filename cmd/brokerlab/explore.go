@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -372,7 +373,10 @@ func (c *cli) cmdExploreMerge(args []string) int {
 	}
 	var rs []*lab.SweepReport
 	for _, p := range pos {
-		f, err := os.Open(p)
+		// Non-blocking, so that a FIFO nobody writes to reads as empty
+		// instead of blocking the open for ever; a pipe with a writer
+		// (a shell's process substitution) is read as usual.
+		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab explore merge:", err)
 			return exitBadInput

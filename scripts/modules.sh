@@ -53,6 +53,22 @@ for m in "${NESTED_MODULES[@]}"; do
 		fail "$m/go.mod must replace $ROOT_MODULE with $want (the root of this tree), found '${got}'; no proxy serves our own commits"
 done
 
+# The workspace must not raise a version the root's own packages build
+# with: `go test ./...` at the root runs in the workspace, and a user's
+# module gets the root's go.mod alone, so the two must agree or the tests
+# test other code than users run. A nested module that needs a newer
+# version raises it in the root's go.mod too.
+echo "== the root builds with the same dependency versions with and without the workspace"
+root_deps() {
+	go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... | sort -u
+}
+deps_alone=$(GOWORK=off root_deps)
+deps_workspace=$(root_deps)
+if [ "$deps_alone" != "$deps_workspace" ]; then
+	diff <(echo "$deps_alone") <(echo "$deps_workspace") >&2 || true
+	fail "the workspace raises the versions above (< alone, > through go.work): raise them in the root go.mod ('GOWORK=off go get MODULE@VERSION' at the root)"
+fi
+
 for m in "${NESTED_MODULES[@]}"; do
 	echo "== $m through the workspace (go.work)"
 	(cd "$m" && go vet ./... && go test -race ./...)

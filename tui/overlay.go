@@ -118,8 +118,8 @@ func (p *Player) drawPicker(screen tcell.Screen, r rect) {
 }
 
 // drawBox draws a framed box of lines centred in r, as wide as needed (at
-// most 80 columns, or all of r when less than 4 would be left over) and
-// scrolled by off rows.
+// most 80 columns, or all of r when less than 8 would be left over; then
+// as high as r less a row above and below) and scrolled by off rows.
 func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line, off int) rect {
 	th := &p.theme
 	w := width(title) + 6
@@ -141,7 +141,10 @@ func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line
 		w = r.w
 	}
 	h := len(lines) + 2
-	if h > r.h-2 {
+	if h > r.h-2 || w == r.w {
+		// A box as wide as r takes its height too (less a row above and
+		// below): rows of margin would show slivers of the panels
+		// beneath, a panel's top border doubled right above the box's.
 		h = r.h - 2
 	}
 	box := rect{r.x + (r.w-w)/2, r.y + (r.h-h)/2, w, h}

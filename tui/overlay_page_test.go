@@ -1,0 +1,36 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/brokerlab/brokerlab/lab"
+	"github.com/brokerlab/brokerlab/scenario"
+)
+
+// At 80x24 the intro box is as wide as the screen, so it takes the rows
+// between the tab line and the hints: its top border is the row right
+// under the tabs, and no sliver of a panel (a top border doubled above
+// the box's own) shows between them, for every built-in lesson.
+func TestFullWidthIntroTakesTheHeight(t *testing.T) {
+	for _, l := range scenario.Lessons() {
+		s, err := scenario.LoadLesson(l.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := lab.Open(s, lab.SessionOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewPlayer(NewTheme(true), nil)
+		p.SetOverlays(true)
+		p.SetSnapshot(d.Snapshot())
+		scr := newScreen(t, 80, 24)
+		draw(scr, p)
+		rows := strings.Split(screenText(scr), "\n")
+		scr.Fini()
+		if !strings.HasPrefix(rows[2], "╔ ") || !strings.HasPrefix(rows[22], "╚") || !strings.HasPrefix(rows[23], " space") {
+			t.Errorf("%s: the intro box does not span rows 2 to 22 under the tabs:\n%s", l.Name, strings.Join(rows, "\n"))
+		}
+	}
+}

@@ -100,6 +100,21 @@ block() {
 		code { print }' "$1"
 }
 
+# plain_block FILE SECTION N prints the Nth (from 1) fenced block without
+# a language (output shown in the README) in the section of FILE whose
+# heading is SECTION; it tells opening fences from closing ones.
+plain_block() {
+	awk -v sec="$2" -v n="$3" '
+		/^#+ / && !open { h = $0; sub(/^#+ /, "", h); in_sec = (h == sec); next }
+		/^```/ {
+			if (open) { open = 0; if (code) exit; next }
+			open = 1
+			if (in_sec && $0 == "```" && ++k == n) code = 1
+			next
+		}
+		code { print }' "$1"
+}
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/brokerlab-modules.XXXXXX")
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 export GOMODCACHE="$work/modcache" GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw"
@@ -110,6 +125,9 @@ section="Using brokerlab from your own module"
 workspace_steps=$(block README.md "$section" 1 sh)
 replace_steps=$(block README.md "$section" 2 sh)
 example=$(block README.md "Testing your own Go code" 1 go)
+example_out1=$(plain_block README.md "Testing your own Go code" 1)
+example_out2=$(plain_block README.md "Testing your own Go code" 2)
+[ -n "$example_out1" ] && [ -n "$example_out2" ] || fail "README.md: 'Testing your own Go code' needs two plain output blocks after its Go example"
 [ -n "$workspace_steps" ] || fail "README.md: no sh block in its '$section' section"
 [ -n "$replace_steps" ] || fail "README.md: no second sh block (go mod edit -replace) in its '$section' section"
 grep -q '^package ' <<<"$example" || fail "README.md: the first go block of 'Testing your own Go code' is not a whole file"
@@ -153,6 +171,18 @@ for dir in viawork viareplace; do
 		fi
 		grep -q 'exactly-once' out.txt && grep -q 'shrunk' out.txt ||
 			{ cat out.txt >&2; fail "the README's Go example did not fail as the README shows ($dir)"; }
+		# Every line of the README's two output blocks is in the output,
+		# but for what depends on the machine: timings, how many seeds
+		# ran before the sweep stopped, where the files went, and the
+		# README's "..." cuts.
+		missing=$(printf '%s\n%s\n' "$example_out1" "$example_out2" | while IFS= read -r line; do
+			line="${line#"${line%%[![:space:]]*}"}"
+			case "$line" in "" | "..." | "--- FAIL"* | *"seeds that ran failed"* | "written: "* | "(the test's TempDir"*) continue ;; esac
+			grep -qF -- "$line" out.txt || echo "  $line"
+		done)
+		[ -z "$missing" ] ||
+			{ cat out.txt >&2; fail "lines of the README's output of its Go example ('Testing your own Go code') are not in the real output ($dir); update the README:
+$missing"; }
 		echo "$dir: the README's example builds and fails as documented ($(grep -c 'exactly-once' out.txt) exactly-once lines)"
 	)
 done

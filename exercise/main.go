@@ -102,11 +102,11 @@ func MainArgs(sol Solution, args []string, stdout, stderr io.Writer) int {
 	if cmd == "play" {
 		return play(e, sol, *seed, *cast, stdout, stderr)
 	}
-	first, n := uint64(1), *seeds
+	grade := func(onSeed func(uint64)) *Report { return e.GradeSeeds(sol, 1, *seeds, onSeed) }
 	if *seed != 0 {
-		first, n = *seed, 1
+		grade = func(onSeed func(uint64)) *Report { return e.GradeSeed(sol, *seed, onSeed) }
 	}
-	rep, hung := gradeWatched(e, sol, first, n)
+	rep, hung := gradeWatched(grade)
 	if rep == nil {
 		fmt.Fprint(stderr, hangText(e, hung))
 		return 1
@@ -130,12 +130,13 @@ func MainArgs(sol Solution, args []string, stdout, stderr io.Writer) int {
 // the only way a run can take that long.
 var Hang = 60 * time.Second
 
-// gradeWatched grades sol on its own goroutine and waits at most Hang
-// for it; on a hang it returns nil and the seed that hung.
-func gradeWatched(e *Exercise, sol Solution, first uint64, seeds int) (*Report, uint64) {
+// gradeWatched runs grade on its own goroutine and waits at most Hang
+// for it; on a hang it returns nil and the seed that hung, the last one
+// grade passed to its onSeed.
+func gradeWatched(grade func(onSeed func(uint64)) *Report) (*Report, uint64) {
 	var seed atomic.Uint64
 	done := make(chan *Report, 1)
-	go func() { done <- e.GradeSeeds(sol, first, seeds, seed.Store) }()
+	go func() { done <- grade(seed.Store) }()
 	select {
 	case rep := <-done:
 		return rep, 0
@@ -223,7 +224,7 @@ func Test(t testing.TB, sol Solution) {
 		t.Fatal(err)
 		return
 	}
-	rep, hung := gradeWatched(e, sol, 1, DefaultSeeds)
+	rep, hung := gradeWatched(func(onSeed func(uint64)) *Report { return e.GradeSeeds(sol, 1, DefaultSeeds, onSeed) })
 	if rep == nil {
 		t.Fatal(hangText(e, hung))
 		return

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -161,6 +162,19 @@ func exitOf(rep *Report) int {
 // play replays the shrunk failure of sol (or seed, when non-zero) in the
 // player, or writes it as a cast.
 func play(e *Exercise, sol Solution, seed uint64, cast string, stdout, stderr io.Writer) int {
+	// The player draws on stdout: say at once, before any grading, when
+	// it cannot.
+	term, _ := stdout.(*os.File)
+	if cast == "" {
+		err := error(tui.ErrNotTerminal)
+		if term != nil {
+			err = tui.CheckTerminal(term)
+		}
+		if err != nil {
+			fmt.Fprint(stderr, noPlayerText(seed, err))
+			return 2
+		}
+	}
 	var rec lab.Recording
 	var err error
 	if seed != 0 {
@@ -198,16 +212,37 @@ func play(e *Exercise, sol Solution, seed uint64, cast string, stdout, stderr io
 		fmt.Fprintf(stdout, "wrote %s\n", cast)
 		return 0
 	}
-	if err := tui.Play(rec, tui.Options{}); err != nil {
+	if err := tui.Play(rec, tui.Options{Stdout: term}); err != nil {
 		if errors.Is(err, tui.ErrNotTerminal) {
-			fmt.Fprint(stderr, tui.NotTerminalMessage("go run . play"))
-			fmt.Fprintln(stderr, "(or write a cast: go run . play -cast replay.cast)")
+			fmt.Fprint(stderr, noPlayerText(seed, err))
 			return 2
 		}
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// noPlayerText is what play prints when the player cannot open (err
+// wraps tui.ErrNotTerminal): the reason, and the workspace's commands
+// that show the same run without a terminal.
+func noPlayerText(seed uint64, err error) string {
+	var b strings.Builder
+	reason := tui.TerminalReason(err)
+	fmt.Fprintf(&b, "go run . play: the player needs a terminal it can draw on, and %s.\n", reason)
+	if reason != tui.TerminalReason(tui.ErrNotTerminal) {
+		fmt.Fprintf(&b, "Set TERM to your terminal's type (e.g. TERM=xterm-256color), or without the player:\n")
+	} else {
+		fmt.Fprintf(&b, "Without the player:\n")
+	}
+	if seed != 0 {
+		fmt.Fprintf(&b, "  go run . check -seed %d                    (the grading of seed %d: each fault and each broken property, tick by tick)\n", seed, seed)
+		fmt.Fprintf(&b, "  go run . play -seed %d -cast replay.cast   (writes the replay as an asciicast, 80x24)\n", seed)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "  go run . check                        (the grading: the lowest failing seed, shrunk and told tick by tick)\n")
+	fmt.Fprintf(&b, "  go run . play -cast replay.cast       (writes the replay as an asciicast, 80x24)\n")
+	return b.String()
 }
 
 // Test grades sol over DefaultSeeds seeds (the workspace's go test calls

@@ -60,3 +60,32 @@ func TestCheckRangeNeverJudged(t *testing.T) {
 		t.Errorf("the text does not say why it fails:\n%s", rep.Text(e))
 	}
 }
+
+// Without a terminal, play names only commands the workspace has: the
+// grading of the same seed as text, and the replay written as a cast.
+func TestPlayHeadlessHint(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"play", "-seed", "7"}, []string{"go run . check -seed 7", "go run . play -seed 7 -cast replay.cast"}},
+		{[]string{"play"}, []string{"go run . check", "go run . play -cast replay.cast"}},
+	} {
+		var out, errb strings.Builder
+		code := MainArgs(dlqModel(), c.args, &out, &errb)
+		msg := errb.String()
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", c.args, code, msg)
+		}
+		for _, want := range append(c.want, "needs a terminal") {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%v: the message lacks %q:\n%s", c.args, want, msg)
+			}
+		}
+		for _, bad := range []string{"play run", "play list", "FILE|LESSON"} {
+			if strings.Contains(msg, bad) {
+				t.Errorf("%v: the message suggests %q, which the workspace has no command for:\n%s", c.args, bad, msg)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package exercise
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/lab"
@@ -40,5 +41,30 @@ func TestDeadLetterReplayShowsDeadLetters(t *testing.T) {
 				t.Errorf("the replay's ledger counts %d in a DLQ: %+v", snap.Ledger.DeadLettered, snap.Ledger)
 			}
 		})
+	}
+}
+
+// The player steps by ticks, so a fault and the failure it causes on the
+// same tick share one narration step: the fault first, then the broken
+// property, and the introduction promises a step per tick, not one for
+// each fault and each failure.
+func TestRecordingSameTickStep(t *testing.T) {
+	e, _ := Lookup("dead-letter")
+	rep := e.Grade(dlqFirstFailure(), 0)
+	sh := rep.Shrunk
+	rec, err := e.Recording(dlqFirstFailure(), sh.Seed, &sh.Minimal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Steps) != 2 {
+		t.Fatalf("%d steps, want the introduction and one step at t=%d: %+v", len(rec.Steps), sh.Violations[0].Tick, rec.Steps)
+	}
+	s := rec.Steps[1].Text
+	f, v := strings.Index(s, "Fault: "), strings.Index(s, "FAIL ")
+	if f != 0 || v < f {
+		t.Errorf("the step does not tell the fault first, then the failure: %q", s)
+	}
+	if intro := rec.Steps[0].Text; !strings.Contains(intro, "each tick with a fault or a failure") {
+		t.Errorf("the introduction promises a step per fault and per failure: %q", intro)
 	}
 }

@@ -68,3 +68,31 @@ func TestRecordingSameTickStep(t *testing.T) {
 		t.Errorf("the introduction promises a step per fault and per failure: %q", intro)
 	}
 }
+
+// Exercise 6 dead-letters too: its replay's ledger counts the messages
+// the policy gave up on in a DLQ, and traces them dead-lettered, not
+// acked.
+func TestRetriesReplayShowsDeadLetters(t *testing.T) {
+	e, _ := Lookup("retries")
+	rec, err := e.Recording(retryModel(), 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := map[string]bool{}
+	for _, ev := range rec.Trace {
+		if ev.Kind == sim.KindDeadLettered {
+			dead[ev.Key] = true
+		}
+	}
+	if len(dead) == 0 {
+		t.Fatal("seed 1 dead-letters nothing: pick a seed that does")
+	}
+	for _, ev := range rec.Trace {
+		if ev.Kind == sim.KindAcked && dead[ev.Key] {
+			t.Errorf("%s is traced dead-lettered and acked", ev.Key)
+		}
+	}
+	if got := lab.NewPlayback(rec).Seek(rec.End).Ledger.DeadLettered; got != len(dead) {
+		t.Errorf("the replay's ledger counts %d in a DLQ, want %d", got, len(dead))
+	}
+}

@@ -116,7 +116,11 @@ func (o *dlqRun) Receive() (Message, bool) {
 	return Message{ID: id, Body: string(d.Message.Body), Attempts: d.ReceiveCount}, true
 }
 
-// Ack deletes a message and judges the ack.
+// Ack deletes a message and judges the ack. A message whose last handle
+// failed and that the student's loop put into the dead-letter list is
+// moved to the queue's dead-letter queue instead of deleted, so that the
+// trace and the ledger of a replay show it dead-lettered; the grading is
+// the same either way.
 func (o *dlqRun) Ack(id string) {
 	o.budget()
 	d, ok := o.receipts[id]
@@ -124,11 +128,17 @@ func (o *dlqRun) Ack(id string) {
 		o.r.note("queue:orders", "worker", "Ack(%q): no such message was received", id)
 		return
 	}
-	if err := o.q.Ack(d.Receipt); err != nil {
+	m := o.msgs[string(d.Message.Body)]
+	var err error
+	if m.lastErr != nil && o.inDLQ(m.body) {
+		err = o.q.DeadLetter(d.Receipt, fmt.Sprintf("put into the dead-letter list after attempt %d of %d: %v", d.ReceiveCount, o.max, m.lastErr))
+	} else {
+		err = o.q.Ack(d.Receipt)
+	}
+	if err != nil {
 		o.r.note("queue:orders", "worker", "Ack(%q) refused: %v", id, err)
 		return
 	}
-	m := o.msgs[string(d.Message.Body)]
 	m.acked = true
 	if m.lastErr == nil {
 		return
@@ -190,7 +200,13 @@ func (o *dlqRun) handle(body string) error {
 
 func runDeadLetter(r *Run, sol Solution) {
 	s := sol.(DeadLetterLoop)
-	q, err := queue.New(r.w, queue.Config{Name: "orders", VisibilityTimeout: 2, Faults: r.inj})
+	// The dead-letter queue only mirrors the student's list for the
+	// replay: no redrive policy moves anything there by itself.
+	dead, err := queue.New(r.w, queue.Config{Name: "orders-dlq"})
+	if err != nil {
+		panic(err)
+	}
+	q, err := queue.New(r.w, queue.Config{Name: "orders", VisibilityTimeout: 2, Faults: r.inj, DeadLetter: dead})
 	if err != nil {
 		panic(err)
 	}

@@ -19,6 +19,10 @@ type PropResult struct {
 	// Judged counts the seeds on which the property had something to
 	// judge; a property never judged is not a pass.
 	Judged int `json:"judged"`
+	// ExercisedBy, in a grading of one seed alone (Report.Only) that did
+	// not judge the property, are the lowest seeds from 1 to DefaultSeeds
+	// (at most maxExercisedBy) that do; empty when none does.
+	ExercisedBy []uint64 `json:"exercised_by,omitempty"`
 	// First is the lowest seed that broke it and its first violation.
 	FirstSeed uint64     `json:"first_seed,omitempty"`
 	First     *Violation `json:"first,omitempty"`
@@ -48,6 +52,11 @@ type Report struct {
 	// Student names the workspace (its directory), when known.
 	Student string `json:"student,omitempty"`
 	Seeds   int    `json:"seeds"`
+	// Only is the seed when one seed was graded alone (GradeSeed, check
+	// -seed N), 0 for a grading over a range of seeds. A property that
+	// seed does not exercise is then not held against the solution:
+	// another seed exercises it, and the full check judges it.
+	Only uint64 `json:"only_seed,omitempty"`
 	// Passed counts the seeds on which every property held.
 	Passed int `json:"passed"`
 	// Faults counts the fault decisions the passing seeds survived.
@@ -59,10 +68,14 @@ type Report struct {
 }
 
 // Pass reports whether every seed passed and every property was judged
-// on some seed.
+// on some seed. A grading of one seed alone (Only) needs no property
+// judged: a seed exercises only the faults it draws.
 func (r *Report) Pass() bool {
 	if r.Error != "" || r.Seeds == 0 || r.Passed != r.Seeds {
 		return false
+	}
+	if r.Only != 0 {
+		return true
 	}
 	for _, p := range r.Props {
 		if p.Judged == 0 {
@@ -70,6 +83,53 @@ func (r *Report) Pass() bool {
 		}
 	}
 	return true
+}
+
+// maxExercisedBy is how many seeds GradeSeed names for a property the
+// seed does not exercise.
+const maxExercisedBy = 3
+
+// GradeSeed grades sol on seed alone (seed 1 when 0) and shrinks it when
+// it fails, as GradeSeeds does for one seed, and marks the report as the
+// grading of that seed (Report.Only). For each property the seed does not
+// exercise it names the lowest seeds from 1 to DefaultSeeds that do
+// (PropResult.ExercisedBy). onSeed, when non-nil, is called before every
+// run, the search's included. Cost: the seed's run and its shrinking,
+// plus up to DefaultSeeds runs when a property is not exercised.
+func (e *Exercise) GradeSeed(sol Solution, seed uint64, onSeed func(seed uint64)) *Report {
+	if seed == 0 {
+		seed = 1
+	}
+	rep := e.GradeSeeds(sol, seed, 1, onSeed)
+	rep.Only = seed
+	if rep.Error != "" {
+		return rep
+	}
+	want := 0
+	for _, p := range rep.Props {
+		if p.Judged == 0 {
+			want++
+		}
+	}
+	for s := uint64(1); s <= DefaultSeeds && want > 0; s++ {
+		if s == seed {
+			continue
+		}
+		if onSeed != nil {
+			onSeed(s)
+		}
+		o := e.execute(sol, s, nil, false)
+		for i := range rep.Props {
+			p := &rep.Props[i]
+			if p.Judged == 0 && len(p.ExercisedBy) < maxExercisedBy && o.Judged[p.ID] {
+				p.ExercisedBy = append(p.ExercisedBy, s)
+				if len(p.ExercisedBy) == maxExercisedBy {
+					want--
+				}
+			}
+		}
+	}
+	return rep
 }
 
 // Grade runs sol on seeds 1..seeds (DefaultSeeds when seeds <= 0), counts
@@ -208,6 +268,23 @@ func (sh *Shrunk) Story(e *Exercise) []string {
 	return out
 }
 
+// exercisedBy says which seeds exercise a property one seed did not, and
+// how to grade them.
+func exercisedBy(seeds []uint64) string {
+	switch len(seeds) {
+	case 0:
+		return fmt.Sprintf("no seed from 1 to %d does either (go run . check grades them all)", DefaultSeeds)
+	case 1:
+		return fmt.Sprintf("seed %d does: go run . check -seed %d, or go run . check for all %d seeds", seeds[0], seeds[0], DefaultSeeds)
+	}
+	words := make([]string, len(seeds))
+	for i, s := range seeds {
+		words[i] = fmt.Sprint(s)
+	}
+	list := strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+	return fmt.Sprintf("seeds %s do: go run . check -seed %d, or go run . check for all %d seeds", list, seeds[0], DefaultSeeds)
+}
+
 // faultWords says what a decision did, in the words of the exercises.
 func faultWords(d faults.Decision) string {
 	what := map[faults.Point]string{
@@ -242,6 +319,10 @@ func (r *Report) Text(e *Exercise) string {
 		return b.String()
 	}
 	for _, p := range r.Props {
+		if p.Failed == 0 && p.Judged == 0 && r.Only != 0 {
+			fmt.Fprintf(&b, "  --    %s: not exercised by seed %d; %s\n", p.Title, r.Only, exercisedBy(p.ExercisedBy))
+			continue
+		}
 		if p.Failed == 0 && p.Judged == 0 {
 			fmt.Fprintf(&b, "  --    %s: not judged, your code never got that far\n", p.Title)
 			continue
@@ -251,6 +332,16 @@ func (r *Report) Text(e *Exercise) string {
 			continue
 		}
 		fmt.Fprintf(&b, "  FAIL  %s: %d of %d seeds; seed %d: %s\n", p.Title, p.Failed, r.Seeds, p.FirstSeed, p.First.Text)
+	}
+	if r.Pass() && r.Only != 0 {
+		fmt.Fprintf(&b, "PASS: seed %d, surviving %d injected faults\n", r.Only, r.Faults)
+		for _, p := range r.Props {
+			if p.Judged == 0 {
+				fmt.Fprintf(&b, "Seed %d does not exercise every property; go run . check grades all %d seeds.\n", r.Only, DefaultSeeds)
+				break
+			}
+		}
+		return b.String()
 	}
 	if r.Pass() {
 		fmt.Fprintf(&b, "PASS: %d of %d seeds, surviving %d injected faults\n", r.Passed, r.Seeds, r.Faults)

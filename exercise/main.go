@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,11 +103,11 @@ func MainArgs(sol Solution, args []string, stdout, stderr io.Writer) int {
 	if cmd == "play" {
 		return play(e, sol, *seed, *cast, stdout, stderr)
 	}
-	first, n := uint64(1), *seeds
+	grade := func(onSeed func(uint64)) *Report { return e.GradeSeeds(sol, 1, *seeds, onSeed) }
 	if *seed != 0 {
-		first, n = *seed, 1
+		grade = func(onSeed func(uint64)) *Report { return e.GradeSeed(sol, *seed, onSeed) }
 	}
-	rep, hung := gradeWatched(e, sol, first, n)
+	rep, hung := gradeWatched(grade)
 	if rep == nil {
 		fmt.Fprint(stderr, hangText(e, hung))
 		return 1
@@ -130,12 +131,13 @@ func MainArgs(sol Solution, args []string, stdout, stderr io.Writer) int {
 // the only way a run can take that long.
 var Hang = 60 * time.Second
 
-// gradeWatched grades sol on its own goroutine and waits at most Hang
-// for it; on a hang it returns nil and the seed that hung.
-func gradeWatched(e *Exercise, sol Solution, first uint64, seeds int) (*Report, uint64) {
+// gradeWatched runs grade on its own goroutine and waits at most Hang
+// for it; on a hang it returns nil and the seed that hung, the last one
+// grade passed to its onSeed.
+func gradeWatched(grade func(onSeed func(uint64)) *Report) (*Report, uint64) {
 	var seed atomic.Uint64
 	done := make(chan *Report, 1)
-	go func() { done <- e.GradeSeeds(sol, first, seeds, seed.Store) }()
+	go func() { done <- grade(seed.Store) }()
 	select {
 	case rep := <-done:
 		return rep, 0
@@ -160,6 +162,19 @@ func exitOf(rep *Report) int {
 // play replays the shrunk failure of sol (or seed, when non-zero) in the
 // player, or writes it as a cast.
 func play(e *Exercise, sol Solution, seed uint64, cast string, stdout, stderr io.Writer) int {
+	// The player draws on stdout: say at once, before any grading, when
+	// it cannot.
+	term, _ := stdout.(*os.File)
+	if cast == "" {
+		err := error(tui.ErrNotTerminal)
+		if term != nil {
+			err = tui.CheckTerminal(term)
+		}
+		if err != nil {
+			fmt.Fprint(stderr, noPlayerText(seed, err))
+			return 2
+		}
+	}
 	var rec lab.Recording
 	var err error
 	if seed != 0 {
@@ -197,16 +212,37 @@ func play(e *Exercise, sol Solution, seed uint64, cast string, stdout, stderr io
 		fmt.Fprintf(stdout, "wrote %s\n", cast)
 		return 0
 	}
-	if err := tui.Play(rec, tui.Options{}); err != nil {
+	if err := tui.Play(rec, tui.Options{Stdout: term}); err != nil {
 		if errors.Is(err, tui.ErrNotTerminal) {
-			fmt.Fprint(stderr, tui.NotTerminalMessage("go run . play"))
-			fmt.Fprintln(stderr, "(or write a cast: go run . play -cast replay.cast)")
+			fmt.Fprint(stderr, noPlayerText(seed, err))
 			return 2
 		}
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// noPlayerText is what play prints when the player cannot open (err
+// wraps tui.ErrNotTerminal): the reason, and the workspace's commands
+// that show the same run without a terminal.
+func noPlayerText(seed uint64, err error) string {
+	var b strings.Builder
+	reason := tui.TerminalReason(err)
+	fmt.Fprintf(&b, "go run . play: the player needs a terminal it can draw on, and %s.\n", reason)
+	if reason != tui.TerminalReason(tui.ErrNotTerminal) {
+		fmt.Fprintf(&b, "Set TERM to your terminal's type (e.g. TERM=xterm-256color), or without the player:\n")
+	} else {
+		fmt.Fprintf(&b, "Without the player:\n")
+	}
+	if seed != 0 {
+		fmt.Fprintf(&b, "  go run . check -seed %d                    (the grading of seed %d: each fault and each broken property, tick by tick)\n", seed, seed)
+		fmt.Fprintf(&b, "  go run . play -seed %d -cast replay.cast   (writes the replay as an asciicast, 80x24)\n", seed)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "  go run . check                        (the grading: the lowest failing seed, shrunk and told tick by tick)\n")
+	fmt.Fprintf(&b, "  go run . play -cast replay.cast       (writes the replay as an asciicast, 80x24)\n")
+	return b.String()
 }
 
 // Test grades sol over DefaultSeeds seeds (the workspace's go test calls
@@ -223,7 +259,7 @@ func Test(t testing.TB, sol Solution) {
 		t.Fatal(err)
 		return
 	}
-	rep, hung := gradeWatched(e, sol, 1, DefaultSeeds)
+	rep, hung := gradeWatched(func(onSeed func(uint64)) *Report { return e.GradeSeeds(sol, 1, DefaultSeeds, onSeed) })
 	if rep == nil {
 		t.Fatal(hangText(e, hung))
 		return

@@ -11,8 +11,9 @@ import (
 // Recording runs sol once at seed, firing exactly schedule when it is
 // non-nil (a shrunk failure) or drawing from the exercise's plan, and
 // returns the run for the player: its trace, each property broken from
-// the tick of its first violation, and a narration step at every fault
-// and every failure. Cost: one run of the exercise.
+// the tick of its first violation, and a narration step at every tick
+// with a fault or a failure, its faults told before its failures. Cost:
+// one run of the exercise.
 func (e *Exercise) Recording(sol Solution, seed uint64, schedule *faults.Schedule) (lab.Recording, error) {
 	if err := e.Check(sol); err != nil {
 		return lab.Recording{}, err
@@ -44,7 +45,11 @@ func (e *Exercise) Recording(sol Solution, seed uint64, schedule *faults.Schedul
 	if schedule != nil {
 		what = fmt.Sprintf("with exactly the %d fault(s) the grader shrank the failure to", schedule.Len())
 	}
-	intro := fmt.Sprintf("Your code on seed %d, %s. Press n for the next step: each fault, then each property your code broke.", seed, what)
+	// The player steps by ticks: a fault and the failure it causes on the
+	// same tick (code that runs within one tick) share one step. The text
+	// fits two lines of the narration at 80 columns, or the introduction
+	// hides the narration's title.
+	intro := fmt.Sprintf("Your code on seed %d, %s. Press n to step to each tick with a fault or a failure.", seed, what)
 	if len(o.Violations) == 0 {
 		intro = fmt.Sprintf("Your code on seed %d, %s: every property holds.", seed, what)
 	}

@@ -66,7 +66,14 @@ type retryMsg struct {
 
 func runRetries(r *Run, sol Solution) {
 	s := sol.(Retries)
-	q, err := queue.New(r.w, queue.Config{Name: "jobs", VisibilityTimeout: 10, Faults: r.inj})
+	// The dead-letter queue holds what the policy gives up on, so that a
+	// replay's ledger counts it there; no redrive policy moves anything
+	// there by itself.
+	dead, err := queue.New(r.w, queue.Config{Name: "jobs-dlq"})
+	if err != nil {
+		panic(err)
+	}
+	q, err := queue.New(r.w, queue.Config{Name: "jobs", VisibilityTimeout: 10, Faults: r.inj, DeadLetter: dead})
 	if err != nil {
 		panic(err)
 	}
@@ -151,8 +158,7 @@ func runRetries(r *Run, sol Solution) {
 				continue
 			}
 			m.dead = true
-			r.env.Emit(sim.Event{Kind: sim.KindDeadLettered, Where: "queue:jobs", Actor: "worker", Msg: d.Message.ID, Key: m.key, Detail: herr.Error()})
-			_ = q.Ack(d.Receipt)
+			_ = q.DeadLetter(d.Receipt, herr.Error())
 		}
 	}
 	r.judged("no-loss")

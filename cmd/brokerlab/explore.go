@@ -162,8 +162,12 @@ func (c *cli) cmdExplore(args []string) int {
 		}
 	}
 	if !*noShrink {
-		if err := checkOutput("--out", minOut, name); err != nil {
-			fmt.Fprintln(c.stderr, "brokerlab explore:", err)
+		what, hint := "--out", ""
+		if *out == "" {
+			what, hint = "the reproducer", " with --out FILE"
+		}
+		if err := checkOutput(what, minOut, name); err != nil {
+			fmt.Fprintf(c.stderr, "brokerlab explore: %v%s\n", err, hint)
 			return exitBadInput
 		}
 		if fi, err := os.Lstat(minOut); err == nil && fi.Mode().IsRegular() && !*force {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -21,24 +20,16 @@ func (c *checkList) Set(s string) error { *c = append(*c, s); return nil }
 // cmdVerify re-derives the ledger from a recorded JSON Lines trace and runs
 // the checkers over it, so any verdict can be audited from the trace alone.
 func (c *cli) cmdVerify(args []string) int {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs := c.flags("verify")
 	var checks checkList
 	scen := fs.String("scenario", "", "judge the whole expect list of this FILE or LESSON from the trace, as the run did")
 	variant := fs.String("variant", "", "with --scenario: the variant the trace was recorded from")
 	all := fs.Bool("all", false, fmt.Sprintf("list every violation (default: the first %d of each check, and a count of the rest)", lab.MaxReportViolations))
 	fs.Var(&checks, "check", "a check to run (repeatable): no_loss, at_least_once:CONSUMER, at_most_once:CONSUMER, exactly_once:CONSUMER, ordered_per_key:CONSUMER, max_duplicates:CONSUMER:N")
 	// Flags may come before or after the file.
-	var files []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return exitBadInput
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+	files, code, ok := parse(fs, args)
+	if !ok {
+		return code
 	}
 	if len(files) != 1 {
 		fmt.Fprintln(c.stderr, "brokerlab verify: give exactly one TRACE.jsonl (written by 'brokerlab trace --format json')")

@@ -191,11 +191,26 @@ func checkDir(path string) error {
 	return nil
 }
 
+// clash is a file an output must not be: an input it would overwrite, or
+// another output of the same command. why says which, naming path.
+type clash struct{ path, why string }
+
+// inputClash is the input role (e.g. "scenario") at path.
+func inputClash(role, path string) clash {
+	return clash{path, fmt.Sprintf("it is the %s %s, which it would overwrite; name another file", role, printable.String(path))}
+}
+
+// outputClash is another output at path; who says which, as a clause
+// ("--out names the same file").
+func outputClash(who, path string) clash {
+	return clash{path, fmt.Sprintf("%s (%s); give each output its own file", who, printable.String(path))}
+}
+
 // checkOutput refuses path before any work is done when it cannot be
-// written (see statOutput) or when it is the same file as one of inputs,
-// which it would overwrite. what names the flag, e.g. "--json"; the
-// message starts with it and the path.
-func checkOutput(what, path string, inputs ...string) error {
+// written (see statOutput) or when it is the same file as one of others.
+// what names the flag, e.g. "--json"; the message starts with it and the
+// path.
+func checkOutput(what, path string, others ...clash) error {
 	if _, err := statOutput(path); err != nil {
 		var r *refusal
 		if errors.As(err, &r) {
@@ -206,9 +221,9 @@ func checkOutput(what, path string, inputs ...string) error {
 		}
 		return fmt.Errorf("%s %w", what, err)
 	}
-	for _, in := range inputs {
-		if in != "" && sameFile(path, in) {
-			return fmt.Errorf("%s %s: %w: it is %s, which it would overwrite; name another file", what, printable.String(path), errOutput, printable.String(in))
+	for _, o := range others {
+		if o.path != "" && sameFile(path, o.path) {
+			return fmt.Errorf("%s %s: %w: %s", what, printable.String(path), errOutput, o.why)
 		}
 	}
 	return nil

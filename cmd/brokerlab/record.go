@@ -101,7 +101,7 @@ func (c *cli) cmdRecord(args []string) int {
 	if isLesson(input) {
 		input = ""
 	}
-	if err := checkOutput("--cast", *out, input); err != nil {
+	if err := checkOutput("--cast", *out, inputClash("scenario", input)); err != nil {
 		return fail("%v", err)
 	}
 	var res tui.RecordResult

@@ -260,11 +260,7 @@ func (c *cli) flags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("brokerlab "+name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.Usage = func() {
-		for _, cmd := range commands {
-			if cmd.name == name {
-				fmt.Fprintf(fs.Output(), "Usage: brokerlab %s %s\n\n%s.\n", name, cmd.args, cmd.summary)
-			}
-		}
+		printUsage(fs.Output(), name)
 		var has bool
 		fs.VisitAll(func(*flag.Flag) { has = true })
 		if has {
@@ -273,6 +269,20 @@ func (c *cli) flags(name string) *flag.FlagSet {
 		}
 	}
 	return fs
+}
+
+// printUsage prints the usage line of the command name, as the usage table
+// has it, and its description.
+func printUsage(w io.Writer, name string) {
+	for _, cmd := range commands {
+		if cmd.name == name {
+			line := "Usage: brokerlab " + name
+			if cmd.args != "" {
+				line += " " + cmd.args
+			}
+			fmt.Fprintf(w, "%s\n\n%s.\n", line, cmd.summary)
+		}
+	}
 }
 
 // parse parses flags anywhere among the arguments (flags may follow the
@@ -538,14 +548,29 @@ func (c *cli) cmdList(args []string) int {
 	return exitOK
 }
 
-func (c *cli) cmdVersion([]string) int {
+func (c *cli) cmdVersion(args []string) int {
+	fs := c.flags("version")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		fmt.Fprintln(c.stderr, "brokerlab version: takes no arguments")
+		return exitBadInput
+	}
 	fmt.Fprintln(c.stdout, "brokerlab", version)
 	return exitOK
 }
 
 func (c *cli) cmdHelp(args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+	if len(args) == 0 {
 		c.usage(c.stdout)
+		return exitOK
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		printUsage(c.stdout, "help")
+		fmt.Fprintf(c.stdout, "\nCommands: %s.\n", commandNames())
 		return exitOK
 	}
 	for _, cmd := range commands {

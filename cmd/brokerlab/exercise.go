@@ -14,8 +14,10 @@ import (
 	"github.com/brokerlab/brokerlab/exercise"
 )
 
-// exerciseUsage is the help of brokerlab exercise.
-const exerciseUsage = `Usage:
+// exerciseSubcommands is the part of the help of brokerlab exercise that
+// follows its usage line and description.
+const exerciseSubcommands = `
+Subcommands:
   brokerlab exercise list
       the exercises, each with its concept and the lesson to play first
   brokerlab exercise start [--clone DIR] NAME [DIR]
@@ -31,13 +33,15 @@ const exerciseUsage = `Usage:
 
 func (c *cli) cmdExercise(args []string) int {
 	if len(args) == 0 {
-		fmt.Fprint(c.stderr, exerciseUsage)
+		printUsage(c.stderr, "exercise")
+		fmt.Fprint(c.stderr, exerciseSubcommands)
 		return exitBadInput
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(c.stdout, exerciseUsage)
+		printUsage(c.stdout, "exercise")
+		fmt.Fprint(c.stdout, exerciseSubcommands)
 		return exitOK
 	case "list":
 		return c.exerciseList(args)

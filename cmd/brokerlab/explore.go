@@ -152,9 +152,13 @@ func (c *cli) cmdExplore(args []string) int {
 	// is the scenario or the other output, a directory, a link to a file,
 	// or a reproducer that exists already.
 	if *jsonOut != "" {
-		others := []string{name}
-		if !*noShrink {
-			others = append(others, minOut)
+		others := []clash{inputClash("scenario", name)}
+		switch {
+		case *noShrink:
+		case *out != "":
+			others = append(others, outputClash("--out names the same file", minOut))
+		default:
+			others = append(others, clash{minOut, fmt.Sprintf("the reproducer goes to the same file (%s; change that with --out); give each output its own file", printable.String(minOut))})
 		}
 		if err := checkOutput("--json", *jsonOut, others...); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab explore:", err)
@@ -162,8 +166,12 @@ func (c *cli) cmdExplore(args []string) int {
 		}
 	}
 	if !*noShrink {
-		if err := checkOutput("--out", minOut, name); err != nil {
-			fmt.Fprintln(c.stderr, "brokerlab explore:", err)
+		what, hint := "--out", ""
+		if *out == "" {
+			what, hint = "the reproducer", " with --out FILE"
+		}
+		if err := checkOutput(what, minOut, inputClash("scenario", name)); err != nil {
+			fmt.Fprintf(c.stderr, "brokerlab explore: %v%s\n", err, hint)
 			return exitBadInput
 		}
 		if fi, err := os.Lstat(minOut); err == nil && fi.Mode().IsRegular() && !*force {
@@ -213,14 +221,22 @@ func (c *cli) cmdExplore(args []string) int {
 		}
 	}
 	if !*noShrink {
-		c.shrink(s, minSrc, rep.Failures[0].Seed, minOut)
+		seed := rep.Failures[0].Seed
+		again := fmt.Sprintf("--seed %d ", seed)
+		if *variant != "" {
+			again += "--variant " + *variant + " "
+		}
+		c.shrink(s, minSrc, seed, minOut, again+pos[0])
 	}
 	return worst
 }
 
 // shrink shrinks seed of s, prints the minimal schedule and writes the
 // reproducer, made from src (the document s was loaded from), to out.
-func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out string) {
+// again are the arguments of brokerlab run that reproduce the failing seed
+// from the scenario itself, offered when out keeps no file to run (a
+// device or a FIFO, such as /dev/null).
+func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out, again string) {
 	sh, err := lab.Shrink(s, seed, nil)
 	if err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
@@ -245,8 +261,13 @@ func (c *cli) shrink(s *scenario.Scenario, src []byte, seed uint64, out string) 
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
 		return
 	}
+	plan, _ := statOutput(out)
 	if err := writeOutput(out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab explore:", err)
+		return
+	}
+	if plan == planInPlace {
+		fmt.Fprintf(c.stdout, "wrote the reproducer to %s, which keeps no file to run; reproduce the failing seed with: brokerlab run %s\n", printable.String(out), printable.String(again))
 		return
 	}
 	fmt.Fprintf(c.stdout, "wrote %s; reproduce with: brokerlab run %s\n", printable.String(out), printable.String(out))
@@ -366,7 +387,11 @@ func (c *cli) cmdExploreMerge(args []string) int {
 		}
 	}
 	if *jsonOut != "" {
-		if err := checkOutput("--json", *jsonOut, pos...); err != nil {
+		var inputs []clash
+		for _, p := range pos {
+			inputs = append(inputs, inputClash("report", p))
+		}
+		if err := checkOutput("--json", *jsonOut, inputs...); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab explore merge:", err)
 			return exitBadInput
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -70,4 +71,30 @@ func TestExploreMinFileRuleNameCollision(t *testing.T) {
 	if code != exitFailed || !strings.Contains(out, "FAIL") {
 		t.Fatalf("run coll.min.yaml: exit %d, want %d\n%s%s", code, exitFailed, out, errs)
 	}
+}
+
+// A reproducer written to a device or FIFO (--out /dev/null) leaves no
+// file to run: explore says so and gives the command that reproduces the
+// failing seed from the scenario itself, and that command fails.
+func TestExploreOutToADeviceGivesARunnableCommand(t *testing.T) {
+	dir, name := fixture(t)
+	code, out, errs := runCLI(t, dir, false, "explore", "--seeds", "30", "--out", os.DevNull, name)
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitFailed, out, errs)
+	}
+	if strings.Contains(out, "brokerlab run "+os.DevNull) {
+		t.Errorf("it offers to run %s:\n%s", os.DevNull, out)
+	}
+	m := regexp.MustCompile(`(?m)^wrote the reproducer to ` + regexp.QuoteMeta(os.DevNull) + `, which keeps no file to run; reproduce the failing seed with: brokerlab run (.*)$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no command to reproduce with:\n%s", out)
+	}
+	args := strings.Fields(m[1])
+	if want := []string{"--seed", "5", name}; strings.Join(args, " ") != strings.Join(want, " ") {
+		t.Fatalf("reproduce with %q, want %q", args, want)
+	}
+	if code, rout, rerr := runCLI(t, dir, false, append([]string{"run"}, args...)...); code != exitFailed {
+		t.Fatalf("brokerlab run %v: exit %d, want %d\n%s%s", args, code, exitFailed, rout, rerr)
+	}
+	assertDevNull(t)
 }

@@ -41,6 +41,22 @@ const (
 // errOutput is wrapped by every refusal of an output path.
 var errOutput = errors.New("output refused")
 
+// refusal refuses an output path whose name the reason does not repeat
+// (a missing directory, say); reason says what is wrong and what is
+// allowed.
+type refusal struct{ path, reason string }
+
+func (e *refusal) Error() string {
+	return errOutput.Error() + ": " + printable.String(e.path) + ": " + e.reason
+}
+
+func (e *refusal) Unwrap() error { return errOutput }
+
+// errWrite is wrapped by the errors of writeOutput that come from the file
+// system after the checks passed (a full disk, a directory removed
+// meanwhile); they name the path, never the temporary file.
+var errWrite = errors.New("cannot write")
+
 // planOutput decides how to write path from its Lstat (lst, lerr) and, for
 // a symbolic link, the Stat of what it points to (st, nil when dangling).
 // It is pure, so the rules are tested on file modes without touching real
@@ -51,7 +67,7 @@ func planOutput(path string, lst fs.FileInfo, lerr error, st fs.FileInfo) (outpu
 		if errors.Is(lerr, fs.ErrNotExist) {
 			return planReplace, nil
 		}
-		return 0, fmt.Errorf("%w: %s: %v", errOutput, name, pathError(lerr))
+		return 0, &refusal{path, fmt.Sprintf("cannot look it up (%v)", pathError(lerr))}
 	}
 	mode := lst.Mode()
 	if mode&fs.ModeSymlink != 0 {
@@ -91,26 +107,123 @@ func kind(m fs.FileMode) string {
 	return "special file (" + m.Type().String() + ")"
 }
 
-// statOutput runs planOutput on the file system as it is now.
+// statOutput runs planOutput on the file system as it is now. A path that
+// is to be replaced (or created) is refused too when its directory cannot
+// take the temporary file (see checkDir).
 func statOutput(path string) (outputPlan, error) {
 	lst, lerr := os.Lstat(path)
 	var st fs.FileInfo
 	if lerr == nil && lst.Mode()&fs.ModeSymlink != 0 {
 		st, _ = os.Stat(path)
 	}
-	return planOutput(path, lst, lerr, st)
+	plan, err := planOutput(path, lst, lerr, st)
+	if lerr != nil || err == nil && plan == planReplace {
+		// A directory that is missing or is a file makes Lstat fail
+		// too; its own message says more than Lstat's.
+		if derr := checkDir(path); derr != nil {
+			return 0, derr
+		}
+	}
+	return plan, err
+}
+
+// planDir decides whether a file may be created in dir, the directory of
+// path, from its Stat (fi, err): dir must exist and be a directory. It is
+// pure, like planOutput; checkDir adds what only trying can tell.
+func planDir(path, dir string, fi fs.FileInfo, err error) error {
+	where := dirName(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		what := "regular file"
+		if !fi.Mode().IsRegular() {
+			what = kind(fi.Mode())
+		}
+		return &refusal{path, fmt.Sprintf("%s is a %s, not a directory; name a file in a directory that exists", where, what)}
+	case errors.Is(err, fs.ErrNotExist):
+		return &refusal{path, where + " does not exist; create it first, or name a file in a directory that exists"}
+	}
+	return &refusal{path, fmt.Sprintf("cannot use %s (%v); name a file in a directory you can write to", where, pathError(err))}
+}
+
+// dirName names dir in a message: "the current directory" for ".",
+// otherwise "the directory DIR".
+func dirName(dir string) string {
+	if dir == "." {
+		return "the current directory"
+	}
+	return "the directory " + printable.String(dir)
+}
+
+// checkDir refuses path when the file that replaces it cannot be created
+// in its directory: the directory does not exist, is not a directory
+// (then the nearest part of the path that exists is named), or does not
+// take new files (read-only, no permission). The last is found by trying:
+// a temporary file is created there and removed at once, so the answer is
+// the one writeOutput will get, for root and read-only file systems too.
+func checkDir(path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if errors.Is(err, syscall.ENOTDIR) {
+		// Some part of dir is a file: name that part.
+		for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+			if dfi, derr := os.Stat(d); derr == nil {
+				if !dfi.IsDir() {
+					return planDir(path, d, dfi, nil)
+				}
+				break
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	if err := planDir(path, dir, fi, err); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return &refusal{path, fmt.Sprintf("cannot create files in %s (%v); name a file in a directory you can write to", dirName(dir), pathError(err))}
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// clash is a file an output must not be: an input it would overwrite, or
+// another output of the same command. why says which, naming path.
+type clash struct{ path, why string }
+
+// inputClash is the input role (e.g. "scenario") at path.
+func inputClash(role, path string) clash {
+	return clash{path, fmt.Sprintf("it is the %s %s, which it would overwrite; name another file", role, printable.String(path))}
+}
+
+// outputClash is another output at path; who says which, as a clause
+// ("--out names the same file").
+func outputClash(who, path string) clash {
+	return clash{path, fmt.Sprintf("%s (%s); give each output its own file", who, printable.String(path))}
 }
 
 // checkOutput refuses path before any work is done when it cannot be
-// written (see planOutput) or when it is the same file as one of inputs,
-// which it would overwrite. what names the flag, e.g. "--json".
-func checkOutput(what, path string, inputs ...string) error {
+// written (see statOutput) or when it is the same file as one of others.
+// what names the flag, e.g. "--json"; the message starts with it and the
+// path.
+func checkOutput(what, path string, others ...clash) error {
 	if _, err := statOutput(path); err != nil {
+		var r *refusal
+		if errors.As(err, &r) {
+			return fmt.Errorf("%s %s: %w: %s", what, printable.String(path), errOutput, r.reason)
+		}
+		if errors.Is(err, errOutput) {
+			return fmt.Errorf("%s %s: %w", what, printable.String(path), err)
+		}
 		return fmt.Errorf("%s %w", what, err)
 	}
-	for _, in := range inputs {
-		if in != "" && sameFile(path, in) {
-			return fmt.Errorf("%s %s: %w: it is %s, which it would overwrite; name another file", what, printable.String(path), errOutput, printable.String(in))
+	for _, o := range others {
+		if o.path != "" && sameFile(path, o.path) {
+			return fmt.Errorf("%s %s: %w: %s", what, printable.String(path), errOutput, o.why)
 		}
 	}
 	return nil
@@ -141,27 +254,37 @@ func writeOutput(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
+	// A file-system error names the path given, never the temporary
+	// file, which is gone by the time the message is read.
+	cannot := func(err error) error {
+		var pe *os.PathError
+		var le *os.LinkError
+		if errors.As(err, &pe) || errors.As(err, &le) {
+			return fmt.Errorf("%w %s: %v", errWrite, printable.String(path), pathError(err))
+		}
+		return err
+	}
 	if plan == planInPlace {
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return err
+			return cannot(err)
 		}
 		if err := write(f); err != nil {
 			f.Close()
-			return err
+			return cannot(err)
 		}
-		return f.Close()
+		return cannot(f.Close())
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return err
+		return cannot(err)
 	}
 	tmp := f.Name()
 	defer removeOnInterrupt(tmp)()
 	fail := func(err error) error {
 		f.Close()
 		os.Remove(tmp)
-		return err
+		return cannot(err)
 	}
 	if err := write(f); err != nil {
 		return fail(err)
@@ -179,7 +302,7 @@ func writeOutput(path string, write func(io.Writer) error) error {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return err
+		return cannot(err)
 	}
 	return nil
 }

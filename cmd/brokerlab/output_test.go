@@ -196,15 +196,20 @@ func TestWriteOutputSymlink(t *testing.T) {
 func TestExploreJSONNeverOverwritesAnInput(t *testing.T) {
 	dir, name := fixture(t)
 	before, _ := os.ReadFile(filepath.Join(dir, name))
-	for _, args := range [][]string{
-		{"--json", name},
-		{"--json", "./" + name},
-		{"--json", "x.yaml", "--out", "x.yaml"},
-		{"--json", "naive-billing.min.yaml"},
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--json", name}, "--json naive-billing.yaml: output refused: it is the scenario naive-billing.yaml, which it would overwrite"},
+		{[]string{"--json", "./" + name}, "--json ./naive-billing.yaml: output refused: it is the scenario naive-billing.yaml, which it would overwrite"},
+		// Two outputs on one file: the message names the other flag.
+		{[]string{"--json", "x.yaml", "--out", "x.yaml"}, "--json x.yaml: output refused: --out names the same file (x.yaml); give each output its own file"},
+		{[]string{"--json", "x.yaml", "--out", "./x.yaml"}, "--json x.yaml: output refused: --out names the same file (./x.yaml); give each output its own file"},
+		{[]string{"--json", "naive-billing.min.yaml"}, "--json naive-billing.min.yaml: output refused: the reproducer goes to the same file (naive-billing.min.yaml; change that with --out); give each output its own file"},
 	} {
-		code, out, errs := runCLI(t, dir, false, append(append([]string{"explore", "--seeds", "5"}, args...), name)...)
-		if code != exitBadInput || !strings.Contains(errs, "which it would overwrite") || out != "" {
-			t.Errorf("%v: exit %d, want 2 and a refusal before the sweep\n%s%s", args, code, out, errs)
+		code, out, errs := runCLI(t, dir, false, append(append([]string{"explore", "--seeds", "5"}, c.args...), name)...)
+		if code != exitBadInput || !strings.Contains(errs, c.want) || out != "" {
+			t.Errorf("%v: exit %d, want 2 and a refusal before the sweep saying %q\n%s%s", c.args, code, c.want, out, errs)
 		}
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, name)); !bytes.Equal(before, after) {

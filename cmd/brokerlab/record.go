@@ -101,7 +101,7 @@ func (c *cli) cmdRecord(args []string) int {
 	if isLesson(input) {
 		input = ""
 	}
-	if err := checkOutput("--cast", *out, input); err != nil {
+	if err := checkOutput("--cast", *out, inputClash("scenario", input)); err != nil {
 		return fail("%v", err)
 	}
 	var res tui.RecordResult
@@ -111,7 +111,7 @@ func (c *cli) cmdRecord(args []string) int {
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, errOutput) {
+		if errors.Is(err, errOutput) || errors.Is(err, errWrite) {
 			return fail("%v", err)
 		}
 		return fail("cannot write %s: %v", printable.String(*out), pathError(err))

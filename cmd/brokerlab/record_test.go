@@ -120,7 +120,7 @@ func TestRecordBadArguments(t *testing.T) {
 		{[]string{"record", "--cast", out, "--tick", "0s", "poison-dlq"}, "--tick 0s"},
 		{[]string{"record", "--cast", out, "no-such-lesson"}, "no-such-lesson"},
 		{[]string{"record", "--cast", out, "--variant", "nope", "poison-dlq"}, "nope"},
-		{[]string{"record", "--cast", filepath.Join(dir, "missing", "x.cast"), "poison-dlq"}, "cannot write"},
+		{[]string{"record", "--cast", filepath.Join(dir, "missing", "x.cast"), "poison-dlq"}, "missing does not exist"},
 		{[]string{"record", "--cast", dir, "poison-dlq"}, "is a directory"},
 		{[]string{"record", "--cast", out, "--seed", "-1", "poison-dlq"}, "seed"},
 	} {
@@ -151,7 +151,7 @@ func TestRecordUnwritableDirectory(t *testing.T) {
 	}
 	defer os.Chmod(dir, 0o755)
 	code, _, stderr := runRecord(t, "record", "--cast", filepath.Join(dir, "x.cast"), "poison-dlq")
-	if code != exitBadInput || !strings.Contains(stderr, "cannot write") {
+	if code != exitBadInput || !strings.Contains(stderr, "cannot create files in the directory") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

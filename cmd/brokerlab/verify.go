@@ -1,9 +1,14 @@
 package main
 
 import (
-	"flag"
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -21,24 +26,16 @@ func (c *checkList) Set(s string) error { *c = append(*c, s); return nil }
 // cmdVerify re-derives the ledger from a recorded JSON Lines trace and runs
 // the checkers over it, so any verdict can be audited from the trace alone.
 func (c *cli) cmdVerify(args []string) int {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs := c.flags("verify")
 	var checks checkList
 	scen := fs.String("scenario", "", "judge the whole expect list of this FILE or LESSON from the trace, as the run did")
 	variant := fs.String("variant", "", "with --scenario: the variant the trace was recorded from")
 	all := fs.Bool("all", false, fmt.Sprintf("list every violation (default: the first %d of each check, and a count of the rest)", lab.MaxReportViolations))
 	fs.Var(&checks, "check", "a check to run (repeatable): no_loss, at_least_once:CONSUMER, at_most_once:CONSUMER, exactly_once:CONSUMER, ordered_per_key:CONSUMER, max_duplicates:CONSUMER:N")
 	// Flags may come before or after the file.
-	var files []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return exitBadInput
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+	files, code, ok := parse(fs, args)
+	if !ok {
+		return code
 	}
 	if len(files) != 1 {
 		fmt.Fprintln(c.stderr, "brokerlab verify: give exactly one TRACE.jsonl (written by 'brokerlab trace --format json')")
@@ -62,44 +59,54 @@ func (c *cli) cmdVerify(args []string) int {
 		checkers = []sim.Checker{sim.NoLoss()}
 	}
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		what := "it is not a regular file"
-		if err != nil {
-			what = err.Error()
-		}
-		fmt.Fprintf(c.stderr, "%s: cannot read the trace: %s\n", strconv.Quote(path), what)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("it is %s, not a regular file", fileKind(fi.Mode()))
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s:1:1: cannot read the trace: %v\n", printable.String(path), pathError(err))
 		return exitBadInput
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: cannot read the trace: %s\n", strconv.Quote(path), printable.String(err.Error()))
+		fmt.Fprintf(c.stderr, "%s:1:1: cannot read the trace: %v\n", printable.String(path), pathError(err))
 		return exitBadInput
 	}
 	defer f.Close()
+	r := &headReader{r: f}
 	if *scen != "" {
-		return c.verifyScenario(*scen, *variant, path, f, *all)
+		return c.verifyScenario(*scen, *variant, path, r, *all)
 	}
 	l := sim.NewLedger()
 	var actors sim.ActorIndex
-	if err := sim.ReadJSONL(f, sim.SinkFunc(func(e *sim.Event) { l.Emit(e); actors.Emit(e) })); err != nil {
-		fmt.Fprintf(c.stderr, "%s: %s\n", strconv.Quote(path), printable.String(err.Error()))
+	if err := sim.ReadJSONL(r, sim.SinkFunc(func(e *sim.Event) { l.Emit(e); actors.Emit(e) })); err != nil {
+		fmt.Fprintln(c.stderr, traceError(path, r.head, err))
+		return exitBadInput
+	}
+	results := make([][]sim.Violation, len(checkers))
+	misused := false
+	for i, ch := range checkers {
+		results[i] = actors.Hint(ch.Violations(l), cliCheck)
+		for _, x := range results[i] {
+			if x.Misuse {
+				// A check that names no consumer of the trace judged
+				// nothing: that is a mistake in the command, not a
+				// verdict on the run, so it is reported as one.
+				fmt.Fprintf(c.stderr, "brokerlab verify: --check %s: %s\n", printable.String(checks0(checks, i)), printable.String(x.Detail))
+				misused = true
+			}
+		}
+	}
+	if misused {
 		return exitBadInput
 	}
 	s := l.Stats()
 	fmt.Fprintf(c.stdout, "ledger folded from %s: %s\n", printable.String(path), lab.LedgerLine(s))
-	failed, misused := 0, 0
-	for i, ch := range checkers {
-		v := actors.Hint(ch.Violations(l), cliCheck)
+	failed := 0
+	for i, v := range results {
 		verdict := "PASS"
 		if len(v) > 0 {
 			verdict = "FAIL"
 			failed++
-		}
-		for _, x := range v {
-			if x.Misuse {
-				misused++
-				break
-			}
 		}
 		noun := "violations"
 		if len(v) == 1 {
@@ -114,12 +121,6 @@ func (c *cli) cmdVerify(args []string) int {
 			fmt.Fprintf(c.stdout, "      %s\n", printable.String(x.String()))
 		}
 	}
-	if misused > 0 {
-		// A check that names no consumer of the trace judged nothing: that
-		// is a mistake in the command, not a verdict on the run.
-		fmt.Fprintf(c.stdout, "ERROR: %d of %d checks could not judge the trace as asked\n", misused, len(checkers))
-		return exitBadInput
-	}
 	if failed > 0 {
 		fmt.Fprintf(c.stdout, "FAIL: %d of %d checks failed\n", failed, len(checkers))
 		return exitFailed
@@ -128,9 +129,96 @@ func (c *cli) cmdVerify(args []string) int {
 	return exitOK
 }
 
+// headSize is how much of the start of a trace headReader keeps.
+const headSize = 4 << 10
+
+// headReader reads r and keeps its first headSize bytes, so that a
+// complaint about the start of the file can look at it again.
+type headReader struct {
+	r    io.Reader
+	head []byte
+}
+
+func (h *headReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if room := headSize - len(h.head); room > 0 {
+		h.head = append(h.head, p[:min(n, room)]...)
+	}
+	return n, err
+}
+
+// badLine finds the line a sim.ErrBadTrace message names: "line N: ..."
+// or, for a truncated trace, "... after line N ...".
+var (
+	badLine   = regexp.MustCompile(`^line (\d+): `)
+	afterLine = regexp.MustCompile(`after line (\d+)`)
+	yamlKey   = regexp.MustCompile(`^[A-Za-z_][\w-]*\s*:`)
+)
+
+// traceError words err, from reading the trace at path whose file starts
+// with head, as FILE:LINE:COL: MESSAGE, the form of the scenario loader's
+// messages. A first line that is not a JSON object is "not a JSON Lines
+// trace", and when the file looks like a scenario (a .yaml name, or a
+// first line that is a YAML comment, document start or key) the message
+// gives the commands that verify a trace of it.
+func traceError(path string, head []byte, err error) string {
+	name := printable.String(path)
+	msg := err.Error()
+	if !errors.Is(err, sim.ErrBadTrace) {
+		return fmt.Sprintf("%s:1:1: cannot read the trace: %s", name, printable.String(msg))
+	}
+	msg = strings.TrimPrefix(msg, sim.ErrBadTrace.Error()+": ")
+	line := 1
+	if m := badLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	} else if m := afterLine.FindStringSubmatch(msg); m != nil && errors.Is(err, sim.ErrTruncated) {
+		line, _ = strconv.Atoi(m[1])
+	}
+	if first, n, col, ok := firstLine(head); ok && n == line && !bytes.HasPrefix(first, []byte("{")) {
+		pos := fmt.Sprintf("%s:%d:%d: not a JSON Lines trace: ", name, n, col)
+		ext := strings.ToLower(filepath.Ext(path))
+		if ext == ".yaml" || ext == ".yml" || first[0] == '#' || bytes.HasPrefix(first, []byte("---")) || yamlKey.Match(first) {
+			return pos + fmt.Sprintf("it looks like a scenario file; verify a trace of it with 'brokerlab verify --scenario %s TRACE.jsonl', written by 'brokerlab trace --format json %s > TRACE.jsonl'", name, name)
+		}
+		return pos + "a trace has one JSON object per line, as 'brokerlab trace --format json' writes it"
+	}
+	return fmt.Sprintf("%s:%d:1: bad trace: %s", name, line, printable.String(msg))
+}
+
+// firstLine returns the first line of head that is not blank, without its
+// leading spaces, with its line and the column it starts at; ok is false
+// when head has no such line whole.
+func firstLine(head []byte) (text []byte, line, col int, ok bool) {
+	for line = 1; ; line++ {
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 {
+			return nil, 0, 0, false
+		}
+		raw := head[:i]
+		head = head[i+1:]
+		if t := bytes.TrimLeft(raw, " \t\r"); len(bytes.TrimSpace(t)) > 0 {
+			return t, line, len(raw) - len(t) + 1, true
+		}
+	}
+}
+
+// fileKind names the type of a file that is not a regular one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	}
+	return "a " + kind(m)
+}
+
 // verifyScenario judges the expect list of the scenario arg (variant v)
 // from the trace in f, read from path, and prints it as run does.
-func (c *cli) verifyScenario(arg, v, path string, f *os.File, all bool) int {
+func (c *cli) verifyScenario(arg, v, path string, f *headReader, all bool) int {
 	s, ok := c.load(arg)
 	if !ok {
 		return exitBadInput
@@ -140,7 +228,7 @@ func (c *cli) verifyScenario(arg, v, path string, f *os.File, all bool) int {
 	}
 	out, err := lab.Rederive(s, f)
 	if out == nil && err != nil {
-		fmt.Fprintf(c.stderr, "%s: %s\n", strconv.Quote(path), printable.String(err.Error()))
+		fmt.Fprintln(c.stderr, traceError(path, f.head, err))
 		return exitBadInput
 	}
 	fmt.Fprintf(c.stdout, "expectations of %s re-derived from %s:\n", printable.String(s.File), printable.String(path))

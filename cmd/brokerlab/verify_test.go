@@ -192,11 +192,11 @@ func TestVerifyRefusesTamperedTraces(t *testing.T) {
 					t.Errorf("%s: exit %d, want 2 and no verdict; stdout %q", where, code, stdout)
 					continue
 				}
-				want := fmt.Sprintf(": line %d: ", tm.line)
+				want := fmt.Sprintf("%s:%d:1: bad trace: ", path, tm.line)
 				if tm.line == 0 {
-					want = "truncated: the run did not finish"
+					want = "bad trace: truncated: the run did not finish"
 				}
-				if !strings.Contains(stderr, want) {
+				if !strings.HasPrefix(stderr, path+":") || !strings.Contains(stderr, want) {
 					t.Errorf("%s: want %q in %q", where, want, stderr)
 				}
 			}
@@ -240,7 +240,7 @@ func TestVerifyRefusesTheForgedPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := runCLI(t, "", false, "verify", "--check", "exactly_once:pay", path)
-	if code != exitBadInput || strings.Contains(stdout, "PASS") || !strings.Contains(stderr, "line 7: seq 8, but seq 7 comes next") {
+	if code != exitBadInput || strings.Contains(stdout, "PASS") || !strings.Contains(stderr, "pay.jsonl:7:1: bad trace: seq 8, but seq 7 comes next") {
 		t.Fatalf("the forged trace: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 	// Cut while the duplicate is still to come: truncated, exit 2.
@@ -273,16 +273,18 @@ func writeTrace(t *testing.T, dir string, events ...sim.Event) string {
 
 // TestVerifyNamesTheQueueForAWorker: a check given a worker's name judged
 // nothing; verify says which queue the worker serves, spelled as a flag,
-// and exits 2 as for any other mistake in the command.
+// on stderr with no verdict, and exits 2 as for any other mistake in the
+// command.
 func TestVerifyNamesTheQueueForAWorker(t *testing.T) {
 	path := writeTrace(t, t.TempDir(),
 		sim.Event{Tick: 1, Kind: sim.KindSent, Where: "queue:orders", Consumer: "orders", Msg: 1},
 		sim.Event{Tick: 2, Kind: sim.KindReceived, Where: "queue:orders", Consumer: "orders", Actor: "worker#2", Msg: 1},
 		sim.Event{Tick: 2, Kind: sim.KindProcessed, Where: "queue:orders", Consumer: "orders", Actor: "worker#2", Msg: 1},
 	)
-	code, stdout, _ := runCLI(t, "", false, "verify", "--check", "at_least_once:worker", path)
-	if code != exitBadInput || !strings.Contains(stdout, `"worker" is a worker of queue "orders": checks name the queue (--check at_least_once:orders)`) {
-		t.Fatalf("exit %d\n%s", code, stdout)
+	code, stdout, stderr := runCLI(t, "", false, "verify", "--check", "at_least_once:worker", path)
+	if code != exitBadInput || stdout != "" || !strings.Contains(stderr, `brokerlab verify: --check at_least_once:worker: `) ||
+		!strings.Contains(stderr, `"worker" is a worker of queue "orders": checks name the queue (--check at_least_once:orders)`) {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 	if code, stdout, _ := runCLI(t, "", false, "verify", "--check", "at_least_once:orders", path); code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stdout)

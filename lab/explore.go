@@ -284,8 +284,14 @@ func MinFile(s *scenario.Scenario, sh *Shrunk, src []byte, out string) ([]byte, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: the reproducer does not load: %w", ErrShrink, err)
 	}
+	// A runtime error's words start with the file it happened in, and the
+	// reproducer runs as out.
+	want := sh.Failure
+	if rest, ok := strings.CutPrefix(want.Detail, printable.String(s.File)+":"); ok && want.Expect < 0 {
+		want.Detail = printable.String(out) + ":" + rest
+	}
 	rep, err := Execute(m, Options{})
-	if f, same := failureLike(rep, err, sh.Failure); !same || f.Expect >= 0 && f.Detail != sh.Failure.Detail {
+	if f, same := failureLike(rep, err, want); !same || f.Expect >= 0 && f.Detail != sh.Failure.Detail {
 		var got string
 		switch first, failed := FailureOf(rep, err); {
 		case same:

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"errors"
 	"os"
 	"reflect"
 	"slices"
@@ -191,5 +192,44 @@ func TestFailureLike(t *testing.T) {
 	}
 	if _, ok := failureLike(nil, nil, redriven); ok {
 		t.Error("no report fails an expectation")
+	}
+}
+
+// A runtime error shrinks and gets a reproducer too: its words name the
+// file it was loaded as, and the reproducer has another name, which must
+// not count as another failure. Here a timeline crash of member w1 fails
+// when a fault crashed w1 just before it.
+func TestMinFileRuntimeError(t *testing.T) {
+	_, src, err := scenario.Source("../scenario/lessons/crash-before-commit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(src), "  - {name: crash-once, point: consumer.crash_before_commit, match: {consumer: w1}, nth: 2}\n", "", 1)
+	text = strings.Replace(text, "probability: 0.1, from: 6}", "probability: 0.3}\ntimeline:\n  - {at: 8, action: crash, member: w1}\n", 1)
+	s, err := scenario.Load("rt.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, failed, err := Probe(s, 2, Options{})
+	if err != nil || !failed || first.Expect != -1 || !strings.Contains(first.Detail, `member "w1" is not active`) {
+		t.Fatalf("seed 2: %v %v %v", first, failed, err)
+	}
+	sh, err := Shrink(s, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.Minimal.Len() != 1 || sh.Minimal.Decisions[0].Point != "consumer.crash_before_commit" {
+		t.Fatalf("minimal schedule %s", sh.Minimal.Words())
+	}
+	assertOneMinimal(t, s, sh)
+	data, err := MinFile(s, sh, []byte(text), "rt.min.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	// Another runtime error is still told apart.
+	other := *sh
+	other.Failure.Detail = "rt.yaml:33:5: action crash: lab: runtime error: member \"audit\" is not active in its group"
+	if _, err := MinFile(s, &other, []byte(text), "rt.min.yaml"); !errors.Is(err, ErrShrink) || !strings.Contains(err.Error(), "the reproducer does not fail") {
+		t.Errorf("a reproducer of another runtime error passed the check: %v", err)
 	}
 }

@@ -176,7 +176,10 @@ func Probe(s *scenario.Scenario, seed uint64, opts Options) (Failure, bool, erro
 // firings of its run and the minimal schedule that still fails the same
 // way.
 type Shrunk struct {
-	Seed    uint64
+	Seed uint64
+	// Failure is the seed's first failure, the one the schedule was shrunk
+	// for, as the run of Minimal measured it. That run may fail other
+	// expectations too, earlier ones included.
 	Failure Failure
 	// Fired is every firing of the seed's own run (recorded).
 	Fired faults.Schedule

@@ -115,6 +115,48 @@ func FailureOf(rep *Report, err error) (Failure, bool) {
 	return Failure{}, false
 }
 
+// failureLike returns how the run that ended with rep and err (as Execute
+// returns them) fails the way want names, and false when it does not.
+// For an expectation, that expectation (the same index and text) fails in
+// the run, whatever else fails too: an expectation earlier in the file
+// that fails as well does not hide it. For a runtime error, one of the
+// run's runtime errors has the words of want's (Failure.Same). The
+// failure returned is want's as this run measured it.
+func failureLike(rep *Report, err error, want Failure) (Failure, bool) {
+	if want.Expect >= 0 {
+		if rep == nil || want.Expect >= len(rep.Outcomes) {
+			return Failure{}, false
+		}
+		o := rep.Outcomes[want.Expect]
+		if o.Pass || o.Text != want.Text {
+			return Failure{}, false
+		}
+		f := Failure{Expect: want.Expect, Text: o.Text, Line: o.Line, Col: o.Col, Detail: "measured " + o.Measured}
+		if len(o.Violations) > 0 {
+			f.Detail = o.Violations[0].String()
+		}
+		return f, true
+	}
+	var msgs []string
+	if rep != nil {
+		for _, e := range rep.Errors {
+			msgs = append(msgs, e.Error())
+		}
+	}
+	if err != nil {
+		msgs = append(msgs, strings.Split(err.Error(), "\n")...)
+	}
+	if rep == nil && err == nil {
+		msgs = append(msgs, "no report")
+	}
+	for _, m := range msgs {
+		if f := (Failure{Expect: -1, Text: "runtime error", Detail: m}); f.Same(want) {
+			return f, true
+		}
+	}
+	return Failure{}, false
+}
+
 // Probe runs s at seed with opts (whose Seed it overrides) and returns
 // the failure and whether the run failed. The error is non-nil only when
 // the run could not be built (a bad handler binding); a runtime error of
@@ -134,7 +176,10 @@ func Probe(s *scenario.Scenario, seed uint64, opts Options) (Failure, bool, erro
 // firings of its run and the minimal schedule that still fails the same
 // way.
 type Shrunk struct {
-	Seed    uint64
+	Seed uint64
+	// Failure is the seed's first failure, the one the schedule was shrunk
+	// for, as the run of Minimal measured it. That run may fail other
+	// expectations too, earlier ones included.
 	Failure Failure
 	// Fired is every firing of the seed's own run (recorded).
 	Fired faults.Schedule
@@ -151,8 +196,14 @@ type Shrunk struct {
 
 // Shrink re-runs seed of s recording its fault decisions and shrinks them
 // with sweep.Shrink (faults.Minimize), re-running the seed with
-// Options.Replay set to subsets: a subset fails when the run fails the
-// same way (Failure.Same).
+// Options.Replay set to subsets. The failure shrunk for is the seed's
+// first (FailureOf), and a subset reproduces it when that expectation
+// (the same index and text) still fails, whatever else fails too; for a
+// runtime error, when a runtime error of the same words (Failure.Same)
+// still occurs. So removing any single firing of the result makes that
+// expectation hold, even where an earlier expectation of the file fails
+// without it. Shrunk.Failure is that failure as the minimal schedule's
+// run measured it.
 // handlers, when non-nil, returns fresh handlers to bind for every run.
 // It is deterministic: the same scenario, seed and handlers give the same
 // result. Cost: at most MaxShrinkRuns runs of the scenario.
@@ -175,15 +226,19 @@ func Shrink(s *scenario.Scenario, seed uint64, handlers func() map[string]sim.Ha
 			return faults.Schedule{}, false, err
 		}
 		rep := r.verdictOnly()
-		f, failed := FailureOf(rep, r.Err())
-		switch step.Phase {
-		case sweep.PhaseRecord:
+		if step.Phase == sweep.PhaseRecord {
+			// The target is the seed's own first failure; every later
+			// run is judged by that one failure alone.
+			f, failed := FailureOf(rep, r.Err())
 			want = f
-		case sweep.PhaseMinimal:
+			return r.Faults().Fired(), failed, nil
+		}
+		if step.Phase == sweep.PhaseMinimal {
 			minimal = *sched
 		}
+		f, same := failureLike(rep, r.Err(), want)
 		last = f
-		return r.Faults().Fired(), failed && f.Same(want), nil
+		return r.Faults().Fired(), same, nil
 	}
 	res, err := sweep.Shrink(sweep.ShrinkConfig{MaxRuns: MaxShrinkRuns}, replay)
 	switch {
@@ -217,7 +272,8 @@ func (sh *Shrunk) Repro() scenario.Repro {
 // s.MinFile from src (the text s was loaded from) and out (the name the
 // file will be written as). The result is loaded and run before it is
 // returned: it is an error (wrapping ErrShrink) unless it fails with the
-// same failure and, for an expectation, the same first violation. The
+// same failure (whatever else fails too, as Shrink judges a run) and, for
+// an expectation, the same first violation. The
 // check runs the file as it is, without Go handlers: a scenario whose
 // failure needs handlers bound from Go has no file reproducer (use
 // sh.Minimal with Options.Replay instead). Cost: one load and one run of
@@ -231,11 +287,22 @@ func MinFile(s *scenario.Scenario, sh *Shrunk, src []byte, out string) ([]byte, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: the reproducer does not load: %w", ErrShrink, err)
 	}
+	// A runtime error's words start with the file it happened in, and the
+	// reproducer runs as out.
+	want := sh.Failure
+	if rest, ok := strings.CutPrefix(want.Detail, printable.String(s.File)+":"); ok && want.Expect < 0 {
+		want.Detail = printable.String(out) + ":" + rest
+	}
 	rep, err := Execute(m, Options{})
-	if f, failed := FailureOf(rep, err); !failed || !f.Same(sh.Failure) || f.Expect >= 0 && f.Detail != sh.Failure.Detail {
-		got := "it passes"
-		if failed {
+	if f, same := failureLike(rep, err, want); !same || f.Expect >= 0 && f.Detail != sh.Failure.Detail {
+		var got string
+		switch first, failed := FailureOf(rep, err); {
+		case same:
 			got = "it fails " + f.String()
+		case !failed:
+			got = "it passes"
+		default:
+			got = "it fails only " + first.String()
 		}
 		return data, fmt.Errorf("%w: the reproducer does not fail %s: %s", ErrShrink, sh.Failure.Text, got)
 	}

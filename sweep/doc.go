@@ -17,7 +17,9 @@
 // Shrink takes a function that reruns the failing seed, replaying a fault
 // schedule exactly, and reduces the decisions that fired to a 1-minimal
 // schedule with faults.Minimize: removing any single decision of it makes
-// the failure go away. It rechecks the result with one more replay and
+// the failure go away. The caller names the failure: the function says
+// whether a run still fails its one target (an expectation, a checker, a
+// property), whatever else the run fails too. It rechecks the result with one more replay and
 // counts the runs it spent.
 //
 // The package is a driver: Run uses goroutines and the wall clock. What a

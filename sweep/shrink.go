@@ -74,6 +74,13 @@ type Step struct {
 // other. Either way the run records what fired, which Replay returns with
 // whether the run failed the same way as the seed. An error means the run
 // could not be made at all; Shrink stops at it.
+//
+// "The same way" is one target fixed before the first run, such as the
+// seed's first failing expectation or checker, and a run fails it when
+// the target still fails, whatever else fails too. A run that also fails
+// something else (often something earlier, once a fault is removed) must
+// still answer true: judging a run by its first failure alone rejects
+// such a subset, and the result is then not 1-minimal for the target.
 type Replay func(step Step, s *faults.Schedule) (fired faults.Schedule, same bool, err error)
 
 // ShrinkConfig says how Shrink starts and how far it may go.

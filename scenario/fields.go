@@ -406,7 +406,7 @@ var (
 
 	matchObj = &object{what: "fault match", fields: []field{
 		{name: "key", kind: kPattern, label: "match key", gofield: "Key", defDoc: "any", doc: "message key"},
-		{name: "consumer", kind: kPattern, label: "match consumer", gofield: "Consumer", defDoc: "any", doc: "a consumer, member, relay, saga or subscriber name (a plain name must be defined); a consumer with instances is matched by its name (below)"},
+		{name: "consumer", kind: kPattern, label: "match consumer", gofield: "Consumer", defDoc: "any", doc: "a consumer, member, relay, saga, service (its writer points) or subscriber name (a plain name must be defined); a consumer with instances is matched by its name (below)"},
 		{name: "group", kind: kPattern, label: "match group", gofield: "Group", defDoc: "any", doc: "a group name (a plain name must be defined)"},
 		{name: "type", kind: kPattern, label: "match type", gofield: "Type", defDoc: "any", doc: "message type header"},
 		{name: "where", kind: kPattern, label: "match where", gofield: "Where", defDoc: "any", doc: "a component, `KIND:NAME` with KIND one of `queue`, `topic`, `log`, `group`, `service`, `relay` (a plain value must name a defined one); `group:G` matches at G's log for group G, `relay:R` at R's service for relay R"},

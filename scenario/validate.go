@@ -387,8 +387,10 @@ var whereKinds = []string{"queue", "topic", "log", "group", "service", "relay"}
 var ackWhere = []string{"queue", "log", "group"}
 
 func (v *val) faultRefs() {
-	actors := newNamespace("consumer, member, relay, saga or subscriber", "consumers, members, relays, sagas and subscribers")
-	for _, k := range []string{"consumer", "member", "relay", "saga", "subscriber"} {
+	// A service is the consumer its writer points are consulted with
+	// (writer.crash_after_commit, ...), so a rule may match its name.
+	actors := newNamespace("consumer, member, relay, saga, service or subscriber", "consumers, members, relays, sagas, services and subscribers")
+	for _, k := range []string{"consumer", "member", "relay", "saga", "service", "subscriber"} {
 		for _, n := range v.ns[k].list {
 			if !actors.has(n) {
 				actors.pos[n] = v.ns[k].pos[n]

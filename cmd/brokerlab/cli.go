@@ -272,16 +272,31 @@ func (c *cli) flags(name string) *flag.FlagSet {
 }
 
 // printUsage prints the usage line of the command name, as the usage table
-// has it, and its description.
+// has it, and its description. A subcommand ("exercise start") gets the
+// alternative of its command's arguments that starts with its name.
 func printUsage(w io.Writer, name string) {
+	top, sub, _ := strings.Cut(name, " ")
 	for _, cmd := range commands {
-		if cmd.name == name {
-			line := "Usage: brokerlab " + name
-			if cmd.args != "" {
-				line += " " + cmd.args
-			}
-			fmt.Fprintf(w, "%s\n\n%s.\n", line, cmd.summary)
+		if cmd.name != top {
+			continue
 		}
+		args := cmd.args
+		if sub != "" {
+			args = ""
+			for _, alt := range strings.Split(cmd.args, " | ") {
+				if alt == sub || strings.HasPrefix(alt, sub+" ") {
+					args = alt
+				}
+			}
+			if args == "" {
+				continue
+			}
+		}
+		line := "Usage: brokerlab " + top
+		if args != "" {
+			line += " " + args
+		}
+		fmt.Fprintf(w, "%s\n\n%s.\n", line, cmd.summary)
 	}
 }
 

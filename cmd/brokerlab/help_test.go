@@ -28,3 +28,19 @@ func TestHelpEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpExerciseSubcommands: each exercise subcommand that takes flags
+// prints its own usage line (from the exercise row of the usage table)
+// before its flags, and exits 0.
+func TestHelpExerciseSubcommands(t *testing.T) {
+	for sub, want := range map[string]string{
+		"start": "Usage: brokerlab exercise start NAME [DIR]\n",
+		"check": "Usage: brokerlab exercise check DIR\n",
+		"grade": "Usage: brokerlab exercise grade [--json] [--seeds N] DIR...\n",
+	} {
+		code, out, errs := runCLI(t, "", false, "exercise", sub, "--help")
+		if code != exitOK || !strings.HasPrefix(out+errs, want) || !strings.Contains(out+errs, "Flags:") {
+			t.Errorf("exercise %s --help: exit %d, want 0, %q first and the flags:\n%s%s", sub, code, want, out, errs)
+		}
+	}
+}

@@ -129,7 +129,10 @@ func (d *Playback) Snapshot() Snapshot {
 		case c.Broken && c.At <= d.now:
 			j.Standing, j.Measured = Broken, c.Why
 		case final && c.Unjudged:
-			j.Measured = "not judged: the run never got that far"
+			// A run leaves a check unjudged when the code never reached
+			// it, or when the seed drew no fault that puts it to the test:
+			// the words must fit both.
+			j.Measured = "not judged: nothing in this run put it to the test"
 		case final:
 			j.Standing, j.Measured = Holds, "held on every tick"
 		}

@@ -11,6 +11,15 @@ import (
 // TestReadmeExample loads and runs the annotated scenario in the README, so
 // the documentation cannot drift from the format.
 func TestReadmeExample(t *testing.T) {
+	s, _ := readmeScenario(t)
+	rep, err := Execute(s, Options{})
+	requirePass(t, rep, err)
+}
+
+// readmeScenario loads the annotated scenario of the README, as
+// TestReadmeExample does, and returns it with its text.
+func readmeScenario(t *testing.T) (*scenario.Scenario, []byte) {
+	t.Helper()
 	data, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -22,10 +31,9 @@ func TestReadmeExample(t *testing.T) {
 	}
 	block := text[start+len("```yaml\n"):]
 	block = block[:strings.Index(block, "```")]
-	s, err := scenario.Load("README.md", []byte(block))
+	s, err := scenario.Load("orders.yaml", []byte(block))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Execute(s, Options{})
-	requirePass(t, rep, err)
+	return s, []byte(block)
 }

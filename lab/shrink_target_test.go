@@ -2,7 +2,6 @@ package lab
 
 import (
 	"errors"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -11,28 +10,6 @@ import (
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/scenario"
 )
-
-// readmeScenario loads the annotated scenario of the README, as
-// TestReadmeExample does, and returns it with its text.
-func readmeScenario(t *testing.T) (*scenario.Scenario, []byte) {
-	t.Helper()
-	data, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	start := strings.Index(text, "```yaml\n")
-	if start < 0 {
-		t.Fatal("README has no yaml block")
-	}
-	block := text[start+len("```yaml\n"):]
-	block = block[:strings.Index(block, "```")]
-	s, err := scenario.Load("orders.yaml", []byte(block))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, []byte(block)
-}
 
 // targetFails runs s at seed replaying sched and reports whether the
 // expectation of want (by index and text) fails in it, whatever else

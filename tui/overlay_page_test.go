@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 )
 
@@ -14,17 +13,9 @@ import (
 // the box's own) shows between them, for every built-in lesson.
 func TestFullWidthIntroTakesTheHeight(t *testing.T) {
 	for _, l := range scenario.Lessons() {
-		s, err := scenario.LoadLesson(l.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := lab.Open(s, lab.SessionOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		p := NewPlayer(NewTheme(true), nil)
 		p.SetOverlays(true)
-		p.SetSnapshot(d.Snapshot())
+		p.SetSnapshot(lessonDriver(t, l.Name).Snapshot())
 		scr := newScreen(t, 80, 24)
 		draw(scr, p)
 		rows := strings.Split(screenText(scr), "\n")

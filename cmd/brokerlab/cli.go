@@ -549,29 +549,32 @@ func lessonNames() string {
 	return strings.Join(names, ", ")
 }
 
-func (c *cli) cmdList(args []string) int {
-	fs := c.flags("list")
-	pos, code, ok := parse(fs, args)
+// noArgs parses the flags of the command name, which takes no other
+// arguments; ok is false, with the exit code, when the command line asks
+// for help or is wrong.
+func (c *cli) noArgs(name string, args []string) (code int, ok bool) {
+	pos, code, ok := parse(c.flags(name), args)
 	if !ok {
-		return code
+		return code, false
 	}
 	if len(pos) != 0 {
-		fmt.Fprintln(c.stderr, "brokerlab list: takes no arguments")
-		return exitBadInput
+		fmt.Fprintf(c.stderr, "brokerlab %s: takes no arguments\n", name)
+		return exitBadInput, false
+	}
+	return exitOK, true
+}
+
+func (c *cli) cmdList(args []string) int {
+	if code, ok := c.noArgs("list", args); !ok {
+		return code
 	}
 	c.printLessons(c.stdout)
 	return exitOK
 }
 
 func (c *cli) cmdVersion(args []string) int {
-	fs := c.flags("version")
-	pos, code, ok := parse(fs, args)
-	if !ok {
+	if code, ok := c.noArgs("version", args); !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		fmt.Fprintln(c.stderr, "brokerlab version: takes no arguments")
-		return exitBadInput
 	}
 	fmt.Fprintln(c.stdout, "brokerlab", version)
 	return exitOK

@@ -17,14 +17,8 @@ import (
 // typed. `brokerlab check` still has the last word: references between
 // names and rules that relate fields are checked by the loader only.
 func (c *cli) cmdSchema(args []string) int {
-	fs := c.flags("schema")
-	pos, code, ok := parse(fs, args)
-	if !ok {
+	if code, ok := c.noArgs("schema", args); !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		fmt.Fprintln(c.stderr, "brokerlab schema: takes no arguments")
-		return exitBadInput
 	}
 	if _, err := c.stdout.Write(scenario.JSONSchema()); err != nil {
 		fmt.Fprintf(c.stderr, "brokerlab schema: %v\n", err)

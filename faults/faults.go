@@ -382,9 +382,14 @@ type Injector struct {
 	// Site.Consulted). add, disable and New keep them, so a Site answers
 	// Armed and Consulted with a bit test.
 	armedPts, consultedPts uint64
-	last                   Firing    // the latest firing, which CheckRef points to
-	omitted                int       // firings not listed in rec.fired (every firing when not recording)
-	rec                    *recorder // non-nil when recording or replaying
+	// plainPts has bit i set when a rule targets Points[i], none of them
+	// has a Match and the injector neither records nor replays: then a
+	// consultation reads its context only when a rule fires (see draw),
+	// so the handler wrapper builds it only then. rearm keeps it.
+	plainPts uint64
+	last     Firing    // the latest firing, which CheckRef points to
+	omitted  int       // firings not listed in rec.fired (every firing when not recording)
+	rec      *recorder // non-nil when recording or replaying
 }
 
 // all yields every rule of the injector in the order it was added: the
@@ -481,10 +486,19 @@ func New(w *sim.World, cfg Config) (*Injector, error) {
 // replaying reports whether the injector replays a schedule.
 func (in *Injector) replaying() bool { return in.rec != nil && in.rec.replay != nil }
 
-// rearm sets armedPts and consultedPts from the rules and the replayed
-// schedule. O(points targeted + rules); it runs when a rule is added or
-// disabled, never per consultation.
+// rearm sets armedPts, consultedPts and plainPts from the rules, the
+// recorder and the replayed schedule. O(points targeted + rules); it
+// runs when a rule is added or disabled, never per consultation.
 func (in *Injector) rearm() {
+	in.plainPts = 0
+	if in.rec == nil {
+		in.plainPts = in.targeted
+		for r := range in.all {
+			if r.match != nil {
+				in.plainPts &^= 1 << r.pi
+			}
+		}
+	}
 	if in.replaying() {
 		var pts uint64
 		for _, p := range in.rec.points {
@@ -658,7 +672,8 @@ func (in *Injector) check(p Point, head *ruleState, c *Context) *Firing {
 
 // draw consults the rules of one point in plan order, from head on, for
 // the opportunity c at tick now, and returns the first that fires (its
-// count already raised), or nil. Every rule that applies counts the
+// count already raised), or nil. It reads c only for a rule with a
+// Match, so c may be nil when none of them has one. Every rule that applies counts the
 // opportunity and, past its nth filter, draws once from its own stream;
 // the rules after the one that fires are not consulted. Recording and
 // plain runs share it, so both decide alike. O(rules of the point).

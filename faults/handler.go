@@ -112,12 +112,29 @@ func context(d *sim.Delivery) Context {
 	return Context{Where: d.Where, Consumer: d.Instance, Group: group, Key: d.Msg.Key, Type: d.Msg.Headers.Type, Msg: d.Msg.ID}
 }
 
+// check is Site.Check of handler point k for delivery d, which builds
+// d's context only when it is read: for a firing, or at once when the
+// point's rules may read it before (a rule has a Match, or the injector
+// records or replays; see Injector.plainPts). A delivery no rule fires
+// for then costs the draws alone.
+func (f *faultyHandler) check(k int, d *sim.Delivery) *Firing {
+	in, i, head := f.in, handlerPoints[k], f.heads[k]
+	if head == nil || in.plainPts&(1<<i) == 0 {
+		c := context(d)
+		return in.checkAt(i, head, &c)
+	}
+	if r := draw(head, in.env.Clock.Now(), nil); r != nil {
+		c := context(d)
+		return in.fire(r.Name, r.Point, r.Param, r.Error, &c, 0, 0)
+	}
+	return nil
+}
+
 // Duration adds handler.slow to the wrapped handler's own duration.
 func (f *faultyHandler) Duration(d *sim.Delivery) sim.Tick {
 	t := sim.DurationOf(f.h, d)
-	if slow := f.site(hSlow); slow.Armed() {
-		c := context(d)
-		if x := slow.Check(&c); x != nil {
+	if f.site(hSlow).Armed() {
+		if x := f.check(hSlow, d); x != nil {
 			t += sim.Tick(max(x.Param, 1))
 		}
 	}
@@ -128,31 +145,23 @@ func (f *faultyHandler) Duration(d *sim.Delivery) sim.Tick {
 // wrapped handler. When none of them is armed and no message owes
 // further failures of an earlier transient firing, it calls the wrapped
 // handler straight away: the points would draw nothing and fire nothing.
-// The context of d is built once, at the first point consulted.
+// A point builds the context of d only when it reads it (see check).
 func (f *faultyHandler) Handle(d *sim.Delivery) error {
 	if f.in.armedPts&failingPoints == 0 && len(f.left) == 0 {
 		return f.h.Handle(d)
 	}
-	var c Context
-	made := false
-	ctx := func() *Context {
-		if !made {
-			c, made = context(d), true
-		}
-		return &c
-	}
-	if s := f.site(hPoison); s.Armed() {
-		if x := s.Check(ctx()); x != nil {
+	if f.site(hPoison).Armed() {
+		if x := f.check(hPoison, d); x != nil {
 			return f.fail(sim.ErrPoison, x)
 		}
 	}
-	if s := f.site(hPermanent); s.Armed() {
-		if x := s.Check(ctx()); x != nil {
+	if f.site(hPermanent).Armed() {
+		if x := f.check(hPermanent, d); x != nil {
 			return f.fail(sim.ErrPermanent, x)
 		}
 	}
-	if s := f.site(hLimited); s.Armed() {
-		if x := s.Check(ctx()); x != nil {
+	if f.site(hLimited).Armed() {
+		if x := f.check(hLimited, d); x != nil {
 			reason := "rule " + x.Rule
 			if x.Error != "" {
 				reason = x.Error + " (rule " + x.Rule + ")"
@@ -170,8 +179,8 @@ func (f *faultyHandler) Handle(d *sim.Delivery) error {
 			return errStillFailing
 		}
 	}
-	if s := f.site(hTransient); s.Armed() {
-		if x := s.Check(ctx()); x != nil {
+	if f.site(hTransient).Armed() {
+		if x := f.check(hTransient, d); x != nil {
 			if x.Param > 1 {
 				if f.left == nil {
 					f.left = map[sim.ID]int64{}

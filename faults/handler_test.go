@@ -211,3 +211,54 @@ func TestPassesFollowsArmedPointsAndDebts(t *testing.T) {
 		t.Fatalf("passes %v after %d owed failures; want true after 2", in.Passes(h), fails)
 	}
 }
+
+// TestHandlerContextWhenRead checks the handler points of a plan whose
+// rules have no Match, which build a delivery's context only for a
+// firing: the fault event names the delivery's component, instance, key
+// and message as a Check with the context built up front does. A rule
+// with a Match added later to such a point reads the context before any
+// rule fires, and still matches: the wrapper made before it builds the
+// context up front from then on.
+func TestHandlerContextWhenRead(t *testing.T) {
+	w, _ := sim.New(sim.Config{Seed: 1})
+	env := w.Env()
+	var faults []sim.Event
+	env.Trace.Attach(sim.SinkFunc(func(e *sim.Event) {
+		if e.Kind == sim.KindFault {
+			faults = append(faults, *e)
+		}
+	}))
+	in, err := New(w, Config{Plan: Plan{Rules: []Rule{
+		{Name: "flaky", Point: HandlerTransient, Count: 1},
+		{Name: "slow", Point: HandlerSlow, Count: 1, Param: 2},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := in.Handler(sim.Effect(""))
+	d := sim.NewDelivery(env, sim.Message{ID: 7, Key: "k1"}, "queue:q", "worker", "worker#2", 1)
+	if got := sim.DurationOf(h, d); got != 2 {
+		t.Fatalf("slow: %d ticks, want 2", got)
+	}
+	if err := h.Handle(d); sim.Classify(err) != sim.ClassTransient {
+		t.Fatalf("flaky: %v", err)
+	}
+	if len(faults) != 2 {
+		t.Fatalf("%d fault events, want 2", len(faults))
+	}
+	for _, e := range faults {
+		if e.Where != "queue:q" || e.Actor != "worker#2" || e.Key != "k1" || e.Msg != 7 {
+			t.Errorf("fault event %+v does not name the delivery", e)
+		}
+	}
+	if _, err := in.Add(Rule{Name: "only-k2", Point: HandlerTransient, Match: Match{Key: "k2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(d); err != nil {
+		t.Fatalf("k1 after only-k2 was added: %v", err)
+	}
+	d.Msg.Key = "k2"
+	if err := h.Handle(d); sim.Classify(err) != sim.ClassTransient {
+		t.Fatalf("k2 after only-k2 was added: %v", err)
+	}
+}

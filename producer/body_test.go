@@ -145,3 +145,23 @@ func TestDigitsIn(t *testing.T) {
 		t.Errorf("digitsIn(MaxInt-9, MaxInt) = %d, want %d", got, want)
 	}
 }
+
+// TestCounter checks the digits of a counting run against strconv: every
+// carry up to a new digit, jumps back and forth, zero and negative
+// numbers, and the largest int.
+func TestCounter(t *testing.T) {
+	var c counter
+	check := func(v int) {
+		t.Helper()
+		if got, want := string(c.digits(v)), strconv.Itoa(v); got != want {
+			t.Fatalf("digits(%d) = %q, want %q (after %d)", v, got, want, c.n)
+		}
+	}
+	for v := 1; v <= 100_100; v++ {
+		check(v)
+	}
+	for _, v := range []int{5, 6, 999, 1000, -1, 0, 1, 2, -10, -9, -8, 9, 10, 99_999_999, 100_000_000, 100_000_001,
+		math.MaxInt - 1, math.MaxInt, 1_999, 2_000} {
+		check(v)
+	}
+}

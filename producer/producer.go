@@ -210,6 +210,42 @@ type Producer struct {
 	keys    []string // keys made so far, by key number, when nkeys is small
 	prefix  string   // "<name>#", the default body's prefix
 	bodies  []byte   // the block default bodies are cut from
+	num     counter  // the number of the last default body
+}
+
+// counter holds the decimal digits of a number that counts up by one, as
+// the default bodies' numbers do: the digits of the next number are the
+// last one's plus one, carried from the right, not formatted anew.
+type counter struct {
+	n     int      // the number the digits spell
+	start int      // where its digits begin in buf; 0 before the first number
+	buf   [20]byte // the digits, right-aligned: an int64 has at most 19
+}
+
+// digits returns the decimal digits of v, with a minus sign when v is
+// negative, valid until the next call. When v is one more than the last
+// number asked for and that one was positive, it costs the carry (one
+// byte, and one more per trailing nine); otherwise it formats v.
+func (c *counter) digits(v int) []byte {
+	if c.start == 0 || c.n < 1 || v != c.n+1 {
+		var tmp [20]byte
+		d := strconv.AppendInt(tmp[:0], int64(v), 10)
+		c.start = len(c.buf) - copy(c.buf[len(c.buf)-len(d):], d)
+		c.n = v
+		return c.buf[c.start:]
+	}
+	i := len(c.buf) - 1
+	for ; i >= c.start && c.buf[i] == '9'; i-- {
+		c.buf[i] = '0'
+	}
+	if i < c.start { // all nines: one digit more
+		i = c.start - 1
+		c.start = i
+		c.buf[i] = '0'
+	}
+	c.buf[i]++
+	c.n = v
+	return c.buf[c.start:]
 }
 
 // maxKeyMemo is the largest number of keys a producer remembers, so
@@ -427,8 +463,7 @@ const (
 // bodies of a million-message run. A full block is left to the bodies cut
 // from it, never copied.
 func (p *Producer) defaultBody(i int) []byte {
-	var digits [20]byte // the longest int64
-	num := strconv.AppendInt(digits[:0], int64(i)+1, 10)
+	num := p.num.digits(i + 1)
 	n := len(p.prefix) + len(num)
 	if cap(p.bodies)-len(p.bodies) < n {
 		size := min(bodyArena, max(firstBodyBlock, 2*cap(p.bodies)))

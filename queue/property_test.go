@@ -293,22 +293,20 @@ func checkInternals(q *Queue) error {
 			vis++
 		case stInFlight:
 			fl++
-			if int(e.hidx) >= q.flight.len() || q.flight.a[e.hidx].slot != i || q.flight.a[e.hidx].id != e.msg.ID {
+			if it := q.flight.at(e.hidx); it == nil || it.slot != i || it.id != e.msg.ID {
 				return fmt.Errorf("slot %d: in-flight heap index %d is wrong", i, e.hidx)
 			}
 		case stDelayed, stHeld:
 			del++
-			if int(e.hidx) >= q.delay.len() || q.delay.a[e.hidx].slot != i || q.delay.a[e.hidx].id != e.msg.ID {
+			if it := q.delay.at(e.hidx); it == nil || it.slot != i || it.id != e.msg.ID {
 				return fmt.Errorf("slot %d: delay heap index %d is wrong", i, e.hidx)
 			}
 		}
 		live++
 	}
 	for _, h := range []*theap{&q.delay, &q.flight} {
-		for j := 1; j < h.len(); j++ {
-			if h.a[j].less(&h.a[(j-1)/heapArity]) {
-				return fmt.Errorf("heap order broken at %d", j)
-			}
+		if err := h.verify(); err != nil {
+			return err
 		}
 	}
 	if q.cfg.FIFO {

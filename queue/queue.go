@@ -549,7 +549,7 @@ func (q *Queue) Step(now sim.Tick) {
 		return
 	}
 	for q.delay.len() > 0 && q.delay.peekDue() <= now {
-		slot := q.delay.remove(0)
+		slot := q.delay.pop()
 		e := q.s.at(slot)
 		q.nDelayed--
 		q.unnack(e)
@@ -569,7 +569,7 @@ func (q *Queue) Step(now sim.Tick) {
 		}
 	}
 	for q.flight.len() > 0 && q.flight.peekDue() <= now {
-		slot := q.flight.remove(0)
+		slot := q.flight.pop()
 		e := q.s.at(slot)
 		q.nInFlight--
 		q.m.VisibilityExpired++
@@ -1106,10 +1106,10 @@ func (q *Queue) remove(slot uint32) {
 	case stReady:
 		q.nVisible-- // the delivery order keeps a stale ref until it is popped
 	case stInFlight:
-		q.flight.remove(int(e.hidx))
+		q.flight.remove(e.hidx)
 		q.nInFlight--
 	case stDelayed, stHeld:
-		q.delay.remove(int(e.hidx))
+		q.delay.remove(e.hidx)
 		q.nDelayed--
 		q.unnack(e)
 	}
@@ -1554,7 +1554,7 @@ func (q *Queue) Nack(r Receipt, delay sim.Tick) error {
 		return err
 	}
 	q.m.Nacks++
-	q.flight.remove(int(e.hidx))
+	q.flight.remove(e.hidx)
 	q.nInFlight--
 	if q.tracing() {
 		var ev sim.Event
@@ -1630,12 +1630,12 @@ func (q *Queue) ChangeVisibility(r Receipt, timeout sim.Tick) error {
 		q.env.Trace.EmitRef(&ev)
 	}
 	if timeout == 0 {
-		q.flight.remove(int(e.hidx))
+		q.flight.remove(e.hidx)
 		q.nInFlight--
 		q.returnReady(slot)
 		return nil
 	}
-	q.flight.fix(int(e.hidx), q.env.Now()+timeout)
+	q.flight.fix(e.hidx, q.env.Now()+timeout)
 	return nil
 }
 
@@ -1966,9 +1966,9 @@ func (q *Queue) AppendResidents(dst []Resident, max int) []Resident {
 		x := Resident{Msg: e.msg.ID, Key: e.msg.Key, ReceiveCount: int(q.s.receives(e)), Entered: e.entered, Enqueued: q.s.sentAt(e), Consumer: q.actorName(e)}
 		switch e.state {
 		case stInFlight:
-			x.Status, x.Due = StatusInFlight, q.flight.a[e.hidx].due
+			x.Status, x.Due = StatusInFlight, q.flight.item(e.hidx).due
 		case stDelayed, stHeld:
-			x.Status, x.Due = StatusDelayed, q.delay.a[e.hidx].due
+			x.Status, x.Due = StatusDelayed, q.delay.item(e.hidx).due
 		}
 		dst = append(dst, x)
 		max--

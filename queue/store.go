@@ -29,7 +29,7 @@ type entry struct {
 	msg     stored.Slim // shares headers with equal neighbours, its body in slab.bodies (see package stored); Origin and Created: see cold
 	entered sim.Tick    // when this copy entered this queue (its age counts from here)
 	gen     uint32      // receipt generation: bumped when the slot is taken and on every receive
-	hidx    int32       // index in the delay or in-flight heap, -1 when in neither; while free, the bits of the slab's next free slot + 1 (0: none)
+	hidx    int32       // where the copy is in the delay or in-flight theap (see theap), -1 when in neither; while free, the bits of the slab's next free slot + 1 (0: none)
 	cold    uint32      // 1 + index of the copy's cold record in the slab, 0 for none
 	state   state
 	flags   flags  // fDup, fNacked
@@ -659,36 +659,61 @@ func (r *ring[T]) truncate(w int) {
 // reset empties the ring and lets go of its buffers.
 func (r *ring[T]) reset() { *r = ring[T]{} }
 
-// theap is a min-heap of slots ordered by (due, message ID, slot), each
-// node with up to heapArity children (see heapArity). Each item carries
-// its sort key, so comparisons do not touch the entries, and each entry
-// records its index (hidx), so removal and re-keying are O(log n). Sifting
-// moves a hole instead of swapping, so an entry's index is written once
-// per level it moves. An item costs 24 bytes.
+// theap is a min-queue of slots ordered by (due, message ID, slot): a
+// sorted run beside a heap. Slots mostly come in the order of their keys
+// (a queue's visibility timeout is one for all, so copies received later
+// are due later, and a batch is received in the order of its IDs) and
+// mostly leave in that order too (a consumer acks its batch as it
+// received it), so a slot whose key is no less than the run's last one is
+// appended to the run, and only the others go to the heap. The least slot
+// is the run's first or the heap's least; taking the run's first costs
+// O(1), where a heap would sink its last item from the top to the bottom.
 //
-// No two items have the same key (a slot is in at most one heap at a
-// time), so the order in which items leave the heap is that of their
-// keys, whatever the heap's shape: the arity changes the cost, never the
-// trace.
+// Each item carries its sort key, so comparisons do not touch the
+// entries, and each entry records where its item is (hidx: its heap
+// index, or -2 minus its index in the run), so removal and re-keying cost
+// O(1) in the run and O(log n) in the heap. An item removed from the
+// middle of the run stays as a gone item, still holding its key so the
+// run stays sorted, until the run's front reaches it or a compaction
+// drops it. An item costs 24 bytes.
+//
+// No two items have the same key (a slot is in at most one theap at a
+// time, and there once), so the order in which items leave is that of
+// their keys, whatever went to the run and whatever to the heap: the
+// split, like the heap's arity, changes the cost, never the trace.
+//
+// The run lives behind a pointer, made at the first slot that goes to
+// it: a Queue holds two theaps, and stays in its size class (see
+// TestStructSizes).
 type theap struct {
-	s *slab
-	a []hitem
+	s   *slab
+	a   []hitem // the heap
+	run *hrun   // nil until a slot first goes to the run
 }
 
-// heapArity is the number of children of a heap node. The in-flight heap
-// of a consumer that acks its batch in the order it received it loses its
-// first item at every ack, and the last item, moved into the hole, sinks
-// back to the bottom: with four children a level, it sinks through half as
-// many levels as in a binary heap, writing half as many entries' indices,
-// for the price of comparing four children, which lie side by side in
-// one or two cache lines, instead of two.
+// hrun is a theap's run. Its items from rh on are in the order of their
+// keys; the items before rh have left. The item at rh is live when any
+// is; n counts the live items, the others are gone.
+type hrun struct {
+	items []hitem
+	rh, n int
+}
+
+// heapArity is the number of children of a heap node. An item that
+// leaves the heap from its top is replaced by the last item, which sinks
+// back towards the bottom: with four children a level, it sinks through
+// half as many levels as in a binary heap, writing half as many entries'
+// indices, for the price of comparing four children, which lie side by
+// side in one or two cache lines, instead of two.
 const heapArity = 4
 
-// hitem is one element of a theap: a slot and the key it is ordered by.
+// hitem is one element of a theap: a slot and the key it is ordered by,
+// and in the run whether it has left (a byte of what would be padding).
 type hitem struct {
 	due  sim.Tick
 	id   sim.ID
 	slot uint32
+	gone bool
 }
 
 func (x *hitem) less(y *hitem) bool {
@@ -701,9 +726,20 @@ func (x *hitem) less(y *hitem) bool {
 	return x.slot < y.slot
 }
 
-func (h *theap) len() int { return len(h.a) }
+// runIdx returns the hidx of the run's item i, and runAt the run's index
+// of hidx h, which is at most -2.
+func runIdx(i int) int32 { return int32(-2 - i) }
+func runAt(h int32) int  { return int(-2 - h) }
 
-// place puts it at index i and records the index in its entry.
+// len returns how many slots the queue holds.
+func (h *theap) len() int {
+	if h.run == nil {
+		return len(h.a)
+	}
+	return len(h.a) + h.run.n
+}
+
+// place puts it at index i of the heap and records the index in its entry.
 func (h *theap) place(i int, it hitem) {
 	h.a[i] = it
 	h.s.at(it.slot).hidx = int32(i)
@@ -747,49 +783,137 @@ func (h *theap) down(i int) bool {
 	return i > i0
 }
 
-// firstHeap is the room a heap takes at its first push: 96 bytes, so the
-// in-flight set of a consumer that receives a few messages at a time, or
-// the delayed set of a few retries, costs one allocation instead of one
-// for each doubling up to its size.
+// firstHeap is the room the heap or the run takes at its first push: 96
+// bytes, so the in-flight set of a consumer that receives a few messages
+// at a time, or the delayed set of a few retries, costs one allocation
+// instead of one for each doubling up to its size.
 const firstHeap = 4
 
-// push adds slot, keyed by due and its entry's message ID. The item holds
-// the entry's due tick (delayed or held: visible at; in flight: the
-// visibility deadline); the entry does not. An empty heap's first push
-// makes room for firstHeap items at once.
+// push adds slot, keyed by due and its entry's message ID: at the end of
+// the run when its key is no less than the run's last, else to the heap.
+// The item holds the entry's due tick (delayed or held: visible at; in
+// flight: the visibility deadline); the entry does not. O(1) amortised in
+// the run, O(log n) in the heap.
 func (h *theap) push(slot uint32, due sim.Tick) {
+	e := h.s.at(slot)
+	it := hitem{due: due, id: e.msg.ID, slot: slot}
+	if h.run == nil {
+		h.run = &hrun{items: make([]hitem, 0, firstHeap)}
+	}
+	r := h.run
+	if n := len(r.items); r.n == 0 || !it.less(&r.items[n-1]) {
+		r.items = append(r.items, it)
+		r.n++
+		e.hidx = runIdx(n)
+		return
+	}
 	if h.a == nil {
 		h.a = make([]hitem, 0, firstHeap)
 	}
-	h.a = append(h.a, hitem{due: due, id: h.s.at(slot).msg.ID, slot: slot})
+	h.a = append(h.a, it)
 	h.up(len(h.a) - 1)
 }
 
-// peekDue returns the due tick of the first slot.
-func (h *theap) peekDue() sim.Tick { return h.a[0].due }
+// least returns the hidx of the least slot; the queue is not empty.
+func (h *theap) least() int32 {
+	if r := h.run; r != nil && r.n > 0 && (len(h.a) == 0 || r.items[r.rh].less(&h.a[0])) {
+		return runIdx(r.rh)
+	}
+	return 0
+}
 
-func (h *theap) remove(i int) uint32 {
+// item returns the item at hidx i.
+func (h *theap) item(i int32) *hitem {
+	if i < 0 {
+		return &h.run.items[runAt(i)]
+	}
+	return &h.a[i]
+}
+
+// peekDue returns the due tick of the least slot; the queue is not empty.
+func (h *theap) peekDue() sim.Tick { return h.item(h.least()).due }
+
+// pop removes the least slot and returns it; the queue is not empty.
+func (h *theap) pop() uint32 { return h.remove(h.least()) }
+
+// remove removes the slot whose hidx is i and returns it.
+func (h *theap) remove(i int32) uint32 {
+	if i < 0 {
+		return h.run.remove(h.s, runAt(i))
+	}
 	slot := h.a[i].slot
 	n := len(h.a) - 1
 	last := h.a[n]
 	h.a = h.a[:n]
-	if i != n {
-		h.place(i, last)
+	if int(i) != n {
+		h.place(int(i), last)
 		h.fix(i, last.due)
 	}
 	h.s.at(slot).hidx = -1
 	return slot
 }
 
-// fix sets the due tick of the item at index i and restores the order.
-func (h *theap) fix(i int, due sim.Tick) {
+// remove removes the run's item i, whose slot is in s: the run drops it,
+// and the gone items that then lead or end the run, at once when it is
+// the first or the last; an item in between is marked gone. When the run
+// holds more than twice its live items plus 64, it is compacted. O(1)
+// amortised.
+func (r *hrun) remove(s *slab, i int) uint32 {
+	slot := r.items[i].slot
+	s.at(slot).hidx = -1
+	r.n--
+	switch {
+	case r.n == 0: // the run starts again from the start of its array
+		r.items, r.rh = r.items[:0], 0
+	case i == r.rh:
+		r.rh++
+		for r.items[r.rh].gone {
+			r.rh++
+		}
+	case i == len(r.items)-1:
+		n := i
+		for r.items[n-1].gone {
+			n--
+		}
+		r.items = r.items[:n]
+	default:
+		r.items[i].gone = true
+	}
+	if len(r.items) > 2*r.n+64 {
+		r.compact(s)
+	}
+	return slot
+}
+
+// compact moves the run's live items to its start, in order, and records
+// their new indices in their entries, in s. O(len(items)).
+func (r *hrun) compact(s *slab) {
+	w := 0
+	for i := r.rh; i < len(r.items); i++ {
+		if it := r.items[i]; !it.gone {
+			r.items[w] = it
+			s.at(it.slot).hidx = runIdx(w)
+			w++
+		}
+	}
+	r.items, r.rh = r.items[:w], 0
+}
+
+// fix sets the due tick of the item at hidx i and restores the order: in
+// the heap it moves the item; an item of the run leaves it and is pushed
+// again.
+func (h *theap) fix(i int32, due sim.Tick) {
+	if i < 0 {
+		h.push(h.run.remove(h.s, runAt(i)), due)
+		return
+	}
 	h.a[i].due = due
-	if !h.down(i) {
-		h.up(i)
+	if !h.down(int(i)) {
+		h.up(int(i))
 	}
 }
 
-func (h *theap) reset() { h.a = nil }
+func (h *theap) reset() { h.a, h.run = nil, nil }
 
 // fill sets every field of *m to e's message as it was sent, headers
 // copied by value, in place (a sim.Message is 152 bytes; building it in

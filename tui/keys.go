@@ -106,7 +106,7 @@ func Bindings() []Binding {
 		{Keys: []KeySpec{k(tcell.KeyEnd), r('G')}, Label: "end", Name: "follow",
 			Help: "Scroll to the end; the trace follows new events again.", View: (*Player).scrollEnd},
 		{Keys: []KeySpec{r('/')}, Label: "/", Name: "filter", Hint: 1,
-			Help: "Filter the trace by message ID (m12), key or correlation ID; enter keeps it, esc clears it.",
+			Help: "Filter the trace by message ID (m12), key, correlation ID or component (queue:orders, or part of it); enter keeps it, esc clears it.",
 			View: (*Player).startFilter},
 		{Keys: []KeySpec{k(tcell.KeyEscape)}, Label: "esc", Name: "clear",
 			Help: "Clear the trace filter, or close this help.", View: (*Player).escape},

@@ -857,7 +857,8 @@ func narrationLines(s *lab.Snapshot, th *Theme, w int) []line {
 }
 
 // matchEvent reports whether e matches the trace filter f: the message ID
-// exactly ("m12" or "12"), or a key or correlation ID containing f.
+// exactly ("m12" or "12"), or a key, correlation ID or component (Where,
+// "queue:orders") containing f.
 func matchEvent(e *sim.Event, f string, id sim.ID) bool {
 	if f == "" {
 		return true
@@ -865,7 +866,7 @@ func matchEvent(e *sim.Event, f string, id sim.ID) bool {
 	if id != 0 && e.Msg == id {
 		return true
 	}
-	return contains(e.Key, f) || contains(e.Corr, f)
+	return contains(e.Key, f) || contains(e.Corr, f) || contains(e.Where, f)
 }
 
 // contains reports whether sub is within s.

@@ -45,6 +45,7 @@ type Player struct {
 	helpScroll int
 	editing    bool // typing a filter
 	filter     string
+	stepFilter bool      // the filter was set by a narration step, not typed
 	lastPage   int       // rows of the focused panel at the last draw
 	drawn      []panelID // panels placed by the last draw, for the mouse
 	overlay    overlayKind
@@ -126,7 +127,9 @@ func (p *Player) SetSnapshot(s lab.Snapshot) {
 
 // showStep brings what narration step n talks about on screen when the
 // step comes up: its tab to the front (and focused), and its trace filter.
-// A step without them leaves the view as the student set it.
+// A step without a tab leaves the tab as it is; a step without a filter
+// clears the filter an earlier step set, which would hide what this step
+// talks about, but keeps one the student typed.
 func (p *Player) showStep(n *lab.Narration) {
 	if n.Tab != "" {
 		for _, id := range modelPanels(&p.snap) {
@@ -136,8 +139,12 @@ func (p *Player) showStep(n *lab.Narration) {
 			}
 		}
 	}
-	if n.Filter != "" {
-		p.filter, p.editing = n.Filter, false
+	switch {
+	case n.Filter != "":
+		p.filter, p.editing, p.stepFilter = n.Filter, false, true
+		p.trace.scroll = 0
+	case p.stepFilter:
+		p.filter, p.stepFilter = "", false
 		p.trace.scroll = 0
 	}
 }
@@ -383,8 +390,8 @@ func (p *Player) scrollEnd() {
 
 // startFilter starts typing a trace filter.
 func (p *Player) startFilter() {
-	p.editing = true
-	p.filter = ""
+	p.editing, p.stepFilter = true, false
+	p.filter, p.stepFilter = "", false
 	p.trace.scroll = 0
 }
 

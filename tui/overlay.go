@@ -118,7 +118,7 @@ func (p *Player) drawPicker(screen tcell.Screen, r rect) {
 }
 
 // drawBox draws a framed box of lines centred in r, as wide as needed (at
-// most 80 columns, or all of r when less than 8 would be left over; then
+// most 80 columns, or all of r when less than 16 would be left over; then
 // as high as r less a row above and below) and scrolled by off rows.
 func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line, off int) rect {
 	th := &p.theme
@@ -134,10 +134,11 @@ func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line
 	if w > 80 {
 		w = 80
 	}
-	if r.w-w < 8 {
-		// A margin of a few columns would show slivers of the panels
-		// beneath (their borders doubled at the box's edge, a letter of
-		// their text beside the box's): take the full width instead.
+	if r.w-w < 16 {
+		// A margin of a few columns a side would show slivers of the
+		// panels beneath (their borders doubled at the box's edge, a
+		// word of their text beside the box's): take the full width
+		// instead.
 		w = r.w
 	}
 	h := len(lines) + 2

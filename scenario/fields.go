@@ -451,7 +451,7 @@ var (
 		{name: "text", kind: kText, gofield: "Text", required: true, empty: "narration text must not be empty", doc: "up to 4096 bytes"},
 		fBool("pause", "Pause", "a player pauses when the step is shown"),
 		fName("tab", "narration tab", "Tab", false, "the queue, topic, log or service a player brings to the front when the step is shown, as `view.tab`"),
-		fName("filter", "trace filter", "Filter", false, "a trace filter a player sets when the step is shown (a message ID such as `m19`, a key or a correlation ID), so the events the step talks about are on screen; a student clears it with esc"),
+		fName("filter", "trace filter", "Filter", false, "a trace filter a player sets when the step is shown (a message ID such as `m19`, a key, a correlation ID or a component such as `queue:orders`, or part of one), so the events the step talks about are on screen; it lasts until a step with a filter of its own, or without one (which clears it); a student clears it with esc"),
 	}}
 
 	expectObj = &object{what: "expectation", title: "expectation", anchor: "expect", fields: []field{

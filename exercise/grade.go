@@ -354,9 +354,15 @@ func (r *Report) Text(e *Exercise) string {
 	fmt.Fprintf(&b, "FAIL: %d of %d seeds passed\n", r.Passed, r.Seeds)
 	if sh := r.Shrunk; sh != nil {
 		n := sh.Minimal.Len()
+		// A failure with no fault needed is told by what was taken away:
+		// the faults its own run drew, all of them, and it still failed.
 		switch {
+		case n == 0 && sh.Fired == 0:
+			fmt.Fprintf(&b, "\nSeed %d fails, and no fault fired in its run:\n", sh.Seed)
+		case n == 0 && sh.Fired == 1:
+			fmt.Fprintf(&b, "\nSeed %d fails even with the one fault that fired in its run removed; your code fails without any fault:\n", sh.Seed)
 		case n == 0:
-			fmt.Fprintf(&b, "\nSeed %d fails without any fault (%d fired in its run):\n", sh.Seed, sh.Fired)
+			fmt.Fprintf(&b, "\nSeed %d fails even with all %d of the faults that fired in its run removed; your code fails without any fault:\n", sh.Seed, sh.Fired)
 		default:
 			fmt.Fprintf(&b, "\nSeed %d, shrunk from %d faults to %d (%d runs):\n", sh.Seed, sh.Fired, n, sh.Runs)
 		}

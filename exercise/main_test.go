@@ -85,3 +85,31 @@ func TestMainArgsHang(t *testing.T) {
 		t.Fatalf("exit %d: %q", code, errb.String())
 	}
 }
+
+// A seed that fails with no fault at all says so plainly: the faults its
+// own run drew were all taken away and it still failed, so the code fails
+// without any fault. The count of those faults must not read as faults
+// that fired in a run without any.
+func TestCheckFailsWithoutFault(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := MainArgs(idemStubbed(), []string{"check", "-seed", "1"}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "Seed 1 fails even with all ") || !strings.Contains(out.String(), " of the faults that fired in its run removed; your code fails without any fault:\n") {
+		t.Errorf("check -seed 1 of the stub:\n%s", out.String())
+	}
+	e, err := Lookup("idempotent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for fired, want := range map[int]string{
+		0: "\nSeed 3 fails, and no fault fired in its run:\n",
+		1: "\nSeed 3 fails even with the one fault that fired in its run removed; your code fails without any fault:\n",
+		4: "\nSeed 3 fails even with all 4 of the faults that fired in its run removed; your code fails without any fault:\n",
+	} {
+		r := &Report{Exercise: e.Name, Seeds: 1, Shrunk: &Shrunk{Seed: 3, Fired: fired}}
+		if got := r.Text(e); !strings.Contains(got, want) {
+			t.Errorf("%d fired: want %q in:\n%s", fired, want, got)
+		}
+	}
+}

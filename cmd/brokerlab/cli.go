@@ -74,7 +74,7 @@ func init() {
 		{"verify", "[--check CHECK]... | --scenario FILE|LESSON [--variant V] [--all] TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it, or judge a scenario's whole expect list from it; a trace that was edited or cut is refused (exit 2)", (*cli).cmdVerify},
 		{"explore", "[--seeds N] [--from S] [--jobs J] [--shard K/N] [--variant V] [--json FILE] [--out FILE] FILE|LESSON", "sweep seeds in parallel, list the failing ones, shrink the first to its minimal fault schedule and write NAME.min.yaml; 'explore merge A.json B.json...' merges shard reports", (*cli).cmdExplore},
 		{"list", "", "list the built-in lessons", (*cli).cmdList},
-		{"exercise", "list | start NAME [DIR] | check DIR | grade [--json] [--seeds N] DIR... | hint NAME [N]", "exercises: write the code yourself and have it graded under faults; a teacher grades many workspaces at once", (*cli).cmdExercise},
+		{"exercise", "list | start [--clone DIR] NAME [DIR] | check DIR | grade [--json] [--seeds N] DIR... | hint NAME [N]", "exercises: write the code yourself and have it graded under faults; a teacher grades many workspaces at once", (*cli).cmdExercise},
 		{"version", "", "print the version", (*cli).cmdVersion},
 		{"help", "[COMMAND]", "show help for a command", (*cli).cmdHelp},
 	}

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -138,6 +141,14 @@ func goRun(dir string, args ...string) (stdout, stderr []byte, err error) {
 
 // isWorkspace says what is wrong with dir as a workspace, or "".
 func isWorkspace(dir string) string {
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return dir + " does not exist; make a workspace there with brokerlab exercise start NAME " + dir
+	case err != nil:
+		return fmt.Sprintf("%s cannot be read: %v", dir, pathError(err))
+	case !fi.IsDir():
+		return dir + " is not a directory; a workspace is the directory brokerlab exercise start NAME DIR made"
+	}
 	main, err := os.ReadFile(filepath.Join(dir, "main.go"))
 	if err != nil || !bytes.Contains(main, []byte("exercise.Main(")) {
 		return dir + " is not an exercise workspace (no main.go calling exercise.Main); make one with brokerlab exercise start NAME DIR"
@@ -174,8 +185,12 @@ func (c *cli) exerciseCheck(args []string) int {
 
 // gradeRow is one workspace of a teacher's grading.
 type gradeRow struct {
-	Dir    string           `json:"dir"`
-	Report *exercise.Report `json:"report,omitempty"`
+	Dir string `json:"dir"`
+	// Student labels the workspace in the table: its directory's name,
+	// or, when another workspace has the same name, the shortest end of
+	// its path that no other workspace shares (c1/sam, c2/sam).
+	Student string           `json:"student"`
+	Report  *exercise.Report `json:"report,omitempty"`
 	// Error says why the workspace could not be graded (it does not
 	// build).
 	Error string `json:"error,omitempty"`
@@ -197,9 +212,11 @@ func (c *cli) exerciseGrade(args []string) int {
 		fmt.Fprintf(c.stderr, "brokerlab exercise grade: --seeds must be at least 1, not %d\n", *seeds)
 		return exitBadInput
 	}
+	pos = c.distinctWorkspaces(pos)
+	labels := studentLabels(pos)
 	var rows []gradeRow
-	for _, dir := range pos {
-		row := gradeRow{Dir: dir}
+	for i, dir := range pos {
+		row := gradeRow{Dir: dir, Student: labels[i]}
 		if why := isWorkspace(dir); why != "" {
 			row.Error = why
 			rows = append(rows, row)
@@ -214,7 +231,7 @@ func (c *cli) exerciseGrade(args []string) int {
 			}
 			row.Error = "cannot grade: " + msg
 		} else {
-			rep.Student = filepath.Base(filepath.Clean(dir))
+			rep.Student = row.Student
 			row.Report = &rep
 		}
 		rows = append(rows, row)
@@ -232,6 +249,85 @@ func (c *cli) exerciseGrade(args []string) int {
 		}
 	}
 	return exitOK
+}
+
+// distinctWorkspaces returns dirs without those that name a directory
+// named before them (the same path spelled otherwise, or the same
+// directory through a link), and says on stderr which were left out.
+func (c *cli) distinctWorkspaces(dirs []string) []string {
+	type seen struct {
+		dir, abs string
+		fi       os.FileInfo
+	}
+	var keep []string
+	var kept []seen
+	for _, dir := range dirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			abs = filepath.Clean(dir)
+		}
+		fi, _ := os.Stat(dir)
+		first := ""
+		for _, k := range kept {
+			if k.abs == abs || (fi != nil && k.fi != nil && os.SameFile(k.fi, fi)) {
+				first = k.dir
+				break
+			}
+		}
+		if first != "" {
+			fmt.Fprintf(c.stderr, "brokerlab exercise grade: %s is the same workspace as %s; it is graded once\n", dir, first)
+			continue
+		}
+		keep = append(keep, dir)
+		kept = append(kept, seen{dir, abs, fi})
+	}
+	return keep
+}
+
+// studentLabels labels each of dirs, which name distinct directories, by
+// the name of its directory, or, when another has the same name, by the
+// shortest end of its absolute path that no other ends in (c1/sam and
+// c2/sam for c1/sam and c2/sam). A path too short to have such an end
+// (/sam beside /a/sam) is labelled as it was given.
+func studentLabels(dirs []string) []string {
+	parts := make([][]string, len(dirs))
+	for i, dir := range dirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			abs = filepath.Clean(dir)
+		}
+		for _, p := range strings.Split(filepath.ToSlash(abs), "/") {
+			if p != "" {
+				parts[i] = append(parts[i], p)
+			}
+		}
+	}
+	// suffix is the last n parts of path i, or nil when it has fewer.
+	suffix := func(i, n int) []string {
+		if n > len(parts[i]) {
+			return nil
+		}
+		return parts[i][len(parts[i])-n:]
+	}
+	labels := make([]string, len(dirs))
+	for i, dir := range dirs {
+		labels[i] = filepath.Clean(dir)
+		for n := 1; n <= len(parts[i]); n++ {
+			end := suffix(i, n)
+			shared := false
+			for j := range dirs {
+				if j != i && slices.Equal(end, suffix(j, n)) {
+					shared = true
+					break
+				}
+			}
+			if !shared {
+				labels[i] = filepath.Join(end...)
+				break
+			}
+		}
+	}
+	return labels
 }
 
 // firstError returns the first line of the go command's output that is
@@ -263,10 +359,14 @@ func (c *cli) printGrades(rows []gradeRow) {
 		if r.Report != nil {
 			name = r.Report.Exercise
 		}
-		if _, ok := by[name]; !ok {
+		if _, ok := by[name]; !ok && name != "" {
 			order = append(order, name)
 		}
 		by[name] = append(by[name], r)
+	}
+	// What could not be graded comes last, wherever it was named.
+	if len(by[""]) > 0 {
+		order = append(order, "")
 	}
 	for i, name := range order {
 		if i > 0 {

@@ -3,7 +3,10 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -145,5 +148,107 @@ func TestExerciseGradeWorkspaces(t *testing.T) {
 	var rows []gradeRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || code != exitOK || len(rows) != 1 || rows[0].Report == nil || rows[0].Report.Passed != 20 {
 		t.Errorf("json: exit %d, %v\n%s", code, err, out)
+	}
+}
+
+// fakeWorkspace writes into dir a module that stands for a workspace of
+// the dead-letter exercise: go run . json prints a report of seeds seeds
+// of which passed passed. It builds from the standard library alone, so a
+// grading of it is quick.
+func fakeWorkspace(t *testing.T, dir string, passed, seeds int) {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	rep := exercise.Report{Exercise: "dead-letter", Seeds: seeds, Passed: passed,
+		Props: []exercise.PropResult{{Property: exercise.Property{ID: "no-loss"}, Judged: seeds, Failed: seeds - passed}}}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := "package main\n\nimport \"os\"\n\n// It stands for exercise.Main(solution()).\nfunc main() { os.Stdout.WriteString(" + strconv.Quote(string(data)) + ") }\n"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"go.mod": "module fake\n\ngo 1.26\n", "main.go": main} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Two students with the same directory name in different classes get
+// rows a teacher can tell apart: each labelled with the shortest end of
+// its path that no other workspace shares, in the table and in --json.
+func TestExerciseGradeSameBaseName(t *testing.T) {
+	root := t.TempDir()
+	fakeWorkspace(t, filepath.Join(root, "c1", "sam"), 5, 5)
+	fakeWorkspace(t, filepath.Join(root, "c2", "sam"), 0, 5)
+	fakeWorkspace(t, filepath.Join(root, "c2", "ann"), 5, 5)
+	_, out, errOut := runCLI(t, root, false, "exercise", "grade", "c1/sam", "c2/sam", "c2/ann")
+	for _, want := range []string{"\nc1/sam   pass     5/5\n", "\nc2/sam   FAIL     0/5\n", "\nann      pass     5/5\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s%s", want, out, errOut)
+		}
+	}
+	_, out, errOut = runCLI(t, root, false, "exercise", "grade", "--json", "c1/sam", "c2/sam", "c2/ann")
+	var rows []struct {
+		Student string
+		Report  *exercise.Report
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 3 {
+		t.Fatalf("json: %v\n%s%s", err, out, errOut)
+	}
+	for i, want := range []string{"c1/sam", "c2/sam", "ann"} {
+		if rows[i].Student != want || rows[i].Report == nil || rows[i].Report.Student != want {
+			t.Errorf("json row %d: student %q, want %q:\n%s", i, rows[i].Student, want, out)
+		}
+	}
+}
+
+// The same workspace named twice, however it is spelled, is graded and
+// listed once, with a note on stderr.
+func TestExerciseGradeSameWorkspaceTwice(t *testing.T) {
+	root := t.TempDir()
+	fakeWorkspace(t, filepath.Join(root, "alice"), 5, 5)
+	code, out, errOut := runCLI(t, root, false, "exercise", "grade", "alice", "./alice/", filepath.Join(root, "alice"))
+	if code != exitOK || strings.Count(out, "alice") != 1 || !strings.Contains(errOut, "same workspace as alice") {
+		t.Errorf("exit %d, stdout:\n%sstderr:\n%s", code, out, errOut)
+	}
+	// Directories that are no workspace are listed once too.
+	empty := t.TempDir()
+	_, out, errOut = runCLI(t, "", false, "exercise", "grade", empty, empty)
+	if strings.Count(out, empty) != 2 || !strings.Contains(errOut, "same workspace") { // its name and its error
+		t.Errorf("stdout:\n%sstderr:\n%s", out, errOut)
+	}
+}
+
+// A workspace that does not exist is said to be missing, not to lack a
+// main.go; and the workspaces that could not be graded are listed after
+// the tables, whichever came first on the command line.
+func TestExerciseGradeMissingAfterTable(t *testing.T) {
+	root := t.TempDir()
+	fakeWorkspace(t, filepath.Join(root, "alice"), 5, 5)
+	for _, args := range [][]string{{"nonexist", "alice"}, {"alice", "nonexist"}} {
+		code, out, errOut := runCLI(t, root, false, append([]string{"exercise", "grade"}, args...)...)
+		table, missing := strings.Index(out, "exercise dead-letter:"), strings.Index(out, "not graded:")
+		if code != exitFailed || table < 0 || missing < table || !strings.Contains(out, "nonexist does not exist") {
+			t.Errorf("grade %v: exit %d, stdout:\n%sstderr:\n%s", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runCLI(t, root, false, "exercise", "check", "nonexist"); code != exitBadInput || !strings.Contains(errOut, "nonexist does not exist") {
+		t.Errorf("check: exit %d, %q", code, errOut)
+	}
+}
+
+// Each label is the shortest end of its own path that no other workspace
+// shares, so one collision deeper down does not lengthen the others.
+func TestStudentLabels(t *testing.T) {
+	root := string(filepath.Separator)
+	p := func(parts ...string) string { return filepath.Join(append([]string{root}, parts...)...) }
+	dirs := []string{p("x", "a", "c1", "sam"), p("x", "b", "c1", "sam"), p("x", "c2", "sam"), p("x", "ann"), p("sam")}
+	want := []string{filepath.Join("a", "c1", "sam"), filepath.Join("b", "c1", "sam"), filepath.Join("c2", "sam"), "ann", p("sam")}
+	if got := studentLabels(dirs); !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
 	}
 }

@@ -34,7 +34,7 @@ func TestHelpEveryCommand(t *testing.T) {
 // before its flags, and exits 0.
 func TestHelpExerciseSubcommands(t *testing.T) {
 	for sub, want := range map[string]string{
-		"start": "Usage: brokerlab exercise start NAME [DIR]\n",
+		"start": "Usage: brokerlab exercise start [--clone DIR] NAME [DIR]\n",
 		"check": "Usage: brokerlab exercise check DIR\n",
 		"grade": "Usage: brokerlab exercise grade [--json] [--seeds N] DIR...\n",
 	} {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/brokerlab/brokerlab/lab"
@@ -147,13 +146,8 @@ func (h *headReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// badLine finds the line a sim.ErrBadTrace message names: "line N: ..."
-// or, for a truncated trace, "... after line N ...".
-var (
-	badLine   = regexp.MustCompile(`^line (\d+): `)
-	afterLine = regexp.MustCompile(`after line (\d+)`)
-	yamlKey   = regexp.MustCompile(`^[A-Za-z_][\w-]*\s*:`)
-)
+// yamlKey matches a first line that starts as a YAML mapping key.
+var yamlKey = regexp.MustCompile(`^[A-Za-z_][\w-]*\s*:`)
 
 // traceError words err, from reading the trace at path whose file starts
 // with head, as FILE:LINE:COL: MESSAGE, the form of the scenario loader's
@@ -163,17 +157,13 @@ var (
 // gives the commands that verify a trace of it.
 func traceError(path string, head []byte, err error) string {
 	name := printable.String(path)
-	msg := err.Error()
-	if !errors.Is(err, sim.ErrBadTrace) {
-		return fmt.Sprintf("%s:1:1: cannot read the trace: %s", name, printable.String(msg))
+	var te *sim.TraceError
+	if !errors.As(err, &te) {
+		return fmt.Sprintf("%s:1:1: cannot read the trace: %s", name, printable.String(err.Error()))
 	}
-	msg = strings.TrimPrefix(msg, sim.ErrBadTrace.Error()+": ")
-	line := 1
-	if m := badLine.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	} else if m := afterLine.FindStringSubmatch(msg); m != nil && errors.Is(err, sim.ErrTruncated) {
-		line, _ = strconv.Atoi(m[1])
+	line, msg := max(te.Line, 1), te.Msg
+	if te.Truncated {
+		msg = strings.TrimPrefix(te.Error(), sim.ErrBadTrace.Error()+": ")
 	}
 	if first, n, col, ok := firstLine(head); ok && n == line && !bytes.HasPrefix(first, []byte("{")) {
 		pos := fmt.Sprintf("%s:%d:%d: not a JSON Lines trace: ", name, n, col)

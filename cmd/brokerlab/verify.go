@@ -216,7 +216,17 @@ func (c *cli) verifyScenario(arg, v, path string, f *headReader, all bool) int {
 	if s, ok = c.variantOf(s, v); !ok {
 		return exitBadInput
 	}
+	if len(s.Expect) == 0 {
+		// A verdict of 0 of 0 would hold for the trace of anything.
+		fmt.Fprintf(c.stderr, "brokerlab verify: %s%s has no expectations (expect:), so there is nothing to judge from the trace; judge it with --check CHECK instead\n", printable.String(s.File), variantSuffix(v))
+		return exitBadInput
+	}
 	out, err := lab.Rederive(s, f)
+	var other *lab.MismatchError
+	if errors.As(err, &other) {
+		c.otherScenario(arg, v, s.File, path, other)
+		return exitBadInput
+	}
 	if out == nil && err != nil {
 		fmt.Fprintln(c.stderr, traceError(path, f.head, err))
 		return exitBadInput
@@ -252,6 +262,39 @@ func (c *cli) verifyScenario(arg, v, path string, f *headReader, all bool) int {
 	}
 	fmt.Fprintf(c.stdout, "PASS: %d of %d expectations hold\n", len(out), len(out))
 	return exitOK
+}
+
+// otherScenario explains why the trace at path is not one of the
+// scenario arg (variant v, read from file): each difference at the line
+// of the trace or the position in file that shows it.
+func (c *cli) otherScenario(arg, v, file, path string, e *lab.MismatchError) {
+	name, file := printable.String(path), printable.String(file)
+	fmt.Fprintf(c.stderr, "brokerlab verify: %s is not a trace of %s%s: the expectations its run judged, or its narration, are not the scenario's (%d %s)\n",
+		name, file, variantSuffix(v), e.Total, plural(e.Total, "difference", "differences"))
+	for _, d := range e.Diffs {
+		if d.Seq > 0 {
+			fmt.Fprintf(c.stderr, "%s:%d:1: %s\n", name, d.Seq, printable.String(d.Text))
+		} else {
+			fmt.Fprintf(c.stderr, "%s:%d:%d: %s\n", file, d.Pos.Line, d.Pos.Col, printable.String(d.Text))
+		}
+	}
+	if n := e.Total - len(e.Diffs); n > 0 {
+		fmt.Fprintf(c.stderr, "... and %d more %s\n", n, plural(n, "difference", "differences"))
+	}
+	again := arg
+	if v != "" {
+		again = "--variant " + v + " " + arg
+	}
+	fmt.Fprintf(c.stderr, "verify a trace of this scenario, written by 'brokerlab trace --format json %s > TRACE.jsonl'\n", printable.String(again))
+}
+
+// variantSuffix names variant v after a file name: " (variant V)", or ""
+// for the file as written.
+func variantSuffix(v string) string {
+	if v == "" {
+		return ""
+	}
+	return " (variant " + printable.String(v) + ")"
 }
 
 // cliCheck spells the checker called check on consumer as a --check flag.

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/brokerlab/brokerlab/sweep"
 )
@@ -20,6 +22,9 @@ var ErrSweep = errors.New("lab: bad sweep")
 
 // MaxSweepSeeds caps the seeds of one sweep (all shards together).
 const MaxSweepSeeds = sweep.MaxSeeds
+
+// MaxSweepShards caps the shards a sweep is cut into.
+const MaxSweepShards = 1 << 20
 
 // MaxListedFailures caps the failing seeds a sweep report lists; the rest
 // are only counted (SweepReport.Failed), so a report stays small however
@@ -121,7 +126,9 @@ func (r *SweepReport) Missing() []int {
 
 // MergeSweeps merges the reports of shards of one sweep: the same
 // scenario text, the same seed space and the same number of shards, each
-// shard covered once. It reports every mismatch at once.
+// shard covered once. Each report must add up as ReadSweepReport
+// requires (its failures are sorted first, as Sort does). It reports
+// every mismatch at once.
 func MergeSweeps(rs ...*SweepReport) (*SweepReport, error) {
 	if len(rs) == 0 {
 		return nil, fmt.Errorf("%w: no reports to merge", ErrSweep)
@@ -146,6 +153,11 @@ func MergeSweeps(rs ...*SweepReport) (*SweepReport, error) {
 		case r.From != a.From || r.Count != a.Count || r.Shards != a.Shards:
 			errs = append(errs, fmt.Errorf("%w: %s sweeps %s of %d shards, report 1 %s of %d shards",
 				ErrSweep, what, Seeds{From: r.From, Count: r.Count}, r.Shards, Seeds{From: a.From, Count: a.Count}, a.Shards))
+			continue
+		}
+		r.Sort()
+		if err := r.check(); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %s: %v", ErrSweep, what, err))
 			continue
 		}
 		for _, k := range r.Covered {
@@ -184,7 +196,76 @@ func ReadSweepReport(name string, rd io.Reader) (*SweepReport, error) {
 	if r.Version != 1 || r.Shards < 1 || r.Digest == "" {
 		return nil, fmt.Errorf("%w: %s: not a sweep report of format version 1 (version %d, %d shards)", ErrSweep, name, r.Version, r.Shards)
 	}
+	if err := r.check(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrSweep, name, err)
+	}
 	return &r, nil
+}
+
+// check reports a report whose contents do not add up, as a report
+// edited by hand (or cut short) would: a seed space that cannot be
+// swept, shards out of range or repeated, a count of seeds run that is
+// not the covered shards' seeds, more seeds failed than ran, a list of
+// failures whose length is not the count's (at most MaxListedFailures),
+// or a failing seed that is repeated, out of order or outside the
+// covered shards. Cost: O(covered + failures).
+func (r *SweepReport) check() error {
+	space := Seeds{From: r.From, Count: r.Count}
+	if err := space.Validate(); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), sweep.ErrSeeds.Error()+": "))
+	}
+	if r.Shards > MaxSweepShards {
+		return fmt.Errorf("the report has %d shards; at most %d exist", r.Shards, MaxSweepShards)
+	}
+	if len(r.Covered) == 0 {
+		return errors.New("the report covers no shard")
+	}
+	var ran uint64
+	for i, k := range r.Covered {
+		switch {
+		case k < 1 || k > r.Shards:
+			return fmt.Errorf("the report covers shard %d of %d", k, r.Shards)
+		case i > 0 && k == r.Covered[i-1]:
+			return fmt.Errorf("the report covers shard %d twice", k)
+		case i > 0 && k < r.Covered[i-1]:
+			return fmt.Errorf("the shards it covers are not in increasing order (%d, then %d)", r.Covered[i-1], k)
+		}
+		ran += Seeds{From: r.From, Count: r.Count, Shard: k, Shards: r.Shards}.Len()
+	}
+	if r.Ran != ran {
+		return fmt.Errorf("the report ran %d seeds, but %s of %s has %d", r.Ran, r.coveredName(), space, ran)
+	}
+	if r.Failed > r.Ran {
+		return fmt.Errorf("%d seeds failed of %d run", r.Failed, r.Ran)
+	}
+	if n := uint64(len(r.Failures)); n != min(r.Failed, MaxListedFailures) {
+		return fmt.Errorf("%d seeds failed, but %d are listed (the list holds every failing seed, or the lowest %d)", r.Failed, n, MaxListedFailures)
+	}
+	n := uint64(r.Shards)
+	for i, f := range r.Failures {
+		k := int(f.Seed%n) + 1
+		if f.Seed < r.From || f.Seed-r.From >= r.Count || !slices.Contains(r.Covered, k) {
+			return fmt.Errorf("failing seed %d is not in %s of %s", f.Seed, r.coveredName(), space)
+		}
+		if i > 0 {
+			switch prev := r.Failures[i-1].Seed; {
+			case f.Seed == prev:
+				return fmt.Errorf("failing seed %d is listed twice", f.Seed)
+			case f.Seed < prev:
+				return fmt.Errorf("the failing seeds are not in increasing order (%d, then %d)", prev, f.Seed)
+			}
+		}
+	}
+	return nil
+}
+
+// coveredName names the shards the report covers: "shard 2 of 3",
+// "shards [1 3] of 3".
+func (r *SweepReport) coveredName() string {
+	if len(r.Covered) == 1 {
+		return fmt.Sprintf("shard %d of %d", r.Covered[0], r.Shards)
+	}
+	return fmt.Sprintf("shards %v of %d", r.Covered, r.Shards)
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -205,10 +286,17 @@ func (r *SweepReport) WriteJSON(w io.Writer) error {
 const MaxPrintedFailures = 20
 
 // WriteText writes the failing seeds (the first MaxPrintedFailures, in
-// increasing order), the failures grouped by expectation and the count.
-// The text depends only on the report, never on how the seeds were
-// spread over workers.
-func (r *SweepReport) WriteText(w io.Writer) error {
+// increasing order), the failures grouped by expectation and the count,
+// and a note when the report lacks shards of its sweep. The text depends
+// only on the report, never on how the seeds were spread over workers.
+func (r *SweepReport) WriteText(w io.Writer) error { return r.writeText(w, true) }
+
+// WriteResults is WriteText without the note on missing shards, for a
+// caller that says itself which shards are missing (explore merge).
+func (r *SweepReport) WriteResults(w io.Writer) error { return r.writeText(w, false) }
+
+// writeText is WriteText; note asks for the note on missing shards.
+func (r *SweepReport) writeText(w io.Writer, note bool) error {
 	r.Sort()
 	b := bufio.NewWriter(w)
 	for i, f := range r.Failures {
@@ -265,7 +353,7 @@ func (r *SweepReport) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	switch miss := r.Missing(); {
-	case len(miss) == 0:
+	case len(miss) == 0 || !note:
 	case len(r.Covered) == 1:
 		fmt.Fprintf(b, "NOTE: this is shard %d of %d; merge the shards' --json reports with brokerlab explore merge\n", r.Covered[0], r.Shards)
 	default:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
@@ -15,6 +16,65 @@ import (
 // the expectations read a metric the trace does not carry (see Folded).
 var ErrNotRederived = errors.New("lab: not re-derivable from the trace")
 
+// ErrOtherScenario is wrapped by the error Rederive returns for a trace
+// that is not of the scenario it was asked to judge (see MismatchError).
+var ErrOtherScenario = errors.New("lab: the trace is not of this scenario")
+
+// MaxMismatches is how many differences a MismatchError lists; the rest
+// are only counted.
+const MaxMismatches = 5
+
+// Mismatch is one difference between a trace and the scenario it was
+// judged as.
+type Mismatch struct {
+	// Seq is the trace event that shows the difference (in a trace as
+	// written, one event a line, it is the event's line); 0 when the
+	// difference is something the trace lacks.
+	Seq uint64
+	// Pos is the position in the scenario's file of what the trace
+	// lacks; zero when Seq is set.
+	Pos scenario.Pos
+	// Text says what differs, without the position.
+	Text string
+}
+
+// MismatchError is the error Rederive returns for the trace of another
+// scenario, another variant or another version of the file: the
+// expectations its run judged ("checked" events) are not exactly the
+// scenario's, by text and file position, or a re-derived verdict is not
+// the one the run traced, or its narration differs. It wraps
+// ErrOtherScenario.
+type MismatchError struct {
+	// Diffs are the first MaxMismatches differences: those the trace
+	// shows, in trace order, then those it lacks, in file order.
+	Diffs []Mismatch
+	// Total counts every difference found.
+	Total int
+}
+
+// Error names the first difference and counts the others.
+func (e *MismatchError) Error() string {
+	msg := ErrOtherScenario.Error()
+	if len(e.Diffs) > 0 {
+		msg += ": " + e.Diffs[0].Text
+	}
+	if e.Total > 1 {
+		msg += fmt.Sprintf(" (and %d more %s)", e.Total-1, plural(e.Total-1, "difference", "differences"))
+	}
+	return msg
+}
+
+// Unwrap returns ErrOtherScenario.
+func (e *MismatchError) Unwrap() error { return ErrOtherScenario }
+
+// add records one difference.
+func (e *MismatchError) add(d Mismatch) {
+	e.Total++
+	if len(e.Diffs) < MaxMismatches {
+		e.Diffs = append(e.Diffs, d)
+	}
+}
+
 // Rederive judges s's whole expect list from a recorded JSON Lines trace
 // of a run of s (as 'brokerlab trace --format json' writes it), as the
 // run judged it: the ledger and a MetricFold are folded from the trace
@@ -22,9 +82,20 @@ var ErrNotRederived = errors.New("lab: not re-derivable from the trace")
 // expectation is evaluated on them. The outcomes equal the run's own
 // Report.Outcomes for every check and every metric Folded names; an
 // expectation on another metric is returned failed, measured "not
-// re-derivable ...", and the error wraps ErrNotRederived. A trace that
-// ReadJSONL refuses returns its error and no outcomes. Memory is that of
-// the ledger and the fold.
+// re-derivable ...", and the error wraps ErrNotRederived; so is a metric
+// of a component (a queue, topic, log, group, outbox, saga or consumer)
+// that no event of the trace names, which the fold would otherwise read
+// as zero. A trace that ReadJSONL refuses returns its error and no
+// outcomes.
+//
+// The trace must be of s: its run traced each expectation it judged as a
+// "checked" event with the expectation's text and file position, and
+// those must be exactly s's, each judged as s re-derives it (for the
+// expectations the trace carries), and its narration steps must be s's.
+// A trace of another scenario, variant or version of the file returns a
+// *MismatchError, which wraps ErrOtherScenario, and no outcomes. Memory
+// is that of the ledger and the fold, and O(len(s.Expect) +
+// len(s.Narration)) for the comparison.
 func Rederive(s *scenario.Scenario, trace io.Reader) ([]Outcome, error) {
 	l := sim.NewLedger()
 	fold := NewMetricFold(s)
@@ -43,7 +114,9 @@ func Rederive(s *scenario.Scenario, trace io.Reader) ([]Outcome, error) {
 	judge := func(i int) {
 		out[i], notCarried[i] = rederiveOne(s, &s.Expect[i], l, fold)
 	}
+	id := newIdentity(s, fold)
 	sink := sim.SinkFunc(func(e *sim.Event) {
+		id.emit(e)
 		for len(due) > 0 && s.Expect[due[0]].By < e.Tick {
 			fold.SetNow(s.Expect[due[0]].By)
 			judge(due[0])
@@ -73,6 +146,18 @@ func Rederive(s *scenario.Scenario, trace io.Reader) ([]Outcome, error) {
 			fold.SetNow(end)
 			judge(i)
 		}
+		if !notCarried[i] {
+			if what, ok := id.unmentioned(&s.Expect[i].Metric); !ok {
+				out[i].Pass = false
+				out[i].Measured = "not re-derivable: the trace never mentions " + what
+				notCarried[i] = true
+			}
+		}
+	}
+	if err := id.check(out, notCarried, end); err != nil {
+		return nil, err
+	}
+	for i := range s.Expect {
 		if notCarried[i] {
 			missing = append(missing, s.Expect[i].Metric.String())
 		}
@@ -117,4 +202,195 @@ func rederiveOne(s *scenario.Scenario, e *scenario.Expectation, l *sim.Ledger, f
 	o.Measured = strconv.FormatFloat(v, 'g', -1, 64)
 	o.Pass = e.Holds(v)
 	return o, false
+}
+
+// identity gathers what a trace says about the scenario it is of: the
+// expectations its run judged, its narration steps, and which of the
+// components s's expectations read it names. Its memory is bounded by s,
+// whatever the trace holds.
+type identity struct {
+	s    *scenario.Scenario
+	fold *MetricFold
+	// want maps an expectation's text and position to the indexes of
+	// s.Expect not yet seen in the trace with them.
+	want map[string][]int
+	// seq, verdict and measured are what the trace said of each
+	// expectation (seq 0: not seen).
+	seq      []uint64
+	verdict  []string
+	measured []string
+	// narration are s's steps as the run traces them; narrated counts
+	// those the trace holds.
+	narration []string
+	narrated  int
+	// where and consumers name the components the expectations read,
+	// set once an event names them.
+	where     map[string]bool
+	consumers map[string]bool
+	// extra are the expectations the trace judged that s does not have,
+	// narr the first narration step that differs.
+	extra MismatchError
+	narr  *Mismatch
+}
+
+// expectKey is the key of an expectation in identity.want.
+func expectKey(text string, pos string) string { return text + "\x00" + pos }
+
+// newIdentity returns the identity of s to compare a trace with.
+func newIdentity(s *scenario.Scenario, fold *MetricFold) *identity {
+	id := &identity{s: s, fold: fold, want: make(map[string][]int, len(s.Expect)),
+		seq: make([]uint64, len(s.Expect)), verdict: make([]string, len(s.Expect)), measured: make([]string, len(s.Expect)),
+		where: map[string]bool{}, consumers: map[string]bool{}}
+	for i := range s.Expect {
+		e := &s.Expect[i]
+		k := expectKey(e.String(), e.Pos.String())
+		id.want[k] = append(id.want[k], i)
+		if e.Check != "" {
+			continue
+		}
+		switch m := e.Metric; m.Kind {
+		case "queue", "topic", "log", "outbox", "saga":
+			id.where[m.Kind+":"+m.Name] = false
+		case "group":
+			id.consumers[m.Name] = false
+		case "consumer":
+			id.consumers[s.LedgerConsumer(m.Name)] = false
+		}
+	}
+	for i, st := range s.Narration {
+		d := strconv.Itoa(i+1) + "/" + strconv.Itoa(len(s.Narration)) + " "
+		if st.Pause {
+			d += "[pause] "
+		}
+		id.narration = append(id.narration, d+st.Text)
+	}
+	return id
+}
+
+// emit notes what event e says about the scenario of the trace.
+func (id *identity) emit(e *sim.Event) {
+	switch {
+	case e.Kind == sim.KindChecked && e.Where == "expect":
+		id.checked(e)
+		return
+	case e.Kind == sim.KindNarration && e.Where == "lesson":
+		switch {
+		case id.narr != nil:
+		case id.narrated < len(id.narration) && e.Detail != id.narration[id.narrated]:
+			id.narr = &Mismatch{Seq: e.Seq, Text: fmt.Sprintf("narration step %d is %s in the trace, %s in %s",
+				id.narrated+1, quoteShort(e.Detail), quoteShort(id.narration[id.narrated]), id.s.File)}
+		case id.narrated == len(id.narration):
+			id.narr = &Mismatch{Seq: e.Seq, Text: fmt.Sprintf("the trace has narration step %s; %s has %d %s",
+				quoteShort(e.Detail), id.s.File, len(id.narration), plural(len(id.narration), "step", "steps"))}
+		}
+		id.narrated++
+		return
+	}
+	if seen, ok := id.where[e.Where]; ok && !seen {
+		id.where[e.Where] = true
+	}
+	if e.Consumer != "" {
+		if seen, ok := id.consumers[e.Consumer]; ok && !seen {
+			id.consumers[e.Consumer] = true
+		}
+	}
+	if e.Kind == sim.KindDeadLettered {
+		// The dead-letter queue is named by the queue the copy left.
+		if q, ok := strings.CutPrefix(e.Where, "queue:"); ok {
+			if dlq := id.fold.dlqOf[q]; dlq != "" {
+				if _, ok := id.where["queue:"+dlq]; ok {
+					id.where["queue:"+dlq] = true
+				}
+			}
+		}
+	}
+}
+
+// checked matches a "checked" event, "PASS TEXT (measured M) at L:C", to
+// an expectation of s.
+func (id *identity) checked(e *sim.Event) {
+	verdict, rest, _ := strings.Cut(e.Detail, " ")
+	text, rest, ok1 := strings.Cut(rest, " (measured ")
+	at := strings.LastIndex(rest, ") at ")
+	if verdict != "PASS" && verdict != "FAIL" || !ok1 || at < 0 {
+		id.extra.add(Mismatch{Seq: e.Seq, Text: fmt.Sprintf("the trace judged an expectation it does not name (%s)", quoteShort(e.Detail))})
+		return
+	}
+	measured, pos := rest[:at], rest[at+len(") at "):]
+	k := expectKey(text, pos)
+	is := id.want[k]
+	if len(is) == 0 {
+		id.extra.add(Mismatch{Seq: e.Seq, Text: fmt.Sprintf("the trace's run judged %q at %s, which is not an expectation of %s there", text, pos, id.s.File)})
+		return
+	}
+	i := is[0]
+	id.want[k] = is[1:]
+	id.seq[i], id.verdict[i], id.measured[i] = e.Seq, verdict, measured
+}
+
+// unmentioned returns the component metric m reads, and false when m
+// reads a component no event of the trace named.
+func (id *identity) unmentioned(m *scenario.Metric) (string, bool) {
+	switch m.Kind {
+	case "queue", "topic", "log", "outbox", "saga":
+		return m.Kind + " " + m.Name, id.where[m.Kind+":"+m.Name]
+	case "group":
+		return "group " + m.Name, id.consumers[m.Name]
+	case "consumer":
+		return "consumer " + m.Name, id.consumers[id.s.LedgerConsumer(m.Name)]
+	}
+	return "", true
+}
+
+// check returns a *MismatchError when the trace is not of s: an
+// expectation of s it never judged, a verdict re-derived (out, where
+// notCarried is unset) that is not the one its run traced, or narration
+// steps due by the trace's last tick end that it lacks.
+func (id *identity) check(out []Outcome, notCarried []bool, end sim.Tick) error {
+	var diffs MismatchError
+	for i := range id.s.Expect {
+		e := &id.s.Expect[i]
+		switch {
+		case id.seq[i] == 0:
+			diffs.add(Mismatch{Pos: e.Pos, Text: fmt.Sprintf("%q is not judged in the trace", e.String())})
+		case notCarried[i]:
+		case (id.verdict[i] == "PASS") != out[i].Pass || id.measured[i] != out[i].Measured:
+			verdict := "FAIL"
+			if out[i].Pass {
+				verdict = "PASS"
+			}
+			diffs.add(Mismatch{Seq: id.seq[i], Text: fmt.Sprintf("the trace's run judged %q %s (measured %s), but %s re-derives %s (measured %s) from the trace",
+				e.String(), id.verdict[i], id.measured[i], id.s.File, verdict, out[i].Measured)})
+		}
+	}
+	due := 0
+	for _, st := range id.s.Narration {
+		if st.At <= end {
+			due++
+		}
+	}
+	switch {
+	case id.narr != nil:
+		diffs.add(*id.narr)
+	case id.narrated < due:
+		st := &id.s.Narration[id.narrated]
+		diffs.add(Mismatch{Pos: st.Pos, Text: fmt.Sprintf("narration step %d (at tick %d) is not in the trace, which runs to tick %d", id.narrated+1, st.At, end)})
+	}
+	if id.extra.Total+diffs.Total == 0 {
+		return nil
+	}
+	// Both sides are shown: the expectations the trace has and s lacks
+	// first, then those s has and the trace lacks.
+	n := min(len(id.extra.Diffs), max(MaxMismatches/2+1, MaxMismatches-len(diffs.Diffs)))
+	all := &MismatchError{Diffs: append(id.extra.Diffs[:n:n], diffs.Diffs...), Total: id.extra.Total + diffs.Total}
+	all.Diffs = all.Diffs[:min(len(all.Diffs), MaxMismatches)]
+	return all
+}
+
+// quoteShort quotes s, cut to its first 60 characters.
+func quoteShort(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return strconv.Quote(string(r[:60])) + "..."
+	}
+	return strconv.Quote(s)
 }

@@ -23,6 +23,43 @@ var ErrBadTrace = errors.New("sim: bad trace")
 // or the file was cut. It wraps ErrBadTrace.
 var ErrTruncated = fmt.Errorf("%w: truncated: the run did not finish", ErrBadTrace)
 
+// TraceError is the error ReadJSONL returns: the line of the trace it is
+// about and what is wrong there. It wraps ErrTruncated for a trace that
+// ends without its closing record, and ErrBadTrace otherwise, so that a
+// caller finds the line with errors.As instead of reading the text.
+type TraceError struct {
+	// Line is the line the error is about, counted from 1 with blank
+	// lines included; for a truncated trace it is the last line read, 0
+	// for an empty trace.
+	Line int
+	// Truncated reports a trace that ends without its closing record.
+	Truncated bool
+	// Msg says what is wrong, without the line.
+	Msg string
+}
+
+// Error returns "sim: bad trace: line N: MSG", or for a truncated trace
+// "sim: bad trace: truncated: the run did not finish: MSG".
+func (e *TraceError) Error() string {
+	if e.Truncated {
+		return ErrTruncated.Error() + ": " + e.Msg
+	}
+	return ErrBadTrace.Error() + ": line " + strconv.Itoa(e.Line) + ": " + e.Msg
+}
+
+// Unwrap returns ErrTruncated or ErrBadTrace.
+func (e *TraceError) Unwrap() error {
+	if e.Truncated {
+		return ErrTruncated
+	}
+	return ErrBadTrace
+}
+
+// badLine returns the *TraceError about line, its message formatted.
+func badLine(line int, format string, args ...any) error {
+	return &TraceError{Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
 // ErrTraceClosed is kept in JSONWriter.Err when an event arrives after
 // the writer wrote its closing record.
 var ErrTraceClosed = errors.New("sim: event after the trace was closed")
@@ -118,8 +155,9 @@ type jsonEvent struct {
 // with no gap, repeat or missing "seq"; on every line the running hash
 // (ChainHash) of the lines so far; and last a closing record whose count
 // and hash match, with nothing after it. A trace without the closing
-// record returns an error wrapping ErrTruncated. Every error names the
-// line ("line 7: ...") and wraps ErrBadTrace; the events before it have
+// record returns an error wrapping ErrTruncated. Every error is a
+// *TraceError, which names the line ("line 7: ...") and wraps
+// ErrBadTrace; the events before it have
 // been handed on, so a caller must not judge a trace that returned an
 // error. Memory is bounded by MaxTraceLine per line.
 func ReadJSONL(r io.Reader, sink Sink) error {
@@ -136,68 +174,68 @@ func ReadJSONL(r io.Reader, sink Sink) error {
 		line++
 		raw := sc.Bytes()
 		if len(raw) > MaxTraceLine {
-			return fmt.Errorf("%w: line %d: longer than %d bytes", ErrBadTrace, line, MaxTraceLine)
+			return badLine(line, "longer than %d bytes", MaxTraceLine)
 		}
 		b := bytes.TrimSpace(raw)
 		if len(b) == 0 {
 			continue
 		}
 		if closed != 0 {
-			return fmt.Errorf("%w: line %d: a line after the closing record on line %d", ErrBadTrace, line, closed)
+			return badLine(line, "a line after the closing record on line %d", closed)
 		}
 		var j jsonEvent
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&j); err != nil {
-			return fmt.Errorf("%w: line %d: %v", ErrBadTrace, line, err)
+			return badLine(line, "%v", err)
 		}
 		if dec.More() {
-			return fmt.Errorf("%w: line %d: more than one JSON value on the line", ErrBadTrace, line)
+			return badLine(line, "more than one JSON value on the line")
 		}
 		if j.End != nil || j.Events != nil {
 			if err := j.closing(seq, chain); err != nil {
-				return fmt.Errorf("%w: line %d: %v", ErrBadTrace, line, err)
+				return badLine(line, "%v", err)
 			}
 			closed = line
 			continue
 		}
 		e, err := j.event()
 		if err != nil {
-			return fmt.Errorf("%w: line %d: %v", ErrBadTrace, line, err)
+			return badLine(line, "%v", err)
 		}
 		if j.Seq == nil {
-			return fmt.Errorf(`%w: line %d: the event has no "seq"; events are numbered 1, 2, 3, ...`, ErrBadTrace, line)
+			return badLine(line, `the event has no "seq"; events are numbered 1, 2, 3, ...`)
 		}
 		switch {
 		case e.Seq == seq+1:
 		case e.Seq <= seq:
-			return fmt.Errorf("%w: line %d: seq %d repeats or goes back: the line before has seq %d (a line was duplicated or moved)", ErrBadTrace, line, e.Seq, seq)
+			return badLine(line, "seq %d repeats or goes back: the line before has seq %d (a line was duplicated or moved)", e.Seq, seq)
 		case e.Seq == seq+2:
-			return fmt.Errorf("%w: line %d: seq %d, but seq %d comes next (a gap: event %d is missing)", ErrBadTrace, line, e.Seq, seq+1, seq+1)
+			return badLine(line, "seq %d, but seq %d comes next (a gap: event %d is missing)", e.Seq, seq+1, seq+1)
 		default:
-			return fmt.Errorf("%w: line %d: seq %d, but seq %d comes next (a gap: events %d to %d are missing)", ErrBadTrace, line, e.Seq, seq+1, seq+1, e.Seq-1)
+			return badLine(line, "seq %d, but seq %d comes next (a gap: events %d to %d are missing)", e.Seq, seq+1, seq+1, e.Seq-1)
 		}
 		seq = e.Seq
 		if len(b) < hashTail || !bytes.HasPrefix(b[len(b)-hashTail:], []byte(hashField)) || j.Hash == "" {
-			return fmt.Errorf(`%w: line %d: the event has no "hash" as its last field; only traces written by 'brokerlab trace --format json' can be verified`, ErrBadTrace, line)
+			return badLine(line, `the event has no "hash" as its last field; only traces written by 'brokerlab trace --format json' can be verified`)
 		}
 		chain.add(digest, b[:len(b)-hashTail], true)
 		if j.Hash != chain.String() {
-			return fmt.Errorf("%w: line %d: the hash chain breaks here (hash %q, want %q): this line, or the hash of the line before, was edited", ErrBadTrace, line, j.Hash, chain.String())
+			return badLine(line, "the hash chain breaks here (hash %q, want %q): this line, or the hash of the line before, was edited", j.Hash, chain.String())
 		}
 		sink.Emit(&e)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%w: line %d: longer than %d bytes", ErrBadTrace, line+1, MaxTraceLine)
+			return badLine(line+1, "longer than %d bytes", MaxTraceLine)
 		}
-		return fmt.Errorf("%w: line %d: %v", ErrBadTrace, line+1, err)
+		return badLine(line+1, "%v", err)
 	}
 	if closed == 0 {
 		if seq == 0 {
-			return fmt.Errorf("%w: the trace is empty: no events and no closing record", ErrTruncated)
+			return &TraceError{Line: line, Truncated: true, Msg: "the trace is empty: no events and no closing record"}
 		}
-		return fmt.Errorf("%w: no closing record after line %d (seq %d)", ErrTruncated, line, seq)
+		return &TraceError{Line: line, Truncated: true, Msg: fmt.Sprintf("no closing record after line %d (seq %d)", line, seq)}
 	}
 	return nil
 }

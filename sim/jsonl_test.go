@@ -105,3 +105,43 @@ func TestJSONWriterAfterClose(t *testing.T) {
 		t.Fatalf("after Close: err %v, %d bytes written", jw.Err, js.Len()-n)
 	}
 }
+
+// TestReadJSONLTraceError gives every refusal as a *TraceError whose Line
+// is the line the message names, so that a caller never parses the text.
+func TestReadJSONLTraceError(t *testing.T) {
+	good := sealed(t,
+		Event{Tick: 1, Kind: KindSent, Where: "queue:q", Consumer: "w", Msg: 1},
+		Event{Tick: 2, Kind: KindReceived, Where: "queue:q", Consumer: "w", Msg: 1},
+	)
+	l := strings.SplitAfter(good, "\n")[:3] // two events and the closing record
+	for _, c := range []struct {
+		name, trace string
+		line        int
+		truncated   bool
+	}{
+		{"gap", l[1] + l[2], 1, false},
+		{"edited", strings.Replace(good, `"tick":2`, `"tick":3`, 1), 2, false},
+		{"blank lines count", "\n\n" + strings.Replace(good, `"tick":2`, `"tick":3`, 1), 4, false},
+		{"miscounted", l[0] + l[2], 2, false},
+		{"after the end", good + l[0], 4, false},
+		{"truncated", l[0] + l[1], 2, true},
+		{"empty", "", 0, true},
+		{"too long", strings.Repeat("x", MaxTraceLine+10) + "\n", 1, false},
+	} {
+		err := ReadJSONL(strings.NewReader(c.trace), NewLedger())
+		var te *TraceError
+		if !errors.As(err, &te) {
+			t.Errorf("%s: %v is not a *TraceError", c.name, err)
+			continue
+		}
+		if te.Line != c.line || te.Truncated != c.truncated {
+			t.Errorf("%s: Line %d, Truncated %v; want %d, %v (%v)", c.name, te.Line, te.Truncated, c.line, c.truncated, err)
+		}
+		if !errors.Is(err, ErrBadTrace) || errors.Is(err, ErrTruncated) != c.truncated {
+			t.Errorf("%s: %v does not wrap ErrBadTrace, and ErrTruncated exactly when truncated", c.name, err)
+		}
+		if te.Error() != err.Error() || !strings.HasPrefix(err.Error(), ErrBadTrace.Error()+": ") {
+			t.Errorf("%s: text %q", c.name, err)
+		}
+	}
+}

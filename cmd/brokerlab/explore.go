@@ -424,7 +424,8 @@ func (c *cli) cmdExploreMerge(args []string) int {
 		what += " variant " + m.Variant
 	}
 	fmt.Fprintf(c.stdout, "explore %s: %s, %d of %d shards merged\n", printable.String(what), lab.Seeds{From: m.From, Count: m.Count}, len(m.Covered), m.Shards)
-	if err := m.WriteText(c.stdout); err != nil {
+	// The missing shards are named once, below, with the exit code.
+	if err := m.WriteResults(c.stdout); err != nil {
 		fmt.Fprintln(c.stderr, "brokerlab:", err)
 		return exitBadInput
 	}

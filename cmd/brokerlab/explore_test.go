@@ -150,9 +150,9 @@ func TestExploreShardsMerge(t *testing.T) {
 	if code != exitBadInput || !strings.Contains(errs, "shard 1/3 is in report 1 and report 2") {
 		t.Fatalf("a shard twice: exit %d, %s", code, errs)
 	}
-	code, out, _ := runCLI(t, dir, false, "explore", "merge", "s1.json", "s3.json")
-	if !strings.Contains(out, "NOTE: shards [2] of 3 are missing") {
-		t.Fatalf("a missing shard (exit %d):\n%s", code, out)
+	code, out, errs := runCLI(t, dir, false, "explore", "merge", "s1.json", "s3.json")
+	if code != exitFailed || strings.Contains(out, "NOTE") || strings.Count(out+errs, "missing") != 1 || !strings.Contains(errs, "shards [2] of 3 are missing") {
+		t.Fatalf("a missing shard (exit %d):\n%s%s", code, out, errs)
 	}
 	code, _, errs = runCLI(t, dir, false, "explore", "merge", "s1.json", "all.json")
 	if code != exitBadInput || !strings.Contains(errs, "report 2 sweeps seeds 1..120 of 1 shards, report 1 seeds 1..120 of 3 shards") {

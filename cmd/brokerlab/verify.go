@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/brokerlab/brokerlab/lab"
@@ -147,13 +146,8 @@ func (h *headReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// badLine finds the line a sim.ErrBadTrace message names: "line N: ..."
-// or, for a truncated trace, "... after line N ...".
-var (
-	badLine   = regexp.MustCompile(`^line (\d+): `)
-	afterLine = regexp.MustCompile(`after line (\d+)`)
-	yamlKey   = regexp.MustCompile(`^[A-Za-z_][\w-]*\s*:`)
-)
+// yamlKey matches a first line that starts as a YAML mapping key.
+var yamlKey = regexp.MustCompile(`^[A-Za-z_][\w-]*\s*:`)
 
 // traceError words err, from reading the trace at path whose file starts
 // with head, as FILE:LINE:COL: MESSAGE, the form of the scenario loader's
@@ -163,17 +157,13 @@ var (
 // gives the commands that verify a trace of it.
 func traceError(path string, head []byte, err error) string {
 	name := printable.String(path)
-	msg := err.Error()
-	if !errors.Is(err, sim.ErrBadTrace) {
-		return fmt.Sprintf("%s:1:1: cannot read the trace: %s", name, printable.String(msg))
+	var te *sim.TraceError
+	if !errors.As(err, &te) {
+		return fmt.Sprintf("%s:1:1: cannot read the trace: %s", name, printable.String(err.Error()))
 	}
-	msg = strings.TrimPrefix(msg, sim.ErrBadTrace.Error()+": ")
-	line := 1
-	if m := badLine.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	} else if m := afterLine.FindStringSubmatch(msg); m != nil && errors.Is(err, sim.ErrTruncated) {
-		line, _ = strconv.Atoi(m[1])
+	line, msg := max(te.Line, 1), te.Msg
+	if te.Truncated {
+		msg = strings.TrimPrefix(te.Error(), sim.ErrBadTrace.Error()+": ")
 	}
 	if first, n, col, ok := firstLine(head); ok && n == line && !bytes.HasPrefix(first, []byte("{")) {
 		pos := fmt.Sprintf("%s:%d:%d: not a JSON Lines trace: ", name, n, col)
@@ -226,7 +216,17 @@ func (c *cli) verifyScenario(arg, v, path string, f *headReader, all bool) int {
 	if s, ok = c.variantOf(s, v); !ok {
 		return exitBadInput
 	}
+	if len(s.Expect) == 0 {
+		// A verdict of 0 of 0 would hold for the trace of anything.
+		fmt.Fprintf(c.stderr, "brokerlab verify: %s%s has no expectations (expect:), so there is nothing to judge from the trace; judge it with --check CHECK instead\n", printable.String(s.File), variantSuffix(v))
+		return exitBadInput
+	}
 	out, err := lab.Rederive(s, f)
+	var other *lab.MismatchError
+	if errors.As(err, &other) {
+		c.otherScenario(arg, v, s.File, path, other)
+		return exitBadInput
+	}
 	if out == nil && err != nil {
 		fmt.Fprintln(c.stderr, traceError(path, f.head, err))
 		return exitBadInput
@@ -262,6 +262,39 @@ func (c *cli) verifyScenario(arg, v, path string, f *headReader, all bool) int {
 	}
 	fmt.Fprintf(c.stdout, "PASS: %d of %d expectations hold\n", len(out), len(out))
 	return exitOK
+}
+
+// otherScenario explains why the trace at path is not one of the
+// scenario arg (variant v, read from file): each difference at the line
+// of the trace or the position in file that shows it.
+func (c *cli) otherScenario(arg, v, file, path string, e *lab.MismatchError) {
+	name, file := printable.String(path), printable.String(file)
+	fmt.Fprintf(c.stderr, "brokerlab verify: %s is not a trace of %s%s: the expectations its run judged, or its narration, are not the scenario's (%d %s)\n",
+		name, file, variantSuffix(v), e.Total, plural(e.Total, "difference", "differences"))
+	for _, d := range e.Diffs {
+		if d.Seq > 0 {
+			fmt.Fprintf(c.stderr, "%s:%d:1: %s\n", name, d.Seq, printable.String(d.Text))
+		} else {
+			fmt.Fprintf(c.stderr, "%s:%d:%d: %s\n", file, d.Pos.Line, d.Pos.Col, printable.String(d.Text))
+		}
+	}
+	if n := e.Total - len(e.Diffs); n > 0 {
+		fmt.Fprintf(c.stderr, "... and %d more %s\n", n, plural(n, "difference", "differences"))
+	}
+	again := arg
+	if v != "" {
+		again = "--variant " + v + " " + arg
+	}
+	fmt.Fprintf(c.stderr, "verify a trace of this scenario, written by 'brokerlab trace --format json %s > TRACE.jsonl'\n", printable.String(again))
+}
+
+// variantSuffix names variant v after a file name: " (variant V)", or ""
+// for the file as written.
+func variantSuffix(v string) string {
+	if v == "" {
+		return ""
+	}
+	return " (variant " + printable.String(v) + ")"
 }
 
 // cliCheck spells the checker called check on consumer as a --check flag.

@@ -114,7 +114,7 @@ func Rederive(s *scenario.Scenario, trace io.Reader) ([]Outcome, error) {
 	judge := func(i int) {
 		out[i], notCarried[i] = rederiveOne(s, &s.Expect[i], l, fold)
 	}
-	id := newIdentity(s, fold)
+	id := newIdentity(s)
 	sink := sim.SinkFunc(func(e *sim.Event) {
 		id.emit(e)
 		for len(due) > 0 && s.Expect[due[0]].By < e.Tick {
@@ -145,13 +145,6 @@ func Rederive(s *scenario.Scenario, trace io.Reader) ([]Outcome, error) {
 		case !s.Expect[i].Judged():
 			fold.SetNow(end)
 			judge(i)
-		}
-		if !notCarried[i] {
-			if what, ok := id.unmentioned(&s.Expect[i].Metric); !ok {
-				out[i].Pass = false
-				out[i].Measured = "not re-derivable: the trace never mentions " + what
-				notCarried[i] = true
-			}
 		}
 	}
 	if err := id.check(out, notCarried, end); err != nil {
@@ -205,12 +198,10 @@ func rederiveOne(s *scenario.Scenario, e *scenario.Expectation, l *sim.Ledger, f
 }
 
 // identity gathers what a trace says about the scenario it is of: the
-// expectations its run judged, its narration steps, and which of the
-// components s's expectations read it names. Its memory is bounded by s,
+// expectations its run judged and its narration steps. Its memory is bounded by s,
 // whatever the trace holds.
 type identity struct {
-	s    *scenario.Scenario
-	fold *MetricFold
+	s *scenario.Scenario
 	// want maps an expectation's text and position to the indexes of
 	// s.Expect not yet seen in the trace with them.
 	want map[string][]int
@@ -223,10 +214,6 @@ type identity struct {
 	// those the trace holds.
 	narration []string
 	narrated  int
-	// where and consumers name the components the expectations read,
-	// set once an event names them.
-	where     map[string]bool
-	consumers map[string]bool
 	// extra are the expectations the trace judged that s does not have,
 	// narr the first narration step that differs.
 	extra MismatchError
@@ -237,25 +224,13 @@ type identity struct {
 func expectKey(text string, pos string) string { return text + "\x00" + pos }
 
 // newIdentity returns the identity of s to compare a trace with.
-func newIdentity(s *scenario.Scenario, fold *MetricFold) *identity {
-	id := &identity{s: s, fold: fold, want: make(map[string][]int, len(s.Expect)),
-		seq: make([]uint64, len(s.Expect)), verdict: make([]string, len(s.Expect)), measured: make([]string, len(s.Expect)),
-		where: map[string]bool{}, consumers: map[string]bool{}}
+func newIdentity(s *scenario.Scenario) *identity {
+	id := &identity{s: s, want: make(map[string][]int, len(s.Expect)),
+		seq: make([]uint64, len(s.Expect)), verdict: make([]string, len(s.Expect)), measured: make([]string, len(s.Expect))}
 	for i := range s.Expect {
 		e := &s.Expect[i]
 		k := expectKey(e.String(), e.Pos.String())
 		id.want[k] = append(id.want[k], i)
-		if e.Check != "" {
-			continue
-		}
-		switch m := e.Metric; m.Kind {
-		case "queue", "topic", "log", "outbox", "saga":
-			id.where[m.Kind+":"+m.Name] = false
-		case "group":
-			id.consumers[m.Name] = false
-		case "consumer":
-			id.consumers[s.LedgerConsumer(m.Name)] = false
-		}
 	}
 	for i, st := range s.Narration {
 		d := strconv.Itoa(i+1) + "/" + strconv.Itoa(len(s.Narration)) + " "
@@ -286,24 +261,6 @@ func (id *identity) emit(e *sim.Event) {
 		id.narrated++
 		return
 	}
-	if seen, ok := id.where[e.Where]; ok && !seen {
-		id.where[e.Where] = true
-	}
-	if e.Consumer != "" {
-		if seen, ok := id.consumers[e.Consumer]; ok && !seen {
-			id.consumers[e.Consumer] = true
-		}
-	}
-	if e.Kind == sim.KindDeadLettered {
-		// The dead-letter queue is named by the queue the copy left.
-		if q, ok := strings.CutPrefix(e.Where, "queue:"); ok {
-			if dlq := id.fold.dlqOf[q]; dlq != "" {
-				if _, ok := id.where["queue:"+dlq]; ok {
-					id.where["queue:"+dlq] = true
-				}
-			}
-		}
-	}
 }
 
 // checked matches a "checked" event, "PASS TEXT (measured M) at L:C", to
@@ -326,20 +283,6 @@ func (id *identity) checked(e *sim.Event) {
 	i := is[0]
 	id.want[k] = is[1:]
 	id.seq[i], id.verdict[i], id.measured[i] = e.Seq, verdict, measured
-}
-
-// unmentioned returns the component metric m reads, and false when m
-// reads a component no event of the trace named.
-func (id *identity) unmentioned(m *scenario.Metric) (string, bool) {
-	switch m.Kind {
-	case "queue", "topic", "log", "outbox", "saga":
-		return m.Kind + " " + m.Name, id.where[m.Kind+":"+m.Name]
-	case "group":
-		return "group " + m.Name, id.consumers[m.Name]
-	case "consumer":
-		return "consumer " + m.Name, id.consumers[id.s.LedgerConsumer(m.Name)]
-	}
-	return "", true
 }
 
 // check returns a *MismatchError when the trace is not of s: an

@@ -673,10 +673,11 @@ func (in *Injector) check(p Point, head *ruleState, c *Context) *Firing {
 // draw consults the rules of one point in plan order, from head on, for
 // the opportunity c at tick now, and returns the first that fires (its
 // count already raised), or nil. It reads c only for a rule with a
-// Match, so c may be nil when none of them has one. Every rule that applies counts the
-// opportunity and, past its nth filter, draws once from its own stream;
-// the rules after the one that fires are not consulted. Recording and
-// plain runs share it, so both decide alike. O(rules of the point).
+// Match, so c may be nil when none of them has one. Every rule that
+// applies counts the opportunity and, past its nth filter, draws once
+// from its own stream; the rules after the one that fires are not
+// consulted. Recording and plain runs share it, so both decide alike.
+// O(rules of the point).
 func draw(head *ruleState, now sim.Tick, c *Context) *ruleState {
 	for r := head; r != nil; r = r.next {
 		// Whether r applies now, to c (written out so it is not a call).

@@ -113,21 +113,7 @@ func TestReadmePlayExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")
 	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(readme)
-	i := strings.Index(src, "### Playing a scenario from Go")
-	if i < 0 {
-		t.Fatal(`README.md has no section "### Playing a scenario from Go"`)
-	}
-	j := strings.Index(src[i:], "```go\n")
-	if j < 0 {
-		t.Fatal("the section has no Go block")
-	}
-	code := src[i+j+len("```go\n"):]
-	code = code[:strings.Index(code, "```")]
+	code := readmeBlock(t, "### Playing a scenario from Go", "go")
 	if !strings.HasPrefix(code, "package main") {
 		t.Fatalf("the README's example is not a program:\n%s", code)
 	}

@@ -391,7 +391,7 @@ func (p *Player) scrollEnd() {
 // startFilter starts typing a trace filter.
 func (p *Player) startFilter() {
 	p.editing, p.stepFilter = true, false
-	p.filter, p.stepFilter = "", false
+	p.filter = ""
 	p.trace.scroll = 0
 }
 
@@ -401,7 +401,7 @@ func (p *Player) escape() {
 		p.help = false
 		return
 	}
-	p.filter = ""
+	p.filter, p.stepFilter = "", false
 	p.trace.scroll = 0
 }
 

@@ -12,21 +12,7 @@ import (
 // README's picture out of date, and fails here until the README shows the
 // new screen.
 func TestReadmePlayerCapture(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(readme)
-	i := strings.Index(src, "## The player\n")
-	if i < 0 {
-		t.Fatal(`README.md has no section "## The player"`)
-	}
-	j := strings.Index(src[i:], "\n```\n")
-	if j < 0 {
-		t.Fatal("the section has no plain code block")
-	}
-	block := src[i+j+len("\n```\n"):]
-	block = block[:strings.Index(block, "```")]
+	block := readmeBlock(t, "## The player", "")
 	var want strings.Builder
 	for _, l := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
 		want.WriteString(strings.TrimRight(l, " "))
@@ -37,4 +23,32 @@ func TestReadmePlayerCapture(t *testing.T) {
 	if got != want.String() {
 		t.Errorf("README.md's capture of poison-dlq at t=14, 100x32, is out of date; the screen now:\n%s\nthe README:\n%s", got, want.String())
 	}
+}
+
+// readmeBlock returns the first fenced block of language lang ("" for a
+// plain block) in the README's section whose heading line is heading,
+// without its fences; it fails the test when there is none or it is not
+// closed.
+func readmeBlock(t *testing.T, heading, lang string) string {
+	t.Helper()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(readme)
+	i := strings.Index(src, "\n"+heading+"\n")
+	if i < 0 {
+		t.Fatalf("README.md has no section %q", heading)
+	}
+	open := "\n```" + lang + "\n"
+	j := strings.Index(src[i:], open)
+	if j < 0 {
+		t.Fatalf("the README's section %q has no %q block", heading, "```"+lang)
+	}
+	block := src[i+j+len(open):]
+	k := strings.Index(block, "```")
+	if k < 0 {
+		t.Fatalf("the README's %q block of section %q is not closed", "```"+lang, heading)
+	}
+	return block[:k]
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,8 +51,8 @@ func (s *shardFlag) Set(v string) error {
 	ks, ns, ok := strings.Cut(v, "/")
 	k, err1 := strconv.Atoi(ks)
 	n, err2 := strconv.Atoi(ns)
-	if !ok || err1 != nil || err2 != nil || n < 1 || k < 1 || k > n || n > 1<<20 {
-		return errors.New("want K/N with 1 <= K <= N <= 1048576, e.g. 2/4")
+	if !ok || err1 != nil || err2 != nil || n < 1 || k < 1 || k > n || n > lab.MaxSweepShards {
+		return fmt.Errorf("want K/N with 1 <= K <= N <= %d, e.g. 2/4", lab.MaxSweepShards)
 	}
 	s.k, s.n = k, n
 	return nil

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/scenario"
@@ -57,17 +56,6 @@ func frameScenario(tb testing.TB, total int) *scenario.Scenario {
 		s.Actors.Producers[i].Count = total / 10 * share
 	}
 	return s
-}
-
-// processCPU returns the process's user plus system CPU time in
-// nanoseconds (every thread, the collector's included), or 0 when it is
-// unavailable.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkFrame measures what a user sees playing a big run: a Session

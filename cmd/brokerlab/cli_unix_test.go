@@ -4,6 +4,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +102,34 @@ func TestExploreMergeFIFOWithoutWriter(t *testing.T) {
 	code, out, errs := runCLI(t, dir, false, "explore", "merge", pipe)
 	if code != exitFailed || !strings.Contains(out, "20 seeds") {
 		t.Errorf("merge through a pipe: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// A FIFO is written in place: the reader gets the text and the FIFO is
+// still a FIFO.
+func TestWriteOutputFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs:", err)
+	}
+	got := make(chan string)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- string(b)
+	}()
+	if err := writeOutput(fifo, func(w io.Writer) error { _, err := io.WriteString(w, "through the pipe\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "through the pipe\n" {
+		t.Fatalf("reader got %q", s)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO became %v (%v)", fi.Mode(), err)
 	}
 }

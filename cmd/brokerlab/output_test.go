@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -118,35 +117,6 @@ func TestWriteOutputDevNull(t *testing.T) {
 	}
 	if m, _ := filepath.Glob("/dev/.null*"); len(m) > 0 {
 		t.Fatalf("temporary files in /dev: %v", m)
-	}
-}
-
-// A FIFO is written in place: the reader gets the text and the FIFO is
-// still a FIFO.
-func TestWriteOutputFIFO(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "pipe")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("no FIFOs:", err)
-	}
-	got := make(chan string)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(f)
-		f.Close()
-		got <- string(b)
-	}()
-	if err := writeOutput(fifo, func(w io.Writer) error { _, err := io.WriteString(w, "through the pipe\n"); return err }); err != nil {
-		t.Fatal(err)
-	}
-	if s := <-got; s != "through the pipe\n" {
-		t.Fatalf("reader got %q", s)
-	}
-	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
-		t.Fatalf("the FIFO became %v (%v)", fi.Mode(), err)
 	}
 }
 

@@ -119,7 +119,8 @@ func (p *Player) drawPicker(screen tcell.Screen, r rect) {
 
 // drawBox draws a framed box of lines centred in r, as wide as needed (at
 // most 80 columns, or all of r when less than 16 would be left over; then
-// as high as r less a row above and below) and scrolled by off rows.
+// as high as r less a row above and below, when less than 8 rows would be
+// left over) and scrolled by off rows.
 func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line, off int) rect {
 	th := &p.theme
 	w := width(title) + 6
@@ -142,10 +143,13 @@ func (p *Player) drawBox(screen tcell.Screen, r rect, title string, lines []line
 		w = r.w
 	}
 	h := len(lines) + 2
-	if h > r.h-2 || w == r.w {
-		// A box as wide as r takes its height too (less a row above and
-		// below): rows of margin would show slivers of the panels
-		// beneath, a panel's top border doubled right above the box's.
+	if h > r.h-2 || w == r.w && r.h-h < 8 {
+		// A box as wide as r with fewer than four rows to spare above
+		// and below takes the height too (less a row above and below):
+		// such a margin shows slivers of the panels beneath, a panel's
+		// top border doubled right above the box's, or one row of its
+		// text. With more rows to spare it stays centred over the
+		// panels, which show around it.
 		h = r.h - 2
 	}
 	box := rect{r.x + (r.w-w)/2, r.y + (r.h-h)/2, w, h}

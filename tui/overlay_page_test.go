@@ -4,13 +4,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/scenario"
 )
 
-// At 80x24 the intro box is as wide as the screen, so it takes the rows
-// between the tab line and the hints: its top border is the row right
-// under the tabs, and no sliver of a panel (a top border doubled above
-// the box's own) shows between them, for every built-in lesson.
+// At 80x24 the intro box is as wide as the screen. When it would leave
+// fewer than four rows above and below it, it takes the rows between the
+// tab line and the hints; otherwise it is centred. Either way no sliver of
+// a panel shows right above it (a top border doubled above the box's own),
+// for every built-in lesson (their intros are long: TestShortIntroStaysCentred
+// covers a short one).
 func TestFullWidthIntroTakesTheHeight(t *testing.T) {
 	for _, l := range scenario.Lessons() {
 		p := NewPlayer(NewTheme(true), nil)
@@ -20,15 +23,50 @@ func TestFullWidthIntroTakesTheHeight(t *testing.T) {
 		draw(scr, p)
 		rows := strings.Split(screenText(scr), "\n")
 		scr.Fini()
-		if !strings.HasPrefix(rows[2], "╔ ") || !strings.HasPrefix(rows[22], "╚") || !strings.HasPrefix(rows[23], " space") {
-			t.Errorf("%s: the intro box does not span rows 2 to 22 under the tabs:\n%s", l.Name, strings.Join(rows, "\n"))
+		top := -1
+		for i, r := range rows {
+			if strings.HasPrefix(r, "║ space start") {
+				top = i - 1
+				break
+			}
 		}
+		if top < 2 || !strings.HasPrefix(rows[top], "╔ ") {
+			t.Errorf("%s: no intro box under the tabs:\n%s", l.Name, strings.Join(rows, "\n"))
+			continue
+		}
+		if top > 2 {
+			if above := rows[top-1]; strings.HasPrefix(above, "╔") || strings.HasPrefix(above, "┌") {
+				t.Errorf("%s: a panel's top border right above the intro box:\n%s", l.Name, strings.Join(rows, "\n"))
+			}
+		} else if !strings.HasPrefix(rows[22], "╚") {
+			t.Errorf("%s: the intro box starts under the tabs but does not reach the hints:\n%s", l.Name, strings.Join(rows, "\n"))
+		}
+	}
+}
+
+// A short intro, as an exercise replay has, stays a box centred over the
+// panels, which show around it: the narration panel's title among them.
+func TestShortIntroStaysCentred(t *testing.T) {
+	d := lab.NewPlayback(lab.Recording{Title: "Repair the outbox", Lesson: "exercise outbox", Seed: 1, End: 5,
+		Description: "transactional outbox: the order and its event commit together",
+		Steps:       []lab.RecordedStep{{At: 0, Text: "Seed 1."}}})
+	p := NewPlayer(NewTheme(true), nil)
+	p.SetOverlays(true)
+	p.SetSnapshot(d.Snapshot())
+	scr := newScreen(t, 80, 24)
+	draw(scr, p)
+	text := screenText(scr)
+	scr.Fini()
+	rows := strings.Split(text, "\n")
+	if strings.HasPrefix(rows[2], "╔ Repair") || !strings.Contains(text, "╔ Repair the outbox") || !strings.Contains(text, "narration 1/1") {
+		t.Errorf("the short intro does not stay centred with the narration panel in sight:\n%s", text)
 	}
 }
 
 // The end summary at 80x24 is as wide as the screen too, whatever the
 // length of its lines: a box a few columns narrower left slivers of the
-// panels beside it ("╔ log╔ the end: ...").
+// panels beside it ("╔ log╔ the end: ..."). Centred or not, no more than
+// the tab line and a panel's border and first row show above it.
 func TestEndSummaryTakesTheWidth(t *testing.T) {
 	checked := 0
 	for _, l := range scenario.Lessons() {
@@ -50,7 +88,14 @@ func TestEndSummaryTakesTheWidth(t *testing.T) {
 		draw(scr, p)
 		rows := strings.Split(screenText(scr), "\n")
 		scr.Fini()
-		if !strings.HasPrefix(rows[2], "╔ the end") || !strings.HasSuffix(rows[2], "╗") || len([]rune(rows[2])) != 80 {
+		top := -1
+		for i, r := range rows {
+			if strings.HasPrefix(r, "╔ the end") {
+				top = i
+				break
+			}
+		}
+		if top < 2 || top > 4 || !strings.HasSuffix(rows[top], "╗") || len([]rune(rows[top])) != 80 {
 			t.Errorf("%s: the end summary does not take the screen's width:\n%s", l.Name, strings.Join(rows, "\n"))
 		}
 	}

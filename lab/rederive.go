@@ -198,8 +198,8 @@ func rederiveOne(s *scenario.Scenario, e *scenario.Expectation, l *sim.Ledger, f
 }
 
 // identity gathers what a trace says about the scenario it is of: the
-// expectations its run judged and its narration steps. Its memory is bounded by s,
-// whatever the trace holds.
+// expectations its run judged and its narration steps. Its memory is
+// bounded by s, whatever the trace holds.
 type identity struct {
 	s *scenario.Scenario
 	// want maps an expectation's text and position to the indexes of

@@ -1,13 +1,11 @@
 package lab
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/brokerlab/brokerlab/scenario"
-	"github.com/brokerlab/brokerlab/sim"
 )
 
 // lessonRuns returns every lesson and every variant of one with its JSON
@@ -20,14 +18,7 @@ func lessonRuns(t *testing.T) (labels []string, ss []*scenario.Scenario, traces 
 			t.Fatal(err)
 		}
 		add := func(label string, s *scenario.Scenario) {
-			var js bytes.Buffer
-			jw := sim.NewJSONWriter(&js)
-			if _, err := Execute(s, Options{Sinks: []sim.Sink{jw}}); err != nil {
-				t.Fatalf("%s: %v", label, err)
-			}
-			if err := jw.Close(); err != nil {
-				t.Fatal(err)
-			}
+			_, js := jsonTrace(t, label, s)
 			labels, ss, traces = append(labels, label), append(ss, s), append(traces, js.String())
 		}
 		add(l.Name, base)
@@ -85,13 +76,8 @@ func TestRederiveNamesTheDifferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var js bytes.Buffer
-	jw := sim.NewJSONWriter(&js)
-	if _, err := Execute(dw, Options{Sinks: []sim.Sink{jw}}); err != nil {
-		t.Fatal(err)
-	}
-	_ = jw.Close()
-	_, err = Rederive(pd, &js)
+	_, js := jsonTrace(t, "dual-write", dw)
+	_, err = Rederive(pd, js)
 	var me *MismatchError
 	if !errors.As(err, &me) {
 		t.Fatalf("%v", err)
@@ -126,13 +112,8 @@ expect:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var js bytes.Buffer
-	jw := sim.NewJSONWriter(&js)
-	if _, err := Execute(s, Options{Sinks: []sim.Sink{jw}}); err != nil {
-		t.Fatal(err)
-	}
-	_ = jw.Close()
-	out, err := Rederive(s, &js)
+	_, js := jsonTrace(t, "t.yaml", s)
+	out, err := Rederive(s, js)
 	if err != nil || len(out) != 2 || !out[0].Pass || out[0].Measured != "0" || !out[1].Pass {
 		t.Fatalf("%v %+v", err, out)
 	}

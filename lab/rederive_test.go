@@ -11,6 +11,22 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
+// jsonTrace executes s, named label in failures, and returns its report
+// and its JSON Lines trace, closed.
+func jsonTrace(t *testing.T, label string, s *scenario.Scenario) (*Report, *bytes.Buffer) {
+	t.Helper()
+	var js bytes.Buffer
+	jw := sim.NewJSONWriter(&js)
+	rep, err := Execute(s, Options{Sinks: []sim.Sink{jw}})
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	if err := jw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return rep, &js
+}
+
 // TestRederivedVerdictsEqualTheLiveOnes runs every lesson, every variant
 // and every valid test file with a JSON Lines trace, re-derives the whole
 // expect list from the trace alone (Rederive), and requires the same
@@ -20,16 +36,8 @@ func TestRederivedVerdictsEqualTheLiveOnes(t *testing.T) {
 	labels, ss := auditFiles(t)
 	equal := 0
 	for i, s := range ss {
-		var js bytes.Buffer
-		jw := sim.NewJSONWriter(&js)
-		rep, err := Execute(s, Options{Sinks: []sim.Sink{jw}})
-		if err != nil {
-			t.Fatalf("%s: %v", labels[i], err)
-		}
-		if err := jw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		got, err := Rederive(s, &js)
+		rep, js := jsonTrace(t, labels[i], s)
+		got, err := Rederive(s, js)
 		if err != nil {
 			t.Errorf("%s: %v", labels[i], err)
 			continue
@@ -65,13 +73,8 @@ expect:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var js bytes.Buffer
-	jw := sim.NewJSONWriter(&js)
-	if _, err := Execute(s, Options{Sinks: []sim.Sink{jw}}); err != nil {
-		t.Fatal(err)
-	}
-	_ = jw.Close()
-	out, err := Rederive(s, &js)
+	_, js := jsonTrace(t, "t.yaml", s)
+	out, err := Rederive(s, js)
 	if !errors.Is(err, ErrNotRederived) || len(out) != 2 || out[0].Pass || !strings.Contains(out[0].Measured, "not re-derivable") || !out[1].Pass {
 		t.Fatalf("%v %+v", err, out)
 	}

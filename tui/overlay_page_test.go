@@ -19,10 +19,7 @@ func TestFullWidthIntroTakesTheHeight(t *testing.T) {
 		p := NewPlayer(NewTheme(true), nil)
 		p.SetOverlays(true)
 		p.SetSnapshot(lessonDriver(t, l.Name).Snapshot())
-		scr := newScreen(t, 80, 24)
-		draw(scr, p)
-		rows := strings.Split(screenText(scr), "\n")
-		scr.Fini()
+		rows := strings.Split(drawnText(t, p, 80, 24), "\n")
 		top := -1
 		for i, r := range rows {
 			if strings.HasPrefix(r, "║ space start") {
@@ -53,10 +50,7 @@ func TestShortIntroStaysCentred(t *testing.T) {
 	p := NewPlayer(NewTheme(true), nil)
 	p.SetOverlays(true)
 	p.SetSnapshot(d.Snapshot())
-	scr := newScreen(t, 80, 24)
-	draw(scr, p)
-	text := screenText(scr)
-	scr.Fini()
+	text := drawnText(t, p, 80, 24)
 	rows := strings.Split(text, "\n")
 	if strings.HasPrefix(rows[2], "╔ Repair") || !strings.Contains(text, "╔ Repair the outbox") || !strings.Contains(text, "narration 1/1") {
 		t.Errorf("the short intro does not stay centred with the narration panel in sight:\n%s", text)
@@ -84,10 +78,7 @@ func TestEndSummaryTakesTheWidth(t *testing.T) {
 			continue
 		}
 		checked++
-		scr := newScreen(t, 80, 24)
-		draw(scr, p)
-		rows := strings.Split(screenText(scr), "\n")
-		scr.Fini()
+		rows := strings.Split(drawnText(t, p, 80, 24), "\n")
 		top := -1
 		for i, r := range rows {
 			if strings.HasPrefix(r, "╔ the end") {

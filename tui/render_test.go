@@ -83,6 +83,16 @@ func draw(s tcell.Screen, prim tview.Primitive) {
 	prim.Draw(s)
 }
 
+// drawnText draws prim on a fresh w x h simulation screen and returns the
+// screen's text (screenText).
+func drawnText(t testing.TB, prim tview.Primitive, w, h int) string {
+	t.Helper()
+	scr := newScreen(t, w, h)
+	defer scr.Fini()
+	draw(scr, prim)
+	return screenText(scr)
+}
+
 // fixturePlayer returns a player showing the fixture, with no command sink.
 func fixturePlayer(noColor bool) *Player {
 	p := NewPlayer(NewTheme(noColor), nil)

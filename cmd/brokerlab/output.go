@@ -88,7 +88,7 @@ func planOutput(path string, lst fs.FileInfo, lerr error, st fs.FileInfo) (outpu
 	case mode.IsDir():
 		return 0, fmt.Errorf("%w: %s is a directory; give a file name", errOutput, name)
 	}
-	return 0, fmt.Errorf("%w: %s is a %s; write to a regular file, a FIFO or a character device such as /dev/stdout", errOutput, name, kind(mode))
+	return 0, fmt.Errorf("%w: %s is %s; write to a regular file, a FIFO or a character device such as /dev/stdout", errOutput, name, kind(mode))
 }
 
 // inPlace reports whether a file of this mode is written in place: a
@@ -97,14 +97,22 @@ func inPlace(m fs.FileMode) bool {
 	return m&fs.ModeNamedPipe != 0 || (m&fs.ModeDevice != 0 && m&fs.ModeCharDevice != 0)
 }
 
+// kind names the type of a file that is not a regular one, with its
+// article ("a socket"), for the messages of outputs and inputs alike.
 func kind(m fs.FileMode) string {
 	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
 	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0 && m&fs.ModeCharDevice == 0:
-		return "block device"
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
 	}
-	return "special file (" + m.Type().String() + ")"
+	return "a special file (" + m.Type().String() + ")"
 }
 
 // statOutput runs planOutput on the file system as it is now. A path that
@@ -136,11 +144,11 @@ func planDir(path, dir string, fi fs.FileInfo, err error) error {
 	case err == nil && fi.IsDir():
 		return nil
 	case err == nil:
-		what := "regular file"
+		what := "a regular file"
 		if !fi.Mode().IsRegular() {
 			what = kind(fi.Mode())
 		}
-		return &refusal{path, fmt.Sprintf("%s is a %s, not a directory; name a file in a directory that exists", where, what)}
+		return &refusal{path, fmt.Sprintf("%s is %s, not a directory; name a file in a directory that exists", where, what)}
 	case errors.Is(err, fs.ErrNotExist):
 		return &refusal{path, where + " does not exist; create it first, or name a file in a directory that exists"}
 	}

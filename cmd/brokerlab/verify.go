@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,7 +58,7 @@ func (c *cli) cmdVerify(args []string) int {
 	}
 	fi, err := os.Stat(path)
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("it is %s, not a regular file", fileKind(fi.Mode()))
+		err = fmt.Errorf("it is %s, not a regular file", kind(fi.Mode()))
 	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s:1:1: cannot read the trace: %v\n", printable.String(path), pathError(err))
@@ -191,19 +190,6 @@ func firstLine(head []byte) (text []byte, line, col int, ok bool) {
 			return t, line, len(raw) - len(t) + 1, true
 		}
 	}
-}
-
-// fileKind names the type of a file that is not a regular one.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	}
-	return "a " + kind(m)
 }
 
 // verifyScenario judges the expect list of the scenario arg (variant v)

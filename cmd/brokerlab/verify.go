@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/printable"
@@ -56,15 +57,19 @@ func (c *cli) cmdVerify(args []string) int {
 	if len(checkers) == 0 {
 		checkers = []sim.Checker{sim.NoLoss()}
 	}
-	fi, err := os.Stat(path)
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("it is %s, not a regular file", kind(fi.Mode()))
+	// The file is opened first, without blocking (a FIFO nobody writes
+	// to would block the open), and what was opened must be a regular
+	// file: nothing can be swapped in between a check and the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("it is %s, not a regular file", kind(fi.Mode()))
+		}
+		if err != nil {
+			f.Close()
+		}
 	}
-	if err != nil {
-		fmt.Fprintf(c.stderr, "%s:1:1: cannot read the trace: %v\n", printable.String(path), pathError(err))
-		return exitBadInput
-	}
-	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s:1:1: cannot read the trace: %v\n", printable.String(path), pathError(err))
 		return exitBadInput

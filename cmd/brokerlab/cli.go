@@ -66,15 +66,15 @@ var commands []command
 func init() {
 	commands = []command{
 		{"play", "[--seed N] [--variant V] FILE|LESSON | --compare A [B] [--seeds N,M | --variants V,W]", "play a lesson or scenario file in the terminal; --compare plays two runs side by side in lockstep (two files, one under two seeds, or two variants)", (*cli).cmdPlay},
-		{"record", "--cast OUT.cast [--size 100x32] [--seed N] [--variant V] FILE|LESSON", "write an asciinema v2 cast of the player going through the lesson, for slides and web pages", (*cli).cmdRecord},
+		{"record", "--cast OUT.cast [--size 100x32] [--seed N] [--variant V] [--tick 500ms] [--no-color] [--bare] [--timestamp] FILE|LESSON", "write an asciinema v2 cast of the player going through the lesson, for slides and web pages", (*cli).cmdRecord},
 		{"run", "[--seed N] [--variant V] [--quiet] [--strict] FILE|LESSON...", "run headless and print a report; exit 1 if an expectation fails", (*cli).cmdRun},
 		{"trace", "[--seed N] [--variant V] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
 		{"check", "FILE...", "validate scenario files without running them; warnings do not fail a check", (*cli).cmdCheck},
 		{"schema", "", "print the JSON Schema of scenario files (for editors using yaml-language-server)", (*cli).cmdSchema},
 		{"verify", "[--check CHECK]... | --scenario FILE|LESSON [--variant V] [--all] TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it, or judge a scenario's whole expect list from it; a trace that was edited or cut is refused (exit 2)", (*cli).cmdVerify},
-		{"explore", "[--seeds N] [--from S] [--jobs J] [--shard K/N] [--variant V] [--json FILE] [--out FILE] FILE|LESSON", "sweep seeds in parallel, list the failing ones, shrink the first to its minimal fault schedule and write NAME.min.yaml; 'explore merge A.json B.json...' merges shard reports", (*cli).cmdExplore},
+		{"explore", "[--seeds N] [--from S] [--jobs J] [--shard K/N] [--variant V] [--json FILE] [--out FILE] [--force] [--no-shrink] FILE|LESSON", "sweep seeds in parallel, list the failing ones, shrink the first to its minimal fault schedule and write NAME.min.yaml; 'explore merge A.json B.json...' merges shard reports", (*cli).cmdExplore},
 		{"list", "", "list the built-in lessons", (*cli).cmdList},
-		{"exercise", "list | start [--clone DIR] NAME [DIR] | check DIR | grade [--json] [--seeds N] DIR... | hint NAME [N]", "exercises: write the code yourself and have it graded under faults; a teacher grades many workspaces at once", (*cli).cmdExercise},
+		{"exercise", "list | start [--clone DIR] NAME [DIR] | check [--seeds N] DIR | grade [--json] [--seeds N] DIR... | hint NAME [N]", "exercises: write the code yourself and have it graded under faults; a teacher grades many workspaces at once", (*cli).cmdExercise},
 		{"version", "", "print the version", (*cli).cmdVersion},
 		{"help", "[COMMAND]", "show help for a command", (*cli).cmdHelp},
 	}

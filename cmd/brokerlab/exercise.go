@@ -26,7 +26,7 @@ Subcommands:
   brokerlab exercise start [--clone DIR] NAME [DIR]
       write a workspace for exercise NAME into DIR (default brokerlab-NAME, next
       to the clone when run inside it); never overwrites a file that is there
-  brokerlab exercise check DIR
+  brokerlab exercise check [--seeds N] DIR
       grade the workspace DIR (runs go run . check in it)
   brokerlab exercise grade [--json] [--seeds N] DIR...
       grade several workspaces and print one table per exercise
@@ -46,7 +46,17 @@ func (c *cli) cmdExercise(args []string) int {
 		printUsage(c.stdout, "exercise")
 		fmt.Fprint(c.stdout, exerciseSubcommands)
 		return exitOK
-	case "list":
+	case "list", "hint":
+		// Neither takes flags, so a help flag is their only one: it
+		// prints the subcommand's usage line, as --help does for the
+		// others.
+		if len(args) == 1 && isHelpFlag(args[0]) {
+			printUsage(c.stdout, "exercise "+sub)
+			return exitOK
+		}
+		if sub == "hint" {
+			return c.exerciseHint(args)
+		}
 		return c.exerciseList(args)
 	case "start":
 		return c.exerciseStart(args)
@@ -54,11 +64,19 @@ func (c *cli) cmdExercise(args []string) int {
 		return c.exerciseCheck(args)
 	case "grade":
 		return c.exerciseGrade(args)
-	case "hint":
-		return c.exerciseHint(args)
 	}
 	fmt.Fprintf(c.stderr, "brokerlab exercise: unknown subcommand %q; it has: list, start, check, grade, hint\n", sub)
 	return exitBadInput
+}
+
+// isHelpFlag reports whether arg asks for help, in any of the spellings
+// package flag accepts.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "--h":
+		return true
+	}
+	return false
 }
 
 func (c *cli) exerciseList(args []string) int {

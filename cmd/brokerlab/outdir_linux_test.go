@@ -45,3 +45,18 @@ func TestEveryOutputInAnUnwritableDirectory(t *testing.T) {
 		t.Errorf("the default reproducer: exit %d, want 2 and a refusal\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }
+
+// TestOutputWhereNoFileCanBeMade: procfs answers a new file's name with
+// "no such file or directory" although the directory is there; the
+// refusal says what is wrong instead of repeating the kernel's words.
+func TestOutputWhereNoFileCanBeMade(t *testing.T) {
+	if fi, err := os.Stat("/proc/self"); err != nil || !fi.IsDir() {
+		t.Skip("no /proc")
+	}
+	dir, name := fixture(t)
+	code, out, errs := runCLI(t, dir, false, "explore", "--seeds", "10", "--json", "/proc/brokerlab-out.json", name)
+	if code != exitBadInput || out != "" || strings.Contains(errs, "no such file") ||
+		!strings.Contains(errs, "cannot create files in the directory /proc (its file system takes no new files)") {
+		t.Errorf("exit %d, want 2 and a refusal that says why\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}

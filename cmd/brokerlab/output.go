@@ -192,7 +192,13 @@ func checkDir(path string) error {
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return &refusal{path, fmt.Sprintf("cannot create files in %s (%v); name a file in a directory you can write to", dirName(dir), pathError(err))}
+		why := pathError(err).Error()
+		if errors.Is(err, fs.ErrNotExist) {
+			// The directory is there (planDir saw it): a file system
+			// such as /proc answers a new name with "no such file".
+			why = "its file system takes no new files"
+		}
+		return &refusal{path, fmt.Sprintf("cannot create files in %s (%s); name a file in a directory you can write to", dirName(dir), why)}
 	}
 	f.Close()
 	os.Remove(f.Name())

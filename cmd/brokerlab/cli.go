@@ -71,7 +71,7 @@ func init() {
 		{"trace", "[--seed N] [--variant V] [--format text|json|mermaid] [--max N] FILE|LESSON", "print the trace of a run", (*cli).cmdTrace},
 		{"check", "FILE...", "validate scenario files without running them; warnings do not fail a check", (*cli).cmdCheck},
 		{"schema", "", "print the JSON Schema of scenario files (for editors using yaml-language-server)", (*cli).cmdSchema},
-		{"verify", "[--check CHECK]... | --scenario FILE|LESSON [--variant V] [--all] TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it, or judge a scenario's whole expect list from it; a trace that was edited or cut is refused (exit 2)", (*cli).cmdVerify},
+		{"verify", "[--check CHECK]... | --scenario FILE|LESSON [--variant V] [--seed N] [--all] TRACE.jsonl", "fold the ledger from a recorded JSON trace and run the checks on it, or judge a scenario's whole expect list from it; a trace that was edited or cut is refused (exit 2)", (*cli).cmdVerify},
 		{"explore", "[--seeds N] [--from S] [--jobs J] [--shard K/N] [--variant V] [--json FILE] [--out FILE] [--force] [--no-shrink] FILE|LESSON", "sweep seeds in parallel, list the failing ones, shrink the first to its minimal fault schedule and write NAME.min.yaml; 'explore merge A.json B.json...' merges shard reports", (*cli).cmdExplore},
 		{"list", "", "list the built-in lessons", (*cli).cmdList},
 		{"exercise", "list | start [--clone DIR] NAME [DIR] | check [--seeds N] DIR | grade [--json] [--seeds N] DIR... | hint NAME [N]", "exercises: write the code yourself and have it graded under faults; a teacher grades many workspaces at once", (*cli).cmdExercise},

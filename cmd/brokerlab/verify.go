@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/lab"
 	"github.com/brokerlab/brokerlab/printable"
+	"github.com/brokerlab/brokerlab/scenario"
 	"github.com/brokerlab/brokerlab/sim"
 )
 
@@ -29,6 +31,8 @@ func (c *cli) cmdVerify(args []string) int {
 	var checks checkList
 	scen := fs.String("scenario", "", "judge the whole expect list of this FILE or LESSON from the trace, as the run did")
 	variant := fs.String("variant", "", "with --scenario: the variant the trace was recorded from")
+	var seed seedFlag
+	fs.Var(&seed, "seed", "with --scenario: also run the scenario at this seed and require the trace to be that run, event for event")
 	all := fs.Bool("all", false, fmt.Sprintf("list every violation (default: the first %d of each check, and a count of the rest)", lab.MaxReportViolations))
 	fs.Var(&checks, "check", "a check to run (repeatable): no_loss, at_least_once:CONSUMER, at_most_once:CONSUMER, exactly_once:CONSUMER, ordered_per_key:CONSUMER, max_duplicates:CONSUMER:N")
 	// Flags may come before or after the file.
@@ -41,8 +45,15 @@ func (c *cli) cmdVerify(args []string) int {
 		return exitBadInput
 	}
 	path := files[0]
-	if *scen != "" && len(checks) > 0 || *variant != "" && *scen == "" {
-		fmt.Fprintln(c.stderr, "brokerlab verify: give --check CHECK... or --scenario FILE [--variant V], not both; --variant needs --scenario")
+	switch {
+	case *scen != "" && len(checks) > 0:
+		fmt.Fprintln(c.stderr, "brokerlab verify: give --check CHECK... or --scenario FILE [--variant V] [--seed N], not both")
+		return exitBadInput
+	case *variant != "" && *scen == "":
+		fmt.Fprintln(c.stderr, "brokerlab verify: --variant needs --scenario FILE: a variant is of a scenario")
+		return exitBadInput
+	case seed.set && *scen == "":
+		fmt.Fprintln(c.stderr, "brokerlab verify: --seed needs --scenario FILE: the seed is the one to run the scenario at")
 		return exitBadInput
 	}
 	var checkers []sim.Checker
@@ -77,7 +88,7 @@ func (c *cli) cmdVerify(args []string) int {
 	defer f.Close()
 	r := &headReader{r: f}
 	if *scen != "" {
-		return c.verifyScenario(*scen, *variant, path, r, *all)
+		return c.verifyScenario(*scen, *variant, path, f, r, seed.ptr(), *all)
 	}
 	l := sim.NewLedger()
 	var actors sim.ActorIndex
@@ -198,8 +209,12 @@ func firstLine(head []byte) (text []byte, line, col int, ok bool) {
 }
 
 // verifyScenario judges the expect list of the scenario arg (variant v)
-// from the trace in f, read from path, and prints it as run does.
-func (c *cli) verifyScenario(arg, v, path string, f *headReader, all bool) int {
+// from the trace in f, read from path, and prints it as run does. With a
+// seed it then runs the scenario at that seed and requires the trace, read
+// again from the start of file, to be that run's JSON trace byte for byte:
+// a difference fails the verdict (exit 1), naming the first line that
+// differs.
+func (c *cli) verifyScenario(arg, v, path string, file *os.File, f *headReader, seed *uint64, all bool) int {
 	s, ok := c.load(arg)
 	if !ok {
 		return exitBadInput
@@ -247,12 +262,116 @@ func (c *cli) verifyScenario(arg, v, path string, f *headReader, all bool) int {
 		fmt.Fprintf(c.stdout, "ERROR: %s\n", printable.String(err.Error()))
 		return exitBadInput
 	}
-	if failed > 0 {
-		fmt.Fprintf(c.stdout, "FAIL: %d of %d expectations hold\n", len(out)-failed, len(out))
+	// With a seed, the trace must also be the run at that seed.
+	replay, replayFailed := "", false
+	if seed != nil {
+		diff, lines, err := replayDiff(s, *seed, file)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "brokerlab verify: --seed %d: %s\n", *seed, strings.TrimRight(printable.String(err.Error()), "\n"))
+			return exitBadInput
+		}
+		if replayFailed = diff != ""; replayFailed {
+			fmt.Fprintf(c.stdout, "FAIL  replay at seed %d: %s\n", *seed, diff)
+			replay = fmt.Sprintf("; the trace is not the run at seed %d", *seed)
+		} else {
+			fmt.Fprintf(c.stdout, "PASS  replay at seed %d: the run gives this trace, line for line (%d lines)\n", *seed, lines)
+			replay = fmt.Sprintf("; the trace is the run at seed %d", *seed)
+		}
+	}
+	if failed > 0 || replayFailed {
+		fmt.Fprintf(c.stdout, "FAIL: %d of %d expectations hold%s\n", len(out)-failed, len(out), replay)
 		return exitFailed
 	}
-	fmt.Fprintf(c.stdout, "PASS: %d of %d expectations hold\n", len(out), len(out))
+	fmt.Fprintf(c.stdout, "PASS: %d of %d expectations hold%s\n", len(out), len(out), replay)
 	return exitOK
+}
+
+// replayDiff runs s at seed and compares its JSON trace, as 'brokerlab
+// trace --format json' writes it, with the recorded trace in file, read
+// from its start. It returns "" and the number of lines when they are the
+// same byte for byte, or a description of the first line that differs.
+// Memory is one line of each; the run costs what 'brokerlab trace' does.
+func replayDiff(s *scenario.Scenario, seed uint64, file *os.File) (diff string, lines int, err error) {
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return "", 0, fmt.Errorf("cannot read the trace again: %v", pathError(err))
+	}
+	cmp := &lineComparer{rec: bufio.NewReader(file)}
+	jw := sim.NewJSONWriter(cmp)
+	if _, err := lab.Execute(s, lab.Options{Seed: &seed, Sinks: []sim.Sink{jw}}); err != nil {
+		return "", 0, err
+	}
+	_ = jw.Close() // an error is jw.Err, below
+	if jw.Err != nil {
+		return "", 0, jw.Err
+	}
+	cmp.end()
+	return cmp.diff, cmp.line, cmp.err
+}
+
+// lineComparer is the writer of a replay's JSON trace: it compares each
+// line written with the next line of the recorded trace and keeps the
+// first difference.
+type lineComparer struct {
+	rec  *bufio.Reader
+	part []byte // the written line so far
+	line int    // lines compared
+	diff string
+	err  error
+}
+
+func (c *lineComparer) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && c.diff == "" && c.err == nil {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.part = append(c.part, p...)
+			break
+		}
+		c.part = append(c.part, p[:i+1]...)
+		p = p[i+1:]
+		c.compare(c.part)
+		c.part = c.part[:0]
+	}
+	return n, nil
+}
+
+// compare compares the written line got with the next recorded one.
+func (c *lineComparer) compare(got []byte) {
+	c.line++
+	want, err := c.rec.ReadBytes('\n')
+	switch {
+	case err != nil && err != io.EOF:
+		c.err = fmt.Errorf("cannot read the trace again: %v", pathError(err))
+	case len(want) == 0:
+		c.diff = fmt.Sprintf("the trace ends after line %d, the run goes on:\n        run:   %s", c.line-1, clip(got))
+	case !bytes.Equal(want, got):
+		c.diff = fmt.Sprintf("line %d differs:\n        trace: %s\n        run:   %s", c.line, clip(want), clip(got))
+	}
+}
+
+// end checks, after the run, that the recorded trace has no more lines.
+func (c *lineComparer) end() {
+	if c.diff != "" || c.err != nil {
+		return
+	}
+	if len(c.part) > 0 {
+		c.compare(c.part)
+		if c.diff != "" || c.err != nil {
+			return
+		}
+	}
+	if more, _ := c.rec.ReadBytes('\n'); len(more) > 0 {
+		c.diff = fmt.Sprintf("the run ends after line %d, the trace goes on:\n        trace: %s", c.line, clip(more))
+	}
+}
+
+// clip is line without its newline, cut to 160 characters for a message.
+func clip(line []byte) string {
+	s := strings.TrimRight(string(line), "\n")
+	if r := []rune(s); len(r) > 160 {
+		s = string(r[:160]) + "..."
+	}
+	return printable.String(s)
 }
 
 // otherScenario explains why the trace at path is not one of the

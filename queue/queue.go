@@ -228,7 +228,11 @@ func (r Receipt) String() string {
 
 // Metrics is a snapshot of a queue's gauges and counters.
 type Metrics struct {
-	Visible   int      // messages that a receive could return now
+	// Visible counts the messages waiting to be received, neither in
+	// flight nor delayed. In a FIFO queue it includes those waiting behind
+	// an in-flight message of their group, which no receive returns until
+	// that message is acked or its visibility timeout runs out.
+	Visible   int
 	InFlight  int      // received, not yet acked, visibility timeout running
 	Delayed   int      // not yet visible (delayed send, nack with delay)
 	DLQDepth  int      // messages resident in the dead-letter queue
@@ -1923,7 +1927,7 @@ type Status uint8
 
 // The statuses of a resident copy.
 const (
-	StatusVisible  Status = iota // a receive could return it now
+	StatusVisible  Status = iota // waiting to be received (in a FIFO queue, maybe behind its group's in-flight message)
 	StatusInFlight               // received, visibility timeout running
 	StatusDelayed                // not yet visible (delayed send, nack with delay, FIFO hold)
 )

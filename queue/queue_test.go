@@ -931,3 +931,20 @@ func TestAppendResidents(t *testing.T) {
 		t.Fatal("status names")
 	}
 }
+
+// TestBackoffOfARefusedPolicy: a policy Validate refuses still never
+// gives a negative delay (a jitter above 1, a negative fixed delay) nor
+// one beyond MaxDuration.
+func TestBackoffOfARefusedPolicy(t *testing.T) {
+	s := sim.NewStream(1, "retry")
+	for _, p := range []RetryPolicy{ExponentialRetry(2, 20, 1.5), FixedRetry(-1), FixedRetry(MaxDuration + 5), ExponentialRetry(-3, 0, 0)} {
+		if p.Validate() == nil {
+			t.Fatalf("%+v: Validate accepts it", p)
+		}
+		for f := 1; f <= 8; f++ {
+			if d, ok := p.Backoff(f, s); !ok || d < 0 || d > MaxDuration {
+				t.Errorf("%+v after %d failures: %d, %v; want a delay in [0, %d]", p, f, d, ok, MaxDuration)
+			}
+		}
+	}
+}

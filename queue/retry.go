@@ -108,12 +108,13 @@ func (p RetryPolicy) Validate() error {
 
 // Backoff returns the nack delay after the given number of failed attempts
 // (1 after the first failure) and whether to nack at all (false for
-// RetryNone). Jitter draws from s only when the policy has jitter, so a
+// RetryNone). The delay is within [0, MaxDuration] even for a policy that
+// Validate refuses. Jitter draws from s only when the policy has jitter, so a
 // policy without it never shifts the stream.
 func (p RetryPolicy) Backoff(failures int, s *sim.Stream) (sim.Tick, bool) {
 	switch p.Kind {
 	case RetryFixed:
-		return p.Delay, true
+		return clampDelay(p.Delay), true
 	case RetryExponential:
 		limit := p.Cap
 		if limit == 0 {
@@ -129,7 +130,12 @@ func (p RetryPolicy) Backoff(failures int, s *sim.Stream) (sim.Tick, bool) {
 				d -= sim.Tick(s.IntN(span + 1))
 			}
 		}
-		return d, true
+		return clampDelay(d), true
 	}
 	return 0, false
 }
+
+// clampDelay keeps a delay of a policy that Validate would refuse (a
+// negative delay, a jitter above 1) within [0, MaxDuration], so that no
+// policy sends a message back in time.
+func clampDelay(d sim.Tick) sim.Tick { return min(max(d, 0), MaxDuration) }

@@ -54,9 +54,14 @@ func WriteMermaid(w io.Writer, events []Event, max int) error {
 				arrow, from, to = "--x", wid, aid
 			}
 		}
-		if arrow != "" {
+		switch {
+		case arrow != "":
 			body.WriteString("    " + from + arrow + to + ": " + text + "\n")
-		} else {
+		case e.Actor != "" && e.Actor != where:
+			// What an actor did at a component (processed, failed,
+			// crashed) is a note over both.
+			body.WriteString("    Note over " + wid + "," + id(e.Actor) + ": " + text + "\n")
+		default:
 			body.WriteString("    Note over " + wid + ": " + text + "\n")
 		}
 	}
@@ -95,11 +100,17 @@ func mermaidText(e *Event) string {
 	return mermaidEscape(string(b))
 }
 
-// mermaidEscape removes what would end or break a Mermaid statement. A
-// "#" is written as Mermaid's entity code "#35;", which the diagram shows
-// as "#" again ("charger#1" stays "charger#1"); the replacer makes one pass,
-// so the entity's own ";" is not replaced.
-func mermaidEscape(s string) string {
-	r := strings.NewReplacer(";", ",", "#", "#35;", "\n", " ", "\r", " ", "\t", " ", "%%", "%", ":", " ")
-	return r.Replace(s)
-}
+// mermaidEscaper writes each character that would end or break a Mermaid
+// statement, or that Mermaid would read as markup, as Mermaid's entity
+// code, which the diagram shows as the character again: "#" as "#35;",
+// ";" as "#59;", ":" as "#58;", "<", ">" and "&" as "#60;", "#62;" and
+// "#38;" (so "<b>" is shown, not rendered), "%" as "#37;" (Mermaid reads
+// "%%" anywhere as the start of a comment). A line break or tab is a
+// space. The replacer makes one pass, so an entity's own "#" and ";" are
+// not replaced again.
+var mermaidEscaper = strings.NewReplacer("#", "#35;", ";", "#59;", ":", "#58;", "<", "#60;", ">", "#62;", "&", "#38;",
+	"%", "#37;", "\n", " ", "\r", " ", "\t", " ")
+
+// mermaidEscape returns s as Mermaid text that shows s (see
+// mermaidEscaper).
+func mermaidEscape(s string) string { return mermaidEscaper.Replace(s) }

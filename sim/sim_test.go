@@ -8,7 +8,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -463,7 +465,7 @@ func TestMermaidGolden(t *testing.T) {
 		if !strings.HasPrefix(l, "    participant p") && !strings.HasPrefix(l, "    Note over p") && !strings.HasPrefix(l, "    p") {
 			t.Errorf("unexpected line shape: %q", l)
 		}
-		if strings.ContainsAny(strings.ReplaceAll(l, "#35;", ""), ";#") {
+		if strings.ContainsAny(mermaidEntity.ReplaceAllString(l, ""), ";#&%") {
 			t.Errorf("unescaped character in %q", l)
 		}
 	}
@@ -474,17 +476,41 @@ func TestMermaidGolden(t *testing.T) {
 	}
 }
 
-// TestMermaidKeepsHash checks that a "#" in a name survives as Mermaid's
-// entity code, which the diagram renders as "#".
-func TestMermaidKeepsHash(t *testing.T) {
+// mermaidEntity matches one of Mermaid's numeric entity codes.
+var mermaidEntity = regexp.MustCompile(`#(\d+);`)
+
+// TestMermaidShowsTheText: a name or a narration with characters Mermaid
+// reads as syntax or markup ("#", ";", ":", "<b>", "&", "%%") is written
+// with entity codes that the diagram shows as the same text, word for
+// word; a note of what an actor did at a component is over both.
+func TestMermaidShowsTheText(t *testing.T) {
 	var buf bytes.Buffer
-	ev := []Event{{Tick: 1, Kind: KindSent, Where: "queue:orders", Actor: "charger#1", Msg: 1, Detail: "a;b"}}
+	detail := `a;b <b>tags</b> x: y & 50%% --> #1`
+	ev := []Event{
+		{Tick: 1, Kind: KindSent, Where: "queue:orders", Actor: "charger#1", Msg: 1, Detail: detail},
+		{Tick: 2, Kind: KindProcessed, Where: "queue:orders", Actor: "worker<1>", Msg: 1},
+	}
 	if err := WriteMermaid(&buf, ev, 0); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	if !strings.Contains(out, "charger#35;1") || strings.Contains(out, "no.") || strings.Contains(out, "a;b") {
-		t.Errorf("mermaid escaping:\n%s", out)
+	decoded := mermaidEntity.ReplaceAllStringFunc(out, func(m string) string {
+		n, _ := strconv.Atoi(m[1 : len(m)-1])
+		return string(rune(n))
+	})
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		_, text, ok := strings.Cut(l, " as ")
+		if !ok {
+			_, text, _ = strings.Cut(l, ": ")
+		}
+		if strings.ContainsAny(mermaidEntity.ReplaceAllString(text, ""), ";#<>&%:") {
+			t.Errorf("a character Mermaid reads as syntax is left as it is in %q", l)
+		}
+	}
+	for _, want := range []string{"participant p2 as charger#1", "t1 sent m1 - " + detail, "participant p3 as worker<1>", "Note over p1,p3: t2 processed m1"} {
+		if !strings.Contains(decoded, want) {
+			t.Errorf("%q is not shown; the diagram reads (entities decoded):\n%s", want, decoded)
+		}
 	}
 }
 

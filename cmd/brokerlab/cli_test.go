@@ -191,9 +191,11 @@ func checkMermaid(t *testing.T, s string) {
 	if lines[0] != "sequenceDiagram" {
 		t.Fatalf("first line %q", lines[0])
 	}
-	participant := regexp.MustCompile(`^    participant (p\d+) as [^;#:]+$`)
-	arrow := regexp.MustCompile(`^    (p\d+)(->>|-->>|--x)(p\d+): [^;#]+$`)
-	note := regexp.MustCompile(`^    Note over (p\d+): [^;#]+$`)
+	// Text is characters Mermaid takes as text, and its entity codes.
+	const text = `(?:[^;#:<>&%]|#\d+;)+`
+	participant := regexp.MustCompile(`^    participant (p\d+) as ` + text + `$`)
+	arrow := regexp.MustCompile(`^    (p\d+)(->>|-->>|--x)(p\d+): ` + text + `$`)
+	note := regexp.MustCompile(`^    Note over (p\d+)(?:,(p\d+))?: ` + text + `$`)
 	declared := map[string]bool{}
 	messages := 0
 	for _, l := range lines[1:] {
@@ -210,7 +212,7 @@ func checkMermaid(t *testing.T, s string) {
 			}
 			messages++
 		case note.MatchString(l):
-			if !declared[note.FindStringSubmatch(l)[1]] {
+			if m := note.FindStringSubmatch(l); !declared[m[1]] || m[2] != "" && !declared[m[2]] {
 				t.Fatalf("undeclared participant in %q", l)
 			}
 			messages++

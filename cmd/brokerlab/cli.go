@@ -386,16 +386,37 @@ func (c *cli) cmdRun(args []string) int {
 		return exitBadInput
 	}
 	worst := exitOK
+	var passed int
+	var failed, notRun []string
+	defer func() {
+		// Several scenarios end with one line that adds them up.
+		if len(pos) < 2 {
+			return
+		}
+		total := fmt.Sprintf("%d of %d scenarios passed", passed, len(pos))
+		if len(failed) > 0 {
+			total += "; failed: " + strings.Join(failed, ", ")
+		}
+		if len(notRun) > 0 {
+			total += "; not run (bad input): " + strings.Join(notRun, ", ")
+		}
+		if !*quiet {
+			fmt.Fprintln(c.stdout)
+		}
+		fmt.Fprintf(c.stdout, "TOTAL: %s\n", total)
+	}()
 	for i, arg := range pos {
 		s, ok := c.loadVariant(arg, *variant)
 		if !ok {
 			worst = exitBadInput
+			notRun = append(notRun, printable.String(arg))
 			continue
 		}
 		rep, err := lab.Execute(s, lab.Options{Seed: seed.ptr()})
 		if err != nil {
 			fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 			worst = exitBadInput
+			notRun = append(notRun, printable.String(arg))
 			continue
 		}
 		if *strict && rep.Undrained {
@@ -421,8 +442,13 @@ func (c *cli) cmdRun(args []string) int {
 			fmt.Fprintln(c.stderr, "brokerlab:", err)
 			return exitBadInput
 		}
-		if !rep.Pass && worst == exitOK {
-			worst = exitFailed
+		if rep.Pass {
+			passed++
+		} else {
+			failed = append(failed, printable.String(arg))
+			if worst == exitOK {
+				worst = exitFailed
+			}
 		}
 	}
 	return worst

@@ -123,6 +123,14 @@ expect:
 	if code != exitBadInput || stderr == "" {
 		t.Fatalf("missing file: exit %d %q", code, stderr)
 	}
+	// Several scenarios end with a line that adds them up; one does not.
+	code, out, _ = runCLI(t, dir, false, "run", "poison-dlq", "fail.yaml", "no-such-file.yaml", "dual-write")
+	if code != exitBadInput || !strings.HasSuffix(out, "\n\nTOTAL: 2 of 4 scenarios passed; failed: fail.yaml; not run (bad input): no-such-file.yaml\n") {
+		t.Fatalf("several scenarios: exit %d, want 2 and a total line:\n%s", code, out)
+	}
+	if _, out, _ = runCLI(t, dir, false, "run", "fail.yaml"); strings.Contains(out, "TOTAL") {
+		t.Fatalf("one scenario has a total line:\n%s", out)
+	}
 	code, _, stderr = runCLI(t, dir, false, "run", "--seed", "minus-one", "fail.yaml")
 	if code != exitBadInput || !strings.Contains(stderr, "whole number") {
 		t.Fatalf("bad seed: exit %d %q", code, stderr)
@@ -377,7 +385,7 @@ func TestRunStrict(t *testing.T) {
 		t.Errorf("run --strict: exit %d\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, dir, false, "run", "--quiet", "stuck.yaml", "drains.yaml", "--strict")
-	want := "FAIL stuck.yaml (seed 1, 5 ticks, stopped at max_ticks before draining)\nPASS drains.yaml (seed 1, 3 ticks)\n"
+	want := "FAIL stuck.yaml (seed 1, 5 ticks, stopped at max_ticks before draining)\nPASS drains.yaml (seed 1, 3 ticks)\nTOTAL: 1 of 2 scenarios passed; failed: stuck.yaml\n"
 	if code != exitFailed || out != want {
 		t.Errorf("run --quiet --strict: exit %d\n%s\nwant:\n%s", code, out, want)
 	}

@@ -5,7 +5,8 @@ import (
 	"os"
 )
 
-// `brokerlab run --quiet` prints one verdict per scenario; the exit code
+// `brokerlab run --quiet` prints one verdict per scenario, and a total line
+// when there are several; the exit code
 // is 0 when every expectation of every scenario holds. --seed may follow
 // the lesson names.
 func Example_run() {
@@ -15,5 +16,6 @@ func Example_run() {
 	// Output:
 	// PASS dual-write (seed 4, 18 ticks)
 	// PASS poison-dlq (seed 4, 70 ticks)
+	// TOTAL: 2 of 2 scenarios passed
 	// exit 0
 }

@@ -410,11 +410,11 @@ func (d *Session) Snapshot() Snapshot {
 			gm := g.Metrics()
 			gv := GroupView{Name: g.Name(), Generation: gm.Generation, Members: g.Members()}
 			for _, p := range gm.Partitions {
-				c := p.Committed
-				if c < 0 {
-					c = p.LogStart
-				}
-				gv.Committed = append(gv.Committed, c)
+				// Nothing committed, or a committed offset that retention
+				// has deleted, resumes at the log start, where the lag is
+				// counted from: the view never shows an offset the log no
+				// longer has.
+				gv.Committed = append(gv.Committed, max(p.Committed, p.LogStart))
 				gv.Lag = append(gv.Lag, p.Lag)
 			}
 			lv.Groups = append(lv.Groups, gv)

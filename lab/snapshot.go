@@ -254,7 +254,9 @@ type PartitionView struct {
 }
 
 // GroupView is a consumer group. Committed and Lag are indexed like the
-// log's Partitions; Committed is the next offset the group will read.
+// log's Partitions; Committed is the next offset the group will read: its
+// committed offset, or the log start when it committed nothing or
+// retention has deleted the record at its committed offset.
 type GroupView struct {
 	Name       string
 	Generation int

@@ -25,6 +25,9 @@ var solutionCases = []solutionCase{
 	{"dead-letter", "dead-letter the first failure", dlqFirstFailure, "last-attempt"},
 	{"dead-letter", "retry forever", dlqRetryForever, "blocks"},
 	{"dead-letter", "swallow failures", dlqSwallow, "no-loss"},
+	{"dead-letter", "ack before effect", dlqAckFirst, "no-loss"},
+	{"dead-letter", "ack first, dead-letter the first failure", dlqAckFirstDeadLetterAtOnce, "last-attempt"},
+	{"dead-letter", "ack, never handle", dlqAckOnly, "no-loss"},
 	{"idempotent", "the stub", idemStubbed, "never-lost"},
 	{"idempotent", "model", idemModel, ""},
 	{"idempotent", "no dedup", idemNaive, "once"},
@@ -70,6 +73,9 @@ func TestSolutions(t *testing.T) {
 				t.Fatalf("a wrong solution passes")
 			}
 			sh := rep.Shrunk
+			if sh == nil {
+				t.Fatalf("a wrong solution fails no seed")
+			}
 			if sh.Prop != c.breaks {
 				t.Errorf("shrunk failure breaks %q, want %q", sh.Prop, c.breaks)
 			}

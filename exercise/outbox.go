@@ -337,6 +337,26 @@ func (o *outboxRun) checkRows() {
 	}
 }
 
+// lose books the event of row, never published by the end of the run,
+// lost in the trace with its cause, so that a replay's ledger counts the
+// loss the grader found: a row marked sent that no publish reached (its
+// publish failed, or none was tried) is lost for good, and so is a row
+// the relay never published although the broker was back.
+func (o *outboxRun) lose(row OutboxRow) {
+	m := o.r.env.NewMessage(fmt.Sprintf("order-%d", row.OrderID), []byte(row.Payload), sim.Headers{Type: "order.placed", Source: "relay"})
+	cause, why := sim.CauseDeadRow, "never published by the relay"
+	switch {
+	case row.Sent && o.fails[row.ID]:
+		cause, why = sim.CauseBrokerUnavailable, "marked sent, but its publish failed and no relay run tries it again"
+	case row.Sent:
+		cause, why = sim.CauseDualWrite, "marked sent, but never published"
+	}
+	ev := sim.Lost("service:shop", "relay", "", &m, cause)
+	ev.Type = m.Headers.Type // the loss is the only event that names the message
+	ev.Detail = fmt.Sprintf("row %d (order %d) %s", row.ID, row.OrderID, why)
+	o.r.env.Emit(ev)
+}
+
 func runOutbox(r *Run, sol Solution) {
 	s := sol.(Outbox)
 	o := &outboxRun{r: r, pub: map[int]int{}, fails: map[int]bool{}, early: map[int]bool{}, msgs: map[int]sim.Message{}}
@@ -401,6 +421,7 @@ func runOutbox(r *Run, sol Solution) {
 		}
 		switch {
 		case o.pub[row.ID] == 0:
+			o.lose(row)
 			r.fail("none-lost", "row %d (order %d) was never published, even by a second relay run", row.ID, row.OrderID)
 		case !row.Sent:
 			r.fail("none-lost", "row %d was published but is still unsent after a second relay run", row.ID)

@@ -88,6 +88,16 @@ func newStore(r *Run) *Store {
 	return &Store{db: db, r: r}
 }
 
+// actor is the name the trace gives the function running now: the relay
+// is "relay" in every line of the trace, as the broker and the fault
+// points name it.
+func (s *Store) actor() string {
+	if s.who == "Relay" {
+		return "relay"
+	}
+	return s.who
+}
+
 // Txn starts a write transaction.
 func (s *Store) Txn() *Txn {
 	s.r.call("runs", s.who+" did not finish: it started more than 5000 transactions")
@@ -300,9 +310,9 @@ func (s *Store) committed(t *Txn) {
 	}
 	orders, rows := s.snapshot()
 	if len(t.marked) > 0 {
-		r.note("service:shop", s.who, "commit: row(s) %v marked sent", t.marked)
+		r.note("service:shop", s.actor(), "commit: row(s) %v marked sent", t.marked)
 	} else {
-		r.note("service:shop", s.who, "commit: %d orders, %d outbox rows", len(orders), len(rows))
+		r.note("service:shop", s.actor(), "commit: %d orders, %d outbox rows", len(orders), len(rows))
 	}
 	if s.who == "PlaceOrder" {
 		if _, ok := r.fault(faults.WriterCrashAfterCommit, faults.Context{Where: "service:shop", Consumer: "PlaceOrder"}); ok {

@@ -1,6 +1,7 @@
 package exercise
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -168,6 +169,32 @@ func TestModelReplayLosesNothing(t *testing.T) {
 				if l := lab.NewPlayback(rec).Seek(rec.End).Ledger; l.Lost != 0 {
 					t.Errorf("seed %d: the model's replay counts %d lost: %+v", seed, l.Lost, l)
 				}
+			}
+		})
+	}
+}
+
+// TestReplayActorsSpelledOnce replays every solution and checks that the
+// trace names each actor one way: no two actors differ only in case.
+func TestReplayActorsSpelledOnce(t *testing.T) {
+	for _, c := range solutionCases {
+		t.Run(c.exercise+"/"+c.name, func(t *testing.T) {
+			e, _ := Lookup(c.exercise)
+			rec, err := e.Recording(c.sol(), 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]string{}
+			for _, ev := range rec.Trace {
+				if ev.Actor == "" {
+					continue
+				}
+				k := strings.ToLower(ev.Actor)
+				if s, ok := seen[k]; ok && s != ev.Actor {
+					t.Errorf("the trace spells one actor %q and %q", s, ev.Actor)
+					return
+				}
+				seen[k] = ev.Actor
 			}
 		})
 	}

@@ -62,6 +62,8 @@ type dlqMsg struct {
 	done     int  // successful handles
 	acked    bool // acked
 	poison   bool
+	lost     bool // booked lost
+	msg      sim.Message
 }
 
 // dlqRun is the harness of exercise 2; it is the WorkQueue the student's
@@ -74,11 +76,17 @@ type dlqRun struct {
 	receipts map[string]queue.Delivery // by message ID
 	dlq      *[]DeadLetter
 	max      int
+	// failedAfterAck are the bodies of messages whose handler failed
+	// after they were acked. Their fate is decided by what the student's
+	// loop does next, before its next call into the harness: it may still
+	// put them into the dead-letter list; if it does not, they are lost.
+	failedAfterAck []string
 }
 
 const dlqMaxAttempts = 3
 
 func (o *dlqRun) budget() {
+	o.settle()
 	o.r.calls++
 	if o.r.calls <= maxCalls && o.r.env.Now() < 400 {
 		return
@@ -145,6 +153,8 @@ func (o *dlqRun) Ack(id string) {
 	}
 	o.r.judged("last-attempt")
 	if !o.inDLQ(m.body) {
+		o.r.judged("no-loss")
+		o.lose(m, sim.CauseHandlerFailed, "acked after its handler failed, and not in the dead-letter list")
 		o.r.fail("no-loss", "%s was acked after a failure (%v) but is not in the dead-letter list: it is lost", m.body, m.lastErr)
 		return
 	}
@@ -163,6 +173,44 @@ func (o *dlqRun) inDLQ(body string) bool {
 		}
 	}
 	return false
+}
+
+// settle judges the messages whose handler failed after they were
+// acked, once the student's loop has had its chance to dead-letter them:
+// at its next call into the harness, or when it returns. Nothing delivers
+// such a message again, so one that is not in the dead-letter list is
+// lost, and one that is was dead-lettered at the attempt of its ack.
+func (o *dlqRun) settle() {
+	if len(o.failedAfterAck) == 0 {
+		return
+	}
+	bodies := o.failedAfterAck
+	o.failedAfterAck = nil
+	for _, b := range bodies {
+		m := o.msgs[b]
+		if o.inDLQ(b) {
+			o.r.judged("last-attempt")
+			if m.receives < o.max {
+				o.r.fail("last-attempt", "a message was dead-lettered before its last attempt (%s after attempt %d of %d: it was acked before its handler ran, so it never got another)", b, m.receives, o.max)
+			}
+			continue
+		}
+		o.r.judged("no-loss")
+		o.lose(m, sim.CauseAckBeforeProcess, "acked before its handler ran; the handler then failed")
+		o.r.fail("no-loss", "%s was acked before its handler ran, and handle(%s) then failed (%v): nothing delivers it again and it is not in the dead-letter list, so it is lost", b, b, m.lastErr)
+	}
+}
+
+// lose books m lost in the trace, with cause, so that a replay's ledger
+// counts the loss the grader found. A message is booked once.
+func (o *dlqRun) lose(m *dlqMsg, cause sim.Cause, why string) {
+	if m.lost {
+		return
+	}
+	m.lost = true
+	ev := sim.Lost("queue:orders", "worker", "orders", &m.msg, cause)
+	ev.Detail = m.body + " " + why
+	o.r.env.Emit(ev)
 }
 
 // handle is the handler the student's loop calls.
@@ -192,6 +240,9 @@ func (o *dlqRun) handle(body string) error {
 	}
 	if m.lastErr != nil {
 		o.r.note("queue:orders", "worker", "handle(%s) failed on receive %d: %v", body, m.receives, m.lastErr)
+		if m.acked && !m.lost {
+			o.failedAfterAck = append(o.failedAfterAck, body)
+		}
 	} else {
 		o.r.note("queue:orders", "worker", "handle(%s) succeeded on receive %d", body, m.receives)
 	}
@@ -215,18 +266,24 @@ func runDeadLetter(r *Run, sol Solution) {
 	r.harness = o
 	for i := 1; i <= 6; i++ {
 		body := fmt.Sprintf("order-%d", i)
-		o.msgs[body] = &dlqMsg{body: body}
+		msg := r.env.NewMessage(body, []byte(body), sim.Headers{})
+		o.msgs[body] = &dlqMsg{body: body, msg: msg}
 		o.order = append(o.order, body)
-		if err := q.Publish(r.env.NewMessage(body, []byte(body), sim.Headers{})); err != nil {
+		if err := q.Publish(msg); err != nil {
 			panic(err)
 		}
 	}
 	r.w.Tick()
 	r.student("runs", "ProcessAll", func() { s.ProcessAll(o, o.handle, dlqMaxAttempts, &dlq) })
+	o.settle()
 	r.judged("no-loss")
 	for _, b := range o.order {
-		if m := o.msgs[b]; !m.acked {
+		switch m := o.msgs[b]; {
+		case !m.acked:
 			r.fail("no-loss", "%s was still open when ProcessAll returned", b)
+		case m.done == 0 && !m.lost && !o.inDLQ(b):
+			o.lose(m, sim.CauseAckBeforeProcess, "acked, but never handled successfully nor dead-lettered")
+			r.fail("no-loss", "%s was acked, but no handle of it succeeded and it is not in the dead-letter list: it is lost", b)
 		}
 	}
 	for _, d := range dlq {

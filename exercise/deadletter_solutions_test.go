@@ -3,6 +3,9 @@ package exercise
 import (
 	"strings"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/lab"
+	"github.com/brokerlab/brokerlab/sim"
 )
 
 // The model solution of exercise 2.
@@ -92,5 +95,99 @@ func TestDeadLetterEndlessAfterEmpty(t *testing.T) {
 	rep := e.Grade(endless, 3)
 	if rep.Pass() || rep.Props[2].First == nil || !strings.Contains(rep.Props[2].First.Text, "every message was acked") {
 		t.Fatalf("\n%s", rep.Text(e))
+	}
+}
+
+// Wrong: each message is acked as soon as it is received, before its
+// handler runs; a failure after that ack is a loss, not a retry.
+func dlqAckFirst() Solution {
+	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
+		for q.Open() > 0 {
+			m, ok := q.Receive()
+			if !ok {
+				q.Tick()
+				continue
+			}
+			q.Ack(m.ID)
+			if err := handle(m.Body); err != nil {
+				if m.Attempts >= max {
+					*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
+					q.Ack(m.ID)
+				}
+				continue
+			}
+			q.Ack(m.ID)
+		}
+	}}
+}
+
+// Wrong: each message is acked first and dead-lettered on its first
+// failure; nothing is lost, but nothing waits for its last attempt.
+func dlqAckFirstDeadLetterAtOnce() Solution {
+	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
+		for q.Open() > 0 {
+			m, ok := q.Receive()
+			if !ok {
+				q.Tick()
+				continue
+			}
+			q.Ack(m.ID)
+			if err := handle(m.Body); err != nil {
+				*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
+			}
+		}
+	}}
+}
+
+// Wrong: every message is acked and never handled.
+func dlqAckOnly() Solution {
+	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
+		for q.Open() > 0 {
+			if m, ok := q.Receive(); ok {
+				q.Ack(m.ID)
+			} else {
+				q.Tick()
+			}
+		}
+	}}
+}
+
+// A message acked before its handler ran is lost when the handler then
+// fails: the grader says so at the failure, naming the message, and the
+// replay of the shrunk run traces the loss with its cause, so that the
+// ledger counts it.
+func TestDeadLetterAckBeforeEffect(t *testing.T) {
+	e, _ := Lookup("dead-letter")
+	rep := e.GradeSeed(dlqAckFirst(), 3, nil)
+	if rep.Pass() {
+		t.Fatalf("ack before effect passes seed 3:\n%s", rep.Text(e))
+	}
+	first := rep.Props[0].First
+	if first == nil || !strings.Contains(first.Text, "was acked before") || !strings.Contains(first.Text, "it is lost") {
+		t.Fatalf("the no-loss violation does not say which message was lost and why:\n%s", rep.Text(e))
+	}
+	rep = e.Grade(dlqAckFirst(), 0)
+	sh := rep.Shrunk
+	if sh == nil || sh.Prop != "no-loss" {
+		t.Fatalf("not shrunk to a no-loss failure:\n%s", rep.Text(e))
+	}
+	rec, err := e.Recording(dlqAckFirst(), sh.Seed, &sh.Minimal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for _, ev := range rec.Trace {
+		if ev.Kind == sim.KindLost {
+			lost++
+			if ev.Cause != sim.CauseAckBeforeProcess || ev.Key == "" || ev.Msg == 0 {
+				t.Errorf("the loss is traced without its message or cause: %+v", ev)
+			}
+		}
+	}
+	if lost == 0 {
+		t.Fatal("the replay traces no loss")
+	}
+	if got := lab.NewPlayback(rec).Seek(rec.End).Ledger.Lost; got != lost {
+		t.Errorf("the replay's ledger counts %d lost, the trace %d", got, lost)
 	}
 }

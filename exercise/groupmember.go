@@ -54,6 +54,12 @@ type memberRun struct {
 	cur   *eventlog.Member // the member whose Consume runs
 	sent  []sim.Message
 	read  map[string]Record // by message ID: records some member polled
+	// polled are, per member, the records it polled that the group model
+	// has not been told about yet. The student's code charges in its own
+	// database, so the harness reports each record to the model as
+	// processed (charged) or skipped (charged before), and the replay's
+	// ledger books as lost only what no one charged.
+	polled map[*eventlog.Member][]eventlog.Record
 }
 
 type memberOf struct {
@@ -67,6 +73,7 @@ func (x memberOf) Poll() []Record {
 	x.o.r.call("runs", "Consume did not finish: it polled more than 5000 times")
 	var out []Record
 	for _, rec := range x.m.Poll(4) {
+		x.o.hold(x.m, rec)
 		amount, _ := strconv.Atoi(string(rec.Message.Body))
 		r := Record{Partition: rec.Partition, Offset: rec.Offset, MsgID: rec.Message.ID.String(), Account: rec.Message.Key, Amount: amount}
 		x.o.read[r.MsgID] = r
@@ -81,11 +88,72 @@ func (x memberOf) Commit(recs ...Record) error {
 	for i, r := range recs {
 		rs[i] = eventlog.Record{Partition: r.Partition, Offset: r.Offset}
 	}
+	x.o.settle(x.m, recs)
 	return x.m.CommitRecords(rs...)
+}
+
+// hold keeps rec, just polled by m, until the harness can tell the group
+// model what became of it. A record read again replaces its earlier copy,
+// so the list is bounded by the log.
+func (o *memberRun) hold(m *eventlog.Member, rec eventlog.Record) {
+	held := o.polled[m]
+	for i := range held {
+		if held[i].Partition == rec.Partition && held[i].Offset == rec.Offset {
+			held[i] = rec
+			return
+		}
+	}
+	o.polled[m] = append(held, rec)
+}
+
+// report tells the group model that m is done with its held record of
+// msgID: processed when charged says this delivery charged it, skipped
+// as a duplicate otherwise. It reports whether m held the record.
+func (o *memberRun) report(m *eventlog.Member, msgID string, charged bool) bool {
+	held := o.polled[m]
+	for i := range held {
+		if held[i].Message.ID.String() != msgID {
+			continue
+		}
+		d := m.Delivery(held[i])
+		if charged {
+			d.Apply("charged")
+		} else {
+			d.Skip("charged before")
+		}
+		_ = m.MarkProcessed(d) // a record dropped since still counts as applied
+		o.polled[m] = append(held[:i], held[i+1:]...)
+		return true
+	}
+	return false
+}
+
+// settle reports to the group model every record of recs (every held
+// record of m when recs is nil) that is charged in the database: this
+// member skipped it as charged before. A record no one charged stays
+// outstanding, and the model books it lost if a commit passed it.
+func (o *memberRun) settle(m *eventlog.Member, recs []Record) {
+	charges := o.db.chargesByMsg()
+	if recs == nil {
+		for _, h := range append([]eventlog.Record(nil), o.polled[m]...) {
+			if id := h.Message.ID.String(); charges[id] > 0 {
+				o.report(m, id, false)
+			}
+		}
+		return
+	}
+	for _, r := range recs {
+		if charges[r.MsgID] > 0 {
+			o.report(m, r.MsgID, false)
+		}
+	}
 }
 
 func (o *memberRun) committed(t *DBTxn) {
 	r := o.r
+	for _, c := range t.charged {
+		o.report(o.cur, c.MsgID, true)
+	}
 	if len(t.charged) > 0 {
 		r.judged("once")
 		n := o.db.chargesByMsg()
@@ -99,13 +167,14 @@ func (o *memberRun) committed(t *DBTxn) {
 	if f, ok := r.fault(faults.MemberCrash, faults.Context{Where: "log:payments", Consumer: name, Group: "billing"}); ok {
 		r.note("log:payments", name, "member %s crashed right after a commit to its database; its partitions move to the other member", name)
 		o.cur.Crash(f.Rule)
+		o.polled[o.cur] = nil // the crash dropped its outstanding records
 		panic(crash{faults.MemberCrash})
 	}
 }
 
 func runGroupMember(r *Run, sol Solution) {
 	s := sol.(GroupMember)
-	o := &memberRun{r: r, read: map[string]Record{}}
+	o := &memberRun{r: r, read: map[string]Record{}, polled: map[*eventlog.Member][]eventlog.Record{}}
 	r.harness = o
 	var err error
 	if o.log, err = eventlog.New(r.w, eventlog.Config{Name: "payments", Partitions: 2, Faults: r.inj}); err != nil {
@@ -140,7 +209,9 @@ func runGroupMember(r *Run, sol Solution) {
 				continue
 			}
 			o.cur = m
-			r.student("runs", "Consume", func() { s.Consume(memberOf{o, m}, o.db) })
+			if r.student("runs", "Consume", func() { s.Consume(memberOf{o, m}, o.db) }) == nil {
+				o.settle(m, nil)
+			}
 		}
 	}
 	r.judged("never-lost")

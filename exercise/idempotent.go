@@ -37,6 +37,7 @@ type idemRun struct {
 	r    *Run
 	db   *DB
 	sent []sim.Message
+	lost map[string]bool // payments acked without a charge
 }
 
 func (o *idemRun) committed(t *DBTxn) {
@@ -59,13 +60,34 @@ func (o *idemRun) committed(t *DBTxn) {
 	}
 }
 
+// acked judges a payment Handle let the harness ack: the queue never
+// delivers it again, so one that no committed charge applied is lost for
+// good, and the trace books the loss with its cause for the replay's
+// ledger.
+func (o *idemRun) acked(m sim.Message) {
+	id := m.ID.String()
+	if o.lost[id] || o.db.chargesByMsg()[id] > 0 {
+		return
+	}
+	o.lost[id] = true
+	ev := sim.Lost("queue:payments", "billing", "payments", &m, sim.CauseAckBeforeProcess)
+	ev.Detail = "acked without a charge"
+	o.r.env.Emit(ev)
+	o.r.judged("never-lost")
+	if o.db.processedIDs()[id] {
+		o.r.fail("never-lost", "payment %s (%s) is marked processed but was never charged (crash between the dedup row and the charge): Handle returned nil, the delivery was acked, and it is lost", id, m.Key)
+		return
+	}
+	o.r.fail("never-lost", "payment %s (%s) was acked, but Handle never charged it: it is lost", id, m.Key)
+}
+
 func runIdempotent(r *Run, sol Solution) {
 	s := sol.(IdempotentConsumer)
 	q, err := queue.New(r.w, queue.Config{Name: "payments", VisibilityTimeout: 2, Faults: r.inj})
 	if err != nil {
 		panic(err)
 	}
-	o := &idemRun{r: r}
+	o := &idemRun{r: r, lost: map[string]bool{}}
 	r.harness = o
 	o.db = newDB(func() { r.call("runs", "Handle did not finish: it started more than 5000 transactions") }, o.committed)
 	for t := sim.Tick(1); t <= 30; t++ {
@@ -91,6 +113,7 @@ func runIdempotent(r *Run, sol Solution) {
 				r.note("queue:payments", "billing", "Handle(%s) returned %v; not acked", p.MsgID, herr)
 			default:
 				_ = q.Ack(d.Receipt)
+				o.acked(d.Message)
 			}
 		}
 	}
@@ -99,6 +122,7 @@ func runIdempotent(r *Run, sol Solution) {
 	for _, m := range o.sent {
 		id := m.ID.String()
 		switch n := charges[id]; {
+		case o.lost[id]:
 		case n > 1:
 			r.fail("once", "payment %s (%s) was charged %d times: a repeated delivery charged again", id, m.Key, n)
 		case n == 0 && done[id]:

@@ -1,8 +1,12 @@
 package exercise
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/brokerlab/brokerlab/lab"
+	"github.com/brokerlab/brokerlab/sim"
 )
 
 // solutionCase is a solution of the repository's and what grading it must
@@ -25,6 +29,9 @@ var solutionCases = []solutionCase{
 	{"dead-letter", "dead-letter the first failure", dlqFirstFailure, "last-attempt"},
 	{"dead-letter", "retry forever", dlqRetryForever, "blocks"},
 	{"dead-letter", "swallow failures", dlqSwallow, "no-loss"},
+	{"dead-letter", "ack before effect", dlqAckFirst, "no-loss"},
+	{"dead-letter", "ack first, dead-letter the first failure", dlqAckFirstDeadLetterAtOnce, "last-attempt"},
+	{"dead-letter", "ack, never handle", dlqAckOnly, "no-loss"},
 	{"idempotent", "the stub", idemStubbed, "never-lost"},
 	{"idempotent", "model", idemModel, ""},
 	{"idempotent", "no dedup", idemNaive, "once"},
@@ -70,6 +77,9 @@ func TestSolutions(t *testing.T) {
 				t.Fatalf("a wrong solution passes")
 			}
 			sh := rep.Shrunk
+			if sh == nil {
+				t.Fatalf("a wrong solution fails no seed")
+			}
 			if sh.Prop != c.breaks {
 				t.Errorf("shrunk failure breaks %q, want %q", sh.Prop, c.breaks)
 			}
@@ -89,6 +99,102 @@ func TestSolutions(t *testing.T) {
 			}
 			if len(rec.Steps) < 2 || rec.End <= 0 {
 				t.Errorf("replay: %d narration steps, end %d", len(rec.Steps), rec.End)
+			}
+		})
+	}
+}
+
+// lossProps are the properties whose breach is a lost message.
+var lossProps = map[string]bool{"no-loss": true, "none-lost": true, "never-lost": true}
+
+// TestReplayBooksLosses replays the shrunk failure of every wrong
+// solution: its trace carries each loss as a lost event with its cause,
+// so that the ledger the player shows counts a loss exactly when the
+// verdict reports one. A stub takes nothing, so its messages are still
+// pending at the end, not lost; it is left out.
+func TestReplayBooksLosses(t *testing.T) {
+	for _, c := range solutionCases {
+		if c.breaks == "" || c.name == "the stub" {
+			continue
+		}
+		t.Run(c.exercise+"/"+c.name, func(t *testing.T) {
+			e, _ := Lookup(c.exercise)
+			rep := e.Grade(c.sol(), 0)
+			sh := rep.Shrunk
+			if sh == nil {
+				t.Fatalf("no seed fails:\n%s", rep.Text(e))
+			}
+			rec, err := e.Recording(c.sol(), sh.Seed, &sh.Minimal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var broken []string
+			for i, p := range e.Props {
+				if lossProps[p.ID] && rec.Checks[i].Broken {
+					broken = append(broken, p.ID)
+				}
+			}
+			lost := 0
+			for _, ev := range rec.Trace {
+				if ev.Kind == sim.KindLost {
+					lost++
+					if ev.Cause == "" || ev.Msg == 0 {
+						t.Errorf("a loss is traced without its message or cause: %+v", ev)
+					}
+				}
+			}
+			got := lab.NewPlayback(rec).Seek(rec.End).Ledger.Lost
+			if (len(broken) > 0) != (lost > 0) || got != lost {
+				t.Errorf("the verdict breaks %v; the trace has %d lost events and the ledger counts %d lost", broken, lost, got)
+			}
+		})
+	}
+}
+
+// TestModelReplayLosesNothing replays every model solution on a few
+// seeds: the ledger the player shows counts no loss where the verdict
+// finds none.
+func TestModelReplayLosesNothing(t *testing.T) {
+	for _, c := range solutionCases {
+		if c.breaks != "" {
+			continue
+		}
+		t.Run(c.exercise, func(t *testing.T) {
+			e, _ := Lookup(c.exercise)
+			for seed := uint64(0); seed < 10; seed++ {
+				rec, err := e.Recording(c.sol(), seed, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l := lab.NewPlayback(rec).Seek(rec.End).Ledger; l.Lost != 0 {
+					t.Errorf("seed %d: the model's replay counts %d lost: %+v", seed, l.Lost, l)
+				}
+			}
+		})
+	}
+}
+
+// TestReplayActorsSpelledOnce replays every solution and checks that the
+// trace names each actor one way: no two actors differ only in case.
+func TestReplayActorsSpelledOnce(t *testing.T) {
+	for _, c := range solutionCases {
+		t.Run(c.exercise+"/"+c.name, func(t *testing.T) {
+			e, _ := Lookup(c.exercise)
+			rec, err := e.Recording(c.sol(), 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]string{}
+			for _, ev := range rec.Trace {
+				if ev.Actor == "" {
+					continue
+				}
+				k := strings.ToLower(ev.Actor)
+				if s, ok := seen[k]; ok && s != ev.Actor {
+					t.Errorf("the trace spells one actor %q and %q", s, ev.Actor)
+					return
+				}
+				seen[k] = ev.Actor
 			}
 		})
 	}

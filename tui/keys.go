@@ -227,6 +227,52 @@ func hintsLine(bs []Binding, p *Player, th *Theme, w int) line {
 	return out
 }
 
+// summaryKeys is the key line of the end summary, in order. An entry with
+// a key is a key of the table, offered under the table's label and name
+// and only while its binding applies to the player (Binding.When): "m
+// menu" only when there is a menu. An entry without one is a key the
+// summary box handles itself, with its own label and name.
+var summaryKeys = []struct {
+	key         KeySpec
+	label, name string
+}{
+	{key: k(tcell.KeyLeft)}, {label: "↑↓", name: "scroll"}, {key: r('r')}, {key: r('m')}, {key: r('q')},
+	{label: "esc", name: "close"},
+}
+
+// summaryLine builds the end summary's key line from summaryKeys and the
+// table.
+func summaryLine(bs []Binding, p *Player, th *Theme) line {
+	var out line
+	for _, e := range summaryKeys {
+		label, name := e.label, e.name
+		if label == "" {
+			b := bindingOf(bs, e.key)
+			if b == nil || b.When != nil && !b.When(p) {
+				continue
+			}
+			label, name = b.Label, b.Name
+		}
+		if len(out) > 0 {
+			out[len(out)-1].text += "  "
+		}
+		out = append(out, seg{label, th.Key}, seg{" " + name, th.Dim})
+	}
+	return out
+}
+
+// bindingOf returns the binding of the table with key k, or nil.
+func bindingOf(bs []Binding, k KeySpec) *Binding {
+	for i := range bs {
+		for _, ks := range bs[i].Keys {
+			if ks == k {
+				return &bs[i]
+			}
+		}
+	}
+	return nil
+}
+
 // helpLines builds the help overlay from the table.
 func helpLines(bs []Binding, p *Player, th *Theme, w int) []line {
 	labelW := 0

@@ -193,8 +193,7 @@ func (p *Player) overlayLines(w int) (string, []line) {
 	// The keys come first here too, so a long summary at 80x24 cuts its
 	// last line of text, never the way out.
 	if !p.recording {
-		out = append(out, line{{"←", th.Key}, {" back  ", th.Dim}, {"↑↓", th.Key}, {" scroll  ", th.Dim}, {"r", th.Key}, {" restart  ", th.Dim},
-			{"m", th.Key}, {" menu  ", th.Dim}, {"q", th.Key}, {" quit  ", th.Dim}, {"esc", th.Key}, {" close", th.Dim}})
+		out = append(out, summaryLine(p.bindings, p, th))
 	}
 	v := &s.Verdict
 	para(v.Line(), verdictStyle(v, th).Bold(true))

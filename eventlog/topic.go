@@ -44,6 +44,13 @@ var (
 // Config.CompactEvery is 0.
 const DefaultCompactEvery sim.Tick = 10
 
+// MaxPartitions is the most partitions a topic may have, at creation and
+// after AddPartitions: Config.Validate refuses more, and so does
+// AddPartitions. Each partition costs memory before it holds a record, so
+// the cap keeps a mistaken count from exhausting memory. Scenario files
+// share the cap.
+const MaxPartitions = 1024
+
 // Config configures a Log.
 type Config struct {
 	// Name is required, e.g. "orders"; the trace and the World name the
@@ -51,7 +58,8 @@ type Config struct {
 	Name string
 	// Faults is consulted at the log's fault points; nil means no faults.
 	Faults *faults.Injector
-	// Partitions is the initial partition count; 0 means 1.
+	// Partitions is the initial partition count; 0 means 1. It must not
+	// exceed MaxPartitions.
 	Partitions int
 	// RetentionTicks deletes records whose age (now - produced tick) is at
 	// least this many ticks; 0 keeps records forever.
@@ -86,6 +94,9 @@ func (c Config) Validate() error {
 	}
 	if c.Partitions < 0 {
 		errs = append(errs, fmt.Errorf("%w: partitions %d is negative", ErrInvalidConfig, c.Partitions))
+	}
+	if c.Partitions > MaxPartitions {
+		errs = append(errs, fmt.Errorf("%w: partitions %d exceeds the limit of %d", ErrInvalidConfig, c.Partitions, MaxPartitions))
 	}
 	if c.RetentionTicks < 0 || c.RetentionRecords < 0 || c.RetentionBytes < 0 {
 		errs = append(errs, fmt.Errorf("%w: retention must not be negative", ErrInvalidConfig))
@@ -663,10 +674,15 @@ func (t *Log) OffsetForTick(p int, at sim.Tick) (int64, error) {
 // per-key order is no longer guaranteed across the change. Every group
 // with members rebalances. It is traced as an action whose position is
 // offset 0 of the last new partition, so a fold of the trace knows how
-// many partitions there are. It returns an error when n < 1.
+// many partitions there are. It returns an error wrapping ErrInvalidConfig,
+// and adds nothing, when n < 1 or when the topic would have more than
+// MaxPartitions partitions.
 func (t *Log) AddPartitions(n int) error {
 	if n < 1 {
 		return fmt.Errorf("%w: add %d partitions", ErrInvalidConfig, n)
+	}
+	if n > MaxPartitions-len(t.parts) {
+		return fmt.Errorf("%w: add %d partitions to %d: a topic has at most %d", ErrInvalidConfig, n, len(t.parts), MaxPartitions)
 	}
 	old := len(t.parts)
 	for i := 0; i < n; i++ {
@@ -686,17 +702,17 @@ func (t *Log) AddPartitions(n int) error {
 }
 
 // Step runs the topic's periodic work at tick now: the log's fault points
-// (partitions added, retention overtaking a group), retention, compaction
+// (partitions added, up to MaxPartitions; retention overtaking a group), retention, compaction
 // and the groups' session timeouts. O(partitions + groups x members +
 // records deleted), plus O(records) when compaction runs.
 func (t *Log) Step(now sim.Tick) {
 	if s := t.fx.partitionsAdded; s.Armed() {
 		if f := s.Check(&faults.Context{Where: t.where}); f != nil {
-			n := int(f.Param)
-			if n < 1 {
-				n = 1
+			// Param partitions (at least 1), but never past MaxPartitions.
+			n := max(min(f.Param, int64(MaxPartitions-len(t.parts))), 1)
+			if len(t.parts) < MaxPartitions {
+				_ = t.AddPartitions(int(n))
 			}
-			_ = t.AddPartitions(n)
 		}
 	}
 	if s := t.fx.overtake; s.Armed() {

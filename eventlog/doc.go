@@ -101,7 +101,10 @@
 // reading one offset twice is not one), skipped offsets, non-monotonic
 // polls and sends, and inconsistent offsets. CheckHistoryWith with
 // CheckOptions.PerGroup judges every group on its own, counting its
-// redeliveries as duplicates.
+// redeliveries as duplicates. The history also records what compaction and
+// retention removed, so reading past a removed offset is no skip, and a
+// value compaction superseded is no lost write; one retention deleted
+// unread is, as the ledger books it as a loss.
 //
 // # Cost
 //

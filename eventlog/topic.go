@@ -815,6 +815,7 @@ func (t *Log) book(p int, part *partition, i int, why, rule string) {
 		}
 		tr.EmitRef(&ev)
 	}
+	t.history.Remove(t.env.Now(), sim.CauseRetention, p, part.off(i), e.id)
 }
 
 // drop deletes the first k live records of partition p, which book has
@@ -914,6 +915,7 @@ func (t *Log) Compact() {
 				ev.Detail = "compacted"
 			}
 			t.env.Emit(ev)
+			t.history.Remove(now, sim.CauseCompaction, p, off, e.id)
 		}
 		part.truncate(w)
 		if part.head == part.recs.len() {

@@ -35,10 +35,10 @@
 // (Range, RoundRobin or Sticky, Kafka's StickyAssignor: a fresh assignment
 // is the round robin one), at most one member per partition. A commit
 // stores the next offset to read; a commit from an older generation, for a
-// partition the member does not own, or of a negative offset is rejected
-// and traced. A commit past the log end is accepted, as Kafka's coordinator
-// does not check it against the log. Groups are independent: each has its
-// own committed offsets.
+// partition the member does not own, of a negative offset or of one past
+// the log end is rejected and traced (Kafka's coordinator would accept the
+// last, see Group.Commit). Groups are independent: each has its own
+// committed offsets.
 //
 // A member's position in a partition comes from the committed offset, and
 // auto.offset.reset (GroupConfig.Reset) decides at the member's first fetch

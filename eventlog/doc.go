@@ -66,9 +66,10 @@
 // The model writes no ledger: it reports what happens as trace events, and
 // the ledger folds them. The logical consumer is the group's name (the
 // Consumer of every group event; the member is the Actor). A group is
-// created "subscribed" to its topic ("earliest" or "latest"), so the
-// ledger knows which records it expects; each "polled" is a delivery and
-// each effect the handler records with Delivery.Apply an application.
+// created "subscribed" to its topic (naming its auto.offset.reset policy:
+// "earliest", "latest" or "none"), so the ledger knows which records it
+// expects; each "polled" is a delivery and each effect the handler records
+// with Delivery.Apply an application.
 // Every loss is booked where it happens, with its cause: records that
 // retention or compaction deletes before a group applied them ("expired"
 // with sim.CauseRetention or sim.CauseCompaction); records skipped by

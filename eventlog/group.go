@@ -346,11 +346,12 @@ type Group struct {
 // With ResetEarliest the group starts at the log start of every
 // partition; otherwise its position is resolved at its first fetch of each
 // partition (ResetLatest: the log end then; ResetNone: not at all). It
-// traces a "subscribed" event (Detail "earliest" or "latest") from which
-// the ledger learns which records the group expects: every record still in
-// the log for "earliest", every record produced from now on in both
-// cases; a "latest" group loses the records produced before its first
-// fetch (sim.CauseOffsetReset). O(partitions).
+// traces a "subscribed" event whose Detail names the policy ("earliest",
+// "latest" or "none"), from which the ledger learns which records the
+// group expects: every record still in the log for "earliest", every
+// record produced from now on in every case (the ledger treats any Detail
+// but "earliest" alike); a "latest" group loses the records produced
+// before its first fetch (sim.CauseOffsetReset). O(partitions).
 func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 	if w == nil || t == nil {
 		return nil, fmt.Errorf("%w: a group needs a world and a topic", ErrInvalidConfig)
@@ -390,11 +391,7 @@ func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 	g.all, g.mems = mems[:0:groupFirst], mems[groupFirst:groupFirst:2*groupFirst]
 	g.names = make([]string, 0, groupFirst)
 	t.groups = append(t.groups, g)
-	from := "latest"
-	if cfg.Reset == ResetEarliest {
-		from = "earliest"
-	}
-	g.env.Emit(sim.Event{Kind: sim.KindSubscribed, Where: t.where, Actor: g.cfg.Name, Consumer: g.cfg.Name, Detail: from})
+	g.env.Emit(sim.Event{Kind: sim.KindSubscribed, Where: t.where, Actor: g.cfg.Name, Consumer: g.cfg.Name, Detail: cfg.Reset.String()})
 	return g, nil
 }
 

@@ -66,7 +66,10 @@ type Config struct {
 	RetentionTicks sim.Tick
 	// RetentionRecords caps the records kept per partition; 0 = no cap.
 	RetentionRecords int
-	// RetentionBytes caps the key and body bytes kept per partition; 0 = no cap.
+	// RetentionBytes caps the key and body bytes kept per partition; 0 = no
+	// cap. It never deletes a partition's newest record, as Kafka never
+	// deletes the active segment: a record larger than the cap stays until
+	// a newer one arrives.
 	RetentionBytes int64
 	// Compact keeps only the latest record per key (a compacted topic). A
 	// record with a key and a nil Body is a tombstone: it deletes the key.
@@ -751,7 +754,8 @@ func (t *Log) overtake(g *Group, f faults.Firing) {
 	}
 }
 
-// retain applies retention by age and size. In each partition it traces
+// retain applies retention by age and size (records and bytes; retention
+// by bytes keeps the newest record). In each partition it traces
 // the expiry of every record retention deletes at the head, then deletes
 // them together (see drop): what the groups remember of them and what
 // members hold of them is dealt with once per partition, not once per
@@ -774,7 +778,7 @@ func (t *Log) retain(now sim.Tick) {
 				why = "retention: age"
 			case c.RetentionRecords > 0 && n > c.RetentionRecords:
 				why = "retention: size"
-			case c.RetentionBytes > 0 && bytes > c.RetentionBytes:
+			case c.RetentionBytes > 0 && bytes > c.RetentionBytes && n > 1:
 				why = "retention: bytes"
 			}
 			if why == "" {

@@ -245,7 +245,8 @@ type Emit struct {
 
 // Log is a partitioned event log topic. The runner maps it onto
 // eventlog.Config: Compaction is its Compact, and Retention its
-// RetentionTicks and RetentionRecords (nil keeps every record).
+// RetentionTicks, RetentionRecords and RetentionBytes (nil keeps every
+// record).
 type Log struct {
 	Node
 	Name       string
@@ -254,12 +255,15 @@ type Log struct {
 	Compaction bool
 }
 
-// Retention deletes log records older than Ticks or beyond Records per
-// partition; 0 means no limit of that kind, and at least one is set.
+// Retention deletes log records older than Ticks, beyond Records per
+// partition, or beyond Bytes of keys and bodies per partition (never a
+// partition's newest record); 0 means no limit of that kind, and at least
+// one is set.
 type Retention struct {
 	Node
 	Ticks   sim.Tick
 	Records int
+	Bytes   int64
 }
 
 // Group is a consumer group of a log, by name. The runner maps it onto

@@ -35,10 +35,10 @@
 // (Range, RoundRobin or Sticky, Kafka's StickyAssignor: a fresh assignment
 // is the round robin one), at most one member per partition. A commit
 // stores the next offset to read; a commit from an older generation, for a
-// partition the member does not own, or of a negative offset is rejected
-// and traced. A commit past the log end is accepted, as Kafka's coordinator
-// does not check it against the log. Groups are independent: each has its
-// own committed offsets.
+// partition the member does not own, of a negative offset or of one past
+// the log end is rejected and traced (Kafka's coordinator would accept the
+// last, see Group.Commit). Groups are independent: each has its own
+// committed offsets.
 //
 // A member's position in a partition comes from the committed offset, and
 // auto.offset.reset (GroupConfig.Reset) decides at the member's first fetch
@@ -66,9 +66,10 @@
 // The model writes no ledger: it reports what happens as trace events, and
 // the ledger folds them. The logical consumer is the group's name (the
 // Consumer of every group event; the member is the Actor). A group is
-// created "subscribed" to its topic ("earliest" or "latest"), so the
-// ledger knows which records it expects; each "polled" is a delivery and
-// each effect the handler records with Delivery.Apply an application.
+// created "subscribed" to its topic (naming its auto.offset.reset policy:
+// "earliest", "latest" or "none"), so the ledger knows which records it
+// expects; each "polled" is a delivery and each effect the handler records
+// with Delivery.Apply an application.
 // Every loss is booked where it happens, with its cause: records that
 // retention or compaction deletes before a group applied them ("expired"
 // with sim.CauseRetention or sim.CauseCompaction); records skipped by
@@ -101,7 +102,10 @@
 // reading one offset twice is not one), skipped offsets, non-monotonic
 // polls and sends, and inconsistent offsets. CheckHistoryWith with
 // CheckOptions.PerGroup judges every group on its own, counting its
-// redeliveries as duplicates.
+// redeliveries as duplicates. The history also records what compaction and
+// retention removed, so reading past a removed offset is no skip, and a
+// value compaction superseded is no lost write; one retention deleted
+// unread is, as the ledger books it as a loss.
 //
 // # Cost
 //

@@ -346,11 +346,12 @@ type Group struct {
 // With ResetEarliest the group starts at the log start of every
 // partition; otherwise its position is resolved at its first fetch of each
 // partition (ResetLatest: the log end then; ResetNone: not at all). It
-// traces a "subscribed" event (Detail "earliest" or "latest") from which
-// the ledger learns which records the group expects: every record still in
-// the log for "earliest", every record produced from now on in both
-// cases; a "latest" group loses the records produced before its first
-// fetch (sim.CauseOffsetReset). O(partitions).
+// traces a "subscribed" event whose Detail names the policy ("earliest",
+// "latest" or "none"), from which the ledger learns which records the
+// group expects: every record still in the log for "earliest", every
+// record produced from now on in every case (the ledger treats any Detail
+// but "earliest" alike); a "latest" group loses the records produced
+// before its first fetch (sim.CauseOffsetReset). O(partitions).
 func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 	if w == nil || t == nil {
 		return nil, fmt.Errorf("%w: a group needs a world and a topic", ErrInvalidConfig)
@@ -390,11 +391,7 @@ func NewGroup(w *sim.World, t *Log, cfg GroupConfig) (*Group, error) {
 	g.all, g.mems = mems[:0:groupFirst], mems[groupFirst:groupFirst:2*groupFirst]
 	g.names = make([]string, 0, groupFirst)
 	t.groups = append(t.groups, g)
-	from := "latest"
-	if cfg.Reset == ResetEarliest {
-		from = "earliest"
-	}
-	g.env.Emit(sim.Event{Kind: sim.KindSubscribed, Where: t.where, Actor: g.cfg.Name, Consumer: g.cfg.Name, Detail: from})
+	g.env.Emit(sim.Event{Kind: sim.KindSubscribed, Where: t.where, Actor: g.cfg.Name, Consumer: g.cfg.Name, Detail: cfg.Reset.String()})
 	return g, nil
 }
 
@@ -653,11 +650,19 @@ func (g *Group) expireSessions(now sim.Tick) {
 // Commit stores offset off as the next offset to read of partition p, on
 // behalf of member in generation gen. A commit from an older generation
 // (a member that was removed meanwhile), from a member that does not own p,
-// or of a negative offset is rejected, traced and counted. An offset past
-// the log end is accepted, as Kafka's group coordinator does not check
-// committed offsets against the log: the next owner's fetch finds it out
-// of range and applies auto.offset.reset (or reads from it once the log
-// has grown that far).
+// of a negative offset, or of an offset past the partition's end (the
+// offset the next record will get) is rejected with an error, traced and
+// counted.
+//
+// Kafka's group coordinator would accept a commit past the end, as it does
+// not check committed offsets against the log: the next owner's fetch
+// finds it out of range and applies auto.offset.reset. The simulator
+// refuses it instead: no member can have handled a record that does not
+// exist yet, and a committed offset ahead of the log would pass the
+// records produced up to it, which the ledger would book as lost with
+// sim.CauseCommitBeforeProcess although nobody committed them, while the
+// group's lag showed 0. A seek past the end is still accepted (see
+// SeekOffset).
 //
 // Fault points, consulted first: while broker.unavailable fires, the
 // commit fails with an error wrapping ErrUnavailable, traced as rejected;
@@ -716,6 +721,11 @@ func (g *Group) commit(m *Member, gen int, p int, off int64) error {
 	if off < 0 {
 		g.reject(name, p, off, "negative offset")
 		return fmt.Errorf("%w: commit %d", ErrOffsetOutOfRange, off)
+	}
+	if end := g.t.parts[p].end; off > end {
+		why := "offset " + strconv.FormatInt(off, 10) + " is past the end " + strconv.FormatInt(end, 10)
+		g.reject(name, p, off, why)
+		return fmt.Errorf("%w: commit %d to partition %d, whose end is %d: a commit may be at most the end", ErrOffsetOutOfRange, off, p, end)
 	}
 	gp := &g.parts[p]
 	from := g.readFrom(p)

@@ -15,17 +15,20 @@ type OpKind uint8
 
 // The history operations.
 const (
-	OpSend OpKind = iota + 1 // a producer appended a value at a position
-	OpPoll                   // a group member read values at positions
+	OpSend   OpKind = iota + 1 // a producer appended a value at a position
+	OpPoll                     // a group member read values at positions
+	OpRemove                   // compaction or retention removed the value at a position
 )
 
-// String returns "send" or "poll".
+// String returns "send", "poll" or "remove".
 func (k OpKind) String() string {
 	switch k {
 	case OpSend:
 		return "send"
 	case OpPoll:
 		return "poll"
+	case OpRemove:
+		return "remove"
 	}
 	return "op(" + strconv.Itoa(int(k)) + ")"
 }
@@ -46,9 +49,9 @@ type Read struct {
 type Op struct {
 	Kind    OpKind
 	Tick    sim.Tick
-	Process string // the producer (sends) or the member (polls)
+	Process string // the producer (sends), the member (polls) or the cause (removals)
 	Group   string // the consumer group (polls)
-	Reads   []Read // a send has exactly one
+	Reads   []Read // a send and a removal have exactly one
 }
 
 type op struct {
@@ -60,8 +63,10 @@ type op struct {
 }
 
 // History is a recorded sequence of sends and polls, in the spirit of the
-// histories the Jepsen Kafka checker consumes. Values are message IDs. A
-// Log with Config.History records one; tests may also write one by hand.
+// histories the Jepsen Kafka checker consumes, and of the removals by
+// compaction and retention, which the checker needs to tell a value the
+// log deleted from one a reader missed. Values are message IDs. A Log with
+// Config.History records one; tests may also write one by hand.
 // It costs about 40 bytes per operation plus 32 per read.
 type History struct {
 	ops   []op
@@ -77,6 +82,18 @@ func (h *History) Send(t sim.Tick, process string, p int, off int64, v sim.ID) {
 	lo := int32(len(h.reads))
 	h.reads = append(h.reads, Read{Partition: p, Offset: off, Value: v})
 	h.ops = append(h.ops, op{kind: OpSend, tick: t, process: process, lo: lo, hi: lo + 1})
+}
+
+// Remove records that the log deleted value v at partition p, offset off,
+// for cause c: sim.CauseCompaction or sim.CauseRetention. A nil History
+// ignores it.
+func (h *History) Remove(t sim.Tick, c sim.Cause, p int, off int64, v sim.ID) {
+	if h == nil {
+		return
+	}
+	lo := int32(len(h.reads))
+	h.reads = append(h.reads, Read{Partition: p, Offset: off, Value: v})
+	h.ops = append(h.ops, op{kind: OpRemove, tick: t, process: string(c), lo: lo, hi: lo + 1})
 }
 
 // Poll records that member of group read the given values in this order.
@@ -124,6 +141,7 @@ func (h *History) Ops() []Op {
 //
 //	t=3 send producer p0/4=m9
 //	t=5 poll g1/a p0/3=m8 p0/4=m9
+//	t=6 remove compaction p0/3=m8
 func (h *History) String() string {
 	var b strings.Builder
 	for i := 0; i < h.Len(); i++ {
@@ -243,6 +261,12 @@ type HistoryReport struct {
 	Sends     int // send operations
 	Reads     int // values read by polls
 	Unseen    int // sent values no group ever read (not an anomaly: maybe not read yet)
+	// Compacted counts the sent values no group ever read that compaction
+	// removed before any consumer read past them: no anomalies, as a
+	// compacted topic keeps only the latest value of a key. The ledger
+	// books them, for a group that expected them, as losses with cause
+	// compaction.
+	Compacted int
 }
 
 // Count returns how many anomalies of kind k were found.
@@ -333,9 +357,18 @@ func CheckHistory(h *History) HistoryReport { return CheckHistoryWith(h, CheckOp
 //   - inconsistent-offset: two different values at one position.
 //
 // With CheckOptions.PerGroup, lost writes and duplicates are judged per
-// group instead (see CheckOptions). Offsets removed by compaction or
-// retention look like lost writes or skips to this checker: use it on
-// topics without compaction, or read its findings with that in mind.
+// group instead (see CheckOptions).
+//
+// The removals the history records (see History.Remove) are judged as the
+// ledger judges them. An offset the log had removed, by compaction or
+// retention, before a poll holds no value for that poll: reading past it
+// is no skip. A value compaction removed before any consumer (of the
+// group, with PerGroup) read past it is no lost write, as a compacted
+// topic keeps only the latest value of each key; HistoryReport.Compacted
+// counts those nobody read. A value retention deleted unread is still a
+// lost write, as the ledger books it as a loss with cause retention, and
+// its detail names retention. A removal after a reader passed the offset
+// explains nothing: the skip and the lost write stay anomalies.
 // O(n log n) in the history's size.
 func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 	var rep HistoryReport
@@ -371,6 +404,29 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 	for p := range known {
 		slices.Sort(known[p])
 	}
+	// The removals, by position: the op index orders each against the
+	// polls, as a removal only explains what was read past it later.
+	type removal struct {
+		op    int
+		tick  sim.Tick
+		cause sim.Cause
+	}
+	removed := map[pos]removal{}
+	for i := range h.ops {
+		if o := &h.ops[i]; o.kind == OpRemove {
+			for _, r := range h.reads[o.lo:o.hi] {
+				if _, ok := removed[pos{r.Partition, r.Offset}]; !ok {
+					removed[pos{r.Partition, r.Offset}] = removal{i, o.tick, sim.Cause(o.process)}
+				}
+			}
+		}
+	}
+	// gone reports whether the log had removed the record at k before op
+	// i: an offset it had removed holds no value for a reader.
+	gone := func(k pos, i int) bool {
+		rm, ok := removed[k]
+		return ok && rm.op < i
+	}
 	// knownBetween lists the known offsets of p strictly between a and b.
 	knownBetween := func(p int, a, b int64) []int64 {
 		ks := known[p]
@@ -399,6 +455,33 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 	type groupPart struct {
 		group string
 		p     int
+	}
+	// past holds, per partition (group ""), and per group and partition,
+	// the op indexes at which the highest offset read grew, with that
+	// offset: firstPast finds the first op that read past an offset.
+	type growth struct {
+		op  int
+		off int64
+	}
+	past := map[groupPart][]growth{}
+	grow := func(k groupPart, i int, off int64) {
+		if g := past[k]; len(g) == 0 || off > g[len(g)-1].off {
+			past[k] = append(g, growth{i, off})
+		}
+	}
+	firstPast := func(k groupPart, off int64) int {
+		g := past[k]
+		j, _ := slices.BinarySearchFunc(g, off+1, func(x growth, t int64) int { return cmp.Compare(x.off, t) })
+		if j == len(g) {
+			return len(h.ops)
+		}
+		return g[j].op
+	}
+	// excused reports whether compaction removed the record at k before
+	// the reads of k.p (by group g, or by anyone when g is "") passed it.
+	excused := func(g string, k pos) bool {
+		rm, ok := removed[k]
+		return ok && rm.cause == sim.CauseCompaction && rm.op < firstPast(groupPart{g, k.p}, k.off)
 	}
 	type topRead struct {
 		off int64
@@ -437,6 +520,9 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 			}
 			continue
 		}
+		if o.kind == OpRemove {
+			continue
+		}
 		if !slices.Contains(groups, o.group) {
 			groups = append(groups, o.group)
 		}
@@ -460,6 +546,8 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 			}
 			readCount[gv]++
 			lastTick[gv] = o.tick
+			grow(groupPart{"", r.Partition}, i, r.Offset)
+			grow(groupPart{o.group, r.Partition}, i, r.Offset)
 			gp := groupPart{o.group, r.Partition}
 			if s, ok := span[gp]; !ok {
 				span[gp] = [2]int64{r.Offset, r.Offset}
@@ -481,7 +569,12 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 				out = append(out, Anomaly{Kind: NonMonotonicPoll, Group: o.group, Process: o.process, Partition: r.Partition, Offsets: []int64{prev.off, r.Offset}, Values: []sim.ID{valueAt[pos{r.Partition, prev.off}], r.Value}, Tick: o.tick,
 					Detail: "read offset " + strconv.FormatInt(r.Offset, 10) + " after offset " + strconv.FormatInt(prev.off, 10) + " " + where})
 			case r.Offset > prev.off+1:
-				gap := knownBetween(r.Partition, prev.off, r.Offset)
+				var gap []int64
+				for _, x := range knownBetween(r.Partition, prev.off, r.Offset) {
+					if !gone(pos{r.Partition, x}, i) {
+						gap = append(gap, x)
+					}
+				}
 				if len(gap) == 0 {
 					break
 				}
@@ -496,6 +589,15 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 		}
 	}
 	readBy := func(g string, v sim.ID) bool { return valueRead[g][v] }
+	// retained names retention as the cause of a lost write at k when it
+	// deleted the record before the reads of k.p (by group g, or by anyone
+	// when g is "") passed it, as the ledger books the loss.
+	retained := func(g string, k pos) string {
+		if rm, ok := removed[k]; ok && rm.cause == sim.CauseRetention && rm.op < firstPast(groupPart{g, k.p}, k.off) {
+			return "; retention deleted it at " + rm.tick.String()
+		}
+		return ""
+	}
 	// A value sent more than once is judged at its last appearance in a
 	// partition, as Jepsen does: the earlier positions are duplicates.
 	type partValue struct {
@@ -511,32 +613,40 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 	}
 	for _, s := range sends {
 		seen := false
+		at := pos{s.r.Partition, s.r.Offset}
 		for _, g := range groups {
 			if readBy(g, s.r.Value) {
 				seen = true
 				continue
 			}
-			if !opts.PerGroup {
+			if !opts.PerGroup || excused(g, at) {
 				continue
 			}
 			// Per group: sent values inside the span the group read.
 			sp, ok := span[groupPart{g, s.r.Partition}]
 			if ok && sp[0] <= s.r.Offset && s.r.Offset <= sp[1] {
-				out = append(out, Anomaly{Kind: LostWrite, Group: g, Process: s.proc, Partition: s.r.Partition, Offsets: []int64{s.r.Offset}, Values: []sim.ID{s.r.Value}, Tick: s.tick,
-					Detail: "sent value never read by the group, which read offsets " + strconv.FormatInt(sp[0], 10) + ".." + strconv.FormatInt(sp[1], 10)})
+				d := "sent value never read by the group, which read offsets " + strconv.FormatInt(sp[0], 10) + ".." + strconv.FormatInt(sp[1], 10)
+				d += retained(g, at)
+				out = append(out, Anomaly{Kind: LostWrite, Group: g, Process: s.proc, Partition: s.r.Partition, Offsets: []int64{s.r.Offset}, Values: []sim.ID{s.r.Value}, Tick: s.tick, Detail: d})
 			}
 		}
 		if !seen {
 			rep.Unseen++
+			if excused("", at) {
+				rep.Compacted++
+			}
 		}
 		// Jepsen: an acknowledged write at or below the highest offset any
 		// consumer read in its partition, whose value no consumer read there.
-		if opts.PerGroup || readIn[s.r.Partition][s.r.Value] || s.r.Offset < lastAt[partValue{s.r.Partition, s.r.Value}] {
+		// A write compaction superseded before any consumer read past it
+		// is not lost; one retention deleted is, with that cause.
+		if opts.PerGroup || readIn[s.r.Partition][s.r.Value] || s.r.Offset < lastAt[partValue{s.r.Partition, s.r.Value}] || excused("", at) {
 			continue
 		}
 		if top, ok := highest[s.r.Partition]; ok && s.r.Offset <= top.off {
-			out = append(out, Anomaly{Kind: LostWrite, Process: s.proc, Partition: s.r.Partition, Offsets: []int64{s.r.Offset}, Values: []sim.ID{s.r.Value}, Tick: s.tick,
-				Detail: "acknowledged write never read by any consumer, although " + top.by + " read offset " + strconv.FormatInt(top.off, 10) + " of the partition"})
+			d := "acknowledged write never read by any consumer, although " + top.by + " read offset " + strconv.FormatInt(top.off, 10) + " of the partition"
+			d += retained("", at)
+			out = append(out, Anomaly{Kind: LostWrite, Process: s.proc, Partition: s.r.Partition, Offsets: []int64{s.r.Offset}, Values: []sim.ID{s.r.Value}, Tick: s.tick, Detail: d})
 		}
 	}
 	// Duplicates: a value at several positions, or read several times.

@@ -37,7 +37,7 @@ func retainOneByOne(t *Log, now sim.Tick) {
 				t.expire(p, part, "retention: age", "")
 			case c.RetentionRecords > 0 && part.size() > c.RetentionRecords:
 				t.expire(p, part, "retention: size", "")
-			case c.RetentionBytes > 0 && part.bytes > c.RetentionBytes:
+			case c.RetentionBytes > 0 && part.bytes > c.RetentionBytes && part.size() > 1:
 				t.expire(p, part, "retention: bytes", "")
 			default:
 				goto next

@@ -44,6 +44,13 @@ var (
 // Config.CompactEvery is 0.
 const DefaultCompactEvery sim.Tick = 10
 
+// MaxPartitions is the most partitions a topic may have, at creation and
+// after AddPartitions: Config.Validate refuses more, and so does
+// AddPartitions. Each partition costs memory before it holds a record, so
+// the cap keeps a mistaken count from exhausting memory. Scenario files
+// share the cap.
+const MaxPartitions = 1024
+
 // Config configures a Log.
 type Config struct {
 	// Name is required, e.g. "orders"; the trace and the World name the
@@ -51,14 +58,18 @@ type Config struct {
 	Name string
 	// Faults is consulted at the log's fault points; nil means no faults.
 	Faults *faults.Injector
-	// Partitions is the initial partition count; 0 means 1.
+	// Partitions is the initial partition count; 0 means 1. It must not
+	// exceed MaxPartitions.
 	Partitions int
 	// RetentionTicks deletes records whose age (now - produced tick) is at
 	// least this many ticks; 0 keeps records forever.
 	RetentionTicks sim.Tick
 	// RetentionRecords caps the records kept per partition; 0 = no cap.
 	RetentionRecords int
-	// RetentionBytes caps the key and body bytes kept per partition; 0 = no cap.
+	// RetentionBytes caps the key and body bytes kept per partition; 0 = no
+	// cap. It never deletes a partition's newest record, as Kafka never
+	// deletes the active segment: a record larger than the cap stays until
+	// a newer one arrives.
 	RetentionBytes int64
 	// Compact keeps only the latest record per key (a compacted topic). A
 	// record with a key and a nil Body is a tombstone: it deletes the key.
@@ -86,6 +97,9 @@ func (c Config) Validate() error {
 	}
 	if c.Partitions < 0 {
 		errs = append(errs, fmt.Errorf("%w: partitions %d is negative", ErrInvalidConfig, c.Partitions))
+	}
+	if c.Partitions > MaxPartitions {
+		errs = append(errs, fmt.Errorf("%w: partitions %d exceeds the limit of %d", ErrInvalidConfig, c.Partitions, MaxPartitions))
 	}
 	if c.RetentionTicks < 0 || c.RetentionRecords < 0 || c.RetentionBytes < 0 {
 		errs = append(errs, fmt.Errorf("%w: retention must not be negative", ErrInvalidConfig))
@@ -663,10 +677,15 @@ func (t *Log) OffsetForTick(p int, at sim.Tick) (int64, error) {
 // per-key order is no longer guaranteed across the change. Every group
 // with members rebalances. It is traced as an action whose position is
 // offset 0 of the last new partition, so a fold of the trace knows how
-// many partitions there are. It returns an error when n < 1.
+// many partitions there are. It returns an error wrapping ErrInvalidConfig,
+// and adds nothing, when n < 1 or when the topic would have more than
+// MaxPartitions partitions.
 func (t *Log) AddPartitions(n int) error {
 	if n < 1 {
 		return fmt.Errorf("%w: add %d partitions", ErrInvalidConfig, n)
+	}
+	if n > MaxPartitions-len(t.parts) {
+		return fmt.Errorf("%w: add %d partitions to %d: a topic has at most %d", ErrInvalidConfig, n, len(t.parts), MaxPartitions)
 	}
 	old := len(t.parts)
 	for i := 0; i < n; i++ {
@@ -686,17 +705,17 @@ func (t *Log) AddPartitions(n int) error {
 }
 
 // Step runs the topic's periodic work at tick now: the log's fault points
-// (partitions added, retention overtaking a group), retention, compaction
+// (partitions added, up to MaxPartitions; retention overtaking a group), retention, compaction
 // and the groups' session timeouts. O(partitions + groups x members +
 // records deleted), plus O(records) when compaction runs.
 func (t *Log) Step(now sim.Tick) {
 	if s := t.fx.partitionsAdded; s.Armed() {
 		if f := s.Check(&faults.Context{Where: t.where}); f != nil {
-			n := int(f.Param)
-			if n < 1 {
-				n = 1
+			// Param partitions (at least 1), but never past MaxPartitions.
+			n := max(min(f.Param, int64(MaxPartitions-len(t.parts))), 1)
+			if len(t.parts) < MaxPartitions {
+				_ = t.AddPartitions(int(n))
 			}
-			_ = t.AddPartitions(n)
 		}
 	}
 	if s := t.fx.overtake; s.Armed() {
@@ -735,7 +754,8 @@ func (t *Log) overtake(g *Group, f faults.Firing) {
 	}
 }
 
-// retain applies retention by age and size. In each partition it traces
+// retain applies retention by age and size (records and bytes; retention
+// by bytes keeps the newest record). In each partition it traces
 // the expiry of every record retention deletes at the head, then deletes
 // them together (see drop): what the groups remember of them and what
 // members hold of them is dealt with once per partition, not once per
@@ -758,7 +778,7 @@ func (t *Log) retain(now sim.Tick) {
 				why = "retention: age"
 			case c.RetentionRecords > 0 && n > c.RetentionRecords:
 				why = "retention: size"
-			case c.RetentionBytes > 0 && bytes > c.RetentionBytes:
+			case c.RetentionBytes > 0 && bytes > c.RetentionBytes && n > 1:
 				why = "retention: bytes"
 			}
 			if why == "" {
@@ -799,6 +819,7 @@ func (t *Log) book(p int, part *partition, i int, why, rule string) {
 		}
 		tr.EmitRef(&ev)
 	}
+	t.history.Remove(t.env.Now(), sim.CauseRetention, p, part.off(i), e.id)
 }
 
 // drop deletes the first k live records of partition p, which book has
@@ -898,6 +919,7 @@ func (t *Log) Compact() {
 				ev.Detail = "compacted"
 			}
 			t.env.Emit(ev)
+			t.history.Remove(now, sim.CauseCompaction, p, off, e.id)
 		}
 		part.truncate(w)
 		if part.head == part.recs.len() {

@@ -443,7 +443,7 @@ func (r *Run) buildLogs() error {
 		lc := &r.s.Topology.Logs[i]
 		c := eventlog.Config{Name: lc.Name, Faults: r.inj, Partitions: lc.Partitions, Compact: lc.Compaction}
 		if lc.Retention != nil {
-			c.RetentionTicks, c.RetentionRecords = lc.Retention.Ticks, lc.Retention.Records
+			c.RetentionTicks, c.RetentionRecords, c.RetentionBytes = lc.Retention.Ticks, lc.Retention.Records, lc.Retention.Bytes
 		}
 		t, err := eventlog.New(r.w, c)
 		if err != nil {

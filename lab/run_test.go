@@ -279,6 +279,21 @@ expect:
   - {metric: log.r.start, op: "==", value: 7}
   - {metric: log.r.partitions, op: "==", value: 1}
 `},
+	{name: "log-retention-bytes", src: `
+title: t
+run: {ticks: 40}
+topology:
+  logs:
+    - {name: b, retention: {bytes: 1}}
+actors:
+  producers:
+    - {name: p, to: {log: b}, count: 10, keys: [x, y]}
+expect:
+  - {metric: log.b.records, op: "==", value: 1}
+  - {metric: log.b.start, op: "==", value: 9}
+  - {metric: log.b.end, op: "==", value: 10}
+  - {metric: ledger.lost_retention, op: "==", value: 0}
+`},
 	{name: "group-members-commit-modes", src: `
 title: t
 run: {until: drained, max_ticks: 200}

@@ -119,6 +119,10 @@ func words[T encoding.TextMarshaler](vs ...T) []string {
 	return out
 }
 
+// maxRetentionBytes caps a log's retention.bytes: 1 GiB of keys and bodies
+// per partition is far beyond what a scenario's messages can fill.
+const maxRetentionBytes = 1 << 30
+
 // Ranges of the integer fields.
 var (
 	tickRange     = bounds{0, MaxTicks, "ticks are capped at 1000000"}
@@ -230,12 +234,14 @@ var (
 	retentionObj = &object{what: "retention", fields: []field{
 		fWith(fTicks("ticks", durationRange, "Ticks", "records older than this are deleted"), func(f *field) { f.defDoc = "no limit" }),
 		fWith(fInt("records", bounds{1, MaxMessages, ""}, "Records", "records kept per partition"), func(f *field) { f.defDoc = "no limit" }),
+		{name: "bytes", kind: kInt64, min: 1, max: maxRetentionBytes, note: "bytes are capped at 1073741824", gofield: "Bytes", defDoc: "no limit",
+			doc: "key and body bytes kept per partition; the newest record stays, however large"},
 	}}
 
 	logObj = &object{what: "log", title: "log", anchor: "log", fields: []field{
 		fName("name", "log name", "Name", true, ""),
 		withDef(fInt("partitions", partRange, "Partitions", ""), 1),
-		{name: "retention", kind: kObject, of: retentionObj, gofield: "Retention", inline: true, defDoc: "none (keep all)", doc: "at least one of `ticks`, `records`"},
+		{name: "retention", kind: kObject, of: retentionObj, gofield: "Retention", inline: true, defDoc: "none (keep all)", doc: "at least one of `ticks`, `records`, `bytes`"},
 		fBool("compaction", "Compaction", "keep only the latest record per key; tombstones delete"),
 	}}
 

@@ -89,8 +89,8 @@ func hooks() {
 		}
 	}
 	retentionObj.check = func(d *dec, p any) {
-		if r := p.(*Retention); !r.Has("ticks") && !r.Has("records") {
-			d.errf(r.Pos, "retention needs ticks or records (or both)")
+		if r := p.(*Retention); !r.Has("ticks") && !r.Has("records") && !r.Has("bytes") {
+			d.errf(r.Pos, "retention needs ticks, records or bytes (or several)")
 		}
 	}
 	hook(serviceObj, "publish_to", func(d *dec, v ast.Node, s reflect.Value) {

@@ -20,22 +20,22 @@ import (
 // before anything is allocated for it, so a runaway file cannot exhaust
 // memory or run forever.
 const (
-	MaxFileSize     = 1 << 20   // bytes of YAML
-	MaxTicks        = 1_000_000 // run length and every tick value
-	MaxMessages     = 500_000   // messages over all producers: held in one queue at once, they fit in 256 MiB
-	MaxRate         = 10_000    // messages per tick of one producer
-	MaxPartitions   = 1024      // partitions of one log, also after add_partitions
-	MaxEntities     = 256       // queues, topics, logs, groups or services of each kind
-	MaxActors       = 1024      // producers, consumers, members, relays or subscribers of each kind
-	MaxInstances    = 64        // instances of one consumer
-	MaxBatch        = 10_000    // receive, poll and relay batch sizes
-	MaxBuffer       = 100_000   // pub/sub subscriber buffer
-	MaxKeys         = 1_000_000 // distinct keys of one producer (key_count)
-	MaxKeyList      = 10_000    // keys written out as a list
-	MaxReceiveCount = 1000      // dead_letter.max_receive_count
-	MaxAttempts     = 1000      // outbox relay attempts before a row is dead
-	MaxCascade      = 1000      // topic cascade_limit
-	MaxRetries      = 1000      // fan_out_retry immediate and backoff retries, each
+	MaxFileSize     = 1 << 20                // bytes of YAML
+	MaxTicks        = 1_000_000              // run length and every tick value
+	MaxMessages     = 500_000                // messages over all producers: held in one queue at once, they fit in 256 MiB
+	MaxRate         = 10_000                 // messages per tick of one producer
+	MaxPartitions   = eventlog.MaxPartitions // partitions of one log, also after add_partitions
+	MaxEntities     = 256                    // queues, topics, logs, groups or services of each kind
+	MaxActors       = 1024                   // producers, consumers, members, relays or subscribers of each kind
+	MaxInstances    = 64                     // instances of one consumer
+	MaxBatch        = 10_000                 // receive, poll and relay batch sizes
+	MaxBuffer       = 100_000                // pub/sub subscriber buffer
+	MaxKeys         = 1_000_000              // distinct keys of one producer (key_count)
+	MaxKeyList      = 10_000                 // keys written out as a list
+	MaxReceiveCount = 1000                   // dead_letter.max_receive_count
+	MaxAttempts     = 1000                   // outbox relay attempts before a row is dead
+	MaxCascade      = 1000                   // topic cascade_limit
+	MaxRetries      = 1000                   // fan_out_retry immediate and backoff retries, each
 
 	// The budget on derived work, enforced as a run goes (sim.Budget): a
 	// run that exceeds one stops at once with a runtime error naming it.
@@ -245,7 +245,8 @@ type Emit struct {
 
 // Log is a partitioned event log topic. The runner maps it onto
 // eventlog.Config: Compaction is its Compact, and Retention its
-// RetentionTicks and RetentionRecords (nil keeps every record).
+// RetentionTicks, RetentionRecords and RetentionBytes (nil keeps every
+// record).
 type Log struct {
 	Node
 	Name       string
@@ -254,12 +255,15 @@ type Log struct {
 	Compaction bool
 }
 
-// Retention deletes log records older than Ticks or beyond Records per
-// partition; 0 means no limit of that kind, and at least one is set.
+// Retention deletes log records older than Ticks, beyond Records per
+// partition, or beyond Bytes of keys and bodies per partition (never a
+// partition's newest record); 0 means no limit of that kind, and at least
+// one is set.
 type Retention struct {
 	Node
 	Ticks   sim.Tick
 	Records int
+	Bytes   int64
 }
 
 // Group is a consumer group of a log, by name. The runner maps it onto

@@ -315,9 +315,16 @@ func lossWhy(l *Ledger, o *Outcome) (bool, string) {
 	return false, ""
 }
 
-// violation returns a violation of check about o.
+// violation returns a violation of check about o, at the tick it
+// happened: for an origin applied more than once, which no check judges
+// but as a repeated effect, its second effect (Outcome.Again); else the
+// outcome's evidence (Outcome.Tick).
 func (o *Outcome) violation(check, why string) Violation {
-	return Violation{Check: check, Msg: o.Origin, Key: o.Key, Consumer: o.Consumer, Tick: o.Tick, Detail: why}
+	t := o.Tick
+	if o.Effects > 1 {
+		t = o.Again
+	}
+	return Violation{Check: check, Msg: o.Origin, Key: o.Key, Consumer: o.Consumer, Tick: t, Detail: why}
 }
 
 // perOrigin builds a checker that judges every origin routed to the

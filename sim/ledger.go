@@ -87,7 +87,11 @@ type Entry struct {
 	Missed       bool  // not delivered because the consumer was offline (by design)
 	Lost         Cause // set when this consumer lost the copy
 	FirstApplied Tick
-	LastSeen     Tick
+	// SecondApplied is when the handler recorded its second effect, the
+	// tick at which applying the copy more than once happened; 0 while
+	// Applied is below 2.
+	SecondApplied Tick
+	LastSeen      Tick
 }
 
 // Loss is one recorded loss.
@@ -261,7 +265,8 @@ const (
 	fieldDelivered // a delivery's count past its field
 	fieldApplied
 	fieldSkipped
-	fieldCause // a delivery's loss cause past causeWide
+	fieldCause         // a delivery's loss cause past causeWide
+	fieldSecondApplied // the tick of a delivery's second effect, kept for the few copies applied twice
 )
 
 // put32 returns t as a tick32, keeping it in l.wide when it does not fit.
@@ -539,7 +544,7 @@ type Ledger struct {
 	byName    map[string]ConsumerRef // consumer name -> handle, once there are more than scanMax
 	losses    list[loss]
 	strs      strtab           // keys and types of the records
-	wide      map[wideKey]Tick // values that do not fit their field: ticks past a tick32, counts past 16 bits, causes past causeWide
+	wide      map[wideKey]Tick // values that do not fit their field: ticks past a tick32, counts past 16 bits, causes past causeWide; and the tick of each second effect
 	lastKey   strCache
 	types     []string          // message types, index 0 is ""
 	typeIdx   map[string]uint16 // type -> index into types
@@ -728,9 +733,14 @@ func (l *Ledger) processed(id ID, c ConsumerRef, t Tick) {
 	d.bits |= delExpected | delHandled
 	first := !d.applied()
 	l.incHalf(id, c, fieldApplied, &d.handled, lowHalf)
-	if first {
+	switch {
+	case first:
 		l.setFirstApplied(id, c, d, t)
 		l.consumers[c].order.push(id)
+	case d.handled&0xf == 2:
+		// The second effect: the tick a duplicate effect happened at,
+		// which the checkers name. Only copies applied twice pay for it.
+		l.putWide(id, c, fieldSecondApplied, t)
 	}
 }
 
@@ -1324,6 +1334,9 @@ func (l *Ledger) exportDelivery(id ID, c ConsumerRef, e *delivery) Entry {
 		Applied: l.halfCount(id, c, fieldApplied, e.handled, lowHalf), Skipped: l.halfCount(id, c, fieldSkipped, e.handled, highHalf),
 		Acked: e.bits&delAcked != 0, Handled: e.bits&delHandled != 0, Missed: e.bits&delMissed != 0, FirstApplied: l.firstApplied(id, c, e),
 		LastSeen: l.get32(id, c, fieldLastSeen, e.lastSeen), Lost: l.causeOf(id, c, e)}
+	if d.Applied > 1 {
+		d.SecondApplied = l.wide[wideKey{id, c, fieldSecondApplied}]
+	}
 	return d
 }
 

@@ -117,7 +117,7 @@ func (l *Ledger) Tally(check, consumer string, n int) (t Tally, ok bool) {
 	if first != NoConsumer && (check == "at-most-once" || check == "exactly-once") {
 		t.Fixed = sum.twice
 		o := x.firstTwice(l, first)
-		t.First = o.violation(check, "effect applied "+strconv.Itoa(o.Effects)+" times")
+		t.First = o.violation(l, check, "effect applied "+strconv.Itoa(o.Effects)+" times")
 	}
 	return t, true
 }
@@ -563,7 +563,7 @@ func (x *statsIndex) firstBad(l *Ledger, c ConsumerRef, check string, want int, 
 	added, next := 0, 0
 	emit := func(o *Outcome) {
 		if ok, why := bad(o); ok && added < want {
-			out = append(out, o.violation(check, why))
+			out = append(out, o.violation(l, check, why))
 			added++
 		}
 	}

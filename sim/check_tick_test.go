@@ -2,6 +2,7 @@ package sim
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,36 @@ func TestDuplicateEffectViolationIsAtTheSecondEffect(t *testing.T) {
 				t.Errorf("%s: %s: Tally first %v, want %v", c.name, ch.Name(), tl.First, vs[0])
 			}
 		}
+	}
+}
+
+// A message still pending in a queue that no consumer ever took anything
+// from is named by the queue it waits in, not as a consumer's, and is
+// pending as of the tick the run reached (Reach), not of the last send. A
+// queue whose worker did receive keeps naming its logical consumer.
+func TestPendingInAQueueNoConsumerReadsNamesTheQueue(t *testing.T) {
+	l := feed(
+		Event{Tick: 1, Kind: KindSent, Where: "queue:orders", Consumer: "orders", Msg: 1, Key: "k"},
+		Event{Tick: 2, Kind: KindSent, Where: "queue:orders", Consumer: "orders", Msg: 2, Key: "k"},
+	)
+	l.Reach(30)
+	want := "no-loss: m1 key=k t=1: still pending in queue:orders at t=30, and no consumer took anything from it; the run ended before it was settled"
+	for _, ch := range []Checker{NoLoss(), AtLeastOnce("orders")} {
+		vs := ch.Violations(l)
+		if len(vs) != 2 || vs[0].Consumer != "" || strings.Replace(vs[0].String(), ch.Name(), "no-loss", 1) != want {
+			t.Errorf("%s: got %v, want first %q", ch.Name(), vs, want)
+		}
+		if first := l.FirstViolations(ch, "", 0, 1); len(first) != 1 || first[0] != vs[0] {
+			t.Errorf("%s: FirstViolations %v, want %v", ch.Name(), first, vs[0])
+		}
+	}
+	read := feed(
+		Event{Tick: 1, Kind: KindSent, Where: "queue:orders", Consumer: "orders", Msg: 1, Key: "k"},
+		Event{Tick: 2, Kind: KindReceived, Where: "queue:orders", Actor: "w", Consumer: "orders", Msg: 1},
+	)
+	read.Reach(30)
+	vs := NoLoss().Violations(read)
+	if len(vs) != 1 || vs[0].String() != "no-loss: m1 key=k consumer=orders t=2: still pending at t=30 (queue:orders) after 1 deliveries without an effect; the run ended before it was settled" {
+		t.Errorf("a queue a worker read: got %v", vs)
 	}
 }

@@ -487,6 +487,7 @@ func (l *Ledger) causeOf(id ID, c ConsumerRef, d *delivery) Cause {
 type consumerBook struct {
 	ref     ConsumerRef
 	name    string
+	acted   bool       // the consumer did something a consumer does (see Ledger.acts)
 	entries deliveries // indexed by ID; older chunks packed
 	order   idSeq      // first applications, in order
 	// firstWide holds, by ID, the FirstApplied of the deliveries whose
@@ -631,12 +632,15 @@ func (l *Ledger) Emit(e *Event) {
 		l.processed(e.Msg, l.ref(e.Consumer), e.Tick)
 	case KindSkipped:
 		c := l.ref(e.Consumer)
+		l.acts(c)
 		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delExpected | delHandled
 			l.incHalf(e.Msg, c, fieldSkipped, &d.handled, highHalf)
 		}
 	case KindFailed:
-		if d := l.entryOf(e); d != nil {
+		c := l.ref(e.Consumer)
+		l.acts(c)
+		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delHandled
 		}
 	case KindAcked:
@@ -684,6 +688,7 @@ func (l *Ledger) Emit(e *Event) {
 		l.deleted(e.Msg, l.known(e), state, cause, e.Tick)
 	case KindMissed:
 		c := l.ref(e.Consumer)
+		l.acts(c)
 		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delExpected | delMissed
 			l.seen(e.Msg, c, d, e.Tick)
@@ -715,6 +720,7 @@ func (l *Ledger) folded() {
 
 // processed records an applied effect of copy id by consumer c at tick t.
 func (l *Ledger) processed(id ID, c ConsumerRef, t Tick) {
+	l.acts(c)
 	d := l.entry(id, c)
 	if d == nil {
 		return
@@ -794,6 +800,7 @@ func (l *Ledger) bookDeliveries(id ID, f *LedgerFanout, t Tick) bool {
 		}
 		switch {
 		case d != nil && plain && d.delivered < math.MaxUint8-1 && !d.applied():
+			l.consumers[c].acted = true
 			d.bits |= delExpected
 			d.delivered++
 			d.lastSeen = tick32(t)
@@ -1064,6 +1071,7 @@ func (l *Ledger) delivered(e *Event) {
 // deliveredTo records one more delivery at tick t in d, the delivery of
 // copy id to consumer c.
 func (l *Ledger) deliveredTo(id ID, c ConsumerRef, d *delivery, t Tick) {
+	l.consumers[c].acted = true // d is c's, so c is a consumer of the ledger
 	d.bits |= delExpected
 	l.incByte(id, c, fieldDelivered, &d.delivered)
 	l.seen(id, c, d, t)
@@ -1087,6 +1095,7 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 			l.setState(e.Msg, r, StateLost, e.Tick)
 		}
 		c := l.ref(e.Consumer)
+		l.acts(c)
 		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delExpected
 			l.setCause(e.Msg, c, d, l.cause(cause))
@@ -1127,6 +1136,7 @@ func (l *Ledger) subscribe(e *Event) {
 	if c == NoConsumer {
 		return
 	}
+	l.acts(c)
 	for int(w) >= len(l.subs) {
 		l.subs = append(l.subs, nil)
 	}
@@ -1256,6 +1266,7 @@ func (l *Ledger) lookup(name string) ConsumerRef {
 // settles, done unless a broker duplicate of it is still held. O(1)
 // amortised.
 func (l *Ledger) acked(id ID, c ConsumerRef, t Tick) {
+	l.acts(c)
 	if d := l.entry(id, c); d != nil {
 		d.bits |= delAcked
 	}
@@ -1268,9 +1279,36 @@ func (l *Ledger) acked(id ID, c ConsumerRef, t Tick) {
 	}
 }
 
-// entryOf returns the delivery of e's copy to e.Consumer, or nil.
-func (l *Ledger) entryOf(e *Event) *delivery {
-	return l.entry(e.Msg, l.ref(e.Consumer))
+// acts notes that consumer c (NoConsumer: none) did something a
+// consumer does: it was delivered a copy, handled, acknowledged, missed or
+// lost one, or followed a log. A consumer that only sends named, as a
+// queue's logical consumer is named by the queue, has not acted: nothing
+// takes from that queue (see Ledger.unread).
+func (l *Ledger) acts(c ConsumerRef) {
+	if c >= 0 && int(c) < len(l.consumers) {
+		l.consumers[c].acted = true
+	}
+}
+
+// unread reports whether the consumer called name was only ever named as
+// where copies are routed (a queue's logical consumer, named by the
+// queue's sends) and never acted (see acts): a copy pending for it waits
+// in a component nothing takes from.
+func (l *Ledger) unread(name string) bool {
+	c := l.Consumer(name)
+	return c != NoConsumer && !l.consumers[c].acted
+}
+
+// Reach notes that the run went on to tick t with no event the fold
+// reads, as an event of a kind the fold ignores at tick t does when Emit
+// folds it: what is still pending at the end is then pending as of t. A
+// run calls it with the tick it ended at before it judges its
+// expectations; the trace carries that tick in the "checked" events it
+// traces there, so a ledger folded from the trace reaches it as well.
+func (l *Ledger) Reach(t Tick) {
+	if l != nil {
+		l.last = t
+	}
 }
 
 // linked reports whether copy id has a lineage: an origin or copies made

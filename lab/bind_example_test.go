@@ -58,7 +58,7 @@ expect:
 	fmt.Println(err)
 	// Output:
 	// naive: pass=false
-	//    exactly-once: m2 key=order-2 consumer=orders t=2: effect applied 2 times
+	//    exactly-once: m2 key=order-2 consumer=orders t=3: effect applied 2 times
 	// idempotent: pass=true
 	// lab: no consumer "biling" in orders.yaml; it has: billing (did you mean "billing"?)
 }

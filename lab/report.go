@@ -65,7 +65,12 @@ func (o Outcome) String() string {
 
 // evaluate evaluates every expectation on the ledger and the models, tracing
 // each as a "checked" event. The report's Stats are Finish's to fill in.
+// The ledger is brought to the tick the run ended at first (Reach), which
+// may be later than its last event: what is still pending is pending as
+// of then, as a ledger folded from the trace finds it, since the trace's
+// "checked" events carry that tick.
 func (r *Run) evaluate() *Report {
+	r.env.Ledger.Reach(r.w.Now())
 	rep := &Report{Title: r.s.Title, File: r.s.File, Seed: r.seed, Ticks: r.w.Now(), Drained: r.drained,
 		Undrained: r.s.Run.Until == scenario.UntilDrained && !r.Drained()}
 	hold := r.checksHold(r.summed)

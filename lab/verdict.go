@@ -15,8 +15,9 @@ type Standing uint8
 // is Broken only when one of its violations is settled, that is, nothing the
 // run does later can undo it (see Run.settledBy for the rule per check
 // kind: an effect applied twice, too many duplicates, an inversion of
-// order). Everything that may still change reads NotYet: a message not yet
-// delivered, a loss that a re-publish or a redrive may still contradict, a
+// order, a loss no later event can undo). Everything that may still change
+// reads NotYet: a message not yet delivered, a loss that a seek back, a
+// re-publish or a redrive may still contradict, a
 // consumer that has not been routed anything yet, a metric comparison that
 // does not hold yet, a check the lesson expects to be violated that has not
 // been violated yet, and a check with no violation so far (a message
@@ -206,10 +207,14 @@ func (r *Run) judge(e *scenario.Expectation, final bool) Judgement {
 //     count only grows; a consumer not yet known or routed nothing is not.
 //   - ordered_per_key: an inversion is settled, since the order of first
 //     applications is fixed; "no keyed effect yet" is not.
-//   - no_loss, at_least_once: never settled before the end. A loss can be
-//     contradicted later (a relay re-publishes, a DLQ is redriven, a
-//     consumer applies the message after all), and a pending message may
-//     still arrive.
+//   - no_loss, at_least_once: a loss no later event can undo is settled
+//     (sim.Ledger.LostForGood: a final cause, such as an ephemeral
+//     delivery that failed or a copy retention deleted, of a copy that
+//     left every broker with no way back). Any other loss can be
+//     contradicted later (a seek back re-reads it, a relay re-publishes, a
+//     DLQ is redriven, a consumer applies the message after all), and a
+//     pending message may still arrive: they are not settled, and neither
+//     is a loss before any consumer.
 //
 // A consumer the ledger does not know yet is never settled either: the
 // ledger learns consumers from their first event. The rule costs O(1) per
@@ -226,6 +231,11 @@ func (r *Run) settledBy(e *scenario.Expectation) func(sim.Violation) bool {
 			return never
 		}
 		return func(v sim.Violation) bool { return v.Msg != 0 && l.Effects(v.Msg, v.Consumer) > 1 }
+	case scenario.CheckNoLoss, scenario.CheckAtLeastOnce:
+		if l == nil {
+			return never
+		}
+		return func(v sim.Violation) bool { return v.Msg != 0 && v.Consumer != "" && l.LostForGood(v.Msg, v.Consumer) }
 	case scenario.CheckMaxDuplicates:
 		over := l != nil && e.Max >= 0 && (name == "" || l.Consumer(name) != sim.NoConsumer) && l.Duplicates(name) > e.Max
 		return func(sim.Violation) bool { return over }

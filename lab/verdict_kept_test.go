@@ -63,6 +63,8 @@ func walkTally(l *sim.Ledger, check, name string, n int, vs []sim.Violation) sim
 		switch check {
 		case "at-most-once", "exactly-once":
 			fixed = v.Msg != 0 && l.Effects(v.Msg, v.Consumer) > 1
+		case "no-loss", "at-least-once":
+			fixed = v.Msg != 0 && v.Consumer != "" && l.LostForGood(v.Msg, v.Consumer)
 		case "ordered-per-key":
 			fixed = v.Msg != 0
 		case "max-duplicates":

@@ -52,10 +52,10 @@ func Example_testYourHandler() {
 	// Output:
 	// naive: charged 26 for 20 payments
 	// 5 delivery violation(s):
-	// 	exactly-once: m3 key=order-3 consumer=payments t=3: effect applied 2 times
-	// 	exactly-once: m4 key=order-4 consumer=payments t=4: effect applied 2 times
-	// 	exactly-once: m7 key=order-7 consumer=payments t=9: effect applied 2 times
-	// 	exactly-once: m8 key=order-8 consumer=payments t=10: effect applied 3 times
-	// 	exactly-once: m18 key=order-18 consumer=payments t=22: effect applied 2 times
+	// 	exactly-once: m3 key=order-3 consumer=payments t=6: effect applied 2 times
+	// 	exactly-once: m4 key=order-4 consumer=payments t=8: effect applied 2 times
+	// 	exactly-once: m7 key=order-7 consumer=payments t=14: effect applied 2 times
+	// 	exactly-once: m8 key=order-8 consumer=payments t=16: effect applied 3 times
+	// 	exactly-once: m18 key=order-18 consumer=payments t=26: effect applied 2 times
 	// idempotent: charged 20 for 20 payments, err=<nil>
 }

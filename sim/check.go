@@ -256,7 +256,7 @@ func NoLoss() Checker {
 		}
 		visit := func(o *Outcome) {
 			if bad, why := lossWhy(l, o); bad {
-				out = append(out, o.violation("no-loss", why))
+				out = append(out, o.violation(l, "no-loss", why))
 			}
 		}
 		finish := func() []Violation {
@@ -294,6 +294,10 @@ func lossWhy(l *Ledger, o *Outcome) (bool, string) {
 	case VerdictLost:
 		return true, "lost (" + string(o.Cause) + ")"
 	case VerdictPending:
+		if o.Deliveries == 0 && o.Where != "" && l.unread(o.Consumer) {
+			return true, "still pending in " + o.Where + " at t=" + strconv.FormatInt(int64(l.last), 10) +
+				", and no consumer took anything from it; the run ended before it was settled"
+		}
 		s := "still pending at t=" + strconv.FormatInt(int64(l.last), 10)
 		if o.Where != "" {
 			s += " (" + o.Where + ")"
@@ -315,9 +319,23 @@ func lossWhy(l *Ledger, o *Outcome) (bool, string) {
 	return false, ""
 }
 
-// violation returns a violation of check about o.
-func (o *Outcome) violation(check, why string) Violation {
-	return Violation{Check: check, Msg: o.Origin, Key: o.Key, Consumer: o.Consumer, Tick: o.Tick, Detail: why}
+// violation returns a violation of check about o, at the tick it
+// happened: for an origin applied more than once, which no check judges
+// but as a repeated effect, its second effect (Outcome.Again); else the
+// outcome's evidence (Outcome.Tick). It names o's consumer, unless that
+// consumer never acted (Ledger.unread): a queue's logical consumer that
+// nothing took from is the queue, which the violation's words name as
+// where the message waits.
+func (o *Outcome) violation(l *Ledger, check, why string) Violation {
+	t := o.Tick
+	if o.Effects > 1 {
+		t = o.Again
+	}
+	v := Violation{Check: check, Msg: o.Origin, Key: o.Key, Consumer: o.Consumer, Tick: t, Detail: why}
+	if o.Verdict == VerdictPending && o.Deliveries == 0 && l.unread(o.Consumer) {
+		v.Consumer = ""
+	}
+	return v
 }
 
 // perOrigin builds a checker that judges every origin routed to the
@@ -339,7 +357,7 @@ func perOrigin(check, name string, lossOnly bool, f func(l *Ledger, o *Outcome) 
 		visit := func(o *Outcome) {
 			n++
 			if bad, why := f(l, o); bad {
-				out = append(out, o.violation(check, why))
+				out = append(out, o.violation(l, check, why))
 			}
 		}
 		finish := func() []Violation {

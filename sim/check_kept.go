@@ -17,7 +17,9 @@ type Tally struct {
 	// undo, because what they rest on only grows: an effect applied more
 	// than once (at-most-once, exactly-once) and an inversion of order
 	// (ordered-per-key), more duplicate deliveries than allowed
-	// (max-duplicates). Every other check has none.
+	// (max-duplicates), and a loss no later event can undo (no-loss,
+	// at-least-once; see LostForGood). Nothing else is fixed: a message
+	// still pending may yet be applied.
 	Fixed int
 	// First is the first of the fixed violations in the order Violations
 	// returns them, the zero Violation when Fixed is 0.
@@ -70,7 +72,9 @@ func (l *Ledger) Tally(check, consumer string, n int) (t Tally, ok bool) {
 		}
 		t.Count = x.total.beforeLost + x.total.unrouted
 		for i := range l.consumers {
-			t.Count += x.judged(l, ConsumerRef(i)).lossBad
+			j := x.judged(l, ConsumerRef(i))
+			t.Count += j.lossBad
+			t.settleLosses(l, x, ConsumerRef(i), &j, check)
 		}
 		return t, true
 	}
@@ -92,6 +96,9 @@ func (l *Ledger) Tally(check, consumer string, n int) (t Tally, ok bool) {
 		sum.add(&j, 1)
 		if j.twice > 0 && first == NoConsumer {
 			first = c
+		}
+		if check == "at-least-once" {
+			t.settleLosses(l, x, c, &j, check)
 		}
 	}
 	if sum.routed == 0 {
@@ -117,9 +124,27 @@ func (l *Ledger) Tally(check, consumer string, n int) (t Tally, ok bool) {
 	if first != NoConsumer && (check == "at-most-once" || check == "exactly-once") {
 		t.Fixed = sum.twice
 		o := x.firstTwice(l, first)
-		t.First = o.violation(check, "effect applied "+strconv.Itoa(o.Effects)+" times")
+		t.First = o.violation(l, check, "effect applied "+strconv.Itoa(o.Effects)+" times")
 	}
 	return t, true
+}
+
+// settleLosses adds consumer c's losses that no later event can undo, j
+// being c's judged counts, to t.Fixed, the fixed violations of check
+// (no-loss or at-least-once), and makes the first of them t.First when it
+// has none yet: the consumers are asked in the ledger's order, the order
+// the checker reports them in, and no-loss reports its losses before any
+// consumer first, which are never fixed.
+func (t *Tally) settleLosses(l *Ledger, x *statsIndex, c ConsumerRef, j *judgeCount, check string) {
+	if j.final == 0 {
+		return
+	}
+	if t.Fixed == 0 {
+		o := x.firstFinal(l, c)
+		_, why := lossWhy(l, &o)
+		t.First = o.violation(l, check, why)
+	}
+	t.Fixed += j.final
 }
 
 // judgeCount is what a set of one consumer's outcomes gives each checker
@@ -131,6 +156,8 @@ type judgeCount struct {
 	exactlyBad int // exactly-once violations
 	twice      int // outcomes whose effect was applied more than once
 	first      ID  // the smallest origin applied more than once, when twice > 0
+	final      int // outcomes lost for good (lostForGood)
+	firstFinal ID  // the smallest origin lost for good, when final > 0
 }
 
 // add adds c's counts to j, times sign (1 or -1); first is left to the
@@ -141,6 +168,7 @@ func (j *judgeCount) add(c *judgeCount, sign int) {
 	j.atMostBad += sign * c.atMostBad
 	j.exactlyBad += sign * c.exactlyBad
 	j.twice += sign * c.twice
+	j.final += sign * c.final
 }
 
 // count judges outcome o with the outcome checkers' own decisions
@@ -161,6 +189,12 @@ func (j *judgeCount) count(l *Ledger, o *Outcome) {
 			j.first = o.Origin
 		}
 		j.twice++
+	}
+	if lostForGood(l, o) {
+		if j.final == 0 || o.Origin < j.firstFinal {
+			j.firstFinal = o.Origin
+		}
+		j.final++
 	}
 }
 
@@ -209,6 +243,19 @@ func (x *statsIndex) firstTwice(l *Ledger, c ConsumerRef) Outcome {
 		}
 	})
 	return best
+}
+
+// firstFinal returns consumer c's outcome with the smallest origin lost
+// for good, which it must have: lostForGood takes no lineage, so the
+// smallest over the chunks' kept origins is it. O(chunks).
+func (x *statsIndex) firstFinal(l *Ledger, c ConsumerRef) Outcome {
+	var first ID
+	for _, p := range x.parts {
+		if int(c) < len(p.judge) && p.judge[c].final > 0 && (first == 0 || p.judge[c].firstFinal < first) {
+			first = p.judge[c].firstFinal
+		}
+	}
+	return l.unlinkedOutcome(first, c)
 }
 
 // unlinkedOutcome returns the outcome of the unlinked copy id for consumer
@@ -563,7 +610,7 @@ func (x *statsIndex) firstBad(l *Ledger, c ConsumerRef, check string, want int, 
 	added, next := 0, 0
 	emit := func(o *Outcome) {
 		if ok, why := bad(o); ok && added < want {
-			out = append(out, o.violation(check, why))
+			out = append(out, o.violation(l, check, why))
 			added++
 		}
 	}
@@ -591,4 +638,71 @@ func (x *statsIndex) firstBad(l *Ledger, c ConsumerRef, check string, want int, 
 	}
 	flush(^ID(0))
 	return out
+}
+
+// finalCauses are the causes of a loss that the models never take back:
+// the copy was deleted (retention, compaction, purge), dropped by a full
+// buffer (overflow), thrown away by a disconnect, given up by a publish
+// nobody retries (broker unavailable), acknowledged before a handler that
+// then crashed (ack before processing), or failed in an ephemeral
+// delivery that is never redelivered (handler failed). The other causes
+// leave a way back: a seek or an offset reset moves a group past a record
+// the log still holds, and a seek back reads it again (so may a group
+// that committed before processing); a projection's skipped record is
+// applied by a rebuild; a dead outbox row or a fan-out's forward belongs
+// to copies of a lineage, which a redrive or a relay can carry on.
+var finalCauses = [...]Cause{CauseRetention, CauseCompaction, CausePurge, CauseOverflow, CauseDisconnect,
+	CauseBrokerUnavailable, CauseAckBeforeProcess, CauseHandlerFailed}
+
+// lostForGood reports whether outcome o is a loss that no later event can
+// undo, so a no-loss or at-least-once violation about it is settled
+// before the end of the run: its verdict is lost, with one of the
+// finalCauses, and its one copy, the origin itself (no lineage that a
+// redrive, a relay or a fan-out could carry on), left every broker with
+// no way back: it was handed to a broker once (a copy from an outbox,
+// which a relay may publish again, is handed over twice), and it is not
+// held, parked or waiting to enter one (pending, created, dead-lettered
+// or redriven). Anything else, a message still pending above all, may yet
+// be applied. It reads the copy's record: O(1).
+func lostForGood(l *Ledger, o *Outcome) bool {
+	if o.Verdict != VerdictLost || o.Copies != 1 || o.Last != o.Origin || l.linked(o.Origin) {
+		return false
+	}
+	final := false
+	for _, c := range finalCauses {
+		final = final || o.Cause == c
+	}
+	if !final {
+		return false
+	}
+	r, ok := l.recs.get(uint64(o.Origin))
+	if !ok || r.flags&recRegistered == 0 || r.sends != 1 {
+		return false
+	}
+	switch r.State {
+	case StatePending, StateCreated, StateDeadLettered, StateRedriven:
+		return false
+	}
+	return true
+}
+
+// LostForGood reports whether the consumer called name lost origin in a
+// way no later event can undo (see Tally.Fixed): a no-loss or
+// at-least-once violation about it is settled before the end of the run.
+// It is false for an origin the consumer applied, still waits for, or may
+// yet get again, and for a consumer or origin the ledger does not know.
+// It costs O(1).
+func (l *Ledger) LostForGood(origin ID, name string) bool {
+	if l == nil || origin == 0 || l.linked(origin) {
+		return false
+	}
+	c := l.Consumer(name)
+	if c == NoConsumer {
+		return false
+	}
+	if e, ok := l.consumers[c].entries.get(uint64(origin)); !ok || e.bits&delExpected == 0 {
+		return false
+	}
+	o := l.unlinkedOutcome(origin, c)
+	return lostForGood(l, &o)
 }

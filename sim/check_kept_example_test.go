@@ -27,6 +27,6 @@ func ExampleLedger_Tally() {
 	fmt.Println(t.Count, "violations,", t.Fixed, "fixed:", t.First)
 	fmt.Println(len(sim.ExactlyOnce("billing").Violations(l)), "violations from the walk")
 	// Output:
-	// 2 violations, 1 fixed: exactly-once: m1 key=kunde-A consumer=billing t=2: effect applied 2 times
+	// 2 violations, 1 fixed: exactly-once: m1 key=kunde-A consumer=billing t=3: effect applied 2 times
 	// 2 violations from the walk
 }

@@ -96,7 +96,7 @@ func ExampleCheck() {
 	// 4 delivery violation(s):
 	// 	no-loss: m2 key=order-2 consumer=billing t=2: lost (ack before processing)
 	// 	exactly-once: m2 key=order-2 consumer=billing t=2: lost (ack before processing)
-	// 	exactly-once: m3 key=order-3 consumer=billing t=3: effect applied 2 times
+	// 	exactly-once: m3 key=order-3 consumer=billing t=10: effect applied 2 times
 	// 	max-duplicates: - consumer=biling t=10: the ledger knows no consumer "biling"; it knows: "billing"
 }
 

@@ -87,7 +87,11 @@ type Entry struct {
 	Missed       bool  // not delivered because the consumer was offline (by design)
 	Lost         Cause // set when this consumer lost the copy
 	FirstApplied Tick
-	LastSeen     Tick
+	// SecondApplied is when the handler recorded its second effect, the
+	// tick at which applying the copy more than once happened; 0 while
+	// Applied is below 2.
+	SecondApplied Tick
+	LastSeen      Tick
 }
 
 // Loss is one recorded loss.
@@ -261,7 +265,8 @@ const (
 	fieldDelivered // a delivery's count past its field
 	fieldApplied
 	fieldSkipped
-	fieldCause // a delivery's loss cause past causeWide
+	fieldCause         // a delivery's loss cause past causeWide
+	fieldSecondApplied // the tick of a delivery's second effect, kept for the few copies applied twice
 )
 
 // put32 returns t as a tick32, keeping it in l.wide when it does not fit.
@@ -482,6 +487,7 @@ func (l *Ledger) causeOf(id ID, c ConsumerRef, d *delivery) Cause {
 type consumerBook struct {
 	ref     ConsumerRef
 	name    string
+	acted   bool       // the consumer did something a consumer does (see Ledger.acts)
 	entries deliveries // indexed by ID; older chunks packed
 	order   idSeq      // first applications, in order
 	// firstWide holds, by ID, the FirstApplied of the deliveries whose
@@ -539,7 +545,7 @@ type Ledger struct {
 	byName    map[string]ConsumerRef // consumer name -> handle, once there are more than scanMax
 	losses    list[loss]
 	strs      strtab           // keys and types of the records
-	wide      map[wideKey]Tick // values that do not fit their field: ticks past a tick32, counts past 16 bits, causes past causeWide
+	wide      map[wideKey]Tick // values that do not fit their field: ticks past a tick32, counts past 16 bits, causes past causeWide; and the tick of each second effect
 	lastKey   strCache
 	types     []string          // message types, index 0 is ""
 	typeIdx   map[string]uint16 // type -> index into types
@@ -626,12 +632,15 @@ func (l *Ledger) Emit(e *Event) {
 		l.processed(e.Msg, l.ref(e.Consumer), e.Tick)
 	case KindSkipped:
 		c := l.ref(e.Consumer)
+		l.acts(c)
 		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delExpected | delHandled
 			l.incHalf(e.Msg, c, fieldSkipped, &d.handled, highHalf)
 		}
 	case KindFailed:
-		if d := l.entryOf(e); d != nil {
+		c := l.ref(e.Consumer)
+		l.acts(c)
+		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delHandled
 		}
 	case KindAcked:
@@ -679,6 +688,7 @@ func (l *Ledger) Emit(e *Event) {
 		l.deleted(e.Msg, l.known(e), state, cause, e.Tick)
 	case KindMissed:
 		c := l.ref(e.Consumer)
+		l.acts(c)
 		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delExpected | delMissed
 			l.seen(e.Msg, c, d, e.Tick)
@@ -710,6 +720,7 @@ func (l *Ledger) folded() {
 
 // processed records an applied effect of copy id by consumer c at tick t.
 func (l *Ledger) processed(id ID, c ConsumerRef, t Tick) {
+	l.acts(c)
 	d := l.entry(id, c)
 	if d == nil {
 		return
@@ -728,9 +739,14 @@ func (l *Ledger) processed(id ID, c ConsumerRef, t Tick) {
 	d.bits |= delExpected | delHandled
 	first := !d.applied()
 	l.incHalf(id, c, fieldApplied, &d.handled, lowHalf)
-	if first {
+	switch {
+	case first:
 		l.setFirstApplied(id, c, d, t)
 		l.consumers[c].order.push(id)
+	case d.handled&0xf == 2:
+		// The second effect: the tick a duplicate effect happened at,
+		// which the checkers name. Only copies applied twice pay for it.
+		l.putWide(id, c, fieldSecondApplied, t)
 	}
 }
 
@@ -784,6 +800,7 @@ func (l *Ledger) bookDeliveries(id ID, f *LedgerFanout, t Tick) bool {
 		}
 		switch {
 		case d != nil && plain && d.delivered < math.MaxUint8-1 && !d.applied():
+			l.consumers[c].acted = true
 			d.bits |= delExpected
 			d.delivered++
 			d.lastSeen = tick32(t)
@@ -1054,6 +1071,7 @@ func (l *Ledger) delivered(e *Event) {
 // deliveredTo records one more delivery at tick t in d, the delivery of
 // copy id to consumer c.
 func (l *Ledger) deliveredTo(id ID, c ConsumerRef, d *delivery, t Tick) {
+	l.consumers[c].acted = true // d is c's, so c is a consumer of the ledger
 	d.bits |= delExpected
 	l.incByte(id, c, fieldDelivered, &d.delivered)
 	l.seen(id, c, d, t)
@@ -1077,6 +1095,7 @@ func (l *Ledger) lose(e *Event, cause Cause) {
 			l.setState(e.Msg, r, StateLost, e.Tick)
 		}
 		c := l.ref(e.Consumer)
+		l.acts(c)
 		if d := l.entry(e.Msg, c); d != nil {
 			d.bits |= delExpected
 			l.setCause(e.Msg, c, d, l.cause(cause))
@@ -1117,6 +1136,7 @@ func (l *Ledger) subscribe(e *Event) {
 	if c == NoConsumer {
 		return
 	}
+	l.acts(c)
 	for int(w) >= len(l.subs) {
 		l.subs = append(l.subs, nil)
 	}
@@ -1246,6 +1266,7 @@ func (l *Ledger) lookup(name string) ConsumerRef {
 // settles, done unless a broker duplicate of it is still held. O(1)
 // amortised.
 func (l *Ledger) acked(id ID, c ConsumerRef, t Tick) {
+	l.acts(c)
 	if d := l.entry(id, c); d != nil {
 		d.bits |= delAcked
 	}
@@ -1258,9 +1279,36 @@ func (l *Ledger) acked(id ID, c ConsumerRef, t Tick) {
 	}
 }
 
-// entryOf returns the delivery of e's copy to e.Consumer, or nil.
-func (l *Ledger) entryOf(e *Event) *delivery {
-	return l.entry(e.Msg, l.ref(e.Consumer))
+// acts notes that consumer c (NoConsumer: none) did something a
+// consumer does: it was delivered a copy, handled, acknowledged, missed or
+// lost one, or followed a log. A consumer that only sends named, as a
+// queue's logical consumer is named by the queue, has not acted: nothing
+// takes from that queue (see Ledger.unread).
+func (l *Ledger) acts(c ConsumerRef) {
+	if c >= 0 && int(c) < len(l.consumers) {
+		l.consumers[c].acted = true
+	}
+}
+
+// unread reports whether the consumer called name was only ever named as
+// where copies are routed (a queue's logical consumer, named by the
+// queue's sends) and never acted (see acts): a copy pending for it waits
+// in a component nothing takes from.
+func (l *Ledger) unread(name string) bool {
+	c := l.Consumer(name)
+	return c != NoConsumer && !l.consumers[c].acted
+}
+
+// Reach notes that the run went on to tick t with no event the fold
+// reads, as an event of a kind the fold ignores at tick t does when Emit
+// folds it: what is still pending at the end is then pending as of t. A
+// run calls it with the tick it ended at before it judges its
+// expectations; the trace carries that tick in the "checked" events it
+// traces there, so a ledger folded from the trace reaches it as well.
+func (l *Ledger) Reach(t Tick) {
+	if l != nil {
+		l.last = t
+	}
 }
 
 // linked reports whether copy id has a lineage: an origin or copies made
@@ -1324,6 +1372,9 @@ func (l *Ledger) exportDelivery(id ID, c ConsumerRef, e *delivery) Entry {
 		Applied: l.halfCount(id, c, fieldApplied, e.handled, lowHalf), Skipped: l.halfCount(id, c, fieldSkipped, e.handled, highHalf),
 		Acked: e.bits&delAcked != 0, Handled: e.bits&delHandled != 0, Missed: e.bits&delMissed != 0, FirstApplied: l.firstApplied(id, c, e),
 		LastSeen: l.get32(id, c, fieldLastSeen, e.lastSeen), Lost: l.causeOf(id, c, e)}
+	if d.Applied > 1 {
+		d.SecondApplied = l.wide[wideKey{id, c, fieldSecondApplied}]
+	}
 	return d
 }
 

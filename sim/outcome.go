@@ -48,6 +48,10 @@ type Outcome struct {
 	Where      string
 	State      State // the newest copy's broker-level state
 	Tick       Tick  // the evidence: the first effect, or the last contact or state change
+	// Again is when the effect was applied the second time, over every
+	// copy: the tick an origin applied more than once broke at-most-once.
+	// It is 0 while Effects is below 2.
+	Again Tick
 }
 
 // maxCachedOutcomes is the most outcomes Outcomes keeps between calls.
@@ -61,7 +65,9 @@ type agg struct {
 	handledLast  bool
 	missed       bool
 	firstApplied Tick
+	again        Tick // the second smallest effect tick over the copies, once Effects > 1
 	hasApplied   bool
+	hasAgain     bool
 }
 
 // add folds copy id's delivery d into a.
@@ -79,8 +85,11 @@ func (a *agg) addRec(l *Ledger, id ID, d *Entry, r *record) {
 	a.o.Skipped += int(d.Skipped)
 	a.o.Acked = a.o.Acked || d.Acked
 	a.missed = a.missed || d.Missed
-	if d.Applied > 0 && (!a.hasApplied || d.FirstApplied < a.firstApplied) {
-		a.firstApplied, a.hasApplied = d.FirstApplied, true
+	if d.Applied > 0 {
+		a.effectAt(d.FirstApplied)
+	}
+	if d.Applied > 1 {
+		a.effectAt(d.SecondApplied)
 	}
 	if d.Lost != "" {
 		a.anyLost = d.Lost
@@ -100,6 +109,20 @@ func (a *agg) addRec(l *Ledger, id ID, d *Entry, r *record) {
 	}
 }
 
+// effectAt notes an effect at tick t, keeping the two earliest effects
+// over the copies (a copy's third and later effects come after its second,
+// so they never count among them).
+func (a *agg) effectAt(t Tick) {
+	switch {
+	case !a.hasApplied:
+		a.firstApplied, a.hasApplied = t, true
+	case t < a.firstApplied:
+		a.firstApplied, a.again, a.hasAgain = t, a.firstApplied, true
+	case !a.hasAgain || t < a.again:
+		a.again, a.hasAgain = t, true
+	}
+}
+
 // finish returns a's outcome with its verdict settled.
 func (a *agg) finish() Outcome {
 	o := a.o
@@ -114,6 +137,9 @@ func (a *agg) settle(o *Outcome) {
 	switch {
 	case o.Effects > 0:
 		o.Verdict, o.Tick = VerdictApplied, a.firstApplied
+		if o.Effects > 1 {
+			o.Again = a.again
+		}
 	case o.Skipped > 0:
 		o.Verdict = VerdictAbsorbed
 	case a.missed:

@@ -547,8 +547,11 @@ func TestDeliveryFieldsMatchAPlainFold(t *testing.T) {
 		case k < 13:
 			ev.Kind = KindProcessed
 			e.Expected, e.Handled, e.Applied = true, true, e.Applied+1
-			if e.Applied == 1 {
+			switch e.Applied {
+			case 1:
 				e.FirstApplied = tick
+			case 2:
+				e.SecondApplied = tick
 			}
 		case k < 16:
 			ev.Kind = KindSkipped

@@ -39,7 +39,7 @@ func Example() {
 	w.Check(sim.NoLoss(), sim.ExactlyOnce("payments"))
 	// Output:
 	// 1 delivery violation(s) with seed 7:
-	// 	exactly-once: m3 key=order-3 consumer=payments t=3: effect applied 2 times
+	// 	exactly-once: m3 key=order-3 consumer=payments t=6: effect applied 2 times
 	// reproduce: go test -run '^TestBilling$' -brokerlab.seed=7
 	// trace of the violating messages and their copies (9 of 25 events):
 	// 	t=3 sent queue:payments m3 key=order-3 by=shop

@@ -143,6 +143,17 @@ func TestSweepShrinksANaiveHandler(t *testing.T) {
 	if want == nil {
 		t.Fatalf("no exactly-once violation after the shrink report:\n%s", out)
 	}
+	// The README shows this sweep's violations and its shrink word for
+	// word (its TestNaiveHandlerSweep is this one).
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range regexp.MustCompile(`(?m)^\s+(exactly-once: .*|broker\.duplicate of .*)$`).FindAllStringSubmatch(out, -1) {
+		if !strings.Contains(string(readme), v[1]) {
+			t.Errorf("README.md does not show %q, a line of the naive sweep's output", v[1])
+		}
+	}
 
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
 	base := filepath.Join(dir, "TestNaiveHandlerSweep-seed"+m[1])

@@ -93,6 +93,14 @@ func TestBillingWithoutSkipFailsTheSameWay(t *testing.T) {
 			if first == "" {
 				first = err.Error()
 				t.Log(first)
+				// The README shows these violations word for word.
+				readme, rerr := os.ReadFile("README.md")
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				if !strings.Contains(string(readme), "```\n"+first+"\n```") {
+					t.Errorf("README.md does not show the violations as they are:\n%s", first)
+				}
 			} else if err.Error() != first {
 				t.Errorf("another run, other violations:\n%v\nwant\n%v", err, first)
 			}

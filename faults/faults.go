@@ -113,7 +113,7 @@ var points = [...]PointInfo{
 	{MemberCrash, "", "a consumer-group member crashes and rejoins"},
 	{MemberLeave, "", "a consumer-group member leaves the group"},
 	{MemberSessionTimeout, "", "a consumer-group member misses its session timeout"},
-	{PartitionsAdded, "partitions to add (default 1)", "a log topic gets more partitions, remapping keys"},
+	{PartitionsAdded, "partitions to add (default 1; the log stops at its partition cap)", "a log topic gets more partitions, remapping keys"},
 	{RetentionOvertake, "", "retention deletes records a slow group has not read"},
 	{SagaStepFailed, "", "a saga step's participant answers with a failure (the payment is declined)"},
 	{SagaStepSilent, "", "a saga step's participant never answers; the orchestrator times the step out"},

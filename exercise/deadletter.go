@@ -2,6 +2,7 @@ package exercise
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/brokerlab/brokerlab/faults"
 	"github.com/brokerlab/brokerlab/queue"
@@ -176,8 +177,9 @@ func (o *dlqRun) inDLQ(body string) bool {
 }
 
 // settle judges the messages whose handler failed after they were
-// acked, once the student's loop has had its chance to dead-letter them:
-// at its next call into the harness, or when it returns. Nothing delivers
+// acked, once the student's loop has had its chance to retry or
+// dead-letter them: at its next call into the harness other than handling
+// the same message again, or when it returns. Nothing delivers
 // such a message again, so one that is not in the dead-letter list is
 // lost, and one that is was dead-lettered at the attempt of its ack.
 func (o *dlqRun) settle() {
@@ -188,6 +190,9 @@ func (o *dlqRun) settle() {
 	o.failedAfterAck = nil
 	for _, b := range bodies {
 		m := o.msgs[b]
+		if m.done > 0 {
+			continue // a try succeeded: the message was applied
+		}
 		if o.inDLQ(b) {
 			o.r.judged("last-attempt")
 			if m.receives < o.max {
@@ -215,6 +220,10 @@ func (o *dlqRun) lose(m *dlqMsg, cause sim.Cause, why string) {
 
 // handle is the handler the student's loop calls.
 func (o *dlqRun) handle(body string) error {
+	// Handling a message again whose handler failed after its ack is the
+	// loop still deciding its fate (a retry in the loop): it is settled
+	// after this try, not before it.
+	o.failedAfterAck = slices.DeleteFunc(o.failedAfterAck, func(b string) bool { return b == body })
 	o.budget()
 	m, ok := o.msgs[body]
 	if !ok {

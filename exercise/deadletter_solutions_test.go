@@ -191,3 +191,38 @@ func TestDeadLetterAckBeforeEffect(t *testing.T) {
 		t.Errorf("the replay's ledger counts %d lost, the trace %d", got, lost)
 	}
 }
+
+// TestDeadLetterRetryAfterAckIsNoLoss: a loop that acks first and then
+// retries the handler in-process until it succeeds, dead-lettering what
+// still fails after three tries, loses nothing: a retry that succeeds
+// applies the message, and one that ends in the dead-letter list is
+// there. Its dead letters come before the message's last receive, which
+// last-attempt may judge; no-loss must hold on every seed.
+func TestDeadLetterRetryAfterAckIsNoLoss(t *testing.T) {
+	e, _ := Lookup("dead-letter")
+	sol := DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
+		for q.Open() > 0 {
+			m, ok := q.Receive()
+			if !ok {
+				q.Tick()
+				continue
+			}
+			q.Ack(m.ID)
+			var err error
+			for a := 1; a <= 3; a++ {
+				if err = handle(m.Body); err == nil {
+					break
+				}
+			}
+			if err != nil {
+				*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
+			}
+		}
+	}}
+	rep := e.Grade(sol, 40)
+	for _, p := range rep.Props {
+		if p.ID == "no-loss" && (p.Failed > 0 || p.Judged == 0) {
+			t.Fatalf("no-loss: %d of %d seeds failed, %d judged; a retried message is no loss:\n%s", p.Failed, rep.Seeds, p.Judged, rep.Text(e))
+		}
+	}
+}

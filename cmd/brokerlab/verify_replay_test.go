@@ -38,13 +38,25 @@ func TestVerifyReplaysTheSeed(t *testing.T) {
 			t.Errorf("%s %s at its own seed: exit %d, want the replay to pass:\n%s", c.lesson, c.variant, code, out)
 		}
 		if code, out := verify("8"); code != exitFailed || !strings.Contains(out, "FAIL  replay at seed 8: line ") ||
-			!strings.Contains(out, "trace: {") || !strings.Contains(out, "run:   {") || !strings.Contains(out, "; the trace is not the run at seed 8\n") {
+			!strings.Contains(out, "trace: {") || !strings.Contains(out, "run:   {") || !strings.Contains(out, "FAIL: the trace is not the run at seed 8; ") {
 			t.Errorf("%s %s at another seed: exit %d, want 1 and the first line that differs:\n%s", c.lesson, c.variant, code, out)
 		}
 	}
 	code, _, errs := runCLI(t, dir, false, "verify", "--seed", "7", filepath.Join(dir, "visibility-timeout.jsonl"))
 	if code != exitBadInput || !strings.Contains(errs, "--seed need") {
 		t.Errorf("--seed without --scenario: exit %d, want 2 and why:\n%s", code, errs)
+	}
+}
+
+// TestLineComparerShowsWhereLongLinesDiffer: a difference past the 160th
+// column is shown, in a window around it.
+func TestLineComparerShowsWhereLongLinesDiffer(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	cmp := &lineComparer{rec: bufio.NewReader(strings.NewReader(long + "A" + long + "\n"))}
+	cmp.Write([]byte(long + "B" + long + "\n"))
+	cmp.end()
+	if !strings.Contains(cmp.diff, "column 301") || !strings.Contains(cmp.diff, "xA") || !strings.Contains(cmp.diff, "xB") || !strings.Contains(cmp.diff, "…") {
+		t.Errorf("the difference is not shown:\n%s", cmp.diff)
 	}
 }
 
@@ -57,11 +69,17 @@ func TestLineComparer(t *testing.T) {
 		want     string // a part of the difference; "" for none
 	}{
 		{"a\nb\nc\n", "a\nb\nc\n", ""},
-		{"a\nb\nc\n", "a\nB\nc\n", "line 2 differs"},
-		{"a\nb\n", "a\nb\nc\n", "the trace ends after line 2"},
-		{"a\nb\nc\n", "a\nb\n", "the run ends after line 2"},
+		{"a\nb\nc\n", "a\nB\nc\n", "line 2 differs from column 1 on"},
+		{"a\nbcd\nc\n", "a\nbcD\nc\n", "line 2 differs from column 3 on"},
+		{"a\nb\n", "a\nb\nc\n", "the trace ends after its line 2"},
+		{"a\nb\nc\n", "a\nb\n", "the run ends, the trace goes on at its line 3"},
 		{"a\nb", "a\nb", ""},
-		{"a\nb", "a\nb\n", "line 2 differs"},
+		// As sim.ReadJSONL reads a trace: no final newline, CRLF line
+		// ends, spaces around a line and blank lines do not count.
+		{"a\nb", "a\nb\n", ""},
+		{"a\r\nb\r\n", "a\nb\n", ""},
+		{"a\n\n  b \n\n", "a\nb\n", ""},
+		{"a\n\nB\n", "a\nb\n", "line 3 differs"},
 	} {
 		for _, piece := range []int{1, 2, 100} {
 			cmp := &lineComparer{rec: bufio.NewReader(strings.NewReader(c.rec))}

@@ -105,7 +105,8 @@
 // redeliveries as duplicates. The history also records what compaction and
 // retention removed, so reading past a removed offset is no skip, and a
 // value compaction superseded is no lost write; one retention deleted
-// unread is, as the ledger books it as a loss.
+// unread is, as the ledger books it as a loss, except under PerGroup for
+// offsets below a group's first read, which only count as Unseen.
 //
 // # Cost
 //

@@ -112,7 +112,7 @@ func TestExerciseCrashWhilePlacingStoresNeither(t *testing.T) {
 	if st := world.Ledger().Stats(); st.Messages != 1 || st.Pending != 1 {
 		t.Errorf("ledger %+v, want one message pending", st)
 	}
-	if err := sim.Check(world.Ledger(), sim.NoLoss()); err == nil || !strings.Contains(err.Error(), "still pending at outbox:shop") {
+	if err := sim.Check(world.Ledger(), sim.NoLoss()); err == nil || !strings.Contains(err.Error(), "still pending in outbox:shop") {
 		t.Errorf("no-loss = %v, want the unrelayed row reported pending at the outbox", err)
 	}
 }

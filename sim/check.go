@@ -9,10 +9,13 @@ import (
 
 // Violation is one breach of a delivery guarantee, with the evidence.
 type Violation struct {
-	Check    string // the checker that found it, e.g. "no-loss"
-	Msg      ID     // the message
-	Key      string // its key
-	Consumer string // the logical consumer, if any
+	Check string // the checker that found it, e.g. "no-loss"
+	Msg   ID     // the message
+	Key   string // its key
+	// Consumer is the logical consumer the violation is about; "" for a
+	// loss before any consumer, and for a message still pending in a
+	// queue nothing took from (the detail names the queue).
+	Consumer string
 	Tick     Tick   // when the evidence was recorded
 	Detail   string // what was wrong
 	// Misuse marks a violation about how the check was asked rather than
@@ -269,7 +272,7 @@ func NoLoss() Checker {
 				}
 				r := l.export(ID(i), x)
 				out = append(out, Violation{Check: "no-loss", Msg: r.ID, Key: r.Key, Tick: r.Changed,
-					Detail: "still pending at " + r.Where + " at t=" + strconv.FormatInt(int64(l.last), 10) + ", and no consumer is routed it"})
+					Detail: "still pending in " + r.Where + " at t=" + strconv.FormatInt(int64(l.last), 10) + ", and no consumer is routed it"})
 			}
 			return out
 		}

@@ -528,7 +528,7 @@ func (l *Ledger) FirstViolations(c Checker, consumer string, n, k int) []Violati
 				}
 				r := l.export(id, &rs[j])
 				out = append(out, Violation{Check: "no-loss", Msg: r.ID, Key: r.Key, Tick: r.Changed,
-					Detail: "still pending at " + r.Where + " at t=" + strconv.FormatInt(int64(l.last), 10) + ", and no consumer is routed it"})
+					Detail: "still pending in " + r.Where + " at t=" + strconv.FormatInt(int64(l.last), 10) + ", and no consumer is routed it"})
 			}
 		}
 		return cut(out)

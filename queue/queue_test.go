@@ -2,6 +2,7 @@ package queue
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -937,13 +938,20 @@ func TestAppendResidents(t *testing.T) {
 // one beyond MaxDuration.
 func TestBackoffOfARefusedPolicy(t *testing.T) {
 	s := sim.NewStream(1, "retry")
-	for _, p := range []RetryPolicy{ExponentialRetry(2, 20, 1.5), FixedRetry(-1), FixedRetry(MaxDuration + 5), ExponentialRetry(-3, 0, 0)} {
+	for _, p := range []RetryPolicy{ExponentialRetry(2, 20, 1.5), FixedRetry(-1), FixedRetry(MaxDuration + 5), ExponentialRetry(-3, 0, 0), ExponentialRetry(1, math.MaxInt64, 0)} {
 		if p.Validate() == nil {
 			t.Fatalf("%+v: Validate accepts it", p)
 		}
-		for f := 1; f <= 8; f++ {
+		for f := 1; f <= 70; f++ {
 			if d, ok := p.Backoff(f, s); !ok || d < 0 || d > MaxDuration {
 				t.Errorf("%+v after %d failures: %d, %v; want a delay in [0, %d]", p, f, d, ok, MaxDuration)
+			}
+		}
+		// A cap beyond MaxDuration doubles up to MaxDuration, never past it
+		// into an overflow.
+		if p.Cap > MaxDuration {
+			if d, _ := p.Backoff(70, s); d != MaxDuration {
+				t.Errorf("%+v after 70 failures: %d, want %d", p, d, MaxDuration)
 			}
 		}
 	}

@@ -117,8 +117,8 @@ func (p RetryPolicy) Backoff(failures int, s *sim.Stream) (sim.Tick, bool) {
 		return clampDelay(p.Delay), true
 	case RetryExponential:
 		limit := p.Cap
-		if limit == 0 {
-			limit = MaxDuration
+		if limit == 0 || limit > MaxDuration {
+			limit = MaxDuration // a refused policy's cap: the doubling stays in range
 		}
 		d := p.Delay
 		for i := 1; i < failures && d < limit; i++ {

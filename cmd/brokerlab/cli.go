@@ -388,9 +388,11 @@ func (c *cli) cmdRun(args []string) int {
 	worst := exitOK
 	var passed int
 	var failed, notRun []string
+	writeFailed := false
 	defer func() {
-		// Several scenarios end with one line that adds them up.
-		if len(pos) < 2 {
+		// Several scenarios end with one line that adds them up, unless
+		// the output was lost on the way.
+		if len(pos) < 2 || writeFailed {
 			return
 		}
 		total := fmt.Sprintf("%d of %d scenarios passed", passed, len(pos))
@@ -440,6 +442,7 @@ func (c *cli) cmdRun(args []string) int {
 			fmt.Fprintf(c.stdout, "%s %s (seed %d, %d ticks%s)\n", verdict, printable.String(arg), rep.Seed, rep.Ticks, undrained)
 		} else if err := rep.WriteText(c.stdout); err != nil {
 			fmt.Fprintln(c.stderr, "brokerlab:", err)
+			writeFailed = true
 			return exitBadInput
 		}
 		if rep.Pass {

@@ -50,7 +50,7 @@ func (c *cli) cmdExercise(args []string) int {
 		// Neither takes flags, so a help flag is their only one: it
 		// prints the subcommand's usage line, as --help does for the
 		// others.
-		if len(args) == 1 && isHelpFlag(args[0]) {
+		if slices.ContainsFunc(args, isHelpFlag) {
 			printUsage(c.stdout, "exercise "+sub)
 			return exitOK
 		}

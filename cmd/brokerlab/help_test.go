@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -28,6 +29,17 @@ func TestHelpEveryCommand(t *testing.T) {
 			if summary, _, _ := strings.Cut(cmd.summary, ";"); !strings.Contains(out, summary) {
 				t.Errorf("%v: no description (%q) in:\n%s", args, summary, out)
 			}
+		}
+	}
+}
+
+// TestHelpAfterArguments: a help flag after an exercise subcommand's
+// arguments still prints its usage line and exits 0.
+func TestHelpAfterArguments(t *testing.T) {
+	for _, args := range [][]string{{"exercise", "hint", "outbox", "--help"}, {"exercise", "hint", "outbox", "2", "-h"}, {"exercise", "list", "--help"}} {
+		code, out, errs := runCLI(t, "", false, args...)
+		if code != exitOK || !strings.HasPrefix(out, "Usage: brokerlab exercise "+args[1]) {
+			t.Errorf("%v: exit %d, want 0 and the usage line:\n%s%s", args, code, out, errs)
 		}
 	}
 }
@@ -146,7 +158,7 @@ func TestReadmeCommandTable(t *testing.T) {
 			}
 		}
 	}
-	for name, lines := range rows {
-		t.Errorf("README: rows for %q, which is not a command: %q", name, lines)
+	for _, name := range slices.Sorted(maps.Keys(rows)) {
+		t.Errorf("README: rows for %q, which is not a command: %q", name, rows[name])
 	}
 }

@@ -63,4 +63,15 @@ func TestPartitionsAddedFaultStopsAtCap(t *testing.T) {
 	if got := r.topic.Partitions(); got != eventlog.MaxPartitions {
 		t.Errorf("%d partitions, want %d", got, eventlog.MaxPartitions)
 	}
+	// The second firing would add nothing: at the cap the point is not
+	// consulted, so it does not fire.
+	fired := 0
+	for _, e := range r.rec.Events() {
+		if e.Kind == sim.KindFault && e.Rule == "scale-out" {
+			fired++
+		}
+	}
+	if fired != 1 {
+		t.Errorf("the rule fired %d times, want 1: a firing at the cap adds nothing", fired)
+	}
 }

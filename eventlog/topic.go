@@ -709,13 +709,12 @@ func (t *Log) AddPartitions(n int) error {
 // and the groups' session timeouts. O(partitions + groups x members +
 // records deleted), plus O(records) when compaction runs.
 func (t *Log) Step(now sim.Tick) {
-	if s := t.fx.partitionsAdded; s.Armed() {
+	// At MaxPartitions the point is not consulted: a firing there would
+	// be traced, and counted by a shrinker, with nothing added.
+	if s := t.fx.partitionsAdded; s.Armed() && len(t.parts) < MaxPartitions {
 		if f := s.Check(&faults.Context{Where: t.where}); f != nil {
 			// Param partitions (at least 1), but never past MaxPartitions.
-			n := max(min(f.Param, int64(MaxPartitions-len(t.parts))), 1)
-			if len(t.parts) < MaxPartitions {
-				_ = t.AddPartitions(int(n))
-			}
+			_ = t.AddPartitions(int(max(min(f.Param, int64(MaxPartitions-len(t.parts))), 1)))
 		}
 	}
 	if s := t.fx.overtake; s.Armed() {

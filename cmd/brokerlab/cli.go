@@ -387,7 +387,7 @@ func (c *cli) cmdRun(args []string) int {
 	}
 	worst := exitOK
 	var passed int
-	var failed, notRun []string
+	var failed, notRun, errored []string
 	writeFailed := false
 	defer func() {
 		// Several scenarios end with one line that adds them up, unless
@@ -401,6 +401,9 @@ func (c *cli) cmdRun(args []string) int {
 		}
 		if len(notRun) > 0 {
 			total += "; not run (bad input): " + strings.Join(notRun, ", ")
+		}
+		if len(errored) > 0 {
+			total += "; stopped by an error: " + strings.Join(errored, ", ")
 		}
 		if !*quiet {
 			fmt.Fprintln(c.stdout)
@@ -418,7 +421,7 @@ func (c *cli) cmdRun(args []string) int {
 		if err != nil {
 			fmt.Fprintln(c.stderr, strings.TrimRight(err.Error(), "\n"))
 			worst = exitBadInput
-			notRun = append(notRun, printable.String(arg))
+			errored = append(errored, printable.String(arg))
 			continue
 		}
 		if *strict && rep.Undrained {

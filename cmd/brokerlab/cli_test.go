@@ -115,6 +115,13 @@ expect:
 	if err := os.WriteFile(filepath.Join(dir, "fail.yaml"), []byte(failing), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	runaway, err := os.ReadFile(filepath.Join("testdata", "runaway", "emit-self.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "runaway.yaml"), runaway, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, out, _ = runCLI(t, dir, false, "run", "fail.yaml")
 	if code != exitFailed || !strings.Contains(out, "FAIL") || !strings.Contains(out, "fail.yaml:10:") {
 		t.Fatalf("exit %d, want 1:\n%s", code, out)
@@ -127,6 +134,12 @@ expect:
 	code, out, _ = runCLI(t, dir, false, "run", "poison-dlq", "fail.yaml", "no-such-file.yaml", "dual-write")
 	if code != exitBadInput || !strings.HasSuffix(out, "\n\nTOTAL: 2 of 4 scenarios passed; failed: fail.yaml; not run (bad input): no-such-file.yaml\n") {
 		t.Fatalf("several scenarios: exit %d, want 2 and a total line:\n%s", code, out)
+	}
+	// A run that stops on an error is counted apart from a file that
+	// could not be loaded.
+	code, out, _ = runCLI(t, dir, false, "run", "--quiet", "poison-dlq", "runaway.yaml", "no-such-file.yaml")
+	if code != exitBadInput || !strings.HasSuffix(out, "TOTAL: 1 of 3 scenarios passed; not run (bad input): no-such-file.yaml; stopped by an error: runaway.yaml\n") {
+		t.Fatalf("a run stopped by an error: exit %d, want 2 and it named apart:\n%s", code, out)
 	}
 	if _, out, _ = runCLI(t, dir, false, "run", "fail.yaml"); strings.Contains(out, "TOTAL") {
 		t.Fatalf("one scenario has a total line:\n%s", out)

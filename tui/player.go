@@ -147,6 +147,13 @@ func (p *Player) showStep(n *lab.Narration) {
 		p.filter, p.stepFilter = "", false
 		p.trace.scroll = 0
 	}
+	// A step's filter picks the events of the story it tells. When none of
+	// them is of the step's tick, the story is behind it: while the tick
+	// is on screen the trace shows the story from its start (see
+	// tracePanel). Otherwise the newest events, the tick's outcome, stay
+	// in view.
+	p.trace.anchored = n.Filter != ""
+	p.trace.anchorTick = p.snap.Header.Tick
 }
 
 // Snapshot returns the snapshot on display.
@@ -358,6 +365,10 @@ func (p *Player) scrollBy(d int) {
 			p.helpScroll = 0
 		}
 	case p.focus.kind == kindTrace:
+		if p.trace.anchored {
+			// Scrolling starts where the step's story is shown.
+			p.trace.scroll, p.trace.anchored = p.trace.autoSkip, false
+		}
 		p.trace.scroll -= d // the trace counts from the newest event
 		if p.trace.scroll < 0 {
 			p.trace.scroll = 0
@@ -382,7 +393,7 @@ func (p *Player) page() int {
 // scrollEnd scrolls to the end; the trace follows new events again.
 func (p *Player) scrollEnd() {
 	if p.focus.kind == kindTrace {
-		p.trace.scroll = 0
+		p.trace.scroll, p.trace.anchored = 0, false
 		return
 	}
 	p.panel(p.focus).scroll = 1 << 30 // clamped at draw time
@@ -760,12 +771,20 @@ func (pn *panel) Draw(screen tcell.Screen) {
 }
 
 // tracePanel shows the newest trace events that match the filter, one per
-// line with a symbol, scrolled back by scroll events.
+// line with a symbol, scrolled back by scroll events. While the tick of a
+// narration step with a filter is on screen, nobody has scrolled, and no
+// event of that tick matches (the story the step tells is behind it), it
+// is anchored: it shows the story from its first matching event, and
+// counts the newer events that do not fit below, as if scrolled back by
+// that many.
 type tracePanel struct {
 	*tview.Box
-	p      *Player
-	scroll int
-	buf    []byte
+	p          *Player
+	scroll     int
+	anchored   bool     // showing the story of the step at anchorTick
+	anchorTick sim.Tick // the tick of the step that anchored the panel
+	autoSkip   int      // the newer events an anchored panel left out at its last draw
+	buf        []byte
 }
 
 // Draw draws the trace. Its cost is the trace length (at most MaxTrace)
@@ -804,6 +823,15 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 	if tp.scroll < 0 {
 		tp.scroll = 0
 	}
+	if tp.anchored && p.snap.Header.Tick != tp.anchorTick {
+		tp.anchored = false // a new tick: follow the newest event again
+	}
+	skip := tp.scroll
+	tp.autoSkip = 0
+	if tp.anchored && tp.scroll == 0 {
+		skip = tp.anchorSkip(evs, id, in)
+		tp.autoSkip = skip
+	}
 	// Walk back from the newest event, skipping scroll matches, and fill
 	// the rows from the bottom. A line longer than the panel wraps once,
 	// indented; the rest is cut with "…". An entry is shown whole or not
@@ -811,7 +839,7 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 	// out, and its rows stay blank, so the oldest visible entry never
 	// loses its second row (only a one-row panel cuts the newest entry).
 	row := in.h - 1
-	skip := tp.scroll
+	newer := skip
 	type shown struct {
 		sym  string
 		st   tcell.Style
@@ -864,9 +892,53 @@ func (tp *tracePanel) Draw(screen tcell.Screen) {
 	if matches == 0 && p.filter != "" {
 		put(screen, in.x, in.y, in.x+in.w, "no event matches "+strconv.Quote(p.filter), th.Dim)
 	}
-	if tp.scroll > 0 {
-		put(screen, in.x, in.y+in.h, in.x+in.w, " ↓ "+n(tp.scroll)+" newer, end to follow ", th.Dim)
+	if newer > 0 {
+		put(screen, in.x, in.y+in.h, in.x+in.w, " ↓ "+n(newer)+" newer, end to follow ", th.Dim)
 	}
+}
+
+// anchorSkip returns how many of the newest matching events to leave out
+// so that the panel's in.h rows start with the first matching event of
+// the trace: 0 when everything from there on fits, or when an event of
+// anchorTick matches (the step's story is in its tick, whose outcome the
+// panel shows as usual). O(trace length).
+func (tp *tracePanel) anchorSkip(evs []sim.Event, id sim.ID, in rect) int {
+	p := tp.p
+	first := -1
+	for i := range evs {
+		if !matchEvent(&evs[i], p.filter, id) {
+			continue
+		}
+		if evs[i].Tick == tp.anchorTick {
+			return 0
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return 0
+	}
+	used, skip := 0, 0
+	for i := first; i < len(evs); i++ {
+		e := &evs[i]
+		if !matchEvent(e, p.filter, id) {
+			continue
+		}
+		if skip > 0 {
+			skip++
+			continue
+		}
+		var m lab.Mark
+		if i < len(p.snap.Marks) {
+			m = p.snap.Marks[i]
+		}
+		tp.buf = appendTraceText(tp.buf[:0], e, m)
+		if used += len(traceRows(string(tp.buf), in.w-2)); used > in.h && i > first {
+			skip = 1
+		}
+	}
+	return skip
 }
 
 // traceRows splits a trace line for a panel w columns wide: one row when

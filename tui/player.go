@@ -403,7 +403,7 @@ func (p *Player) scrollEnd() {
 func (p *Player) startFilter() {
 	p.editing, p.stepFilter = true, false
 	p.filter = ""
-	p.trace.scroll = 0
+	p.trace.scroll, p.trace.anchored = 0, false
 }
 
 // escape closes the help overlay, or clears the filter.
@@ -413,7 +413,7 @@ func (p *Player) escape() {
 		return
 	}
 	p.filter, p.stepFilter = "", false
-	p.trace.scroll = 0
+	p.trace.scroll, p.trace.anchored = 0, false
 }
 
 // toggleHelp shows or hides the help overlay.

@@ -53,6 +53,13 @@ func TestPastStoryShowsFromItsStart(t *testing.T) {
 	if screen := drawnText(t, p, 80, 24); strings.Contains(screen, "newer, end to follow") {
 		t.Errorf("the next tick does not follow the newest event:\n%s", screen)
 	}
+	// A filter the student types follows the newest event, as always.
+	_, p = stepTo(t, "correlation-ids", 3)
+	p.startFilter()
+	p.filter, p.editing = "m12", false
+	if screen := drawnText(t, p, 80, 24); strings.Contains(screen, "newer, end to follow") || !strings.Contains(screen, "lost m24") {
+		t.Errorf("a typed filter does not follow the newest event:\n%s", screen)
+	}
 	_, p = stepTo(t, "retry-classes", 3)
 	if screen := drawnText(t, p, 80, 24); strings.Contains(screen, "newer, end to follow") {
 		t.Errorf("retry-classes 3/7 tells the story of its own tick, whose outcome stays in view:\n%s", screen)

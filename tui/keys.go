@@ -247,8 +247,9 @@ func summaryLine(bs []Binding, p *Player, th *Theme) line {
 	for _, e := range summaryKeys {
 		label, name := e.label, e.name
 		if label == "" {
-			b := bindingOf(bs, e.key)
-			if b == nil || b.When != nil && !b.When(p) {
+			// The binding the key would trigger now, if any.
+			b := lookup(bs, p, tcell.NewEventKey(e.key.Key, e.key.Rune, tcell.ModNone))
+			if b == nil {
 				continue
 			}
 			label, name = b.Label, b.Name
@@ -259,18 +260,6 @@ func summaryLine(bs []Binding, p *Player, th *Theme) line {
 		out = append(out, seg{label, th.Key}, seg{" " + name, th.Dim})
 	}
 	return out
-}
-
-// bindingOf returns the binding of the table with key k, or nil.
-func bindingOf(bs []Binding, k KeySpec) *Binding {
-	for i := range bs {
-		for _, ks := range bs[i].Keys {
-			if ks == k {
-				return &bs[i]
-			}
-		}
-	}
-	return nil
 }
 
 // helpLines builds the help overlay from the table.

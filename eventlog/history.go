@@ -477,11 +477,17 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 		}
 		return g[j].op
 	}
-	// excused reports whether compaction removed the record at k before
-	// the reads of k.p (by group g, or by anyone when g is "") passed it.
-	excused := func(g string, k pos) bool {
+	// removedUnread returns the removal of the record at k that came
+	// before the reads of k.p (by group g, or by anyone when g is "")
+	// passed it, if there was one: a removal after that explains nothing.
+	removedUnread := func(g string, k pos) (removal, bool) {
 		rm, ok := removed[k]
-		return ok && rm.cause == sim.CauseCompaction && rm.op < firstPast(groupPart{g, k.p}, k.off)
+		return rm, ok && rm.op < firstPast(groupPart{g, k.p}, k.off)
+	}
+	// excused reports whether compaction removed the record at k unread.
+	excused := func(g string, k pos) bool {
+		rm, ok := removedUnread(g, k)
+		return ok && rm.cause == sim.CauseCompaction
 	}
 	type topRead struct {
 		off int64
@@ -590,10 +596,9 @@ func CheckHistoryWith(h *History, opts CheckOptions) HistoryReport {
 	}
 	readBy := func(g string, v sim.ID) bool { return valueRead[g][v] }
 	// retained names retention as the cause of a lost write at k when it
-	// deleted the record before the reads of k.p (by group g, or by anyone
-	// when g is "") passed it, as the ledger books the loss.
+	// deleted the record unread, as the ledger books the loss.
 	retained := func(g string, k pos) string {
-		if rm, ok := removed[k]; ok && rm.cause == sim.CauseRetention && rm.op < firstPast(groupPart{g, k.p}, k.off) {
+		if rm, ok := removedUnread(g, k); ok && rm.cause == sim.CauseRetention {
 			return "; retention deleted it at " + rm.tick.String()
 		}
 		return ""

@@ -668,11 +668,7 @@ func lostForGood(l *Ledger, o *Outcome) bool {
 	if o.Verdict != VerdictLost || o.Copies != 1 || o.Last != o.Origin || l.linked(o.Origin) {
 		return false
 	}
-	final := false
-	for _, c := range finalCauses {
-		final = final || o.Cause == c
-	}
-	if !final {
+	if !slices.Contains(finalCauses[:], o.Cause) {
 		return false
 	}
 	r, ok := l.recs.get(uint64(o.Origin))

@@ -282,7 +282,7 @@ func (p *Player) scrollOverlay(d int) {
 
 // overlayKey handles a key while the intro or summary is shown: ↑ ↓ k j
 // pgup pgdn home end scroll it, q quits, ? opens the help, m goes to the
-// menu, n and ← act as usual, anything else closes the box (space from the
+// menu when there is one, n and ← act as usual, anything else closes the box (space from the
 // intro also starts playing). n from the intro at t=0 only closes it, so
 // the first narration step, which is under the intro, is the one shown.
 func (p *Player) overlayKey(ev *tcell.EventKey) {

@@ -8,8 +8,10 @@ import (
 	"github.com/brokerlab/brokerlab/sim"
 )
 
-// The model solution of exercise 2.
-func dlqModel() Solution {
+// dlqLoop is a ProcessAll that receives until the queue is empty,
+// ticking while nothing is visible, and hands each message to each: the
+// part the solutions below differ in.
+func dlqLoop(each func(q WorkQueue, m Message, handle func(string) error, max int, dlq *[]DeadLetter)) Solution {
 	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
 		for q.Open() > 0 {
 			m, ok := q.Receive()
@@ -17,64 +19,50 @@ func dlqModel() Solution {
 				q.Tick()
 				continue
 			}
-			if err := handle(m.Body); err != nil {
-				if m.Attempts >= max {
-					*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
-					q.Ack(m.ID)
-				}
-				continue
-			}
-			q.Ack(m.ID)
+			each(q, m, handle, max, dlq)
 		}
 	}}
+}
+
+// The model solution of exercise 2.
+func dlqModel() Solution {
+	return dlqLoop(func(q WorkQueue, m Message, handle func(string) error, max int, dlq *[]DeadLetter) {
+		if err := handle(m.Body); err != nil {
+			if m.Attempts >= max {
+				*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
+				q.Ack(m.ID)
+			}
+			return
+		}
+		q.Ack(m.ID)
+	})
 }
 
 // Wrong: every failure is dead-lettered at once.
 func dlqFirstFailure() Solution {
-	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
-		for q.Open() > 0 {
-			m, ok := q.Receive()
-			if !ok {
-				q.Tick()
-				continue
-			}
-			if err := handle(m.Body); err != nil {
-				*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
-			}
-			q.Ack(m.ID)
+	return dlqLoop(func(q WorkQueue, m Message, handle func(string) error, max int, dlq *[]DeadLetter) {
+		if err := handle(m.Body); err != nil {
+			*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
 		}
-	}}
+		q.Ack(m.ID)
+	})
 }
 
 // Wrong: a failure is retried forever (no dead-letter list at all).
 func dlqRetryForever() Solution {
-	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
-		for q.Open() > 0 {
-			m, ok := q.Receive()
-			if !ok {
-				q.Tick()
-				continue
-			}
-			if handle(m.Body) == nil {
-				q.Ack(m.ID)
-			}
+	return dlqLoop(func(q WorkQueue, m Message, handle func(string) error, max int, dlq *[]DeadLetter) {
+		if handle(m.Body) == nil {
+			q.Ack(m.ID)
 		}
-	}}
+	})
 }
 
 // Wrong: a failure is acked (swallowed) and forgotten.
 func dlqSwallow() Solution {
-	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
-		for q.Open() > 0 {
-			m, ok := q.Receive()
-			if !ok {
-				q.Tick()
-				continue
-			}
-			_ = handle(m.Body)
-			q.Ack(m.ID)
-		}
-	}}
+	return dlqLoop(func(q WorkQueue, m Message, handle func(string) error, max int, dlq *[]DeadLetter) {
+		_ = handle(m.Body)
+		q.Ack(m.ID)
+	})
 }
 
 // What the workspace's stub does.
@@ -101,55 +89,35 @@ func TestDeadLetterEndlessAfterEmpty(t *testing.T) {
 // Wrong: each message is acked as soon as it is received, before its
 // handler runs; a failure after that ack is a loss, not a retry.
 func dlqAckFirst() Solution {
-	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
-		for q.Open() > 0 {
-			m, ok := q.Receive()
-			if !ok {
-				q.Tick()
-				continue
+	return dlqLoop(func(q WorkQueue, m Message, handle func(string) error, max int, dlq *[]DeadLetter) {
+		q.Ack(m.ID)
+		if err := handle(m.Body); err != nil {
+			if m.Attempts >= max {
+				*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
+				q.Ack(m.ID)
 			}
-			q.Ack(m.ID)
-			if err := handle(m.Body); err != nil {
-				if m.Attempts >= max {
-					*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
-					q.Ack(m.ID)
-				}
-				continue
-			}
-			q.Ack(m.ID)
+			return
 		}
-	}}
+		q.Ack(m.ID)
+	})
 }
 
 // Wrong: each message is acked first and dead-lettered on its first
 // failure; nothing is lost, but nothing waits for its last attempt.
 func dlqAckFirstDeadLetterAtOnce() Solution {
-	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
-		for q.Open() > 0 {
-			m, ok := q.Receive()
-			if !ok {
-				q.Tick()
-				continue
-			}
-			q.Ack(m.ID)
-			if err := handle(m.Body); err != nil {
-				*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
-			}
+	return dlqLoop(func(q WorkQueue, m Message, handle func(string) error, max int, dlq *[]DeadLetter) {
+		q.Ack(m.ID)
+		if err := handle(m.Body); err != nil {
+			*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
 		}
-	}}
+	})
 }
 
 // Wrong: every message is acked and never handled.
 func dlqAckOnly() Solution {
-	return DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
-		for q.Open() > 0 {
-			if m, ok := q.Receive(); ok {
-				q.Ack(m.ID)
-			} else {
-				q.Tick()
-			}
-		}
-	}}
+	return dlqLoop(func(q WorkQueue, m Message, _ func(string) error, _ int, _ *[]DeadLetter) {
+		q.Ack(m.ID)
+	})
 }
 
 // A message acked before its handler ran is lost when the handler then
@@ -200,25 +168,18 @@ func TestDeadLetterAckBeforeEffect(t *testing.T) {
 // last-attempt may judge; no-loss must hold on every seed.
 func TestDeadLetterRetryAfterAckIsNoLoss(t *testing.T) {
 	e, _ := Lookup("dead-letter")
-	sol := DeadLetterLoop{ProcessAll: func(q WorkQueue, handle func(string) error, max int, dlq *[]DeadLetter) {
-		for q.Open() > 0 {
-			m, ok := q.Receive()
-			if !ok {
-				q.Tick()
-				continue
-			}
-			q.Ack(m.ID)
-			var err error
-			for a := 1; a <= 3; a++ {
-				if err = handle(m.Body); err == nil {
-					break
-				}
-			}
-			if err != nil {
-				*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
+	sol := dlqLoop(func(q WorkQueue, m Message, handle func(string) error, max int, dlq *[]DeadLetter) {
+		q.Ack(m.ID)
+		var err error
+		for a := 1; a <= 3; a++ {
+			if err = handle(m.Body); err == nil {
+				break
 			}
 		}
-	}}
+		if err != nil {
+			*dlq = append(*dlq, DeadLetter{Body: m.Body, Attempts: m.Attempts, Error: err.Error()})
+		}
+	})
 	rep := e.Grade(sol, 40)
 	for _, p := range rep.Props {
 		if p.ID == "no-loss" && (p.Failed > 0 || p.Judged == 0) {

@@ -121,16 +121,26 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// isHelpFlag reports whether arg asks for help, in any of the spellings
+// package flag accepts.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "--h":
+		return true
+	}
+	return false
+}
+
 func (c *cli) dispatch(args []string) int {
 	if len(args) == 0 {
 		return c.menu()
 	}
 	name := args[0]
-	switch name {
-	case "-h", "-help", "--help":
+	switch {
+	case isHelpFlag(name):
 		c.usage(c.stdout)
 		return exitOK
-	case "--version", "-version":
+	case name == "--version" || name == "-version":
 		return c.cmdVersion(nil)
 	}
 	for _, cmd := range commands {
@@ -617,8 +627,7 @@ func (c *cli) cmdHelp(args []string) int {
 		c.usage(c.stdout)
 		return exitOK
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	if args[0] == "help" || isHelpFlag(args[0]) {
 		printUsage(c.stdout, "help")
 		fmt.Fprintf(c.stdout, "\nCommands: %s.\n", commandNames())
 		return exitOK

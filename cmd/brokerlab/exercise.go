@@ -41,11 +41,12 @@ func (c *cli) cmdExercise(args []string) int {
 		return exitBadInput
 	}
 	sub, args := args[0], args[1:]
-	switch sub {
-	case "-h", "-help", "--help", "help":
+	if sub == "help" || isHelpFlag(sub) {
 		printUsage(c.stdout, "exercise")
 		fmt.Fprint(c.stdout, exerciseSubcommands)
 		return exitOK
+	}
+	switch sub {
 	case "list", "hint":
 		// Neither takes flags, so a help flag is their only one: it
 		// prints the subcommand's usage line, as --help does for the
@@ -67,16 +68,6 @@ func (c *cli) cmdExercise(args []string) int {
 	}
 	fmt.Fprintf(c.stderr, "brokerlab exercise: unknown subcommand %q; it has: list, start, check, grade, hint\n", sub)
 	return exitBadInput
-}
-
-// isHelpFlag reports whether arg asks for help, in any of the spellings
-// package flag accepts.
-func isHelpFlag(arg string) bool {
-	switch arg {
-	case "-h", "-help", "--help", "--h":
-		return true
-	}
-	return false
 }
 
 func (c *cli) exerciseList(args []string) int {
